@@ -1,0 +1,159 @@
+"""The Typer application: ``--help``, shell completion, and a human-friendly fallback.
+
+Generated from the registry: every tool is a command whose options are its parameters (aliases
+included as extra option names). The hot path never comes here; ``entry.py`` hands over only
+``--help``, a bare ``zbtools`` on a terminal, and completion requests. A command run through this
+app re-dispatches to ``entry.run`` so behaviour is identical whichever way it is reached.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, Optional
+
+import typer
+
+from zbtools import __version__
+from zbtools.contract import ERROR_CODES
+
+if TYPE_CHECKING:
+    from zbtools.core.args import FieldSpec
+    from zbtools.entry import Streams
+    from zbtools.registry import ToolSpec
+
+EPILOG = (
+    "Arguments: a JSON object on stdin, --args JSON, or --param VALUE flags (flags win). "
+    "Output: one JSON envelope on stdout (--format json, the default off a terminal). "
+    "Exit codes: 0 ok, 1 tool failed as documented, 2 invalid arguments/usage, "
+    "3 refused for safety, 4 internal error, 130 interrupted."
+)
+
+_PY_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def _option_type(spec: FieldSpec) -> type:
+    assert spec.type is not None
+    return _PY_TYPES.get(spec.type.kind, str)
+
+
+def _option_help(spec: FieldSpec) -> str:
+    assert spec.type is not None
+    text = spec.help
+    if spec.type.kind == "literal":
+        text += f" [one of: {', '.join(str(c) for c in spec.type.choices)}]"
+    elif spec.type.kind in ("list", "dict", "struct"):
+        text += " [JSON]"
+    if spec.required:
+        text += " [required]"
+    return text
+
+
+def _make_command(spec: ToolSpec) -> Any:
+    fields = spec.params.fields()
+    parameters = []
+    annotations: dict[str, Any] = {}
+    for name, fspec in fields.items():
+        flag = "--" + name.replace("_", "-")
+        extra = ["--" + a.replace("_", "-") for a in fspec.aliases]
+        py_type = _option_type(fspec)
+        if py_type is bool:
+            decls = [f"{flag}/--no-{name.replace('_', '-')}"]
+        else:
+            decls = [flag, *extra]
+        option = typer.Option(None, *decls, help=_option_help(fspec), show_default=False)
+        annotations[name] = Optional[py_type]  # noqa: UP045 - typer needs a runtime object
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                            default=option, annotation=annotations[name]))
+    annotations["args"] = Optional[str]  # noqa: UP045
+    parameters.append(inspect.Parameter(
+        "args", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],  # noqa: UP045
+        default=typer.Option(None, "--args", help="All arguments as one JSON object")))
+
+    def command(**kwargs: Any) -> None:
+        argv = [spec.name]
+        for key, value in kwargs.items():
+            if value is None:
+                continue
+            if key == "args":
+                argv += ["--args", value]
+            elif isinstance(value, bool):
+                argv.append(f"--{key}" if value else f"--no-{key}")
+            else:
+                argv.append(f"--{key}={value}")
+        from zbtools.entry import main_with_argv
+
+        raise typer.Exit(main_with_argv(argv))
+
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = annotations
+    command.__doc__ = spec.doc
+    command.__name__ = spec.name
+    return command
+
+
+def build_app() -> typer.Typer:
+    from zbtools.registry import all_tools
+
+    app = typer.Typer(
+        name="zbtools",
+        help="The standard coding-agent tools: JSON in, JSON out. `zbtools TOOL --help` "
+        "explains one tool.",
+        epilog=EPILOG,
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def main(
+        workspace: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--workspace", "-w", help="Workspace root (default $ZBTOOLS_WORKSPACE or the "
+            "current directory)"),
+        format: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--format", help="json, text or human (also --json, --text, --human)"),
+        dialect: Optional[str] = typer.Option(None, "--dialect",  # noqa: UP045
+                                              help="Tool dialect"),
+        debug: bool = typer.Option(False, "--debug", help="Tracebacks on stderr"),
+        version: bool = typer.Option(False, "--version", help="Print the version"),
+    ) -> None:
+        """zbtools: read, write, edit and search files for agents, scripts and CI."""
+        if version:
+            typer.echo(f"zbtools {__version__}")
+            raise typer.Exit(0)
+
+    for spec in all_tools():
+        epilog = spec.details.replace("\n\n", "\n\n\b\n") if spec.details else None
+        app.command(name=spec.name, help=spec.doc.split("\n\n", 1)[0], epilog=epilog)(
+            _make_command(spec))
+        for alias in spec.aliases:
+            app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(
+                _make_command(spec))
+
+    @app.command(name="tools")
+    def tools_command() -> None:
+        """List every tool with its aliases and summary."""
+        from zbtools.entry import main_with_argv
+
+        raise typer.Exit(main_with_argv(["tools"]))
+
+    return app
+
+
+def error_code_table() -> str:
+    return "\n".join(f"{code} (exit {exit_code}): {meaning}"
+                     for code, (exit_code, meaning) in ERROR_CODES.items())
+
+
+def run_typer(argv: list[str], streams: Streams) -> int:
+    """Run the Typer app on ``argv`` writing to ``streams``; return its exit status."""
+    import contextlib
+
+    app = build_app()
+    with contextlib.redirect_stdout(streams.stdout), contextlib.redirect_stderr(streams.stderr):
+        try:
+            app(args=argv, prog_name="zbtools", standalone_mode=True)
+        except SystemExit as exc:
+            code = exc.code
+            return code if isinstance(code, int) else (0 if code is None else 2)
+    return 0
+

@@ -1,0 +1,128 @@
+"""The result contract: the JSON envelope, error codes and exit codes (DESIGN section 3).
+
+Every call prints exactly one JSON document on stdout::
+
+    {"zbtools": 1, "tool": "read_file", "ok": true, "result": {...}, "truncated": false,
+     "warnings": []}
+    {"zbtools": 1, "tool": "read_file", "ok": false,
+     "error": {"code": "not_found", "message": "...", "hint": "...", "details": {...}}}
+
+Error codes are stable snake_case strings. Each code has one exit code, so a shell script can
+branch on ``$?`` and a harness on ``error.code``. This module is on the hot path: stdlib only.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
+if TYPE_CHECKING:
+    from typing import Any
+
+CONTRACT_VERSION = 1
+
+
+class ExitCode:
+    """Process exit statuses. Stable: scripts branch on them."""
+
+    OK = 0
+    TOOL_FAILED = 1  # the tool failed as documented: not found, no match, refused, ...
+    USAGE = 2  # invalid arguments, malformed JSON, unknown tool or option
+    SAFETY = 3  # refused for safety: outside the workspace, root protected, guardrail
+    INTERNAL = 4  # a bug in zbtools: traceback on stderr only with --debug
+    INTERRUPTED = 130  # SIGINT
+
+
+# code -> (exit status, one-line meaning). The README and man page are generated from this table.
+ERROR_CODES: dict[str, tuple[int, str]] = {
+    "invalid_json": (ExitCode.USAGE, "the request is not one valid JSON object"),
+    "invalid_arguments": (
+        ExitCode.USAGE,
+        "unknown, missing, duplicated or mistyped arguments (every problem listed in details)",
+    ),
+    "unknown_tool": (ExitCode.USAGE, "no tool has that name or alias"),
+    "usage_error": (ExitCode.USAGE, "a command-line option of zbtools itself is wrong"),
+    "too_large": (ExitCode.USAGE, "the request (or a file it needs whole) exceeds a size limit"),
+    "not_found": (ExitCode.TOOL_FAILED, "the path (or a parent directory) does not exist"),
+    "already_exists": (ExitCode.TOOL_FAILED,
+                       "the destination exists and overwriting was not asked"),
+    "is_directory": (ExitCode.TOOL_FAILED, "a file was expected but the path is a directory"),
+    "not_a_directory": (ExitCode.TOOL_FAILED, "a directory was expected but the path is not one"),
+    "special_file": (ExitCode.TOOL_FAILED, "FIFOs, sockets and devices are never read or written"),
+    "binary_file": (ExitCode.TOOL_FAILED, "the file is binary (a NUL byte in its first 8 KiB)"),
+    "encoding_error": (
+        ExitCode.TOOL_FAILED,
+        "the text cannot be represented in the file's encoding without losing bytes",
+    ),
+    "out_of_range": (ExitCode.TOOL_FAILED, "a line number lies beyond the end of the file"),
+    "stale_file": (ExitCode.TOOL_FAILED, "the file changed since it was read (expected_sha256)"),
+    "permission_denied": (ExitCode.TOOL_FAILED, "the operating system refused access"),
+    "hardlink_refused": (
+        ExitCode.TOOL_FAILED,
+        "an in-place write to a file with several hard links was refused",
+    ),
+    "symlink_loop": (ExitCode.TOOL_FAILED, "too many levels of symbolic links"),
+    "path_changed": (ExitCode.TOOL_FAILED, "the path changed while it was being resolved; retry"),
+    "cross_device": (ExitCode.TOOL_FAILED, "source and destination are on different filesystems"),
+    "no_space": (ExitCode.TOOL_FAILED, "the disk or quota is full; nothing was changed"),
+    "io_error": (ExitCode.TOOL_FAILED, "the operating system reported an I/O error"),
+    "outside_workspace": (
+        ExitCode.SAFETY,
+        "the path resolves outside the workspace (.., absolute path, symlink, NUL byte)",
+    ),
+    "workspace_root_protected": (
+        ExitCode.SAFETY,
+        "the workspace root itself can never be deleted, moved or overwritten",
+    ),
+    "internal_error": (ExitCode.INTERNAL, "a bug in zbtools; rerun with --debug for a traceback"),
+    "interrupted": (ExitCode.INTERRUPTED, "interrupted by a signal"),
+}
+
+
+class ToolError(Exception):
+    """A documented failure: becomes the ``error`` object of the envelope.
+
+    ``message`` says what happened, ``hint`` what the caller should do next (written for a model
+    that will retry), ``details`` carries machine-readable facts (line counts, candidates, ...).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        hint: str = "",
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"undeclared error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.details = details or {}
+
+    @property
+    def exit_code(self) -> int:
+        status: int = ERROR_CODES[self.code][0]
+        return status
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message, "hint": self.hint}
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+def success_envelope(
+    tool: str, result: dict[str, Any], *, truncated: bool, warnings: list[str]
+) -> dict[str, Any]:
+    return {
+        "zbtools": CONTRACT_VERSION,
+        "tool": tool,
+        "ok": True,
+        "result": result,
+        "truncated": truncated,
+        "warnings": warnings,
+    }
+
+
+def error_envelope(tool: str | None, error: ToolError) -> dict[str, Any]:
+    return {"zbtools": CONTRACT_VERSION, "tool": tool, "ok": False, "error": error.to_json()}

@@ -1,0 +1,148 @@
+"""Configuration: result limits and locations, from defaults, the config file and the environment.
+
+Precedence, lowest first: built-in defaults (the seeds' 50 KB / 2000 lines, head 100 + tail 50),
+the user config file, environment variables, then per-call arguments (``max_bytes``,
+``max_lines`` on the tools that produce large results).
+
+Config file: ``$ZBTOOLS_CONFIG``, else ``user_config_dir("zbtools")/config.toml`` (on Linux
+``$XDG_CONFIG_HOME/zbtools/config.toml``, default ``~/.config/zbtools/config.toml``)::
+
+    [limits]
+    max_bytes = 51200        # result size before truncation
+    max_lines = 2000         # result lines before truncation
+    head_lines = 100         # lines kept before the cut
+    tail_lines = 50          # lines kept after the cut
+    max_line_chars = 2000    # longer lines are shown cut, with a marker
+    max_request_bytes = 16777216
+
+Environment: ``ZBTOOLS_MAX_BYTES``, ``ZBTOOLS_MAX_LINES``, ``ZBTOOLS_HEAD_LINES``,
+``ZBTOOLS_TAIL_LINES``, ``ZBTOOLS_MAX_LINE_CHARS``, ``ZBTOOLS_MAX_REQUEST_BYTES``,
+``ZBTOOLS_STATE_DIR`` (where spill files and state live), ``ZBTOOLS_CONFIG``.
+
+Locations are computed by hand on Linux because importing platformdirs costs ~15 ms of a
+~20 ms start-up budget; other platforms use platformdirs (lazily).
+
+Failure modes: an unreadable or malformed config file, or a non-integer limit, is a
+``usage_error`` naming the file or variable; nothing is silently ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from zbtools.contract import ToolError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+ON_LINUX: bool = sys.platform.startswith("linux")  # a variable: mypy must not prune branches
+
+LIMIT_KEYS: dict[str, tuple[int, int, str]] = {
+    # key: (default, minimum, meaning)
+    "max_bytes": (50 * 1024, 256, "result size in bytes before truncation"),
+    "max_lines": (2000, 10, "result lines before truncation"),
+    "head_lines": (100, 0, "lines kept before the truncation notice"),
+    "tail_lines": (50, 0, "lines kept after the truncation notice"),
+    "max_line_chars": (2000, 80, "characters shown of one line before it is cut"),
+    "max_request_bytes": (16 * 1024 * 1024, 1024, "largest accepted request"),
+}
+
+
+class Limits:
+    __slots__ = tuple(LIMIT_KEYS)
+
+    max_bytes: int
+    max_lines: int
+    head_lines: int
+    tail_lines: int
+    max_line_chars: int
+    max_request_bytes: int
+
+    def __init__(self, **values: int) -> None:
+        for key, (default, _, _) in LIMIT_KEYS.items():
+            setattr(self, key, values.get(key, default))
+
+    def with_overrides(self, **values: int | None) -> Limits:
+        merged = {k: getattr(self, k) for k in LIMIT_KEYS}
+        merged.update({k: v for k, v in values.items() if v is not None})
+        return Limits(**merged)
+
+
+def _xdg(env: Mapping[str, str], var: str, fallback: str) -> str:
+    value = env.get(var, "")
+    if value and os.path.isabs(value):
+        return value
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), fallback)
+
+
+def config_path(env: Mapping[str, str]) -> str:
+    explicit = env.get("ZBTOOLS_CONFIG")
+    if explicit:
+        return explicit
+    if ON_LINUX:
+        return os.path.join(_xdg(env, "XDG_CONFIG_HOME", ".config"), "zbtools", "config.toml")
+    import platformdirs
+
+    return os.path.join(platformdirs.user_config_dir("zbtools"), "config.toml")
+
+
+def state_root(env: Mapping[str, str]) -> str:
+    explicit = env.get("ZBTOOLS_STATE_DIR")
+    if explicit:
+        return explicit
+    if ON_LINUX:
+        return os.path.join(_xdg(env, "XDG_STATE_HOME", ".local/state"), "zbtools")
+    import platformdirs
+
+    return platformdirs.user_state_dir("zbtools")
+
+
+def load_config(env: Mapping[str, str]) -> dict[str, Any]:
+    path = config_path(env)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ToolError("usage_error", f"cannot read config file {path}: "
+                        f"{os.strerror(exc.errno or 0)}") from exc
+    import tomllib
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ToolError("usage_error", f"config file {path} is not valid TOML: {exc}",
+                        hint="fix or remove the file") from exc
+
+
+def load_limits(env: Mapping[str, str], config: Mapping[str, Any]) -> Limits:
+    values: dict[str, int] = {}
+    section = config.get("limits", {})
+    if not isinstance(section, dict):
+        raise ToolError("usage_error", "config: [limits] must be a table")
+    for key, value in section.items():
+        if key not in LIMIT_KEYS:
+            raise ToolError("usage_error", f"config: unknown limit {key!r}",
+                            hint=f"known limits: {', '.join(LIMIT_KEYS)}")
+        values[key] = _check_limit(key, value, f"config [limits] {key}")
+    for key in LIMIT_KEYS:
+        var = f"ZBTOOLS_{key.upper()}"
+        if var in env:
+            text = env[var].strip()
+            try:
+                number = int(text)
+            except ValueError:
+                raise ToolError("usage_error", f"{var}={text!r} is not an integer") from None
+            values[key] = _check_limit(key, number, var)
+    return Limits(**values)
+
+
+def _check_limit(key: str, value: object, where: str) -> int:
+    minimum = LIMIT_KEYS[key][1]
+    if type(value) is not int or value < minimum:
+        raise ToolError("usage_error", f"{where} must be an integer >= {minimum}, got {value!r}")
+    return value

@@ -1,0 +1,357 @@
+"""The workspace root and path containment (DESIGN section 4, SECURITY sections 4.2 and 4.6).
+
+Every path a tool touches is resolved here, one component at a time, relative to directory file
+descriptors we already hold: ``stat``/``open`` with ``dir_fd`` and ``O_NOFOLLOW`` on every hop.
+The final operation then uses the parent's descriptor too, so the checked path and the used path
+are the same object; a concurrent swap of a component for a symlink produces an error
+(``path_changed``), never an escape.
+
+Rules:
+
+* Relative paths start at the root; absolute paths are accepted only when they lie under the
+  root (either its real path or the spelling it was given), compared by components, never by
+  string prefix (``/ws`` does not admit ``/ws-evil``).
+* ``..`` is resolved like the kernel does (after a symlink it pops back to the link's target),
+  but it may never climb above the root, even to come back (``../ws/a`` is refused).
+* Symlinks are followed only while their resolution stays beneath the root, including dangling
+  links and links in the middle of a path; an absolute target is accepted only when it names a
+  place under the root. At most 40 links per resolution (``symlink_loop`` beyond).
+* NUL bytes, ``~`` (no expansion is ever done) and absolute paths outside the root are refused
+  with ``outside_workspace`` (exit 3). Empty paths and URIs are ``invalid_arguments``.
+* Only the final component may be missing, unless the caller asks to create parents; then the
+  missing directories are created by ``ensure_parents`` with ``mkdir(dir_fd=...)`` one at a time
+  (never ``os.makedirs``, which follows symlinked parents) and can be rolled back.
+
+Limits: absolute symlink targets that reach the root through another alias (a bind mount, a
+second symlink) are refused rather than followed; reading a pre-existing hard link to a file
+outside cannot be detected (SECURITY T3).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from zbtools.contract import ToolError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_SYMLINK_HOPS = 40
+
+
+def os_error(exc: OSError, shown: str) -> ToolError:
+    """Map an ``OSError`` met while working on ``shown`` (the path as requested) to the contract."""
+    code = exc.errno
+    if code in (errno.ENOENT,):
+        return ToolError("not_found", f"{shown}: no such file or directory",
+                         hint="check the path with list_directory or get_file_info")
+    if code in (errno.EACCES, errno.EPERM):
+        return ToolError("permission_denied", f"{shown}: permission denied",
+                         hint="the operating system refused access; check the file's mode")
+    if code == errno.EEXIST:
+        return ToolError("already_exists", f"{shown}: already exists",
+                         hint="pass overwrite: true to replace it")
+    if code == errno.EISDIR:
+        return ToolError("is_directory", f"{shown}: is a directory")
+    if code == errno.ENOTDIR:
+        return ToolError("not_a_directory", f"{shown}: a component of the path is not a directory")
+    if code == errno.ELOOP:
+        return ToolError("path_changed", f"{shown}: changed into a symbolic link while in use",
+                         hint="resolve the path again (call the tool again)")
+    if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return ToolError("no_space", f"{shown}: {os.strerror(code)}; nothing was changed",
+                         hint="free disk space or quota, then retry")
+    if code == errno.EXDEV:
+        return ToolError("cross_device", f"{shown}: source and destination are on different "
+                         "filesystems", hint="copy_file then delete_file instead")
+    if code == errno.ENAMETOOLONG:
+        return ToolError("invalid_arguments", f"{shown}: file name too long")
+    if code == errno.ENOTEMPTY:
+        return ToolError("already_exists", f"{shown}: directory not empty")
+    if code == errno.EROFS:
+        return ToolError("permission_denied", f"{shown}: read-only filesystem")
+    return ToolError("io_error", f"{shown}: {os.strerror(code or 0)}",
+                     hint="an operating-system error; retrying may help")
+
+
+class Resolved:
+    """The outcome of resolving one path: a held parent directory fd and the final name.
+
+    ``name`` is ``None`` when the path is the workspace root itself (``dir_fd`` is then the root).
+    ``st`` is the ``lstat`` of the final entry, or ``None`` when it does not exist yet.
+    ``missing`` lists directory components that do not exist yet (only with
+    ``create_parents=True``); ``ensure_parents`` creates them.
+    """
+
+    def __init__(self, requested: str, parts: list[str], dir_fd: int, name: str | None,
+                 st: os.stat_result | None, missing: list[str]) -> None:
+        self.requested = requested
+        self.parts = parts
+        self.dir_fd = dir_fd
+        self.name = name
+        self.st = st
+        self.missing = missing
+        self.created: list[str] = []  # relative paths of directories created by ensure_parents
+        self._created_fds: list[tuple[int, str]] = []
+
+    @property
+    def is_root(self) -> bool:
+        return self.name is None
+
+    @property
+    def exists(self) -> bool:
+        return self.st is not None and not self.missing
+
+    @property
+    def rel(self) -> str:
+        """The resolved location, relative to the root, POSIX separators (``.`` for the root)."""
+        comps = [*self.parts, *self.missing]
+        if self.name is not None:
+            comps.append(self.name)
+        return "/".join(comps) or "."
+
+    @property
+    def parent_rel(self) -> str:
+        return "/".join([*self.parts, *self.missing]) or "."
+
+    def ensure_parents(self) -> None:
+        """Create the missing parent directories, one ``mkdir(dir_fd=...)`` at a time."""
+        while self.missing:
+            comp = self.missing[0]
+            try:
+                os.mkdir(comp, 0o777, dir_fd=self.dir_fd)
+                created = True
+            except FileExistsError:
+                created = False  # a concurrent creator; open it below without following links
+            except OSError as exc:
+                raise os_error(exc, self.requested) from exc
+            try:
+                fd = os.open(comp, DIR_FLAGS, dir_fd=self.dir_fd)
+            except OSError as exc:
+                raise ToolError("path_changed", f"{self.requested}: {comp} changed while "
+                                "being created", hint="call the tool again") from exc
+            if created:
+                self._created_fds.append((os.dup(self.dir_fd), comp))
+                self.created.append("/".join([*self.parts, comp]))
+            os.close(self.dir_fd)
+            self.dir_fd = fd
+            self.parts.append(comp)
+            self.missing.pop(0)
+
+    def rollback_parents(self) -> None:
+        """Remove the directories ``ensure_parents`` created (deepest first), if still empty."""
+        while self._created_fds:
+            parent_fd, comp = self._created_fds.pop()
+            try:
+                os.rmdir(comp, dir_fd=parent_fd)
+            except OSError:
+                pass
+            finally:
+                os.close(parent_fd)
+        self.created.clear()
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+        for fd, _ in self._created_fds:
+            os.close(fd)
+        self._created_fds.clear()
+
+    def __enter__(self) -> Resolved:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class Workspace:
+    """The root directory every path is confined to."""
+
+    def __init__(self, root: str) -> None:
+        try:
+            real = os.path.realpath(root, strict=True)
+        except OSError as exc:
+            raise ToolError("usage_error", f"workspace {root!r} does not exist or is unreadable",
+                            hint="pass --workspace DIR (or set ZBTOOLS_WORKSPACE)") from exc
+        if not os.path.isdir(real):
+            raise ToolError("usage_error", f"workspace {root!r} is not a directory",
+                            hint="pass --workspace DIR (or set ZBTOOLS_WORKSPACE)")
+        self.root = real
+        given = os.path.abspath(root)
+        self.aliases = [real] if given == real else [real, given]
+        self._root_fd = -1
+
+    @property
+    def root_fd(self) -> int:
+        if self._root_fd < 0:
+            try:
+                self._root_fd = os.open(self.root, DIR_FLAGS)
+            except OSError as exc:
+                raise ToolError("usage_error", f"cannot open workspace {self.root!r}: "
+                                f"{os.strerror(exc.errno or 0)}") from exc
+        return self._root_fd
+
+    def close(self) -> None:
+        if self._root_fd >= 0:
+            os.close(self._root_fd)
+            self._root_fd = -1
+
+    def _strip_alias(self, absolute: str) -> str | None:
+        for alias in self.aliases:
+            if absolute == alias:
+                return ""
+            if alias == "/":
+                return absolute[1:]
+            if absolute.startswith(alias + "/"):
+                return absolute[len(alias) + 1:]
+        return None
+
+    def split(self, path: str) -> list[str]:
+        """Validate the requested spelling and return its components (``..`` kept)."""
+        if type(path) is not str:
+            raise ToolError("invalid_arguments", "path must be a string")
+        if path == "":
+            raise ToolError("invalid_arguments", "path is empty",
+                            hint='use "." for the workspace root or a relative path')
+        if "\x00" in path:
+            raise ToolError("outside_workspace", "path contains a NUL byte",
+                            hint="paths never contain NUL; send the path exactly as it is named")
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ToolError("invalid_arguments", "path is not valid Unicode (lone surrogate)") \
+                from exc
+        if path == "~" or path.startswith("~/"):
+            raise ToolError("outside_workspace", f"{path}: '~' is not expanded and home "
+                            "directories are outside the workspace",
+                            hint=f"use a path relative to the workspace root {self.root}")
+        if "://" in path:
+            raise ToolError("invalid_arguments", f"{path}: URIs are not paths",
+                            hint="give a workspace-relative or absolute file path")
+        if path.startswith("/"):
+            squeezed = path
+            while "//" in squeezed:
+                squeezed = squeezed.replace("//", "/")
+            stripped = self._strip_alias(squeezed.rstrip("/") or "/")
+            if stripped is None:
+                raise ToolError("outside_workspace",
+                                f"{path} is outside the workspace {self.root}",
+                                hint="use a path relative to the workspace root, or an "
+                                "absolute path under it",
+                                details={"path": path, "workspace": self.root})
+            path = stripped
+        return [c for c in path.split("/") if c not in ("", ".")]
+
+    def resolve(self, path: str, *, follow_last: bool = True,
+                create_parents: bool = False) -> Resolved:
+        """Resolve ``path`` beneath the root; the caller must ``close()`` the result.
+
+        ``follow_last=False`` stops at a final symlink (delete, move act on the link itself).
+        ``create_parents=True`` tolerates missing directories (see ``Resolved.ensure_parents``).
+        """
+        todo = self.split(path)
+        dirs = [os.dup(self.root_fd)]
+        names: list[str] = []
+        hops = 0
+        try:
+            while todo:
+                comp = todo.pop(0)
+                if comp == "..":
+                    if len(dirs) == 1:
+                        raise ToolError("outside_workspace",
+                                        f"{path}: '..' leaves the workspace {self.root}",
+                                        hint="paths may not climb above the workspace root",
+                                        details={"path": path, "workspace": self.root})
+                    os.close(dirs.pop())
+                    names.pop()
+                    continue
+                last = not todo
+                try:
+                    st = os.stat(comp, dir_fd=dirs[-1], follow_symlinks=False)
+                except FileNotFoundError:
+                    if last:
+                        return self._done(path, dirs, names, comp, None, [])
+                    if create_parents and ".." not in todo:
+                        return self._done(path, dirs, names, todo[-1], None, [comp, *todo[:-1]])
+                    raise ToolError(
+                        "not_found", f"{path}: directory {'/'.join([*names, comp])} does not "
+                        "exist", hint="create it with create_directory, or check the path",
+                        details={"missing": "/".join([*names, comp])}) from None
+                except OSError as exc:
+                    raise os_error(exc, path) from exc
+                if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
+                    hops += 1
+                    if hops > MAX_SYMLINK_HOPS:
+                        raise ToolError("symlink_loop", f"{path}: too many levels of symbolic "
+                                        "links", hint="the path contains a symlink loop")
+                    try:
+                        target = os.readlink(comp, dir_fd=dirs[-1])
+                    except OSError as exc:
+                        raise os_error(exc, path) from exc
+                    if target.startswith("/"):
+                        squeezed = target
+                        while "//" in squeezed:
+                            squeezed = squeezed.replace("//", "/")
+                        inside = self._strip_alias(squeezed.rstrip("/") or "/")
+                        if inside is None:
+                            raise ToolError(
+                                "outside_workspace",
+                                f"{path}: symlink {'/'.join([*names, comp])} points outside the "
+                                "workspace", hint="symlinks are followed only while they stay "
+                                "inside the workspace",
+                                details={"path": path, "symlink": "/".join([*names, comp])})
+                        for fd in dirs[1:]:
+                            os.close(fd)
+                        del dirs[1:]
+                        names.clear()
+                        target = inside
+                    todo[:0] = [c for c in target.split("/") if c not in ("", ".")]
+                    continue
+                if last:
+                    return self._done(path, dirs, names, comp, st, [])
+                if not stat.S_ISDIR(st.st_mode):
+                    raise ToolError("not_a_directory",
+                                    f"{path}: {'/'.join([*names, comp])} is not a directory",
+                                    hint="a file cannot contain other paths")
+                try:
+                    dirs.append(os.open(comp, DIR_FLAGS, dir_fd=dirs[-1]))
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                        raise ToolError("path_changed", f"{path}: changed during resolution",
+                                        hint="call the tool again") from exc
+                    raise os_error(exc, path) from exc
+                names.append(comp)
+            # The root itself, or a directory reached through "..".
+            if len(dirs) == 1:
+                return self._done(path, dirs, names, None, os.fstat(dirs[0]), [])
+            top = dirs.pop()
+            st = os.fstat(top)
+            os.close(top)
+            last_name = names.pop()
+            return self._done(path, dirs, names, last_name, st, [])
+        except BaseException:
+            for fd in dirs:
+                os.close(fd)
+            raise
+
+    @staticmethod
+    def _done(path: str, dirs: list[int], names: list[str], name: str | None,
+              st: os.stat_result | None, missing: list[str]) -> Resolved:
+        keep = dirs.pop()
+        for fd in dirs:
+            os.close(fd)
+        dirs.clear()
+        dirs.append(keep)  # the caller's except-clause must not close what we return
+        resolved = Resolved(path, list(names), keep, name, st, missing)
+        dirs.clear()
+        return resolved
+
+    def display(self, rel: str) -> str:
+        """The path as shown in results: relative to the root, POSIX separators."""
+        return rel

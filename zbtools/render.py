@@ -1,0 +1,52 @@
+"""``--format human``: coloured rendering with rich for a person at a terminal (lazy import).
+
+Reads are shown with syntax highlighting and line numbers; other results use the text rendering;
+errors are printed in red to stderr with the hint in yellow.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.context import Context
+    from zbtools.entry import Streams
+    from zbtools.registry import ToolSpec
+
+
+def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
+                 result_obj: Any, ctx: Context | None, streams: Streams) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.text import Text
+
+    from zbtools.textout import render_text
+
+    if not envelope["ok"]:
+        error = envelope["error"]
+        console = Console(file=streams.stderr, highlight=False)
+        console.print(f"[bold red]error[{escape(error['code'])}][/]: {escape(error['message'])}")
+        if error.get("hint"):
+            console.print(f"[yellow]hint:[/] {escape(error['hint'])}")
+        for problem in error.get("details", {}).get("problems", [])[1:] if len(
+                error.get("details", {}).get("problems", [])) > 1 else []:
+            console.print(f"  - {escape(problem['message'])}")
+        return
+    console = Console(file=streams.stdout, highlight=False)
+    result = envelope["result"]
+    if (isinstance(result, dict) and "content" in result and "path" in result
+            and ("start_line" in result or "first_line" in result) and result["content"]):
+        from rich.syntax import Syntax
+
+        start = result.get("first_line") or result.get("start_line") or 1
+        lexer = Syntax.guess_lexer(result["path"], code=result["content"][:4096])
+        console.print(Syntax(result["content"].replace("\r\n", "\n"), lexer, line_numbers=True,
+                             start_line=start, word_wrap=False))
+        if result.get("truncated"):
+            more = result.get("next_offset") or result.get("next_start_line")
+            console.print(f"[dim]… more lines follow; continue at line {more}[/]")
+        for warning in envelope.get("warnings", []):
+            console.print(f"[yellow]warning:[/] {escape(warning)}")
+        return
+    console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")

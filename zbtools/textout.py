@@ -1,0 +1,64 @@
+"""The ``--format text`` rendering: what an agent harness puts into the conversation.
+
+Successful results use the tool's own renderer (numbered lines for reads, one line for writes);
+tools without one get ``key: value`` lines. Errors become ``error[code]: message`` plus the hint
+and each listed problem. Warnings follow as ``warning: ...`` lines. The whole rendering then goes
+through the result limits of DESIGN section 7: beyond 50 KB or 2000 lines it is cut to its head
+and tail, and the full text is kept in a spill file named in the notice.
+"""
+
+from __future__ import annotations
+
+import json
+
+from zbtools.core.truncate import cut_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.context import Context
+    from zbtools.registry import ToolSpec
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def default_render(result: dict[str, Any]) -> str:
+    return "".join(f"{key}: {_plain(value)}\n" for key, value in result.items())
+
+
+def render_error(error: dict[str, Any]) -> str:
+    out = f"error[{error['code']}]: {error['message']}\n"
+    if error.get("hint"):
+        out += f"hint: {error['hint']}\n"
+    problems = error.get("details", {}).get("problems") or []
+    if len(problems) > 1:
+        out += "".join(f"  - {p['message']}\n" for p in problems)
+    return out
+
+
+def render_text(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
+                result_obj: Any, ctx: Context | None) -> str:
+    if not envelope["ok"]:
+        return render_error(envelope["error"])
+    if spec is not None and spec.render_text is not None and result_obj is not None:
+        body = spec.render_text(result_obj)
+    else:
+        body = default_render(envelope["result"])
+    body += "".join(f"warning: {w}\n" for w in envelope.get("warnings", []))
+    if ctx is None:
+        return body
+    limits = ctx.limits
+    cut = cut_text(body, max_bytes=limits.max_bytes, max_lines=limits.max_lines,
+                   head_lines=limits.head_lines, tail_lines=limits.tail_lines)
+    if not cut.truncated:
+        return body
+    spill = ctx.spill(tool or "result", body)
+    cut = cut_text(body, max_bytes=limits.max_bytes, max_lines=limits.max_lines,
+                   head_lines=limits.head_lines, tail_lines=limits.tail_lines,
+                   how_to_continue="use --format json or narrower arguments", spill_path=spill)
+    return cut.text

@@ -1,0 +1,1 @@
+"""One module per tool. Each defines ``Params``, ``Result``, ``run`` and ``TOOL``."""

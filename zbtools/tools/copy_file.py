@@ -1,0 +1,149 @@
+"""Copy a file, or a directory with everything in it, inside the workspace.
+
+Missing parent directories of the destination are created. An existing destination file is
+replaced only with ``overwrite: true`` (``already_exists`` otherwise); an existing directory is
+never merged into or replaced. End the destination with ``/`` to copy into that existing
+directory, keeping the name. Permission bits are kept. A source that is a symlink is copied as
+the file it points to (inside the workspace only). Inside a copied directory, symlinks are copied
+as links when their target stays inside the workspace from the new place too, and skipped (listed
+in ``skipped``) otherwise; FIFOs, sockets and devices are skipped and listed. A directory is
+assembled in a hidden staging folder and renamed into place, so it appears whole or not at all.
+
+Failure modes: ``not_found``, ``already_exists``, ``is_directory`` (a directory with
+``recursive: false``), ``invalid_arguments`` (a directory into itself), ``special_file``,
+``no_space``, ``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.fsops import copy_tree, entry_kind, remove_tree, rename_noreplace
+from zbtools.core.textio import atomic_write, read_bytes
+from zbtools.core.workspace import DIR_FLAGS, os_error
+from zbtools.registry import ToolSpec
+from zbtools.tools.move_file import (
+    DESTINATION_ALIASES,
+    SOURCE_ALIASES,
+    check_pair,
+    open_destination,
+    open_source,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.context import Context
+
+
+class Params(Struct):
+    source: str = field(aliases=SOURCE_ALIASES, help="Path to copy")
+    destination: str = field(aliases=DESTINATION_ALIASES,
+                             help="Path of the copy; ending in / means into that directory")
+    overwrite: bool = field(default=False, help="Replace an existing destination file")
+    recursive: bool = field(default=True, help="Copy directories with their contents")
+
+
+class Result(Struct):
+    source: str = field(help="The source, relative to the workspace root")
+    destination: str = field(help="The copy, relative to the workspace root")
+    type: str = field(help="file or directory")
+    overwritten: bool = field(help="An existing destination file was replaced")
+    files_copied: int = field(help="Files copied")
+    directories_copied: int = field(help="Directories created in the copy")
+    symlinks_copied: int = field(help="Symlinks recreated in the copy")
+    bytes_copied: int = field(help="Bytes of file content copied")
+    skipped: list[dict[str, str]] = field(help="Entries not copied, with the reason")
+    parents_created: list[str] = field(help="Directories created for the destination")
+
+
+def run(params: Params, ctx: Context) -> Result:
+    with open_source(ctx, params.source, follow=True) as src, \
+            open_destination(ctx, params.destination, src) as dst:
+        assert src.st is not None and src.name is not None
+        replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)
+        kind = entry_kind(src.st.st_mode)
+        if kind == "directory" and not params.recursive:
+            raise ToolError("is_directory", f"{params.source}: is a directory",
+                            hint="pass recursive: true to copy it with its contents")
+        if kind not in ("file", "directory"):
+            raise ToolError("special_file", f"{params.source}: is a {kind}; only files and "
+                            "directories are copied")
+        if kind == "file":
+            data = read_bytes(src, shown=params.source)
+            dst.ensure_parents()
+            try:
+                atomic_write(dst, data, create_only=not replacing, mode=src.st.st_mode,
+                             shown=params.destination)
+            except BaseException:
+                dst.rollback_parents()
+                raise
+            if not replacing:
+                assert dst.name is not None
+                os.chmod(dst.name, stat.S_IMODE(src.st.st_mode), dir_fd=dst.dir_fd,
+                         follow_symlinks=False)
+            return Result(source=src.rel, destination=dst.rel, type="file",
+                          overwritten=replacing, files_copied=1, directories_copied=0,
+                          symlinks_copied=0, bytes_copied=len(data), skipped=[],
+                          parents_created=list(dst.created))
+        dst.ensure_parents()
+        assert dst.name is not None
+        staging = f".{dst.name[:100]}.zbtmp-{os.urandom(6).hex()}"
+        staging_rel = "/".join(filter(None, [dst.parent_rel.strip("."), staging]))
+        source_rel = src.rel
+
+        def link_ok(rel: str) -> bool:
+            # The link must stay inside both where it was and where the copy puts it.
+            for base in (source_rel, staging_rel):
+                try:
+                    ctx.workspace.resolve(f"{base}/{rel}").close()
+                except ToolError:
+                    return False
+            return True
+
+        try:
+            src_fd = os.open(src.name, DIR_FLAGS, dir_fd=src.dir_fd)
+        except OSError as exc:
+            dst.rollback_parents()
+            raise os_error(exc, params.source) from exc
+        try:
+            count = copy_tree(src_fd, dst.dir_fd, staging, shown=params.source, link_ok=link_ok)
+            rename_noreplace(dst.dir_fd, staging, dst.dir_fd, dst.name, is_dir=True,
+                             shown=params.destination)
+        except BaseException:
+            try:
+                remove_tree(dst.dir_fd, staging, staging)
+            except (ToolError, OSError):
+                pass
+            dst.rollback_parents()
+            raise
+        finally:
+            os.close(src_fd)
+        return Result(source=src.rel, destination=dst.rel, type="directory", overwritten=False,
+                      files_copied=count.files, directories_copied=count.directories,
+                      symlinks_copied=count.symlinks, bytes_copied=count.bytes,
+                      skipped=count.skipped, parents_created=list(dst.created))
+
+
+
+def render(result: Result) -> str:
+    if result.type == "file":
+        extra = " (replaced the old file)" if result.overwritten else ""
+        return f"copied {result.source} -> {result.destination}{extra}\n"
+    out = (f"copied directory {result.source} -> {result.destination} ({result.files_copied} "
+           f"files, {result.directories_copied} directories, {result.symlinks_copied} symlinks)\n")
+    for item in result.skipped:
+        out += f"skipped {item['path']}: {item['reason']}\n"
+    return out
+
+
+TOOL = ToolSpec(
+    name="copy_file",
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+)

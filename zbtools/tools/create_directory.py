@@ -1,0 +1,76 @@
+"""Create a directory, and any missing parent directories (like ``mkdir -p``).
+
+An existing directory is success (``created: false``), so the call is idempotent. Directories are
+created one component at a time relative to the already-checked parent, never following a
+symlink out of the workspace.
+
+Failure modes: ``already_exists`` (the path is a file or other non-directory),
+``not_a_directory`` (a parent is a file), ``permission_denied``, ``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.workspace import os_error
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.context import Context
+
+
+class Params(Struct):
+    path: str = field(aliases=("dir", "directory"), help="Directory path to create")
+
+
+class Result(Struct):
+    path: str = field(help="The directory, relative to the workspace root")
+    created: bool = field(help="False when it already existed")
+    parents_created: list[str] = field(help="Missing parent directories that were created")
+
+
+def run(params: Params, ctx: Context) -> Result:
+    with ctx.workspace.resolve(params.path, create_parents=True) as res:
+        if res.exists:
+            assert res.st is not None
+            if stat.S_ISDIR(res.st.st_mode):
+                ctx.warn(f"{res.rel} already existed")
+                return Result(path=res.rel, created=False, parents_created=[])
+            raise ToolError("already_exists", f"{params.path}: exists and is not a directory",
+                            hint="choose another name, or delete the file first")
+        res.ensure_parents()
+        assert res.name is not None
+        try:
+            os.mkdir(res.name, 0o777, dir_fd=res.dir_fd)
+        except FileExistsError:
+            st = os.stat(res.name, dir_fd=res.dir_fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                return Result(path=res.rel, created=False, parents_created=list(res.created))
+            res.rollback_parents()
+            raise ToolError("already_exists", f"{params.path}: was created meanwhile as a "
+                            "non-directory") from None
+        except OSError as exc:
+            res.rollback_parents()
+            raise os_error(exc, params.path) from exc
+        return Result(path=res.rel, created=True, parents_created=list(res.created))
+
+
+def render(result: Result) -> str:
+    if not result.created:
+        return f"{result.path} already exists\n"
+    return f"created directory {result.path}\n"
+
+
+TOOL = ToolSpec(
+    name="create_directory",
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    idempotent=True,
+)

@@ -1,0 +1,160 @@
+"""Get metadata about a file, directory or symlink: size, type, times, mode, lines, encoding.
+
+Returns ``path``, ``size``, ``is_directory``, ``is_file``, ``is_symlink``, ``modified`` (ISO 8601,
+UTC), ``readonly`` (no write permission bit set), plus ``type``, ``mode`` (octal), and for text
+files ``line_count`` and ``encoding`` (``binary: true`` instead for binary files); for directories
+``entries`` (the number of direct children); for symlinks ``symlink_target`` (the link text) and
+the metadata of what it points to. Nothing is modified.
+
+Limits: lines are counted for files up to 256 MiB (``line_count`` is null beyond). A symlink
+pointing outside the workspace is refused with ``outside_workspace``, like every other path.
+Failure modes: ``not_found``, ``outside_workspace``, ``permission_denied``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.fsops import entry_kind
+from zbtools.core.textio import CHUNK, READ_FLAGS, decode, looks_binary, read_fd, sniff_bom
+from zbtools.core.workspace import DIR_FLAGS
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.context import Context
+    from zbtools.core.workspace import Resolved
+
+COUNT_LINES_LIMIT = 256 * 1024 * 1024
+DECODE_WHOLE_LIMIT = 8 * 1024 * 1024
+
+
+class Params(Struct):
+    path: str = field(aliases=("file_path", "filepath", "filename"), help="Path to inspect")
+
+
+class Result(Struct):
+    path: str = field(help="The path, relative to the workspace root")
+    type: str = field(help="file, directory, symlink, fifo, socket, device")
+    size: int = field(help="Size in bytes (of the target, for a symlink)")
+    is_directory: bool = field(help="It is (or points to) a directory")
+    is_file: bool = field(help="It is (or points to) a regular file")
+    is_symlink: bool = field(help="The path itself is a symbolic link")
+    symlink_target: str | None = field(help="The link's text, for a symlink")
+    modified: str = field(help="Last modification, ISO 8601 UTC")
+    readonly: bool = field(help="No write permission bit is set")
+    mode: str = field(help="Permission bits in octal, e.g. 0644")
+    line_count: int | None = field(help="Lines, for text files")
+    encoding: str | None = field(help="Detected encoding, for text files")
+    binary: bool | None = field(help="True for binary files (NUL bytes)")
+    entries: int | None = field(help="Direct children, for directories")
+
+
+def iso_utc(timestamp: float) -> str:
+    fraction = f"{timestamp % 1:.6f}"[1:]
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(timestamp)) + fraction + "Z"
+
+
+def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
+    assert res.name is not None
+    fd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
+    try:
+        size = os.fstat(fd).st_size
+        head = os.read(fd, CHUNK)
+        bom = sniff_bom(head[:4])
+        if bom is None and looks_binary(head):
+            return None, None, True
+        if size <= DECODE_WHOLE_LIMIT:
+            data = head + read_fd(fd)
+            try:
+                decoded = decode(data)
+            except ToolError:
+                return None, None, True
+            text = decoded.text
+            lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+            return lines, decoded.encoding_label, False
+        if size > COUNT_LINES_LIMIT or (bom is not None and bom[0] != "utf-8"):
+            return None, (bom[0] if bom else "utf-8"), False
+        newlines = head.count(b"\n")
+        last = head[-1:]
+        while True:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                break
+            newlines += chunk.count(b"\n")
+            last = chunk[-1:]
+        return newlines + (0 if last in (b"\n", b"") else 1), "utf-8-bom" if bom else "utf-8", \
+            False
+    finally:
+        os.close(fd)
+
+
+def run(params: Params, ctx: Context) -> Result:
+    with ctx.workspace.resolve(params.path, follow_last=False) as link:
+        if link.st is None:
+            raise ToolError("not_found", f"{params.path}: no such file or directory",
+                            hint="check the path with list_directory",
+                            details={"path": params.path})
+        is_symlink = stat.S_ISLNK(link.st.st_mode)
+        target_text = os.readlink(link.name, dir_fd=link.dir_fd) if is_symlink and link.name \
+            else None
+        rel = link.rel
+    with ctx.workspace.resolve(params.path) as res:
+        st = res.st
+        if st is None:  # a dangling symlink inside the workspace
+            assert link.st is not None
+            st = link.st
+        kind = entry_kind(st.st_mode)
+        line_count = encoding = binary = entries = None
+        if kind == "file" and res.st is not None:
+            line_count, encoding, is_binary = _text_facts(res)
+            binary = is_binary
+        elif kind == "directory":
+            fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd) if res.name else os.dup(
+                res.dir_fd)
+            try:
+                with os.scandir(fd) as it:
+                    entries = sum(1 for _ in it)
+            finally:
+                os.close(fd)
+    return Result(
+        path=rel, type="symlink" if is_symlink else kind, size=st.st_size,
+        is_directory=kind == "directory", is_file=kind == "file", is_symlink=is_symlink,
+        symlink_target=target_text, modified=iso_utc(st.st_mtime),
+        readonly=not st.st_mode & 0o222, mode=f"{stat.S_IMODE(st.st_mode):04o}",
+        line_count=line_count, encoding=encoding, binary=binary, entries=entries,
+    )
+
+
+def render(result: Result) -> str:
+    lines = [f"path: {result.path}", f"type: {result.type}", f"size: {result.size}",
+             f"modified: {result.modified}", f"mode: {result.mode}"
+             + (" (read-only)" if result.readonly else "")]
+    if result.symlink_target is not None:
+        lines.append(f"symlink to: {result.symlink_target}")
+    if result.line_count is not None:
+        lines.append(f"lines: {result.line_count}")
+    if result.encoding is not None:
+        lines.append(f"encoding: {result.encoding}")
+    if result.binary:
+        lines.append("binary: yes")
+    if result.entries is not None:
+        lines.append(f"entries: {result.entries}")
+    return "\n".join(lines) + "\n"
+
+
+TOOL = ToolSpec(
+    name="get_file_info",
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    read_only=True,
+    idempotent=True,
+    parallel_safe=True,
+)

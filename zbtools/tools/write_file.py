@@ -1,0 +1,146 @@
+"""Write a whole file: create it, or replace an existing one; parent directories are created.
+
+Overwrites by default (seed 001); pass ``overwrite: false`` to refuse when the file exists
+(``already_exists``; use edit_file/apply_edit to change part of a file instead). A brand-new file
+never needs a prior read. When replacing, pass the ``sha256`` from your last read as
+``expected_sha256`` and the write is refused with ``stale_file`` if the file changed meanwhile.
+
+The write is atomic (temp file, fsync, rename): readers see the old or the new file, never half of
+one, and a failure (disk full, permission) leaves the old file and the directories exactly as they
+were. Replacing keeps the file's permission bits, its encoding and byte-order mark, and its line
+endings (``newline: auto`` turns bare LF into CRLF in a CRLF file; ``lf``, ``crlf`` or ``as_is``
+choose explicitly); ``encoding`` can convert it (e.g. ``utf-8``). New files are written as given,
+in UTF-8. Writing identical bytes changes nothing (``changed: false``).
+
+Failure modes: ``already_exists`` (overwrite false), ``is_directory``, ``stale_file``,
+``permission_denied`` (read-only file or directory), ``encoding_error`` (text the file's encoding
+cannot hold), ``special_file``, ``no_space``, ``outside_workspace``. Replacing a file that has other
+hard links breaks the link: the result says ``hardlink_broken: true``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import stat
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.textio import FileFormat, atomic_write, convert_newlines, probe_format, sha256_hex
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from zbtools.core.context import Context
+    from zbtools.core.workspace import Resolved
+
+PATH_ALIASES = ("file_path", "filepath", "filename")
+CONTENT_ALIASES = ("contents", "text", "data")
+
+
+class Params(Struct):
+    path: str = field(aliases=PATH_ALIASES,
+                      help="File path, relative to the workspace root or absolute inside it")
+    content: str = field(aliases=CONTENT_ALIASES, help="The complete new content of the file")
+    overwrite: bool = field(default=True,
+                            help="Replace an existing file (false: refuse with already_exists)")
+    expected_sha256: str | None = field(
+        default=None, help="Refuse with stale_file unless the file's current sha256 is this")
+    newline: Literal["auto", "lf", "crlf", "as_is"] = field(
+        default="auto", help="Line endings: auto keeps an existing file's style")
+    encoding: str = field(default="auto",
+                          help="Encoding: auto keeps an existing file's; or a codec name")
+
+
+class Result(Struct):
+    path: str = field(help="The file, relative to the workspace root")
+    action: Literal["created", "overwritten", "unchanged"] = field(help="What happened")
+    changed: bool = field(help="False when the file already had exactly this content")
+    bytes_written: int = field(help="Size of the new file in bytes")
+    sha256: str = field(help="SHA-256 of the new file's bytes")
+    encoding: str = field(help="Encoding written")
+    newline: str = field(help="Line-ending style written: lf, crlf, mixed or none")
+    parents_created: list[str] = field(help="Directories created for the file")
+    hardlink_broken: bool = field(help="The old file had other hard links, now separate")
+
+
+def resolve_encoding(requested: str, fmt: FileFormat | None) -> FileFormat:
+    """The format to write: the existing file's, or UTF-8, or an explicit codec."""
+    if requested == "auto":
+        if fmt is None or fmt.binary:
+            return FileFormat()
+        return fmt
+    try:
+        name = codecs.lookup(requested).name
+    except LookupError:
+        raise ToolError("invalid_arguments", f"unknown encoding {requested!r}",
+                        hint='use "auto" or a codec name such as "utf-8", "latin-1"') from None
+    base = fmt or FileFormat()
+    bom = b"\xef\xbb\xbf" if name == "utf-8-sig" else b""
+    return FileFormat(encoding="utf-8" if name == "utf-8-sig" else name, bom=bom,
+                      newline=base.newline)
+
+
+def prepare_target(ctx: Context, path: str) -> Resolved:
+    res = ctx.workspace.resolve(path, create_parents=True)
+    if res.is_root:
+        res.close()
+        raise ToolError("is_directory", f"{path}: is the workspace root directory",
+                        hint="give a file path inside the workspace")
+    return res
+
+
+def run(params: Params, ctx: Context) -> Result:
+    from zbtools.core.textio import newline_style
+
+    with prepare_target(ctx, params.path) as res:
+        fmt: FileFormat | None = None
+        if res.exists:
+            assert res.st is not None
+            if stat.S_ISDIR(res.st.st_mode):
+                raise ToolError("is_directory", f"{params.path}: is a directory",
+                                hint="give a file path, not a directory")
+            if not params.overwrite:
+                raise ToolError("already_exists", f"{params.path}: already exists",
+                                hint="use edit_file/apply_edit to change part of it, or pass "
+                                "overwrite: true to replace it whole",
+                                details={"path": res.rel, "size": res.st.st_size})
+            fmt, _ = probe_format(res, shown=params.path)
+        target = resolve_encoding(params.encoding, fmt)
+        text = convert_newlines(params.content, params.newline, fmt)
+        data = target.encode(text, with_bom=True)
+        res.ensure_parents()
+        try:
+            outcome = atomic_write(res, data, create_only=not params.overwrite,
+                                   expected_sha256=params.expected_sha256, shown=params.path)
+        except BaseException:
+            res.rollback_parents()
+            raise
+        action: Literal["created", "overwritten", "unchanged"] = (
+            "created" if outcome.created else "overwritten" if outcome.changed else "unchanged")
+        return Result(
+            path=res.rel, action=action, changed=outcome.changed, bytes_written=len(data),
+            sha256=sha256_hex(data), encoding=target.label, newline=newline_style(text),
+            parents_created=list(res.created), hardlink_broken=outcome.hardlink_broken,
+        )
+
+
+def render(result: Result) -> str:
+    verb = {"created": "created", "overwritten": "overwrote", "unchanged": "unchanged:"}[
+        result.action]
+    extra = " (a hard link was broken)" if result.hardlink_broken else ""
+    return f"{verb} {result.path} ({result.bytes_written} bytes){extra}\n"
+
+
+TOOL = ToolSpec(
+    name="write_file",
+    aliases=("create_file",),
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    destructive=True,
+    idempotent=True,
+)
