@@ -3,8 +3,9 @@
 ``cli(...)`` runs ``zbtools.entry.run`` in this process (fast, what most tests use);
 ``proc(...)`` runs ``python -m zbtools`` as a real subprocess (the contract as users see it).
 Both return a ``Call`` with the exit code, stdout, stderr and the parsed JSON envelope.
-``snapshot(path)`` records every entry below a directory (type, mode, bytes, link text) so a
-test can assert that a failed call left the disk byte-identical.
+``snapshot(path)`` (``from tests.conftest import snapshot``) records every entry below a directory
+(type, mode, bytes, link text) so a test can assert that a failed call left the disk
+byte-identical: ``before = snapshot(ws)`` ... ``assert snapshot(ws) == before``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,22 +153,3 @@ def snapshot(root: Path) -> dict[str, tuple[str, int, bytes]]:
             else:
                 out[rel] = ("special", mode, b"")
     return out
-
-
-@pytest.fixture
-def unchanged(ws: Path) -> Iterator[Callable[[], None]]:
-    """``check = unchanged`` ... ``check()``: assert ``ws`` is byte-identical to the start."""
-    before: list[dict[str, tuple[str, int, bytes]]] = []
-
-    def mark() -> None:
-        before.append(snapshot(ws))
-
-    def check() -> None:
-        assert snapshot(ws) == before[-1]
-
-    class Checker:
-        def __call__(self) -> None:
-            check()
-
-    mark()
-    yield Checker()
