@@ -9,6 +9,7 @@ app re-dispatches to ``entry.run`` so behaviour is identical whichever way it is
 from __future__ import annotations
 
 import inspect
+import json
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
@@ -91,6 +92,14 @@ def _make_command(spec: ToolSpec) -> Any:
     return command
 
 
+def _epilog(spec: ToolSpec) -> str:
+    paragraphs = [" ".join(p.split()) for p in spec.details.split("\n\n") if p.strip()]
+    required = {name: f"<{name}>" for name, f in spec.params.fields().items() if f.required}
+    example = json.dumps(required)
+    paragraphs.append(f"Example: echo '{example}' | zbtools {spec.name}")
+    return "\n\n".join(paragraphs)
+
+
 def build_app() -> typer.Typer:
     from zbtools.registry import all_tools
 
@@ -122,8 +131,7 @@ def build_app() -> typer.Typer:
             raise typer.Exit(0)
 
     for spec in all_tools():
-        epilog = spec.details.replace("\n\n", "\n\n\b\n") if spec.details else None
-        app.command(name=spec.name, help=spec.doc.split("\n\n", 1)[0], epilog=epilog)(
+        app.command(name=spec.name, help=spec.doc.split("\n\n", 1)[0], epilog=_epilog(spec))(
             _make_command(spec))
         for alias in spec.aliases:
             app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(

@@ -115,15 +115,37 @@ def parse_request(data: bytes, source: str) -> dict[str, Any]:
     return value
 
 
+def _tool_flags(command: str) -> set[str]:
+    """The ``--flags`` a tool declares (they win over same-named global switches)."""
+    from zbtools.registry import find
+
+    spec = find(command)
+    if spec is None:
+        return set()
+    names = {n for f in spec.params.fields().values() for n in f.names}
+    return {"--" + n for n in names} | {"--" + n.replace("_", "-") for n in names}
+
+
 def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
-    """Global options anywhere; the first bare word is the command; the rest is the tool's."""
+    """Global options anywhere; the first bare word is the command; the rest is the tool's.
+
+    After the tool name, a flag the tool declares itself wins over a global switch of the same
+    name (``write_file --text hello``: ``text`` is an alias of ``content``; ``--format text``
+    still selects the format).
+    """
     command: str | None = None
     rest: list[str] = []
+    own: set[str] = set()
     i = 0
     while i < len(argv):
         token = argv[i]
         name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        if token in ("-h", "--help"):
+        if command is not None and name in own:
+            rest.append(token)
+            if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                i += 1
+                rest.append(argv[i])
+        elif token in ("-h", "--help"):
             opts.help = True
         elif token == "--version":
             opts.version = True
@@ -142,6 +164,8 @@ def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
             setattr(opts, attr, switch)
         elif command is None and not token.startswith("-"):
             command = token
+            if command not in COMMANDS:
+                own = _tool_flags(command)
         elif command is None:
             raise ToolError("usage_error", f"unknown option {token} before the tool name",
                             hint="usage: zbtools [--workspace DIR] [--format F] TOOL [--param "

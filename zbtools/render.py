@@ -26,7 +26,8 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
     if not envelope["ok"]:
         error = envelope["error"]
         console = Console(file=streams.stderr, highlight=False)
-        console.print(f"[bold red]error[{escape(error['code'])}][/]: {escape(error['message'])}")
+        console.print(Text.assemble((f"error[{error['code']}]", "bold red"), ": ",
+                                    error["message"]))
         if error.get("hint"):
             console.print(f"[yellow]hint:[/] {escape(error['hint'])}")
         for problem in error.get("details", {}).get("problems", [])[1:] if len(

@@ -1,0 +1,54 @@
+"""--help teaches: generated from the registry through Typer (the slow path, humans only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner as TyperRunner
+
+from tests.conftest import CliRunner, run_inprocess
+from zbtools.cli import build_app
+from zbtools.registry import all_tools
+
+
+def test_top_level_help_lists_every_tool_and_the_exit_codes() -> None:
+    result = TyperRunner().invoke(build_app(), ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for spec in all_tools():
+        assert spec.name in result.output
+    assert "--workspace" in result.output
+
+
+def test_tool_help_shows_parameters_aliases_limits_and_an_example() -> None:
+    result = TyperRunner().invoke(build_app(), ["read_file", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for text in ("--path", "--file-path", "--offset", "--limit", "out_of_range",
+                 "Example: echo"):
+        assert text in result.output
+
+
+def test_help_through_the_real_entry_point(cli: CliRunner) -> None:
+    call = cli("write_file", "--help")
+    assert call.code == 0
+    assert "--content" in call.out
+    assert "--overwrite" in call.out
+
+
+def test_a_bare_zbtools_on_a_terminal_shows_help(ws: Path) -> None:
+    call = run_inprocess([], workspace=ws, stdout_isatty=True)
+    assert call.code in (0, 2)
+    assert "Usage" in call.out + call.err
+
+
+def test_a_command_run_through_typer_behaves_like_the_fast_path(ws: Path) -> None:
+    (ws / "a.txt").write_text("x\n")
+    import os
+
+    old = os.getcwd()
+    os.chdir(ws)
+    try:
+        result = TyperRunner().invoke(build_app(), ["read_file", "--path", "a.txt"])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0
+    assert '"content": "x\\n"' in result.output

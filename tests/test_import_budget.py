@@ -1,0 +1,58 @@
+"""Start-up guard (PERFORMANCE.md section 9): the JSON path imports nothing heavy.
+
+Deterministic, unlike a timing test: a fresh interpreter runs one call and reports which modules
+it loaded. Typer, click, rich, pydantic and mcp belong to --help and human output only; dataclasses,
+inspect and typing together cost more than a third of the start-up budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = {"typer", "click", "rich", "pydantic", "mcp", "platformdirs", "charset_normalizer",
+         "pathspec", "wcmatch", "regex", "dataclasses", "inspect", "typing", "hashlib",
+         "tomllib", "ctypes", "difflib", "secrets", "subprocess", "asyncio"}
+
+PROBE = """
+import json, sys
+sys.argv = ["zbtools", *json.loads(sys.argv[1])]
+from zbtools.entry import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
+                           f"{str(REPO)!r}); exec({PROBE!r})", json.dumps(argv)],
+                          cwd=cwd, env=env, input=stdin, capture_output=True, timeout=30,
+                          check=True)
+    line = done.stderr.decode().rsplit("MODULES ", 1)[1]
+    return {name.split(".")[0] for name in json.loads(line)}
+
+
+@pytest.mark.parametrize("argv,stdin", [
+    (["read_file"], b'{"path": "a.txt"}'),
+    (["read_file", "--args", '{"path": "a.txt"}'], b""),
+    (["read_file", "--path", "a.txt"], b""),
+    (["read_file_range", "--path", "a.txt", "--start-line", "1"], b""),
+    (["write_file", "--path", "b.txt", "--content", "x"], b""),
+    (["get_file_info", "--path", "a.txt"], b""),
+    (["read_file", "--path", "missing.txt"], b""),
+])
+def test_the_json_path_imports_nothing_heavy(ws: Path, argv: list[str], stdin: bytes) -> None:
+    (ws / "a.txt").write_text("hi\n")
+    heavy = loaded_modules(argv, ws, stdin) & HEAVY
+    assert not heavy, sorted(heavy)
