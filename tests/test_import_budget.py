@@ -1,13 +1,14 @@
 """Start-up guard (PERFORMANCE.md section 9): the JSON path imports nothing heavy.
 
 Deterministic, unlike a timing test: a fresh interpreter runs one call and reports which modules
-it loaded. Typer, click, rich, pydantic and mcp belong to --help and human output only; dataclasses,
-inspect and typing together cost more than a third of the start-up budget.
+it loaded. Typer, click, rich, pydantic and mcp belong to --help and human output only;
+dataclasses, inspect and typing together cost more than a third of the start-up budget, and
+json/re/enum another quarter (zbtools.core.fastjson drives the C codec directly instead).
 """
 
 from __future__ import annotations
 
-import json
+import ast
 import os
 import subprocess
 import sys
@@ -19,28 +20,29 @@ from tests.conftest import REPO
 
 HEAVY = {"typer", "click", "rich", "pydantic", "mcp", "platformdirs", "charset_normalizer",
          "pathspec", "wcmatch", "regex", "dataclasses", "inspect", "typing", "hashlib",
-         "tomllib", "ctypes", "difflib", "secrets", "subprocess", "asyncio"}
+         "tomllib", "ctypes", "difflib", "secrets", "subprocess", "asyncio", "json", "re",
+         "enum", "functools", "collections"}
 
 PROBE = """
-import json, sys
-sys.argv = ["zbtools", *json.loads(sys.argv[1])]
+import sys
+sys.argv = ["zbtools", *sys.argv[1:]]
 from zbtools.entry import main
 try:
     main()
 except SystemExit:
     pass
-sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+sys.stderr.write("\\nMODULES " + repr(sorted(sys.modules)) + "\\n")
 """
 
 
 def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
-                           f"{str(REPO)!r}); exec({PROBE!r})", json.dumps(argv)],
+                           f"{str(REPO)!r}); exec({PROBE!r})", *argv],
                           cwd=cwd, env=env, input=stdin, capture_output=True, timeout=30,
                           check=True)
     line = done.stderr.decode().rsplit("MODULES ", 1)[1]
-    return {name.split(".")[0] for name in json.loads(line)}
+    return {name.split(".")[0] for name in ast.literal_eval(line.strip())}
 
 
 @pytest.mark.parametrize("argv,stdin", [

@@ -29,11 +29,11 @@ safety, 4 internal error, 130 interrupted. stdout never carries a traceback.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from zbtools.contract import ToolError, error_envelope, success_envelope
+from zbtools.core.fastjson import dumps_ascii, loads_strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,19 +77,6 @@ class Streams:
         self.stdin_ready = stdin_ready  # None: find out with select()
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
 def parse_request(data: bytes, source: str) -> dict[str, Any]:
     """Decode one JSON object strictly: UTF-8, no NaN/Infinity, no duplicate keys."""
     try:
@@ -100,8 +87,7 @@ def parse_request(data: bytes, source: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text, parse_constant=_reject_constant,
-                           object_pairs_hook=_reject_duplicates)
+        value = loads_strict(text)
     except RecursionError:
         raise ToolError("invalid_json", f"{source} is nested too deeply",
                         hint="send a flat JSON object of arguments") from None
@@ -319,7 +305,7 @@ def _write(streams: Streams, text: str) -> None:
 def emit(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
          envelope: dict[str, Any], result_obj: Any, ctx: Context | None) -> None:
     if fmt == "json":
-        _write(streams, json.dumps(envelope, ensure_ascii=True) + "\n")
+        _write(streams, dumps_ascii(envelope) + "\n")
         return
     if fmt == "text":
         from zbtools.textout import render_text
@@ -420,7 +406,7 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
             emit(streams, "json" if fmt == "human" else fmt, spec, tool,
                  error_envelope(tool, bug), None, ctx)
         except BaseException:
-            _write(streams, json.dumps(error_envelope(tool, bug)) + "\n")
+            _write(streams, dumps_ascii(error_envelope(tool, bug)) + "\n")
         return bug.exit_code
     finally:
         if ctx is not None:

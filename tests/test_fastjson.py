@@ -1,0 +1,56 @@
+"""The hot-path JSON codec behaves exactly like the standard library, strictness aside."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zbtools.core.fastjson import dumps_ascii, loads_strict
+
+
+def json_values(*, finite: bool) -> st.SearchStrategy[Any]:
+    floats = st.floats(allow_nan=False, allow_infinity=not finite)
+    scalars = st.none() | st.booleans() | st.integers() | floats | st.text()
+    return st.recursive(
+        scalars,
+        lambda children: st.lists(children, max_size=5)
+        | st.dictionaries(st.text(max_size=8), children, max_size=5),
+        max_leaves=30,
+    )
+
+
+values = json_values(finite=False)
+strict_values = json_values(finite=True)  # Infinity is not JSON: strict parsing refuses it
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_dumps_matches_json_dumps_with_ensure_ascii(value: Any) -> None:
+    assert dumps_ascii(value) == json.dumps(value, ensure_ascii=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(strict_values, st.sampled_from(["", " ", "\n", " \t\r\n"]))
+def test_loads_matches_json_loads(value: Any, padding: str) -> None:
+    text = padding + json.dumps(value, ensure_ascii=False) + padding
+    assert loads_strict(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", [
+    "", "   ", "{", '{"a": 1} x', '{"a": 1}{}', "NaN", '{"a": Infinity}', '{"a": -Infinity}',
+    '{"a": 1, "a": 2}', "[1,]", "{'a': 1}", '"\\x"', '"tab\tinside"',
+])
+def test_malformed_or_non_strict_json_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        loads_strict(text)
+
+
+def test_output_is_ascii_and_escapes_line_separators() -> None:
+    out = dumps_ascii({"k": "caf\u00e9\u2028\x1b\n"})
+    assert out.isascii()
+    assert "\n" not in out
+    assert json.loads(out) == {"k": "caf\u00e9\u2028\x1b\n"}

@@ -1,0 +1,93 @@
+"""JSON for the hot path, straight from CPython's ``_json`` accelerator.
+
+``import json`` costs about 6 ms (``json.decoder`` imports ``re``, which imports ``enum``,
+``functools`` and the regex compiler): a quarter of a cold call's budget. The C scanner and
+encoder that ``json`` itself uses live in ``_json`` and need none of that, so this module drives
+them directly with exactly the settings zbtools wants: strict parsing that rejects ``NaN``,
+``Infinity`` and duplicate keys, and ASCII-only output (``ensure_ascii``) so that control
+characters and U+2028 can never break a line-oriented reader.
+
+Results are identical to ``json.loads``/``json.dumps(ensure_ascii=True)`` (a property test
+checks this). Where ``_json`` is missing or its interface differs (another interpreter), the
+standard ``json`` module is used instead. Error paths may import ``json.decoder`` (the C scanner
+raises its ``JSONDecodeError``), which is fine: they are not the hot path.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+_WHITESPACE = " \t\n\r"
+
+
+class _ScannerContext:
+    """The attributes ``_json.make_scanner`` reads from a ``JSONDecoder``."""
+
+    def __init__(self, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None,
+                 parse_constant: Callable[[str], Any]) -> None:
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = object_pairs_hook
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = parse_constant
+        self.memo: dict[str, str] = {}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _refuse_unserializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_scan: Callable[[str, int], tuple[Any, int]] | None = None
+_encode: Callable[[Any, int], list[str]] | None = None
+try:
+    import _json
+
+    _scan = _json.make_scanner(_ScannerContext(_refuse_duplicates, _refuse_constant))
+    _encode = _json.make_encoder(None, _refuse_unserializable, _json.encode_basestring_ascii,
+                                 None, ": ", ", ", False, False, True)
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - other interpreters
+    _scan = _encode = None
+
+
+def loads_strict(text: str) -> Any:
+    """Parse one JSON document; ``ValueError`` on malformed text, NaN or duplicate keys."""
+    if _scan is None:  # pragma: no cover - other interpreters
+        import json
+
+        return json.loads(text, parse_constant=_refuse_constant,
+                          object_pairs_hook=_refuse_duplicates)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as stop:
+        raise ValueError(f"Expecting value: char {stop.value}") from None
+    rest = text[end:]
+    if rest.strip(_WHITESPACE):
+        raise ValueError(f"Extra data: char {end}")
+    return value
+
+
+def dumps_ascii(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=True)`` (NaN and Infinity written as JavaScript does)."""
+    if _encode is None:  # pragma: no cover - other interpreters
+        import json
+
+        return json.dumps(value, ensure_ascii=True)
+    return "".join(_encode(value, 0))
