@@ -5,13 +5,17 @@ tools without one get ``key: value`` lines. Errors become ``error[code]: message
 and each listed problem. Warnings follow as ``warning: ...`` lines. The whole rendering then goes
 through the result limits of DESIGN section 7: beyond 50 KB or 2000 lines it is cut to its head
 and tail, and the full text is kept in a spill file named in the notice.
+
+The reading tools fill a page up to those limits themselves (2000 numbered lines by default) and
+add a footer and warnings; so that a full page is not cut by this safety net, a rendering at most
+``NOTICE_LINES`` lines and ``NOTICE_BYTES`` bytes over the limits is let through whole.
 """
 
 from __future__ import annotations
 
 import json
 
-from zbtools.core.truncate import cut_text
+from zbtools.core.truncate import count_lines, cut_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,6 +24,8 @@ if TYPE_CHECKING:
     from zbtools.core.context import Context
     from zbtools.registry import ToolSpec
 
+NOTICE_LINES = 8  # footer and warning lines a full page may carry beyond max_lines
+NOTICE_BYTES = 4096
 
 def _plain(value: Any) -> str:
     if isinstance(value, str):
@@ -53,9 +59,8 @@ def render_text(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any
     if ctx is None:
         return body
     limits = ctx.limits
-    cut = cut_text(body, max_bytes=limits.max_bytes, max_lines=limits.max_lines,
-                   head_lines=limits.head_lines, tail_lines=limits.tail_lines)
-    if not cut.truncated:
+    if (count_lines(body) <= limits.max_lines + NOTICE_LINES
+            and len(body.encode("utf-8", "surrogatepass")) <= limits.max_bytes + NOTICE_BYTES):
         return body
     spill = ctx.spill(tool or "result", body)
     cut = cut_text(body, max_bytes=limits.max_bytes, max_lines=limits.max_lines,

@@ -59,7 +59,8 @@ _encode: Callable[[Any, int], list[str]] | None = None
 try:
     import _json
 
-    _scan = _json.make_scanner(_ScannerContext(_refuse_duplicates, _refuse_constant))
+    _scan = _json.make_scanner(
+        _ScannerContext(_refuse_duplicates, _refuse_constant))  # type: ignore[arg-type]
     _encode = _json.make_encoder(None, _refuse_unserializable, _json.encode_basestring_ascii,
                                  None, ": ", ", ", False, False, True)
 except (ImportError, AttributeError, TypeError):  # pragma: no cover - other interpreters

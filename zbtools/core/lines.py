@@ -9,11 +9,13 @@ is detected on the whole content. Larger files are streamed in 1 MiB chunks: new
 with ``bytes.count``/``split`` until the window starts, only the window is decoded, and reading
 stops once it is complete, so the cost is proportional to the window's offset, not the file's
 size, and memory is bounded by the chunk size plus the window. For those, ``total_lines`` and
-``sha256`` are reported only when the window reaches the end of the file; otherwise they are
-``null``.
+``sha256`` are reported only when the scan reaches the end of the file (the window ends at or
+runs into it); otherwise they are ``null``. A single line longer than the collection cap (at
+least 1 MiB) is shown cut rather than read whole.
 
 Shown lines longer than ``max_line_chars`` are cut with a marker; the window also stops early
-(``truncated``) once it would exceed ``max_bytes``, and says which line to continue from.
+(``truncated``) once its ``cat -n`` rendering would exceed ``max_bytes``, and says which line to
+continue from.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 
 FULL_SCAN_BYTES = 8 * 1024 * 1024
 WIDE_TEXT_LIMIT = 256 * 1024 * 1024  # UTF-16/32 files must be decoded whole
-LINE_PREFIX_BYTES = 8  # "     12\t" in the numbered rendering
+LINE_PREFIX_DIGITS = 6  # "     12\t" in the numbered rendering: a tab and a newline more
 
 
 class Window:
@@ -78,13 +80,15 @@ def _fill(window: Window, pieces: list[str], ends: list[bool], *, max_bytes: int
     shown: list[str] = []
     exact: list[str] = []
     used = 0
+    number = window.first
     for piece, has_end in zip(pieces, ends, strict=True):
         line = piece[:-1] if piece.endswith("\r") else piece
         if len(line) > max_line_chars:
             line = f"{line[:max_line_chars]}… [line cut: {len(line) - max_line_chars} more " \
                    "characters]"
             window.capped_lines += 1
-        cost = _nbytes(line) + LINE_PREFIX_BYTES
+        cost = _nbytes(line) + max(LINE_PREFIX_DIGITS, len(str(number))) + 2
+        number += 1
         if shown and used + cost > max_bytes:
             window.truncated = True
             window.has_more = True
@@ -198,8 +202,12 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
                         cut = chunk.index(b"\n", cut) + 1
                     collected.append(chunk[:cut])
                     done = True
-                    remainder = chunk[cut:]
-                    window.has_more = bool(remainder) or bool(os.read(fd, 1))
+                    if chunk[cut:]:
+                        window.has_more = True
+                    else:  # the window ends at a chunk's end: maybe exactly at the file's end
+                        extra = os.read(fd, 1)
+                        window.has_more = bool(extra)
+                        eof = not extra
                     break
                 newlines_in_window += found
             collected.append(chunk)
@@ -214,27 +222,43 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
             break
         hasher.update(chunk)
         last_byte = chunk[-1:]
-    if eof:
-        if not started:
-            total = line_no - 1 + (1 if last_byte not in (b"", b"\n") else 0)
-            raise _beyond(shown, start, total)
-        window.sha256 = hasher.hexdigest()
+    if eof and not started:
+        total = line_no - 1 + (1 if last_byte not in (b"", b"\n") else 0)
+        raise _beyond(shown, start, total)
     raw = b"".join(collected)
-    text = raw.decode("utf-8", "replace")
-    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+    complete = b"\n" in raw
+    if window.truncated and not raw.endswith(b"\n"):
+        # The cap cut a line short: drop it (it starts the next window), unless it is the only
+        # line, which is then shown cut at max_line_chars instead; an incomplete UTF-8 sequence
+        # at its end is no decoding error.
+        raw = raw[:raw.rindex(b"\n") + 1] if complete else _trim_partial_utf8(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
         window.invalid_utf8 = True
     window.newline = newline_style(raw)
     pieces = text.split("\n")
     final_newline = text.endswith("\n")
     if final_newline or not text:
         pieces.pop()
-    if window.truncated and pieces and not final_newline:
-        pieces.pop()  # the last piece is an incomplete line cut by the cap
     ends = [i < len(pieces) - 1 or final_newline for i in range(len(pieces))]
     window.first = start
-    _fill(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars)
     if eof:
-        window.total_lines = start - 1 + len(pieces) if not window.truncated else None
-        window.has_more = window.has_more or window.truncated
         if start > 1 and not pieces:
             raise _beyond(shown, start, start - 1)
+        window.sha256 = hasher.hexdigest()
+        window.total_lines = start - 1 + len(pieces)
+    _fill(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars)
+
+
+def _trim_partial_utf8(data: bytes) -> bytes:
+    """``data`` without a UTF-8 sequence cut short at its end."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:  # ASCII: nothing is cut
+            return data
+        if byte >= 0xC0:  # a lead byte: does its sequence fit in what follows?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data

@@ -22,8 +22,8 @@ Writing:
 * Replacing a file with several hard links breaks the link (reported as ``hardlink_broken``);
   in-place appends refuse such files instead (``hardlink_refused``).
 * Writing bytes identical to the current content does nothing (``changed: false``, mtime kept).
-* Read-only files (no write bit) are refused with ``permission_denied``: a rename would bypass
-  the mode the user set.
+* Read-only files (no write bit) are refused with ``permission_denied``, by replacing writes and
+  by appends alike, even for root: a rename would bypass the mode the user set.
 """
 
 from __future__ import annotations
@@ -301,8 +301,21 @@ def current_umask() -> int:
     return mask
 
 
-def temp_name(name: str) -> str:
-    return f".{name[:100]}.zbtmp-{os.urandom(6).hex()}"
+def temp_name(name: str, tag: str = "zbtmp") -> str:
+    """A hidden sibling name ``.<name>.<tag>-<hex>`` that fits in NAME_MAX (255 bytes).
+
+    The original name is cut to at most 100 *bytes* (at a character boundary): names of 100
+    characters can be 400 bytes in UTF-8, and the temp name must never be the one that is too long.
+    """
+    raw = os.fsencode(name)
+    if len(raw) > 100:
+        raw = raw[:100]
+        while raw and raw[-1] & 0xC0 == 0x80:  # drop a cut multi-byte sequence: continuations
+            raw = raw[:-1]
+        if raw and raw[-1] >= 0xC0:  # ... and its lead byte
+            raw = raw[:-1]
+        name = os.fsdecode(raw)
+    return f".{name}.{tag}-{os.urandom(6).hex()}"
 
 
 def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None:
@@ -319,7 +332,11 @@ def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None
 def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  expected_sha256: str | None = None, mode: int | None = None,
                  shown: str | None = None) -> WriteOutcome:
-    """Replace (or create) the resolved final entry with ``data`` atomically."""
+    """Replace (or create) the resolved final entry with ``data`` atomically.
+
+    A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
+    exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
+    """
     shown = shown or res.requested
     if res.name is None:
         raise ToolError("workspace_root_protected", f"{shown}: is the workspace root",
@@ -388,7 +405,7 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
             except PermissionError:
                 outcome.owner_changed = True
         else:
-            os.fchmod(fd, (mode if mode is not None else 0o666) & ~current_umask())
+            os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~current_umask())
         os.fsync(fd)
         os.close(fd)
         fd = -1
@@ -450,6 +467,10 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _special(shown, st)
+        if not st.st_mode & 0o222:  # our own check: root would be let through by the kernel
+            raise ToolError("permission_denied", f"{shown}: is read-only (mode "
+                            f"{stat.S_IMODE(st.st_mode):04o})",
+                            hint="make it writable first if appending to it is intended")
         if st.st_nlink > 1:
             raise ToolError("hardlink_refused", f"{shown}: has {st.st_nlink} hard links; an "
                             "in-place append would change every one of them",

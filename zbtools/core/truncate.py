@@ -2,7 +2,9 @@
 
 A result over ``max_bytes`` (50 KB) or ``max_lines`` (2000 lines) is cut to its first
 ``head_lines`` (100) and last ``tail_lines`` (50) lines with a notice in between that says how many
-lines and bytes were omitted and how to get them. The full text is kept in a spill file (see
+lines and bytes were omitted and how to get them. When ``head_lines + tail_lines`` do not fit in
+``max_lines`` (a small configured limit), both shrink in proportion so that the cut text, notice
+included, has at most ``max_lines`` lines. The full text is kept in a spill file (see
 ``Context.spill``) named in the notice and in the result, so nothing is lost.
 
 When even the kept lines exceed ``max_bytes`` (a few enormous lines), the head and the tail get
@@ -41,12 +43,27 @@ def count_lines(text: str) -> int:
 
 
 def _clip_bytes(text: str, budget: int, *, from_end: bool) -> str:
-    """The longest prefix (or suffix) of ``text`` whose UTF-8 form fits in ``budget`` bytes."""
+    """The longest prefix (or suffix) of ``text`` whose UTF-8 form fits in ``budget`` bytes.
+
+    The cut falls between characters, so no character is mangled or dropped from the part kept
+    (lone surrogates, which stand for undecodable bytes, included).
+    """
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= budget:
         return text
-    piece = data[-budget:] if from_end and budget else data[:budget]
-    return piece.decode("utf-8", "ignore")
+    if budget <= 0:
+        return ""
+    if from_end:
+        start = len(data) - budget
+        while start < len(data) and 0x80 <= data[start] < 0xC0:  # a continuation byte
+            start += 1
+        piece = data[start:]
+    else:
+        stop = budget
+        while stop > 0 and 0x80 <= data[stop] < 0xC0:
+            stop -= 1
+        piece = data[:stop]
+    return piece.decode("utf-8", "surrogatepass")
 
 
 def cut_text(text: str, *, max_bytes: int, max_lines: int, head_lines: int, tail_lines: int,
@@ -55,12 +72,16 @@ def cut_text(text: str, *, max_bytes: int, max_lines: int, head_lines: int, tail
     total_bytes = _nbytes(text)
     pieces = text.split("\n")
     ends_with_newline = text.endswith("\n")
-    if ends_with_newline:
+    if ends_with_newline or not text:
         pieces.pop()
     total_lines = len(pieces)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return Cut(text, False, total_lines, total_bytes, 0, 0)
 
+    keep = max(max_lines - 1, 0)  # the cut text, notice included, stays within max_lines
+    if head_lines + tail_lines > keep:
+        head_lines, tail_lines = (keep * head_lines // (head_lines + tail_lines),
+                                  keep - keep * head_lines // (head_lines + tail_lines))
     head_n = min(head_lines, total_lines)
     tail_n = min(tail_lines, total_lines - head_n)
     head = pieces[:head_n]

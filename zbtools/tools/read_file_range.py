@@ -69,17 +69,19 @@ def run(params: Params, ctx: Context) -> Result:
     limits = ctx.limits
     count_cap = limits.max_lines
     with ctx.workspace.resolve(params.path) as res:
-        window = read_window(res, first, min(count or count_cap, count_cap),
-                             max_bytes=params.max_bytes or limits.max_bytes,
-                             max_line_chars=limits.max_line_chars)
+        try:
+            window = read_window(res, first, min(count or count_cap, count_cap),
+                                 max_bytes=params.max_bytes or limits.max_bytes,
+                                 max_line_chars=limits.max_line_chars)
+        except ToolError as exc:
+            if exc.code != "out_of_range":
+                raise
+            # the context start lies past the end too: report the start_line asked for
+            raise _beyond(params.path, start, exc.details["total_lines"]) from None
         rel = res.rel
     total = window.total_lines
     if start > window.last and not window.has_more and not (total == 0 and start == 1):
-        known = total if total is not None else window.last
-        raise ToolError("out_of_range", f"{params.path}: start_line {start} is beyond the end of "
-                        f"the file, which has {known} line{'s' if known != 1 else ''}",
-                        hint=f"use a start_line between 1 and {max(known, 1)}",
-                        details={"total_lines": known, "start_line": start})
+        raise _beyond(params.path, start, total if total is not None else window.last)
     requested_last = end if end is not None else None
     last_in_range = min(window.last, requested_last) if requested_last else window.last
     if end is not None and total is not None and end > total:
@@ -95,6 +97,13 @@ def run(params: Params, ctx: Context) -> Result:
         lines_cut=window.capped_lines, truncated=truncated,
         next_start_line=window.last + 1 if truncated else None,
     )
+
+
+def _beyond(path: str, start: int, known: int) -> ToolError:
+    return ToolError("out_of_range", f"{path}: start_line {start} is beyond the end of the file, "
+                     f"which has {known} line{'s' if known != 1 else ''}",
+                     hint=f"use a start_line between 1 and {max(known, 1)}",
+                     details={"total_lines": known, "start_line": start})
 
 
 def render(result: Result) -> str:
