@@ -239,14 +239,17 @@ def _parse_tool_flags(spec: ToolSpec, tokens: list[str]
 
 
 def _merge(spec: ToolSpec, base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Drop every spelling in ``base`` of the fields ``override`` sets, then overlay it."""
+    """Drop every spelling in ``base`` of the fields ``override`` sets, then overlay it.
+
+    ``override`` keeps its own spellings, so two aliases of one field inside the same source
+    still reach validation and are refused as ``conflicting_aliases``.
+    """
     from zbtools.core.args import alias_table
 
     table = alias_table(spec.params)
     replaced = {table.get(k, k) for k in override}
     merged = {k: v for k, v in base.items() if table.get(k, k) not in replaced}
-    for key, value in override.items():
-        merged[table.get(key, key)] = value
+    merged.update(override)
     return merged
 
 

@@ -75,17 +75,21 @@ def _nbytes(text: str) -> int:
 
 
 def _fill(window: Window, pieces: list[str], ends: list[bool], *, max_bytes: int,
-          max_line_chars: int) -> None:
-    """Shape raw line texts into the window, honouring the byte budget."""
+          max_line_chars: int, open_ended: bool = False) -> None:
+    """Shape raw line texts into the window, honouring the byte budget.
+
+    ``open_ended``: the last piece is only the start of a line too long to read whole.
+    """
     shown: list[str] = []
     exact: list[str] = []
     used = 0
     number = window.first
-    for piece, has_end in zip(pieces, ends, strict=True):
+    for index, (piece, has_end) in enumerate(zip(pieces, ends, strict=True)):
         line = piece[:-1] if piece.endswith("\r") else piece
         if len(line) > max_line_chars:
-            line = f"{line[:max_line_chars]}… [line cut: {len(line) - max_line_chars} more " \
-                   "characters]"
+            more = len(line) - max_line_chars
+            amount = f"more than {more}" if open_ended and index == len(pieces) - 1 else more
+            line = f"{line[:max_line_chars]}… [line cut: {amount} more characters]"
             window.capped_lines += 1
         cost = _nbytes(line) + max(LINE_PREFIX_DIGITS, len(str(number))) + 2
         number += 1
@@ -249,7 +253,8 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
             raise _beyond(shown, start, start - 1)
         window.sha256 = hasher.hexdigest()
         window.total_lines = start - 1 + len(pieces)
-    _fill(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars)
+    _fill(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars,
+          open_ended=window.truncated and not complete)
 
 
 def _trim_partial_utf8(data: bytes) -> bytes:

@@ -6,9 +6,12 @@ Reading:
   fd, then ``fstat``): FIFOs, sockets and devices are refused with ``special_file`` before a single
   byte is read, so a read never hangs.
 * Encoding, in ripgrep's order: a BOM (UTF-8, UTF-32 before UTF-16), else a NUL byte in the first
-  8 KiB means binary (``binary_file``), else strict UTF-8, else a guess by charset-normalizer that
-  is accepted only if it round-trips the bytes exactly, else UTF-8 with ``surrogateescape``
-  (lossless for editing; shown with U+FFFD and ``invalid_utf8: true``).
+  8 KiB means binary (``binary_file``), else strict UTF-8, else a guess that is accepted only if
+  it round-trips the bytes exactly, else UTF-8 with ``surrogateescape`` (lossless for editing;
+  shown with U+FFFD and ``invalid_utf8: true``). There is no guess for bytes that are mostly
+  well-formed UTF-8 (a UTF-8 file with a few bad bytes); else the guess is Windows-1252 when the
+  bytes read as Western text in it (the common legacy case, which charset-normalizer often
+  misreads in short files: "café" as Urdu cp1006), else charset-normalizer's best code page.
 * Line windows of big files are read in 1 MiB chunks and located with ``bytes.count``/``find``;
   the whole file is never decoded or split (a 100 MB file is read with about 2 MiB of buffers).
 
@@ -150,15 +153,14 @@ def decode(data: bytes, *, shown: str = "") -> Decoded:
         body = data[len(bom_bytes):]
         try:
             text = body.decode(encoding)
-        except UnicodeDecodeError as exc:
-            if encoding != "utf-8":
-                raise ToolError("encoding_error", f"{shown}: starts with a {encoding} byte-order "
-                                f"mark but is not valid {encoding}",
-                                hint="the file is corrupt or binary; it cannot be edited as text",
-                                ) from exc
-            text = body.decode("utf-8", "surrogateescape")
-            return Decoded(text, "utf-8", bom_bytes, newline_style(text), True)
-        return Decoded(text, encoding, bom_bytes, newline_style(text), False)
+        except UnicodeDecodeError:
+            if encoding == "utf-8":
+                text = body.decode("utf-8", "surrogateescape")
+                return Decoded(text, "utf-8", bom_bytes, newline_style(text), True)
+            # Not valid UTF-16/32 after all: the "BOM" was the start of 8-bit text or binary
+            # data (e.g. Latin-1 "\xff\xfe..."); detect it like a file without a BOM.
+        else:
+            return Decoded(text, encoding, bom_bytes, newline_style(text), False)
     if looks_binary(data):
         raise ToolError("binary_file", f"{shown}: is a binary file (it contains NUL bytes)",
                         hint="text tools do not read binary files; use get_file_info for its "
@@ -172,7 +174,7 @@ def decode(data: bytes, *, shown: str = "") -> Decoded:
         try:
             text = data.decode(guess)
             if text.encode(guess) == data:
-                return Decoded(text, guess, b"", newline_style(data), False)
+                return Decoded(text, guess, b"", newline_style(text), False)
         except (UnicodeError, LookupError):
             pass
     return Decoded(data.decode("utf-8", "surrogateescape"), "utf-8", b"", newline_style(data),
@@ -180,17 +182,63 @@ def decode(data: bytes, *, shown: str = "") -> Decoded:
 
 
 def _guess_encoding(data: bytes) -> str | None:
+    """The likely encoding of bytes that are neither UTF-8 nor marked by a BOM, or ``None``."""
+    sample = data[: 1 << 20]
+    import re  # lazy: only non-UTF-8 files get here
+
+    high = len(sample) - len(sample.translate(None, bytes(range(0x80, 0x100))))
+    in_utf8 = sum(len(m) for m in re.findall(_UTF8_SEQUENCE, sample))
+    if in_utf8 * 2 >= high:
+        return None  # mostly well-formed UTF-8: a UTF-8 file with a few bad bytes
+    if _reads_as_western(sample):
+        return "cp1252"
     try:
         from charset_normalizer import from_bytes  # lazy: ~15 ms, only for non-UTF-8 files
     except ImportError:  # pragma: no cover - declared dependency
         return None
-    best = from_bytes(data[: 1 << 20]).best()
-    if best is None:
-        return None
-    encoding = str(best.encoding)
-    if encoding in ("ascii", "utf_8"):
-        return None
-    return encoding
+    for match in from_bytes(sample):
+        encoding = str(match.encoding)
+        # UTF-16/32 without a BOM and without NUL bytes is implausible; ASCII/UTF-8 failed already
+        if encoding not in ("ascii", "utf_8") and not encoding.startswith(("utf_16", "utf_32")):
+            return encoding
+    return None
+
+
+_UTF8_SEQUENCE = rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+
+# Non-ASCII punctuation that may stand between two letters in Western text: don't, x·y, a–b.
+_INWORD_MARKS = frozenset("\u2019\u2018\u00b7\u2013\u2014")
+
+
+def _reads_as_western(sample: bytes) -> bool:
+    """Whether ``sample`` decodes in Windows-1252 to plausible Western text.
+
+    Single-byte Cyrillic, Greek, Hebrew or Arabic text decoded this way is mostly accented
+    letters; Central European code pages and multi-byte CJK encodings put symbols inside words
+    (cp1250 "Zażółć" reads "Za¿ó³æ"). Either makes the sample implausible. The letters of the
+    first 64 KiB are examined.
+    """
+    try:
+        text = sample.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    letters = accented = 0
+    previous_letter = False
+    mark_after_letter = False
+    for char in text[:65536]:
+        if char.isalpha():
+            letters += 1
+            if not char.isascii():
+                accented += 1
+            if mark_after_letter:
+                return False  # a symbol between two letters
+            previous_letter = True
+            mark_after_letter = False
+        else:
+            mark_after_letter = (previous_letter and not char.isascii()
+                                 and char not in _INWORD_MARKS)
+            previous_letter = False
+    return accented * 2 <= letters
 
 
 def apply_newline(text: str, newline: str) -> str:

@@ -86,13 +86,17 @@ def cut_text(text: str, *, max_bytes: int, max_lines: int, head_lines: int, tail
     tail_n = min(tail_lines, total_lines - head_n)
     head = pieces[:head_n]
     tail = pieces[total_lines - tail_n:] if tail_n else []
-    head_text = "\n".join(head) + ("\n" if head else "")
+    # head_text is a prefix of text and tail_text a suffix, so the counts below are exact
+    head_text = "\n".join(head) + ("\n" if head and (head_n < total_lines or ends_with_newline)
+                                   else "")
     tail_text = "\n".join(tail) + ("\n" if tail and ends_with_newline else "")
     budget = max(max_bytes - 400, 64)  # room for the notice
     if _nbytes(head_text) + _nbytes(tail_text) > budget:
         head_budget = budget // 2 if tail_text else budget
         head_text = _clip_bytes(head_text, head_budget, from_end=False)
-        tail_text = _clip_bytes(tail_text, budget - _nbytes(head_text), from_end=True)
+        if text.startswith("\n", len(head_text)):
+            head_text += "\n"  # the line ending the cut falls on is kept, not made up
+        tail_text = _clip_bytes(tail_text, max(budget - _nbytes(head_text), 0), from_end=True)
     kept_bytes = _nbytes(head_text) + _nbytes(tail_text)
     omitted_bytes = total_bytes - kept_bytes
     # Count whole lines that are not visible at all; partly visible lines are counted as kept.
@@ -109,6 +113,6 @@ def cut_text(text: str, *, max_bytes: int, max_lines: int, head_lines: int, tail
         notice += f"; {how_to_continue}"
     notice += " ...]"
     if head_text and not head_text.endswith("\n"):
-        head_text += "\n"
+        head_text += "\n"  # the notice starts on a line of its own
     return Cut(f"{head_text}{notice}\n{tail_text}", True, total_lines, total_bytes,
                omitted_lines, omitted_bytes)
