@@ -380,6 +380,9 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
         from zbtools.core.args import validate
 
         params = validate(spec.params, merged, flag_problems)
+        per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
+        if any(v is not None for v in per_call.values()):
+            ctx.limits = ctx.limits.with_overrides(**per_call)
         result = spec.run(params, ctx)
         payload = result.to_json()
         envelope = success_envelope(spec.name, payload,

@@ -460,11 +460,28 @@ def test_the_real_process_renders_errors_as_text_with_their_exit_code(proc: CliR
 # The text-format safety net (DESIGN section 7)
 
 
-def test_a_rendering_over_max_lines_is_cut_and_spilled_whole(ws: Path, cli: CliRunner) -> None:
+def test_a_configured_max_lines_pages_the_read_instead_of_cutting_it(
+        ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", numbered_lines(50))
+    result = cli("read_file", "--path", "a.txt", "--limit", "50",
+                 env={"ZBTOOLS_MAX_LINES": "10"}).result
+    assert (result["end_line"], result["next_offset"]) == (10, 11)
+    per_call = cli("read_file", "--path", "a.txt", "--max-lines", "20",
+                   env={"ZBTOOLS_MAX_LINES": "10"}).result
+    assert per_call["end_line"] == 20
+
+
+def test_a_rendering_over_max_lines_is_cut_and_spilled_whole(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbtools.tools import read_file
+
     put(ws, "a.txt", numbered_lines(50))
     full = cli("read_file", *TEXT, "--path", "a.txt").out
     assert full == rendered(numbered_lines(50))
-    out = cli("read_file", *TEXT, "--path", "a.txt", "--limit", "50",
+    # Tools keep within the limits themselves; the text safety net catches a renderer that
+    # does not (future tools, or a footer on a page already at the limit).
+    monkeypatch.setattr(read_file.TOOL, "render_text", lambda _result: full)
+    out = cli("read_file", *TEXT, "--path", "a.txt", "--limit", "5",
               env={"ZBTOOLS_MAX_LINES": "10"}).out
     lines = out.splitlines()
     assert len(lines) <= 10

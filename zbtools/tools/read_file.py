@@ -2,7 +2,7 @@
 
 Returns up to ``limit`` lines (default 2000) starting at line ``offset`` (1-based, default 1), at
 most ``max_bytes`` (default 50 KB) of them; lines longer than 2000 characters are shown cut with
-a marker. When more lines remain, ``truncated`` is true and ``next_offset`` is the line to continue
+a marker. ``max_lines``/``max_bytes`` override the configured result limits for this call. When more lines remain, ``truncated`` is true and ``next_offset`` is the line to continue
 from. The result carries the file's ``sha256`` (pass it as ``expected_sha256`` to a later edit or
 write to refuse it if the file changed meanwhile), its encoding, newline style and line count.
 
@@ -35,6 +35,8 @@ class Params(Struct):
                                help="First line to read, 1-based (default 1)")
     limit: int | None = field(default=None, minimum=1,
                               help="Number of lines to read (default 2000)")
+    max_lines: int | None = field(default=None, minimum=1,
+                                  help="Most lines to return in this call (default 2000)")
     max_bytes: int | None = field(default=None, minimum=256,
                                   help="Most bytes of text to return (default 51200)")
 
@@ -58,9 +60,10 @@ class Result(Struct):
 def run(params: Params, ctx: Context) -> Result:
     limits = ctx.limits
     start = params.offset or 1
-    count = params.limit or limits.max_lines
+    cap = limits.max_lines  # a per-call max_lines is already applied to ctx.limits
+    count = min(params.limit, cap) if params.limit else cap
     with ctx.workspace.resolve(params.path) as res:
-        window = read_window(res, start, count, max_bytes=params.max_bytes or limits.max_bytes,
+        window = read_window(res, start, count, max_bytes=limits.max_bytes,
                              max_line_chars=limits.max_line_chars)
         rel = res.rel
     more = window.has_more

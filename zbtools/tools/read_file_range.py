@@ -35,6 +35,8 @@ class Params(Struct):
                                  help="Last line of the range, inclusive (default: end of file)")
     context_lines: int = field(default=0, minimum=0, maximum=10000,
                                help="Extra lines to show before and after the range")
+    max_lines: int | None = field(default=None, minimum=1,
+                                  help="Most lines to return in this call (default 2000)")
     max_bytes: int | None = field(default=None, minimum=256,
                                   help="Most bytes of text to return (default 51200)")
 
@@ -67,11 +69,11 @@ def run(params: Params, ctx: Context) -> Result:
     first = max(1, start - context)
     count = None if end is None else end + context - first + 1
     limits = ctx.limits
-    count_cap = limits.max_lines
+    count_cap = limits.max_lines  # per-call max_lines/max_bytes are applied to ctx.limits
     with ctx.workspace.resolve(params.path) as res:
         try:
             window = read_window(res, first, min(count or count_cap, count_cap),
-                                 max_bytes=params.max_bytes or limits.max_bytes,
+                                 max_bytes=limits.max_bytes,
                                  max_line_chars=limits.max_line_chars)
         except ToolError as exc:
             if exc.code != "out_of_range":
