@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 MAX_SYMLINK_HOPS = 40
+HELD_DIRS = 32  # directory fds one resolution keeps open besides the root (see _DirStack)
 
 
 def os_error(exc: OSError, shown: str) -> ToolError:
@@ -170,6 +171,79 @@ class Resolved:
         self.close()
 
 
+class _DirStack:
+    """The directories walked so far: the root at the bottom, the current directory on top.
+
+    Only the root and the top ``HELD_DIRS`` levels keep their descriptors open, so a path of any
+    depth cannot exhaust the descriptor limit. A level whose descriptor was closed is reopened
+    from its child with ``openat("..")`` when a ``..`` climbs back to it, and accepted only if it
+    is the directory seen on the way down (same ``st_dev``, ``st_ino``); else ``path_changed``.
+    """
+
+    def __init__(self, root_fd: int) -> None:
+        self.fds = [os.dup(root_fd)]  # -1 marks a closed level
+        self.ids: dict[int, tuple[int, int]] = {}  # level -> identity, for closed levels
+
+    def __len__(self) -> int:
+        return len(self.fds)
+
+    @property
+    def top(self) -> int:
+        return self.fds[-1]
+
+    def push(self, fd: int) -> None:
+        self.fds.append(fd)
+        level = len(self.fds) - 1 - HELD_DIRS
+        if level >= 1 and self.fds[level] >= 0:
+            st = os.fstat(self.fds[level])
+            self.ids[level] = (st.st_dev, st.st_ino)
+            os.close(self.fds[level])
+            self.fds[level] = -1
+
+    def pop(self, shown: str) -> os.stat_result:
+        """Drop the top level (its parent becomes the top); return the dropped level's fstat."""
+        level = len(self.fds) - 2
+        if self.fds[level] < 0:
+            try:
+                fd = os.open("..", DIR_FLAGS, dir_fd=self.fds[-1])
+            except OSError as exc:
+                raise ToolError("path_changed", f"{shown}: changed during resolution",
+                                hint="call the tool again") from exc
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self.ids[level]:
+                os.close(fd)
+                raise ToolError("path_changed", f"{shown}: a directory moved during resolution",
+                                hint="call the tool again")
+            del self.ids[level]
+            self.fds[level] = fd
+        fd = self.fds.pop()
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+
+    def reset(self) -> None:
+        """Back to the root (an absolute symlink target restarts there)."""
+        for fd in self.fds[1:]:
+            if fd >= 0:
+                os.close(fd)
+        del self.fds[1:]
+        self.ids.clear()
+
+    def take_top(self) -> int:
+        """Close every level but the top, whose descriptor passes to the caller."""
+        keep = self.fds.pop()
+        self.close()
+        return keep
+
+    def close(self) -> None:
+        for fd in self.fds:
+            if fd >= 0:
+                os.close(fd)
+        self.fds.clear()
+        self.ids.clear()
+
+
 class Workspace:
     """The root directory every path is confined to."""
 
@@ -183,8 +257,12 @@ class Workspace:
             raise ToolError("usage_error", f"workspace {root!r} is not a directory",
                             hint="pass --workspace DIR (or set ZBTOOLS_WORKSPACE)")
         self.root = real
+        # The spelling given is an alias only if the kernel agrees it names the root: abspath
+        # folds ".." lexically, so "link/.." would otherwise stand for the link's grandparent.
         given = os.path.abspath(root)
-        self.aliases = [real] if given == real else [real, given]
+        self.aliases = [real] if given == real or os.path.realpath(given) != real \
+            else [real, given]
+        self._alias_parts = [[c for c in alias.split("/") if c] for alias in self.aliases]
         self._root_fd = -1
 
     @property
@@ -203,13 +281,15 @@ class Workspace:
             self._root_fd = -1
 
     def _strip_alias(self, absolute: str) -> str | None:
-        for alias in self.aliases:
-            if absolute == alias:
-                return ""
-            if alias == "/":
-                return absolute[1:]
-            if absolute.startswith(alias + "/"):
-                return absolute[len(alias) + 1:]
+        """``absolute`` relative to the root, or ``None`` when it does not start with an alias.
+
+        Compared by components (empty and ``.`` components dropped, ``..`` kept literally, so
+        ``/ws/../ws`` strips to ``../ws`` and is then refused), never by string prefix.
+        """
+        comps = [c for c in absolute.split("/") if c not in ("", ".")]
+        for prefix in self._alias_parts:
+            if comps[:len(prefix)] == prefix:
+                return "/".join(comps[len(prefix):])
         return None
 
     def split(self, path: str) -> list[str]:
@@ -235,10 +315,7 @@ class Workspace:
             raise ToolError("invalid_arguments", f"{path}: URIs are not paths",
                             hint="give a workspace-relative or absolute file path")
         if path.startswith("/"):
-            squeezed = path
-            while "//" in squeezed:
-                squeezed = squeezed.replace("//", "/")
-            stripped = self._strip_alias(squeezed.rstrip("/") or "/")
+            stripped = self._strip_alias(path)
             if stripped is None:
                 raise ToolError("outside_workspace",
                                 f"{path} is outside the workspace {self.root}",
@@ -256,7 +333,7 @@ class Workspace:
         ``create_parents=True`` tolerates missing directories (see ``Resolved.ensure_parents``).
         """
         todo = self.split(path)
-        dirs = [os.dup(self.root_fd)]
+        dirs = _DirStack(self.root_fd)
         names: list[str] = []
         hops = 0
         try:
@@ -268,12 +345,12 @@ class Workspace:
                                         f"{path}: '..' leaves the workspace {self.root}",
                                         hint="paths may not climb above the workspace root",
                                         details={"path": path, "workspace": self.root})
-                    os.close(dirs.pop())
+                    dirs.pop(path)
                     names.pop()
                     continue
                 last = not todo
                 try:
-                    st = os.stat(comp, dir_fd=dirs[-1], follow_symlinks=False)
+                    st = os.stat(comp, dir_fd=dirs.top, follow_symlinks=False)
                 except FileNotFoundError:
                     if last:
                         return self._done(path, dirs, names, comp, None, [])
@@ -291,14 +368,11 @@ class Workspace:
                         raise ToolError("symlink_loop", f"{path}: too many levels of symbolic "
                                         "links", hint="the path contains a symlink loop")
                     try:
-                        target = os.readlink(comp, dir_fd=dirs[-1])
+                        target = os.readlink(comp, dir_fd=dirs.top)
                     except OSError as exc:
                         raise os_error(exc, path) from exc
                     if target.startswith("/"):
-                        squeezed = target
-                        while "//" in squeezed:
-                            squeezed = squeezed.replace("//", "/")
-                        inside = self._strip_alias(squeezed.rstrip("/") or "/")
+                        inside = self._strip_alias(target)
                         if inside is None:
                             raise ToolError(
                                 "outside_workspace",
@@ -306,9 +380,7 @@ class Workspace:
                                 "workspace", hint="symlinks are followed only while they stay "
                                 "inside the workspace",
                                 details={"path": path, "symlink": "/".join([*names, comp])})
-                        for fd in dirs[1:]:
-                            os.close(fd)
-                        del dirs[1:]
+                        dirs.reset()
                         names.clear()
                         target = inside
                     todo[:0] = [c for c in target.split("/") if c not in ("", ".")]
@@ -320,7 +392,7 @@ class Workspace:
                                     f"{path}: {'/'.join([*names, comp])} is not a directory",
                                     hint="a file cannot contain other paths")
                 try:
-                    dirs.append(os.open(comp, DIR_FLAGS, dir_fd=dirs[-1]))
+                    dirs.push(os.open(comp, DIR_FLAGS, dir_fd=dirs.top))
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
                         raise ToolError("path_changed", f"{path}: changed during resolution",
@@ -329,28 +401,19 @@ class Workspace:
                 names.append(comp)
             # The root itself, or a directory reached through "..".
             if len(dirs) == 1:
-                return self._done(path, dirs, names, None, os.fstat(dirs[0]), [])
-            top = dirs.pop()
-            st = os.fstat(top)
-            os.close(top)
+                return self._done(path, dirs, names, None, os.fstat(dirs.top), [])
+            st = dirs.pop(path)
             last_name = names.pop()
             return self._done(path, dirs, names, last_name, st, [])
         except BaseException:
-            for fd in dirs:
-                os.close(fd)
+            dirs.close()
             raise
 
     @staticmethod
-    def _done(path: str, dirs: list[int], names: list[str], name: str | None,
+    def _done(path: str, dirs: _DirStack, names: list[str], name: str | None,
               st: os.stat_result | None, missing: list[str]) -> Resolved:
-        keep = dirs.pop()
-        for fd in dirs:
-            os.close(fd)
-        dirs.clear()
-        dirs.append(keep)  # the caller's except-clause must not close what we return
-        resolved = Resolved(path, list(names), keep, name, st, missing)
-        dirs.clear()
-        return resolved
+        # take_top empties the stack, so the caller's except-clause closes nothing we return
+        return Resolved(path, list(names), dirs.take_top(), name, st, missing)
 
     def display(self, rel: str) -> str:
         """The path as shown in results: relative to the root, POSIX separators."""

@@ -3,26 +3,30 @@
 Missing parent directories of the destination are created. An existing destination file is
 replaced only with ``overwrite: true`` (``already_exists`` otherwise); an existing directory is
 never merged into or replaced. End the destination with ``/`` to copy into that existing
-directory, keeping the name. Permission bits are kept. A source that is a symlink is copied as
-the file it points to (inside the workspace only). Inside a copied directory, symlinks are copied
-as links when their target stays inside the workspace from the new place too, and skipped (listed
-in ``skipped``) otherwise; FIFOs, sockets and devices are skipped and listed. A directory is
-assembled in a hidden staging folder and renamed into place, so it appears whole or not at all.
+directory, keeping the name; ``.`` (the workspace root) always means into the root. A new copy
+gets the source's permission bits; a replaced file keeps its own. A source that is a symlink is
+copied as the file or directory it points to, and a destination that is a symlink is written
+through (both inside the workspace only). Inside a copied directory, symlinks are copied as links
+when their target stays inside the workspace from the new place too, and skipped (listed in
+``skipped`` with the reason) otherwise; FIFOs, sockets and devices are skipped and listed. A
+directory is assembled in a hidden staging folder and renamed into place, so it appears whole or
+not at all, and a failure leaves nothing behind.
 
 Failure modes: ``not_found``, ``already_exists``, ``is_directory`` (a directory with
-``recursive: false``), ``invalid_arguments`` (a directory into itself), ``special_file``,
+``recursive: false``, or a file onto a directory), ``not_a_directory`` (a directory onto a file,
+a destination ending in / that is not a directory, a parent that is a file), ``invalid_arguments``
+(a directory into itself, source equals destination), ``special_file``, ``permission_denied``,
 ``no_space``, ``outside_workspace``.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
 from zbtools.core.fsops import copy_tree, entry_kind, remove_tree, rename_noreplace
-from zbtools.core.textio import atomic_write, read_bytes
+from zbtools.core.textio import atomic_write, read_bytes, temp_name
 from zbtools.core.workspace import DIR_FLAGS, os_error
 from zbtools.registry import ToolSpec
 from zbtools.tools.move_file import (
@@ -61,7 +65,7 @@ class Result(Struct):
 
 def run(params: Params, ctx: Context) -> Result:
     with open_source(ctx, params.source, follow=True) as src, \
-            open_destination(ctx, params.destination, src) as dst:
+            open_destination(ctx, params.destination, src, follow=True) as dst:
         assert src.st is not None and src.name is not None
         replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)
         kind = entry_kind(src.st.st_mode)
@@ -73,43 +77,46 @@ def run(params: Params, ctx: Context) -> Result:
                             "directories are copied")
         if kind == "file":
             data = read_bytes(src, shown=params.source)
-            dst.ensure_parents()
             try:
+                dst.ensure_parents()
                 atomic_write(dst, data, create_only=not replacing, mode=src.st.st_mode,
                              shown=params.destination)
             except BaseException:
                 dst.rollback_parents()
                 raise
-            if not replacing:
-                assert dst.name is not None
-                os.chmod(dst.name, stat.S_IMODE(src.st.st_mode), dir_fd=dst.dir_fd,
-                         follow_symlinks=False)
             return Result(source=src.rel, destination=dst.rel, type="file",
                           overwritten=replacing, files_copied=1, directories_copied=0,
                           symlinks_copied=0, bytes_copied=len(data), skipped=[],
                           parents_created=list(dst.created))
-        dst.ensure_parents()
         assert dst.name is not None
-        staging = f".{dst.name[:100]}.zbtmp-{os.urandom(6).hex()}"
-        staging_rel = "/".join(filter(None, [dst.parent_rel.strip("."), staging]))
-        source_rel = src.rel
-
-        def link_ok(rel: str) -> bool:
-            # The link must stay inside both where it was and where the copy puts it.
-            for base in (source_rel, staging_rel):
-                try:
-                    ctx.workspace.resolve(f"{base}/{rel}").close()
-                except ToolError:
-                    return False
-            return True
-
         try:
+            dst.ensure_parents()
             src_fd = os.open(src.name, DIR_FLAGS, dir_fd=src.dir_fd)
         except OSError as exc:
             dst.rollback_parents()
             raise os_error(exc, params.source) from exc
+        except BaseException:
+            dst.rollback_parents()
+            raise
+        staging = temp_name(dst.name)
+        parent_rel = dst.parent_rel
+        staging_rel = staging if parent_rel == "." else f"{parent_rel}/{staging}"
+        source_rel = src.rel
+
+        def link_refusal(rel: str) -> str | None:
+            # The link must stay inside both where it was and where the copy puts it.
+            for base in (source_rel, staging_rel):
+                try:
+                    ctx.workspace.resolve(f"{base}/{rel}").close()
+                except ToolError as err:
+                    if err.code == "outside_workspace":
+                        return "symlink pointing outside the workspace"
+                    return f"symlink whose target cannot be checked ({err.code})"
+            return None
+
         try:
-            count = copy_tree(src_fd, dst.dir_fd, staging, shown=params.source, link_ok=link_ok)
+            count = copy_tree(src_fd, dst.dir_fd, staging, shown=params.source,
+                              link_refusal=link_refusal)
             rename_noreplace(dst.dir_fd, staging, dst.dir_fd, dst.name, is_dir=True,
                              shown=params.destination)
         except BaseException:
@@ -125,7 +132,6 @@ def run(params: Params, ctx: Context) -> Result:
                       files_copied=count.files, directories_copied=count.directories,
                       symlinks_copied=count.symlinks, bytes_copied=count.bytes,
                       skipped=count.skipped, parents_created=list(dst.created))
-
 
 
 def render(result: Result) -> str:

@@ -42,9 +42,9 @@ def run(params: Params, ctx: Context) -> Result:
                 return Result(path=res.rel, created=False, parents_created=[])
             raise ToolError("already_exists", f"{params.path}: exists and is not a directory",
                             hint="choose another name, or delete the file first")
-        res.ensure_parents()
         assert res.name is not None
         try:
+            res.ensure_parents()
             os.mkdir(res.name, 0o777, dir_fd=res.dir_fd)
         except FileExistsError:
             st = os.stat(res.name, dir_fd=res.dir_fd, follow_symlinks=False)
@@ -56,6 +56,9 @@ def run(params: Params, ctx: Context) -> Result:
         except OSError as exc:
             res.rollback_parents()
             raise os_error(exc, params.path) from exc
+        except BaseException:
+            res.rollback_parents()
+            raise
         return Result(path=res.rel, created=True, parents_created=list(res.created))
 
 

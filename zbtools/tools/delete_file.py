@@ -2,9 +2,9 @@
 
 A symlink is removed itself, never its target. Directories need ``recursive: true``, even empty
 ones (seed 001), and the workspace root can never be deleted, however it is spelled (``.``,
-``a/..``, its absolute path). A directory is first renamed to a hidden sibling, so it vanishes
-from its name at once, then emptied without following any link; if that fails half-way, what
-remains is renamed back and the error says how much was deleted.
+``""``, ``a/..``, its absolute path). A directory is first renamed to a hidden sibling, so it
+vanishes from its name at once, then emptied without following any link (any depth); if that
+fails half-way, what remains is renamed back and the error details count what was deleted.
 
 Failure modes: ``not_found``, ``is_directory`` (a directory without ``recursive: true``; the
 details count its entries), ``workspace_root_protected``, ``permission_denied``,
@@ -18,6 +18,7 @@ import os
 from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
 from zbtools.core.fsops import entry_kind, remove_tree
+from zbtools.core.textio import temp_name
 from zbtools.core.workspace import DIR_FLAGS, os_error
 from zbtools.registry import ToolSpec
 
@@ -56,6 +57,9 @@ def _count_entries(dir_fd: int, name: str) -> int:
 
 
 def run(params: Params, ctx: Context) -> Result:
+    if params.path == "":  # "" names the root for delete (SECURITY 4.6), not a usage slip
+        raise ToolError("workspace_root_protected", "an empty path names the workspace root, "
+                        "which can never be deleted", hint="delete paths inside it instead")
     with ctx.workspace.resolve(params.path, follow_last=False) as res:
         if res.is_root:
             raise ToolError("workspace_root_protected", f"{params.path}: is the workspace root, "
@@ -81,7 +85,7 @@ def run(params: Params, ctx: Context) -> Result:
                                if entries > 0 else " (empty)"),
                             hint="pass recursive: true to delete it and everything inside it",
                             details={"entries": entries})
-        hidden = f".{res.name[:100]}.zbdel-{os.urandom(6).hex()}"
+        hidden = temp_name(res.name, "zbdel")
         try:
             os.rename(res.name, hidden, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
         except OSError as exc:

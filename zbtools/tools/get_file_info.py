@@ -6,9 +6,11 @@ files ``line_count`` and ``encoding`` (``binary: true`` instead for binary files
 ``entries`` (the number of direct children); for symlinks ``symlink_target`` (the link text) and
 the metadata of what it points to. Nothing is modified.
 
-Limits: lines are counted for files up to 256 MiB (``line_count`` is null beyond). A symlink
-pointing outside the workspace is refused with ``outside_workspace``, like every other path.
-Failure modes: ``not_found``, ``outside_workspace``, ``permission_denied``.
+Limits: lines are counted for files up to 256 MiB (``line_count`` is null beyond). A file or
+directory that cannot be read still gets its metadata, with those fields null and a warning. A
+symlink pointing outside the workspace is refused with ``outside_workspace``, like every other
+path. Failure modes: ``not_found``, ``outside_workspace``, ``symlink_loop``,
+``permission_denied`` (a parent directory cannot be searched).
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ class Result(Struct):
 
 
 def iso_utc(timestamp: float) -> str:
-    fraction = f"{timestamp % 1:.6f}"[1:]
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(timestamp)) + fraction + "Z"
+    """``2024-05-01T12:00:00.123456Z``; microseconds rounded (never a second off at .9999996)."""
+    seconds, micros = divmod(round(timestamp * 1_000_000), 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micros:06d}Z"
 
 
 def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
@@ -110,17 +113,22 @@ def run(params: Params, ctx: Context) -> Result:
             st = link.st
         kind = entry_kind(st.st_mode)
         line_count = encoding = binary = entries = None
-        if kind == "file" and res.st is not None:
-            line_count, encoding, is_binary = _text_facts(res)
-            binary = is_binary
-        elif kind == "directory":
-            fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd) if res.name else os.dup(
-                res.dir_fd)
-            try:
-                with os.scandir(fd) as it:
-                    entries = sum(1 for _ in it)
-            finally:
-                os.close(fd)
+        try:
+            if kind == "file" and res.st is not None:
+                line_count, encoding, is_binary = _text_facts(res)
+                binary = is_binary
+            elif kind == "directory":
+                fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd) if res.name else os.dup(
+                    res.dir_fd)
+                try:
+                    with os.scandir(fd) as it:
+                        entries = sum(1 for _ in it)
+                finally:
+                    os.close(fd)
+        except OSError as exc:  # unreadable: the metadata above is still worth returning
+            ctx.warn(f"{rel}: contents not inspected ({os.strerror(exc.errno or 0)}); "
+                     + ("line_count and encoding" if kind == "file" else "entries")
+                     + " are null")
     return Result(
         path=rel, type="symlink" if is_symlink else kind, size=st.st_size,
         is_directory=kind == "directory", is_file=kind == "file", is_symlink=is_symlink,

@@ -1,15 +1,19 @@
 """Move or rename a file, directory or symlink inside the workspace.
 
-Missing parent directories of the destination are created. An existing destination is never
-replaced unless ``overwrite: true`` (``already_exists``); a directory is never replaced, even then.
-End the destination with ``/`` to move the source into that existing directory, keeping its name
-(like ``mv a.txt dir/``). A symlink is moved as a link; its target is untouched. The rename is
-atomic, and without ``overwrite`` it is done with ``renameat2(RENAME_NOREPLACE)`` so a file that
-appears meanwhile is not clobbered either.
+Missing parent directories of the destination are created (and removed again if the move fails).
+An existing destination is never replaced unless ``overwrite: true`` (``already_exists``); a
+directory is never replaced, even then. End the destination with ``/`` to move the source into
+that existing directory, keeping its name (like ``mv a.txt dir/``); ``.`` (the workspace root)
+always means into the root. A symlink is moved as a link and its target is untouched; a relative
+link moved to another directory is reported in ``warnings``, since its text now points somewhere
+else. The rename is atomic, and without ``overwrite`` it is done with
+``renameat2(RENAME_NOREPLACE)`` so a file that appears meanwhile is not clobbered either.
 
 Failure modes: ``not_found`` (source), ``already_exists``, ``is_directory`` (overwrite onto a
-directory), ``invalid_arguments`` (a directory into itself, source equals destination),
-``cross_device``, ``workspace_root_protected`` (moving the root), ``outside_workspace``.
+directory), ``not_a_directory`` (a directory onto a file, a destination ending in / that is not a
+directory, a parent that is a file), ``invalid_arguments`` (a directory into itself, source equals
+destination), ``cross_device``, ``workspace_root_protected`` (moving the root),
+``outside_workspace``.
 """
 
 from __future__ import annotations
@@ -61,21 +65,30 @@ def open_source(ctx: Context, path: str, *, follow: bool) -> Resolved:
     return res
 
 
-def open_destination(ctx: Context, destination: str, source: Resolved) -> Resolved:
-    """Resolve the destination; a trailing ``/`` means "inside this existing directory"."""
+def open_destination(ctx: Context, destination: str, source: Resolved, *,
+                     follow: bool = False) -> Resolved:
+    """Resolve the destination; a trailing ``/`` means "inside this existing directory".
+
+    The workspace root is never a destination itself, so a destination naming it (``.``) means
+    "inside the root" too. ``follow`` follows a final symlink (copy writes through it; a move
+    replaces the link itself).
+    """
     assert source.name is not None
-    if destination.endswith("/") and destination.strip("/"):
-        folder = ctx.workspace.resolve(destination)
-        try:
-            if folder.st is None or not stat.S_ISDIR(folder.st.st_mode):
-                raise ToolError("not_a_directory", f"{destination}: is not an existing directory",
-                                hint="a destination ending in / must be an existing directory; "
-                                "drop the / to give the new name itself")
-            inner = destination.rstrip("/") + "/" + source.name
-        finally:
-            folder.close()
-        return ctx.workspace.resolve(inner, follow_last=False, create_parents=True)
-    return ctx.workspace.resolve(destination, follow_last=False, create_parents=True)
+    if not (destination.endswith("/") and destination.strip("/")):
+        res = ctx.workspace.resolve(destination, follow_last=follow, create_parents=True)
+        if not res.is_root:
+            return res
+        res.close()
+    folder = ctx.workspace.resolve(destination)
+    try:
+        if folder.st is None or not stat.S_ISDIR(folder.st.st_mode) or folder.missing:
+            raise ToolError("not_a_directory", f"{destination}: is not an existing directory",
+                            hint="a destination ending in / must be an existing directory; "
+                            "drop the / to give the new name itself")
+        inner = destination.rstrip("/") + "/" + source.name
+    finally:
+        folder.close()
+    return ctx.workspace.resolve(inner, follow_last=follow, create_parents=True)
 
 
 def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest: str,
@@ -114,9 +127,9 @@ def run(params: Params, ctx: Context) -> Result:
             open_destination(ctx, params.destination, src) as dst:
         assert src.st is not None and src.name is not None
         replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)
-        dst.ensure_parents()
         assert dst.name is not None
         try:
+            dst.ensure_parents()
             if replacing:
                 try:
                     os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)
@@ -128,6 +141,11 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             dst.rollback_parents()
             raise
+        if stat.S_ISLNK(src.st.st_mode) and dst.parent_rel != src.parent_rel:
+            target = os.readlink(dst.name, dir_fd=dst.dir_fd)
+            if not target.startswith("/"):
+                ctx.warn(f"{dst.rel} is a relative symlink ({target!r}) moved to another "
+                         "directory: it now points to a different place")
         return Result(source=src.rel, destination=dst.rel, type=entry_kind(src.st.st_mode),
                       overwritten=replacing, parents_created=list(dst.created))
 

@@ -2,7 +2,8 @@
 
 Returns up to ``limit`` lines (default 2000) starting at line ``offset`` (1-based, default 1), at
 most ``max_bytes`` (default 50 KB) of them; lines longer than 2000 characters are shown cut with
-a marker. ``max_lines``/``max_bytes`` override the configured result limits for this call. When more lines remain, ``truncated`` is true and ``next_offset`` is the line to continue
+a marker. ``max_lines``/``max_bytes`` override the configured result limits for this
+call. When more lines remain, ``truncated`` is true and ``next_offset`` is the line to continue
 from. The result carries the file's ``sha256`` (pass it as ``expected_sha256`` to a later edit or
 write to refuse it if the file changed meanwhile), its encoding, newline style and line count.
 

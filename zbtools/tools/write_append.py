@@ -10,8 +10,9 @@ The append happens in place (``O_APPEND``), so a crash can at worst leave part o
 Pass ``expected_sha256`` to refuse with ``stale_file`` if the file changed since you read it.
 
 Failure modes: ``hardlink_refused`` (the file has several hard links: appending in place would
-change them all), ``binary_file``, ``is_directory``, ``special_file``, ``encoding_error``,
-``permission_denied``, ``no_space``, ``outside_workspace``.
+change them all), ``stale_file``, ``binary_file``, ``is_directory``, ``not_a_directory`` (a parent
+is a file), ``special_file``, ``encoding_error``, ``permission_denied`` (also a read-only file,
+even for root), ``no_space``, ``outside_workspace``.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def run(params: Params, ctx: Context) -> Result:
                                          "current_sha256": None})
             text = convert_newlines(params.content, params.newline, None)
             data = FileFormat().encode(text, with_bom=False)
-            res.ensure_parents()
             try:
+                res.ensure_parents()
                 atomic_write(res, data, create_only=True, shown=params.path)
             except BaseException:
                 res.rollback_parents()

@@ -12,10 +12,11 @@ endings (``newline: auto`` turns bare LF into CRLF in a CRLF file; ``lf``, ``crl
 choose explicitly); ``encoding`` can convert it (e.g. ``utf-8``). New files are written as given,
 in UTF-8. Writing identical bytes changes nothing (``changed: false``).
 
-Failure modes: ``already_exists`` (overwrite false), ``is_directory``, ``stale_file``,
-``permission_denied`` (read-only file or directory), ``encoding_error`` (text the file's encoding
-cannot hold), ``special_file``, ``no_space``, ``outside_workspace``. Replacing a file that has other
-hard links breaks the link: the result says ``hardlink_broken: true``.
+Failure modes: ``already_exists`` (overwrite false), ``is_directory``, ``not_a_directory`` (a
+parent is a file), ``stale_file``, ``permission_denied`` (read-only file or directory),
+``encoding_error`` (text the file's encoding cannot hold), ``special_file``, ``no_space``,
+``outside_workspace`` (also a symlink, even a dangling one, that points outside). Replacing a
+file that has other hard links breaks the link: the result says ``hardlink_broken: true``.
 """
 
 from __future__ import annotations
@@ -110,8 +111,8 @@ def run(params: Params, ctx: Context) -> Result:
         target = resolve_encoding(params.encoding, fmt)
         text = convert_newlines(params.content, params.newline, fmt)
         data = target.encode(text, with_bom=True)
-        res.ensure_parents()
         try:
+            res.ensure_parents()
             outcome = atomic_write(res, data, create_only=not params.overwrite,
                                    expected_sha256=params.expected_sha256, shown=params.path)
         except BaseException:
