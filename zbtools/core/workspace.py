@@ -9,15 +9,19 @@ are the same object; a concurrent swap of a component for a symlink produces an 
 Rules:
 
 * Relative paths start at the root; absolute paths are accepted only when they lie under the
-  root (either its real path or the spelling it was given), compared by components, never by
-  string prefix (``/ws`` does not admit ``/ws-evil``).
+  root (either its real path or the spelling it was given, if that spelling resolves to it),
+  compared by components, never by string prefix (``/ws`` does not admit ``/ws-evil``).
 * ``..`` is resolved like the kernel does (after a symlink it pops back to the link's target),
   but it may never climb above the root, even to come back (``../ws/a`` is refused).
+* Paths of any depth resolve: only the root and the innermost ``HELD_DIRS`` directories keep
+  their descriptors open; a ``..`` climbing further reopens the parent and checks that it is the
+  directory seen on the way down (else ``path_changed``).
 * Symlinks are followed only while their resolution stays beneath the root, including dangling
   links and links in the middle of a path; an absolute target is accepted only when it names a
   place under the root. At most 40 links per resolution (``symlink_loop`` beyond).
-* NUL bytes, ``~`` (no expansion is ever done) and absolute paths outside the root are refused
-  with ``outside_workspace`` (exit 3). Empty paths and URIs are ``invalid_arguments``.
+* NUL bytes, ``~`` and ``~/...`` (no expansion is ever done; an entry named ``~`` at the root is
+  reached as ``./~``) and absolute paths outside the root are refused with ``outside_workspace``
+  (exit 3). Empty paths, URIs and lone surrogates are ``invalid_arguments``.
 * Only the final component may be missing, unless the caller asks to create parents; then the
   missing directories are created by ``ensure_parents`` with ``mkdir(dir_fd=...)`` one at a time
   (never ``os.makedirs``, which follows symlinked parents) and can be rolled back.
