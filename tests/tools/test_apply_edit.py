@@ -1,0 +1,329 @@
+"""apply_edit / edit_file: the edit engine through the CLI, including peer-regression cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRunner, snapshot
+
+
+def edit(cli: CliRunner, **args: object) -> object:
+    return cli("apply_edit", stdin=json.dumps(args))
+
+
+def put(ws: Path, name: str, data: bytes | str) -> Path:
+    path = ws / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def test_an_exact_unique_edit_replaces_only_that_text(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", "x = 1\ny = 2\n")
+    call = cli("apply_edit", stdin={"path": "a.py", "old_text": "y = 2", "new_text": "y = 3"})
+    result = call.result
+    assert f.read_text() == "x = 1\ny = 3\n"
+    assert (result["matched_with"], result["start_line"], result["end_line"]) == ("exact", 2, 2)
+    assert "-y = 2" in result["diff"] and "+y = 3" in result["diff"]
+    assert result["changed"] is True
+    assert len(result["sha256"]) == 64
+
+
+def test_duplicate_blocks_are_refused_with_every_candidate(ws: Path, cli: CliRunner) -> None:
+    src = ("class A:\n    def close(self):\n        self.conn.close()\n\n"
+           "class B:\n    def close(self):\n        self.conn.close()\n")
+    f = put(ws, "a.py", src)
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "a.py",
+                                    "old_text": "    def close(self):\n        self.conn.close()",
+                                    "new_text": "    def close(self):\n        pass"})
+    assert call.code == 1
+    error = call.error
+    assert error["code"] == "ambiguous_match"
+    cands = error["details"]["candidates"]
+    assert [(c["start_line"], c["end_line"]) for c in cands] == [(2, 3), (6, 7)]
+    assert cands[0]["distinguishing_text"] == "class A:"
+    assert cands[1]["distinguishing_text"] == "class B:"
+    assert snapshot(ws) == before
+    # A hint chooses among the candidates of the same tier.
+    ok = cli("apply_edit", stdin={"path": "a.py", "old_text": "        self.conn.close()",
+                                  "new_text": "        pass", "start_line": 7})
+    assert ok.result["start_line"] == 7
+    assert f.read_text().endswith("class B:\n    def close(self):\n        pass\n")
+
+
+def test_a_crlf_file_edited_with_an_lf_request_keeps_crlf(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", b"one\r\ntwo\r\nthree\r\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "two\nthree\n",
+                             "new_text": "TWO\nthree\nfour\n"}).result
+    assert f.read_bytes() == b"one\r\nTWO\r\nthree\r\nfour\r\n"
+
+
+def test_mixed_line_endings_keep_each_untouched_line_s_ending(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", b"a\r\nb\nc\r\nd\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "b\nc", "new_text": "B\nc"}).result
+    assert f.read_bytes() == b"a\r\nB\nc\r\nd\n"
+
+
+def test_a_tab_indented_file_edited_with_spaces_is_reindented_with_tabs(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.go", "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n")
+    result = cli("apply_edit", stdin={
+        "path": "a.go", "old_text": "    if x {\n        return 1\n    }",
+        "new_text": "    if x {\n        log()\n        return 2\n    }"}).result
+    assert result["matched_with"] == "indentation"
+    assert f.read_text() == "func f() {\n\tif x {\n\t\tlog()\n\t\treturn 2\n\t}\n}\n"
+
+
+def test_latin1_bytes_elsewhere_in_the_file_survive_an_edit(ws: Path, cli: CliRunner) -> None:
+    data = "caf\u00e9 au lait\nprice = 1\nna\u00efve\n".encode("latin-1")
+    f = put(ws, "a.txt", data)
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "price = 1",
+                             "new_text": "price = 2"}).result
+    assert f.read_bytes() == data.replace(b"price = 1", b"price = 2")
+
+
+def test_undecodable_bytes_survive_and_non_ascii_new_text_is_refused(
+        ws: Path, cli: CliRunner) -> None:
+    data = b"ok \xff\xfe bytes\nvalue = 1\n" + "caf\u00e9\n".encode()
+    f = put(ws, "a.txt", data)
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "value = 1",
+                             "new_text": "value = 2"}).result
+    assert f.read_bytes() == data.replace(b"value = 1", b"value = 2")
+    before = f.read_bytes()
+    call = cli("apply_edit", stdin={"path": "a.txt", "old_text": "value = 2",
+                                    "new_text": "valeur = \u00e9"})
+    assert call.error["code"] == "encoding_error"
+    assert f.read_bytes() == before
+
+
+@pytest.mark.parametrize("replacement", ["$&", "$1", "\\1", "\\g<0>", "\\\\n"])
+def test_replacement_text_is_literal(ws: Path, cli: CliRunner, replacement: str) -> None:
+    f = put(ws, "a.txt", "x = OLD\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "OLD",
+                             "new_text": replacement}).result
+    assert f.read_text() == f"x = {replacement}\n"
+
+
+def test_a_bom_and_a_missing_final_newline_are_preserved(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", b"\xef\xbb\xbffirst\nlast")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "first\n",
+                             "new_text": "FIRST\n"}).result
+    assert f.read_bytes() == b"\xef\xbb\xbfFIRST\nlast"
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "last", "new_text": "LAST"}).result
+    assert f.read_bytes() == b"\xef\xbb\xbfFIRST\nLAST"
+
+
+def test_an_insertion_without_context_of_its_own_needs_an_anchor(ws: Path,
+                                                                  cli: CliRunner) -> None:
+    f = put(ws, "a.py", "import os\n\ndef main():\n    pass\n")
+    cli("apply_edit", stdin={"path": "a.py", "old_text": "import os\n",
+                             "new_text": "import os\nimport sys\n"}).result
+    assert f.read_text() == "import os\nimport sys\n\ndef main():\n    pass\n"
+
+
+def test_an_already_applied_insertion_is_a_successful_no_op(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", "import os\nimport sys\n")
+    before = f.read_bytes()
+    result = cli("apply_edit", stdin={"path": "a.py", "old_text": "import os\n",
+                                      "new_text": "import os\nimport sys\n"}).result
+    assert result["changed"] is False
+    assert f.read_bytes() == before
+
+
+def test_an_already_applied_replacement_is_a_successful_no_op(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", "timeout = settings.TIMEOUT\n")
+    call = cli("apply_edit", stdin={"path": "a.py", "old_text": "timeout = 30",
+                                    "new_text": "timeout = settings.TIMEOUT"})
+    assert call.result["changed"] is False
+    assert call.result["matched_with"] == "already_applied"
+    assert call.json["warnings"]
+    assert f.read_text() == "timeout = settings.TIMEOUT\n"
+
+
+def test_old_equal_to_new_is_no_change(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "x\n")
+    call = cli("apply_edit", stdin={"path": "a.txt", "old_text": "x", "new_text": "x"})
+    assert call.error["code"] == "no_change"
+
+
+def test_a_multi_edit_with_one_miss_writes_nothing(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "alpha\nbeta\ngamma\n")
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "a.txt", "patches": [
+        {"old_text": "alpha", "new_text": "ALPHA"},
+        {"old_text": "delta", "new_text": "DELTA"},
+        {"old_text": "gamma", "new_text": "GAMMA"}]})
+    error = call.error
+    assert error["code"] == "no_match"
+    statuses = [p["status"] for p in error["details"]["patches"]]
+    assert statuses == ["ok", "failed", "ok"]
+    assert "patches[1]" in error["hint"]
+    assert snapshot(ws) == before
+
+
+def test_patches_are_located_against_the_original_and_applied_together(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "alpha\nbeta\ngamma\n")
+    result = cli("apply_edit", stdin={"path": "a.txt", "patches": [
+        {"old_text": "gamma", "new_text": "GAMMA"},
+        {"old_text": "alpha", "new_text": "ALPHA\nalpha2"}]}).result
+    assert f.read_text() == "ALPHA\nalpha2\nbeta\nGAMMA\n"
+    assert [e["start_line"] for e in result["edits"]] == [3, 1]
+
+
+def test_overlapping_patches_are_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "alpha\nbeta\ngamma\n")
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "a.txt", "patches": [
+        {"old_text": "alpha\nbeta", "new_text": "x"},
+        {"old_text": "beta\ngamma", "new_text": "y"}]})
+    assert call.error["code"] == "overlapping_edits"
+    assert snapshot(ws) == before
+
+
+def test_placeholders_in_new_text_are_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.py", "def f():\n    a()\n    b()\n")
+    call = cli("apply_edit", stdin={"path": "a.py", "old_text": "def f():\n    a()\n    b()",
+                                    "new_text": "def f():\n    # ... rest of code\n    c()"})
+    assert call.error["code"] == "placeholder_in_new"
+
+
+def test_line_number_prefixes_pasted_from_a_read_are_stripped(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", "a = 1\nb = 2\nc = 3\n")
+    result = cli("apply_edit", stdin={"path": "a.py", "old_text": "     2\tb = 2\n     3\tc = 3",
+                                      "new_text": "b = 20\nc = 3"}).result
+    assert "line_numbers_stripped" in result["edits"][0]["transforms"]
+    assert f.read_text() == "a = 1\nb = 20\nc = 3\n"
+
+
+def test_trailing_whitespace_differences_keep_the_file_s_bytes_on_unchanged_lines(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "keep  \nchange\n")
+    result = cli("apply_edit", stdin={"path": "a.txt", "old_text": "keep\nchange",
+                                      "new_text": "keep\nchanged"}).result
+    assert result["matched_with"] == "trailing_whitespace"
+    assert f.read_text() == "keep  \nchanged\n"
+
+
+def test_typographic_quotes_in_the_request_match_straight_quotes(ws: Path,
+                                                                 cli: CliRunner) -> None:
+    f = put(ws, "a.md", 'He said "hello world" -- twice.\n')
+    result = cli("apply_edit", stdin={"path": "a.md",
+                                      "old_text": "He said \u201chello world\u201d -- twice.",
+                                      "new_text": "He said \"goodbye\" -- twice."}).result
+    assert result["matched_with"] == "typography"
+    assert f.read_text() == 'He said "goodbye" -- twice.\n'
+
+
+def test_escaped_newlines_in_old_and_new_are_unescaped_once(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", "def f():\n    return 1\n")
+    result = cli("apply_edit", stdin={"path": "a.py", "old_text": "def f():\\n    return 1",
+                                      "new_text": "def f():\\n    return 2"}).result
+    assert "unescaped" in result["edits"][0]["transforms"]
+    assert f.read_text() == "def f():\n    return 2\n"
+
+
+def test_a_file_that_really_contains_backslash_n_is_matched_literally(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", 'print("a\\nb")\n')
+    cli("apply_edit", stdin={"path": "a.py", "old_text": 'print("a\\nb")',
+                             "new_text": 'print("a\\nc")'}).result
+    assert f.read_text() == 'print("a\\nc")\n'
+
+
+def test_a_miss_reports_the_closest_candidate_and_the_first_difference(
+        ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.py", "def fetch(url):\n    retries = 0\n    if retries >= self.max:\n"
+                    "        raise Error(url)\n")
+    call = cli("apply_edit", stdin={"path": "a.py",
+                                    "old_text": "def fetch(url):\n    retries = 0\n"
+                                                "    if retries > MAX:\n",
+                                    "new_text": "x"})
+    error = call.error
+    assert error["code"] == "no_match"
+    closest = error["details"]["closest"]
+    assert (closest["start_line"], closest["matching_lines"]) == (1, 2)
+    first = error["details"]["first_difference"]
+    assert first["file_line"] == 3
+    assert "re-read lines 1-" in error["hint"]
+
+
+def test_replace_all_replaces_every_occurrence_and_checks_the_count(ws: Path,
+                                                                    cli: CliRunner) -> None:
+    f = put(ws, "a.txt", b"foo bar\r\nfoo baz\r\n")
+    result = cli("apply_edit", stdin={"path": "a.txt", "old_text": "foo", "new_text": "qux",
+                                      "replace_all": True, "expected_count": 2}).result
+    assert result["replacements"] == 2
+    assert f.read_bytes() == b"qux bar\r\nqux baz\r\n"
+    call = cli("apply_edit", stdin={"path": "a.txt", "old_text": "qux", "new_text": "foo",
+                                    "replace_all": True, "expected_count": 3})
+    assert call.error["code"] == "ambiguous_match"
+    assert f.read_bytes() == b"qux bar\r\nqux baz\r\n"
+
+
+def test_replace_all_of_a_self_overlapping_pattern_is_left_to_right(ws: Path,
+                                                                   cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "aaaa\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "aa", "new_text": "b",
+                             "replace_all": True}).result
+    assert f.read_text() == "bb\n"
+
+
+def test_dry_run_reports_the_diff_and_writes_nothing(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "x\n")
+    before = snapshot(ws)
+    result = cli("apply_edit", stdin={"path": "a.txt", "old_text": "x", "new_text": "y",
+                                      "dry_run": True}).result
+    assert result["dry_run"] is True
+    assert "+y" in result["diff"]
+    assert snapshot(ws) == before
+
+
+def test_a_stale_sha256_is_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "x\n")
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "a.txt", "old_text": "x", "new_text": "y",
+                                    "expected_sha256": "0" * 64})
+    assert call.error["code"] == "stale_file"
+    assert snapshot(ws) == before
+    sha = cli("read_file", "--path", "a.txt").result["sha256"]
+    assert cli("apply_edit", stdin={"path": "a.txt", "old_text": "x", "new_text": "y",
+                                    "expected_sha256": sha}).code == 0
+
+
+def test_both_single_and_patches_is_invalid(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "x\n")
+    call = cli("apply_edit", stdin={"path": "a.txt", "old_text": "x", "new_text": "y",
+                                    "patches": [{"old_text": "x", "new_text": "z"}]})
+    assert call.code == 2
+    assert call.error["code"] == "invalid_arguments"
+
+
+def test_the_tool_aliases_and_edit_file_aliases_work(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "one\n")
+    cli("apply_patch", stdin={"file_path": "a.txt", "old_string": "one",
+                              "new_string": "two"}).result
+    cli("edit_file", stdin={"path": "a.txt", "old": "two", "new": "three"}).result
+    cli("edit_file", stdin={"path": "a.txt", "from": "three", "to": "four"}).result
+    cli("edit_file", stdin={"path": "a.txt", "old_content": "four",
+                            "new_content": "five"}).result
+    assert f.read_text() == "five\n"
+
+
+def test_binary_and_missing_files_are_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "b.bin", b"\x00\x01x")
+    assert cli("apply_edit", stdin={"path": "b.bin", "old_text": "x",
+                                    "new_text": "y"}).error["code"] == "binary_file"
+    assert cli("apply_edit", stdin={"path": "nope", "old_text": "x",
+                                    "new_text": "y"}).error["code"] == "not_found"
+
+
+def test_the_text_rendering_shows_the_tier_and_the_diff(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "x\n")
+    out = cli("apply_edit", "--path", "a.txt", "--old-text", "x", "--new-text", "y",
+              "--text").out
+    assert out.startswith("Edited a.txt: lines 1-1 (exact)\n")
+    assert "+y" in out

@@ -1,0 +1,1090 @@
+"""Locating an edit's old text in a file, and applying it without touching anything else.
+
+The design is MATCHING.md sections 6-7. A request (old text, new text, optional line hints) is
+first normalised (CRLF to LF, a leading BOM dropped, ``cat -n`` line-number prefixes pasted from
+a read stripped, omission placeholders in the new text refused). Then a ladder of tiers, from
+strict to tolerant, looks for the old text:
+
+====  ====================  ===============================================================
+T1    ``exact``             substring of the file (partial lines allowed)
+T2    ``trailing_whitespace`` whole lines equal after removing trailing spaces/tabs
+T3    ``indentation``       whole lines equal in content and in depth relative to the first
+                            line (tabs vs spaces, a uniform shift); new text is re-indented
+T4    ``inner_whitespace``  as T3, runs of inner spaces/tabs collapsed (needs >= 2 non-blank
+                            lines or >= 12 non-space characters)
+T5    ``typography``        as T4 after NFC and mapping curly quotes, dashes, odd spaces and
+                            the ellipsis to ASCII
+T6    ``unescape``          T1-T5 again with one level of backslash escapes removed from old
+                            and new (``\\n``, ``\\t``, ``\\"`` ...), only when old has them
+====  ====================  ===============================================================
+
+The ladder stops at the first tier that has candidates. One candidate is the match; several are
+filtered by the hints (``start_line``/``end_line`` keep candidates within the hint window,
+``occurrence`` picks the n-th); if more than one remains the edit is refused as ambiguous and every
+candidate is listed with a line that tells it apart. A looser tier is never tried to escape an
+ambiguity (MATCHING I1, I2). A hint never creates a match.
+
+Applying is a line merge: lines that the caller did not change keep the file's exact bytes
+(trailing whitespace, tabs, curly quotes, per-line CRLF/LF); new lines take the region's line
+ending (the file's majority where the region is mixed) and, for T3-T6, the file's indentation.
+Bytes outside the matched region are asserted unchanged before anything is written.
+
+Replacement text is literal: ``$&``, ``\\1`` and ``\\g<0>`` are written as they are.
+
+Not yet here (later slices of issue 3): the elision tier (T7), the gated similarity tier (T8),
+``@@`` scope lines and hash anchors.
+
+Failure modes (``MatchError.code``): ``no_match`` (with the closest candidate, the first
+diverging line and a specific diagnosis), ``ambiguous_match`` (every candidate listed),
+``no_change`` (old equals new), ``placeholder_in_new``, ``overlapping_edits``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+import unicodedata
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+TIERS = ("exact", "trailing_whitespace", "indentation", "inner_whitespace", "typography")
+MAX_CANDIDATES_LISTED = 5
+SNIPPET_CHARS = 120
+ALREADY_APPLIED_MIN_CHARS = 8
+INNER_WS_SINGLE_LINE_MIN = 12
+TAB_COLUMNS = 4
+
+_TYPOGRAPHY = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u00ab": '"', "\u00bb": '"',
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+    "\u2212": "-",
+    "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ",
+    "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ",
+    "\u3000": " ", "\u200b": "", "\ufeff": "",
+    "\u2026": "...",
+})
+
+_LINE_NUMBER = re.compile(r"^\s*(\d+)(?:\t|\s*[│|→:]\s?)")
+_PLACEHOLDER = re.compile(
+    r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
+    r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
+    r"(?:rest of (?:the )?(?:code|file|function|class|method|implementation)|"
+    r"existing code (?:here|remains|unchanged)|code (?:remains )?unchanged)",
+    re.IGNORECASE)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
+
+
+class MatchError(Exception):
+    """A refusal with a stable code, a message for the model, a hint and details."""
+
+    def __init__(self, code: str, message: str, hint: str = "",
+                 details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.details = details or {}
+
+
+# ---------------------------------------------------------------------------------------------
+# The file model
+
+
+class FileModel:
+    """A decoded file as lines plus their endings (``\\r\\n``, ``\\n`` or ``""`` for the last)."""
+
+    def __init__(self, text: str) -> None:
+        parts = text.split("\n")
+        self.lines: list[str] = []
+        self.eols: list[str] = []
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if last:
+                if part == "":
+                    break
+                self.lines.append(part)
+                self.eols.append("")
+            elif part.endswith("\r"):
+                self.lines.append(part[:-1])
+                self.eols.append("\r\n")
+            else:
+                self.lines.append(part)
+                self.eols.append("\n")
+        crlf = self.eols.count("\r\n")
+        lf = self.eols.count("\n")
+        self.majority_eol = "\r\n" if crlf > lf else "\n"
+        self.indent_unit = infer_indent_unit(self.lines)
+        self._lf_view: str | None = None
+        self._line_starts: list[int] | None = None
+        self._indexes: dict[str, dict[str, list[int]]] = {}
+        self._normalized: dict[str, list[str]] = {}
+
+    @property
+    def text(self) -> str:
+        return "".join(line + eol for line, eol in zip(self.lines, self.eols, strict=True))
+
+    @property
+    def lf_view(self) -> str:
+        """The text with every CRLF shown as LF (lone CRs stay content)."""
+        if self._lf_view is None:
+            self._lf_view = "".join(
+                line + ("\n" if eol else "") for line, eol in zip(self.lines, self.eols,
+                                                                   strict=True))
+        return self._lf_view
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Offset in ``lf_view`` where each line starts (plus one past the end)."""
+        if self._line_starts is None:
+            starts = [0]
+            for line, eol in zip(self.lines, self.eols, strict=True):
+                starts.append(starts[-1] + len(line) + (1 if eol else 0))
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_of(self, offset: int) -> int:
+        """0-based line containing ``lf_view`` offset."""
+        import bisect
+
+        return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
+
+    def normalized(self, tier: str) -> list[str]:
+        if tier not in self._normalized:
+            key = _LINE_KEYS[tier]
+            self._normalized[tier] = [key(line) for line in self.lines]
+        return self._normalized[tier]
+
+    def index(self, tier: str) -> dict[str, list[int]]:
+        if tier not in self._indexes:
+            table: dict[str, list[int]] = {}
+            for i, key in enumerate(self.normalized(tier)):
+                table.setdefault(key, []).append(i)
+            self._indexes[tier] = table
+        return self._indexes[tier]
+
+
+def leading_ws(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def columns(indent: str) -> int:
+    """Width of an indent, a tab counting as ``TAB_COLUMNS`` columns up to the next stop."""
+    col = 0
+    for ch in indent:
+        col = (col // TAB_COLUMNS + 1) * TAB_COLUMNS if ch == "\t" else col + 1
+    return col
+
+
+def infer_indent_unit(lines: Iterable[str]) -> str:
+    """``"\\t"`` when tab-led indents dominate, else spaces: the smallest common step."""
+    tabs = spaces = 0
+    widths: dict[int, int] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        indent = leading_ws(line)
+        if not indent:
+            continue
+        if indent.startswith("\t"):
+            tabs += 1
+        else:
+            spaces += 1
+            widths[len(indent)] = widths.get(len(indent), 0) + 1
+    if tabs > spaces:
+        return "\t"
+    if not widths:
+        return "    "
+    for step in (2, 4, 8, 3):
+        if all(w % step == 0 for w in widths) and step <= min(widths):
+            best = step
+            if step == 2 and sum(n for w, n in widths.items() if w % 4 == 0) >= 0.8 * sum(
+                    widths.values()):
+                best = 4
+            return " " * best
+    return " " * min(widths)
+
+
+def unit_columns(unit: str) -> int:
+    return TAB_COLUMNS if unit == "\t" else max(len(unit), 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Line normalisations per tier
+
+
+def _rstrip(line: str) -> str:
+    return line.rstrip(" \t")
+
+
+def _strip(line: str) -> str:
+    return line.strip(" \t")
+
+
+def _collapse(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _typography(line: str) -> str:
+    return _collapse(unicodedata.normalize("NFC", line).translate(_TYPOGRAPHY))
+
+
+_LINE_KEYS: dict[str, Callable[[str], str]] = {
+    "exact": lambda line: line,
+    "trailing_whitespace": _rstrip,
+    "indentation": _strip,
+    "inner_whitespace": _collapse,
+    "typography": _typography,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests
+
+
+class Request:
+    """One edit after normalisation: old/new text (LF), hints and what was done to them."""
+
+    def __init__(self, old: str, new: str, *, start_line: int | None = None,
+                 end_line: int | None = None, occurrence: int | None = None,
+                 label: str = "") -> None:
+        self.old = old
+        self.new = new
+        self.start_line = start_line
+        self.end_line = end_line
+        self.occurrence = occurrence
+        self.label = label
+        self.transforms: list[str] = []
+
+
+def _lf(text: str) -> str:
+    text = text.removeprefix("\ufeff")
+    return text.replace("\r\n", "\n")
+
+
+def strip_line_numbers(text: str) -> tuple[str, int | None]:
+    """Remove ``cat -n``-style prefixes when every non-blank line has consecutive ones."""
+    lines = text.split("\n")
+    numbered = [(i, _LINE_NUMBER.match(line)) for i, line in enumerate(lines) if line.strip()]
+    if not numbered or any(m is None for _, m in numbered):
+        return text, None
+    numbers = [int(m.group(1)) for _, m in numbered if m is not None]
+    positions = [i for i, _ in numbered]
+    expected = [numbers[0] + (p - positions[0]) for p in positions]
+    if numbers != expected:
+        return text, None
+    out = []
+    for line in lines:
+        match = _LINE_NUMBER.match(line)
+        out.append(line[match.end():] if match and line.strip() else line)
+    return "\n".join(out), numbers[0]
+
+
+def has_placeholder(new: str, old: str) -> str | None:
+    """An omission placeholder line of ``new`` that ``old`` does not contain, if any."""
+    old_lines = {line.strip() for line in old.split("\n")}
+    for line in new.split("\n"):
+        if line.strip() and line.strip() not in old_lines and _PLACEHOLDER.search(line):
+            return line.strip()
+    return None
+
+
+def normalize_request(request: Request) -> Request:
+    old, new = _lf(request.old), _lf(request.new)
+    stripped, first = strip_line_numbers(old)
+    if first is not None and stripped != old:
+        old = stripped
+        new_stripped, new_first = strip_line_numbers(new)
+        if new_first is not None:
+            new = new_stripped
+        request.transforms.append("line_numbers_stripped")
+        if request.start_line is None:
+            request.start_line = first
+    request.old, request.new = old, new
+    return request
+
+
+def unescape_once(text: str) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[text[i + 1]])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidates
+
+
+class Candidate:
+    """A place the old text matches: lines [start, end) (0-based), optionally a char span."""
+
+    __slots__ = ("end", "span", "start", "tier")
+
+    def __init__(self, tier: str, start: int, end: int,
+                 span: tuple[int, int] | None = None) -> None:
+        self.tier = tier
+        self.start = start
+        self.end = end  # exclusive; start == end only for an empty match
+        self.span = span  # lf_view offsets, for exact (partial-line) matches
+
+    @property
+    def first_line(self) -> int:
+        return self.start + 1
+
+    @property
+    def last_line(self) -> int:
+        return max(self.end, self.start + 1)
+
+    def overlaps(self, other: Candidate) -> bool:
+        if self.span is not None and other.span is not None:
+            return self.span[0] < other.span[1] and other.span[0] < self.span[1]
+        return self.start < max(other.end, other.start + 1) and other.start < max(
+            self.end, self.start + 1)
+
+
+def find_exact(model: FileModel, old: str, limit: int = 1000) -> list[Candidate]:
+    """Every occurrence of ``old`` in the file, overlapping ones included."""
+    view = model.lf_view
+    found: list[Candidate] = []
+    pos = view.find(old)
+    while pos != -1 and len(found) < limit:
+        end = pos + len(old)
+        first = model.line_of(pos)
+        last = model.line_of(end - 1) if end > pos else first
+        found.append(Candidate("exact", first, last + 1, (pos, end)))
+        pos = view.find(old, pos + 1)
+    return found
+
+
+def _pattern_lines(old: str) -> list[str]:
+    lines = old.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _relative_depths(lines: list[str], unit: str) -> list[int | None]:
+    """Indent of each non-blank line relative to the first, in columns (blank lines: None)."""
+    base: int | None = None
+    out: list[int | None] = []
+    for line in lines:
+        if not line.strip():
+            out.append(None)
+            continue
+        col = columns(leading_ws(line))
+        if base is None:
+            base = col
+        out.append(col - base)
+    return out
+
+
+def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
+    """Whole-line windows equal to ``old`` under the tier's normalisation."""
+    pattern = _pattern_lines(old)
+    if not pattern or not any(line.strip() for line in pattern):
+        return []
+    key = _LINE_KEYS[tier]
+    keys = [key(line) for line in pattern]
+    if tier in {"inner_whitespace", "typography"}:
+        non_blank = [k for k in keys if k]
+        if len(non_blank) < 2 and sum(len(k.replace(" ", "")) for k in non_blank) < \
+                INNER_WS_SINGLE_LINE_MIN:
+            return []
+    index = model.index(tier)
+    normalized = model.normalized(tier)
+    # Anchor on the rarest non-blank pattern line.
+    anchor_pos, anchor_key = min(
+        ((i, k) for i, k in enumerate(keys) if k), key=lambda ik: len(index.get(ik[1], ())))
+    starts = [p - anchor_pos for p in index.get(anchor_key, ())]
+    n = len(pattern)
+    relative = tier in ("indentation", "inner_whitespace", "typography")
+    if relative:
+        old_unit = infer_indent_unit(pattern)
+        old_depths = _relative_depths(pattern, old_unit)
+        old_w = unit_columns(old_unit)
+        file_w = unit_columns(model.indent_unit)
+    found: list[Candidate] = []
+    for start in starts:
+        if start < 0 or start + n > len(model.lines):
+            continue
+        window = normalized[start:start + n]
+        if any(w != k and (k or w) for w, k in zip(window, keys, strict=True)):
+            continue
+        if relative:
+            depths = _relative_depths(model.lines[start:start + n], model.indent_unit)
+            if any((a is None) != (b is None) or (a is not None and b is not None
+                                                  and a * file_w != b * old_w)
+                   for a, b in zip(old_depths, depths, strict=True)):
+                continue
+        found.append(Candidate(tier, start, start + n))
+    return found
+
+
+def find_candidates(model: FileModel, old: str, tier: str) -> list[Candidate]:
+    if tier == "exact":
+        return find_exact(model, old)
+    return find_lines(model, old, tier)
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing among candidates
+
+
+def _hint_window(request: Request) -> tuple[int, int] | None:
+    if request.start_line is None and request.end_line is None:
+        return None
+    start = request.start_line or request.end_line or 1
+    end = request.end_line or start
+    slack = max(5, request.old.count("\n") + 1)
+    return start - slack, end + slack
+
+
+class Located:
+    """The outcome of locating one request."""
+
+    def __init__(self, candidate: Candidate, request: Request) -> None:
+        self.candidate = candidate
+        self.request = request
+        self.tier = candidate.tier
+        self.disambiguated_by: str | None = None
+        self.warnings: list[str] = []
+        self.unescaped = False
+        self.already_applied = False
+
+
+def _describe(model: FileModel, cand: Candidate, others: list[Candidate]) -> dict[str, Any]:
+    """A candidate with the nearest line above that tells it apart from the others."""
+    info: dict[str, Any] = {"start_line": cand.first_line, "end_line": cand.last_line}
+    offsets = [c.start - cand.start for c in others if c is not cand]
+    for distance in range(1, 40):
+        above = cand.start - distance
+        if above < 0:
+            break
+        text = model.lines[above]
+        if not text.strip():
+            continue
+        same = all(0 <= above + off < len(model.lines) and model.lines[above + off] == text
+                   for off in offsets)
+        if not same:
+            info["distinguishing_line"] = above + 1
+            info["distinguishing_text"] = text.strip()[:SNIPPET_CHARS]
+            break
+    return info
+
+
+def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candidate | None:
+    """Apply hints; return the one candidate, or raise ``ambiguous_match``."""
+    if len(cands) == 1:
+        return cands[0]
+    window = _hint_window(request)
+    chosen = cands
+    if request.occurrence is not None:
+        if request.occurrence > len(cands):
+            raise MatchError(
+                "no_match", f"occurrence {request.occurrence} asked, but old_text matches "
+                f"{len(cands)} place(s) ({cands[0].tier})",
+                hint=f"use an occurrence between 1 and {len(cands)}",
+                details={"candidates": [_describe(model, c, cands) for c in cands]})
+        return cands[request.occurrence - 1]
+    if window is not None:
+        lo, hi = window
+        chosen = [c for c in cands if c.last_line >= lo and c.first_line <= hi]
+        if len(chosen) == 1:
+            return chosen[0]
+        # Several within the slack: a hint naming a candidate's exact lines still decides.
+        exact = [c for c in chosen
+                 if (request.start_line is None or c.first_line == request.start_line)
+                 and (request.end_line is None or c.last_line == request.end_line)]
+        if len(exact) == 1:
+            return exact[0]
+        if not chosen:
+            chosen = cands
+    listed = sorted(chosen, key=lambda c: abs(c.first_line - (request.start_line or 0))
+                    if request.start_line else c.start)
+    described = [_describe(model, c, chosen) for c in listed[:MAX_CANDIDATES_LISTED]]
+    places = ", ".join(f"lines {d['start_line']}-{d['end_line']}" if d["start_line"] !=
+                       d["end_line"] else f"line {d['start_line']}" for d in described)
+    more = f" and {len(chosen) - MAX_CANDIDATES_LISTED} more" if len(chosen) > \
+        MAX_CANDIDATES_LISTED else ""
+    example = described[0]["start_line"]
+    raise MatchError(
+        "ambiguous_match",
+        f"{request.label}old_text matches {len(chosen)} places ({chosen[0].tier}): "
+        f"{places}{more}",
+        hint="add a line that appears only at the place you mean (see distinguishing_line in "
+        f"details), or pass start_line (e.g. start_line={example}) or occurrence",
+        details={"tier": chosen[0].tier, "count": len(chosen), "candidates": described})
+
+
+def locate(model: FileModel, request: Request) -> Located:
+    """Run the tier ladder for one normalised request."""
+    old = request.old
+    if old == "":
+        raise MatchError("no_match", f"{request.label}old_text is empty",
+                         hint="give the exact text to replace; to add text use write_append, "
+                         "or include a neighbouring line in old_text and new_text")
+    if not old.strip():
+        raise MatchError("no_match", f"{request.label}old_text is only whitespace, which "
+                         "cannot identify a place", hint="include the neighbouring lines")
+    attempts: list[tuple[str, str]] = [(old, "")]
+    if "\\" in old:
+        unescaped = unescape_once(old)
+        if unescaped != old:
+            attempts.append((unescaped, "unescape"))
+    for text, how in attempts:
+        for tier in TIERS:
+            cands = find_candidates(model, text, tier)
+            if not cands:
+                continue
+            if how:
+                request.transforms.append("unescaped")
+                request.old = text
+                request.new = unescape_once(request.new)
+            cand = choose(model, cands, request)
+            assert cand is not None
+            located = Located(cand, request)
+            located.unescaped = bool(how)
+            if len(cands) > 1:
+                located.disambiguated_by = "occurrence" if request.occurrence else "hint"
+            elif request.start_line is not None:
+                lo_hi = _hint_window(request)
+                if lo_hi and not (cand.last_line >= lo_hi[0] and cand.first_line <= lo_hi[1]):
+                    located.warnings.append(
+                        f"matched at line {cand.first_line}; the hint said "
+                        f"{request.start_line} (the content is unique, so it was applied there)")
+            if tier == "exact":
+                located.warnings += _near_duplicates(model, text, cand)
+            return located
+    raise diagnose(model, request)
+
+
+def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
+    pattern = [line for line in _pattern_lines(old) if line.strip()]
+    if len(pattern) < 2 and sum(len(p.strip()) for p in pattern) < INNER_WS_SINGLE_LINE_MIN:
+        return []
+    if cand.span is not None and (old.startswith("\n") is False and
+                                  cand.span[0] != model.line_starts[cand.start]):
+        return []  # a partial-line match: whole-line look-alikes are not comparable
+    others = [c for c in find_lines(model, old, "indentation") if c.start != cand.start]
+    if not others:
+        return []
+    where = ", ".join(f"{c.first_line}-{c.last_line}" for c in others[:3])
+    return [f"{len(others)} other block(s) match when indentation is ignored, at lines {where}; "
+            f"make sure you meant lines {cand.first_line}-{cand.last_line}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagnosing a miss
+
+
+def _visible(text: str) -> str:
+    return (text.replace("\t", "→").replace(" ", "·").replace("\r", "␍")
+            .replace("\u00a0", "⍽"))[:SNIPPET_CHARS]
+
+
+def diagnose(model: FileModel, request: Request) -> MatchError:
+    """``no_match`` with the closest candidate, the first divergence and a specific cause."""
+    old = request.old
+    pattern = _pattern_lines(old)
+    details: dict[str, Any] = {"tiers_tried": [*TIERS, *(["unescape"] if "\\" in old else [])]}
+    notes: list[str] = []
+    if "\\n" in old and "\n" not in old.strip("\n"):
+        notes.append("old_text contains literal backslash-n sequences (\\n) where the file has "
+                     "real line breaks; send real newlines")
+    closest = _closest(model, pattern)
+    hint = "copy the exact current text from the file (read it again) into old_text"
+    if closest is not None:
+        start, matched, score = closest
+        details["closest"] = {"start_line": start + 1,
+                              "end_line": min(start + len(pattern), len(model.lines)),
+                              "similarity": round(score, 2),
+                              "matching_lines": matched}
+        window = model.lines[start:start + len(pattern)]
+        differing = [i for i, (a, b) in enumerate(zip(pattern, window, strict=False))
+                     if _rstrip(a) != _rstrip(b)]
+        ws_only = [i for i in differing if _strip(pattern[i]) == _strip(window[i])]
+        if differing and len(ws_only) == len(differing) and len(window) == len(pattern):
+            notes.append(
+                f"only indentation differs, on {len(ws_only)} line(s), and not by one uniform "
+                f"shift: e.g. file line {start + ws_only[0] + 1} is indented "
+                f"`{_visible(leading_ws(window[ws_only[0]]))}`, yours "
+                f"`{_visible(leading_ws(pattern[ws_only[0]]))}`; copy the indentation from the "
+                "file")
+        if differing:
+            matched = differing[0]
+        if matched < len(pattern) and start + matched < len(model.lines):
+            old_line = pattern[matched]
+            file_line = model.lines[start + matched]
+            details["first_difference"] = {
+                "old_text_line": matched + 1, "old_text": old_line[:SNIPPET_CHARS],
+                "file_line": start + matched + 1, "file_text": file_line[:SNIPPET_CHARS]}
+            if _strip(old_line) == _strip(file_line) and old_line != file_line and not notes:
+                notes.append(f"only whitespace differs at file line {start + matched + 1}: "
+                             f"file `{_visible(leading_ws(file_line))}` vs yours "
+                             f"`{_visible(leading_ws(old_line))}`")
+            elif file_line.startswith(old_line.rstrip()) and matched == len(pattern) - 1:
+                notes.append(f"your old_text ends mid-line: file line {start + matched + 1} "
+                             f"continues with {file_line[len(old_line.rstrip()):][:60]!r}; "
+                             "include whole lines")
+            elif request.new and old_line.strip() and old_line.strip() in request.new and \
+                    old_line.strip() not in model.lf_view:
+                notes.append(f"line {matched + 1} of old_text looks like the result of your "
+                             "edit (it is in new_text but not in the file); old_text must show "
+                             "the file as it is now")
+        details["diff"] = _bounded_diff(pattern, model.lines[start:start + len(pattern) + 2],
+                                        start)
+        hint = (f"re-read lines {start + 1}-{start + len(pattern)} and copy them exactly as "
+                "old_text")
+    details["diagnosis"] = notes
+    where = ""
+    if closest is not None:
+        where = f"; closest: lines {closest[0] + 1}-{closest[0] + len(pattern)} " \
+                f"(similarity {closest[2]:.2f})"
+    message = f"{request.label}old_text was not found (tried: {', '.join(details['tiers_tried'])})"
+    message += where
+    if notes:
+        message += ". " + "; ".join(notes)
+    return MatchError("no_match", message, hint=hint, details=details)
+
+
+def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | None:
+    """(start, matching prefix lines, similarity) of the best window, or None."""
+    if not pattern or not model.lines:
+        return None
+    keys = [_typography(line) for line in pattern]
+    norm = model.normalized("typography")
+    index = model.index("typography")
+    best: tuple[int, int, float] | None = None
+    # 1. Longest exact-prefix window (normalised), anchored on each occurrence of a line.
+    for k_pos, key in enumerate(keys):
+        if not key:
+            continue
+        for pos in index.get(key, ())[:200]:
+            start = pos - k_pos
+            if start < 0:
+                continue
+            matched = 0
+            while matched < len(keys) and start + matched < len(norm) and \
+                    norm[start + matched] == keys[matched]:
+                matched += 1
+            score = _similarity(pattern, model.lines[start:start + len(pattern)])
+            if best is None or (matched, score) > (best[1], best[2]):
+                best = (start, matched, score)
+        if best is not None and best[1] > 0:
+            break
+    if best is not None:
+        return best
+    # 2. The most informative line, by single-line similarity.
+    informative = max(range(len(keys)), key=lambda i: len(keys[i]))
+    if not keys[informative]:
+        return None
+    close = difflib.get_close_matches(keys[informative], norm, n=1, cutoff=0.6)
+    if not close:
+        return None
+    pos = norm.index(close[0])
+    start = max(pos - informative, 0)
+    return start, 0, _similarity(pattern, model.lines[start:start + len(pattern)])
+
+
+def _similarity(a: list[str], b: list[str]) -> float:
+    return difflib.SequenceMatcher(None, "\n".join(a), "\n".join(b), autojunk=False).ratio()
+
+
+def _bounded_diff(pattern: list[str], window: list[str], start: int, limit: int = 40) -> str:
+    out = []
+    matcher = difflib.SequenceMatcher(None, pattern, window, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out.append(f"  {start + j1 + 1:>5} | {window[j1][:SNIPPET_CHARS]}" if i2 - i1 == 1
+                       else f"        ({i2 - i1} equal lines)")
+            continue
+        out += [f"- {'':>5} | {_visible(line) if _strip(line) == _strip(window[j1 + k]) else line[:SNIPPET_CHARS]}"  # noqa: E501
+                if j1 + k < j2 else f"- {'':>5} | {line[:SNIPPET_CHARS]}"
+                for k, line in enumerate(pattern[i1:i2])]
+        out += [f"+ {start + j + 1:>5} | {_visible(window[j]) if i1 + j - j1 < i2 and _strip(window[j]) == _strip(pattern[i1 + j - j1]) else window[j][:SNIPPET_CHARS]}"  # noqa: E501
+                for j in range(j1, j2)]
+    if len(out) > limit:
+        out = [*out[:limit], f"... ({len(out) - limit} more diff lines)"]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering a located edit into replacement lines
+
+
+class Edit:
+    """A located request turned into: replace file lines [start, end) with ``lines``."""
+
+    def __init__(self, located: Located, start: int, end: int, lines: list[tuple[str, str]],
+                 transforms: list[str]) -> None:
+        self.located = located
+        self.start = start
+        self.end = end
+        self.lines = lines  # (text, eol)
+        self.transforms = transforms
+
+
+def _region_eol(model: FileModel, start: int, end: int) -> str:
+    eols = {e for e in model.eols[start:end] if e}
+    return eols.pop() if len(eols) == 1 else model.majority_eol
+
+
+def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lines: list[str],
+           render_new: Callable[[str], str], ends_with_newline: bool) -> list[tuple[str, str]]:
+    """3-way line merge: old->new changes applied onto file lines [start, end).
+
+    Old line i corresponds to file line start+i (the line tiers are 1:1). Lines the request
+    left unchanged are emitted with the file's bytes and ending.
+    """
+    eol = _region_eol(model, start, end)
+    out: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out += [(model.lines[start + i], model.eols[start + i]) for i in range(i1, i2)]
+        else:
+            out += [(render_new(line), eol) for line in new_lines[j1:j2]]
+    if out:
+        # The last output line ends the way the edit says: without a newline it joins the
+        # next line (or ends the file without one); with one it keeps the file's ending.
+        last_eol = model.eols[end - 1] if end > start else ""
+        text, current = out[-1]
+        if not ends_with_newline:
+            out[-1] = (text, "")
+        elif current == "":
+            out[-1] = (text, last_eol or eol)
+    return out
+
+
+def _reindenter(model: FileModel, start: int, old_lines: list[str]) -> Callable[[str], str]:
+    """Re-indent a new line from old's indentation into the file's (T3-T6)."""
+    old_unit = infer_indent_unit(old_lines)
+    old_w = unit_columns(old_unit)
+    file_unit = model.indent_unit
+    old_base = next((columns(leading_ws(line)) for line in old_lines if line.strip()), 0)
+    first = next((i for i, line in enumerate(old_lines) if line.strip()), 0)
+    file_base = leading_ws(model.lines[start + first]) if start + first < len(model.lines) \
+        else ""
+
+    def render(line: str) -> str:
+        if not line.strip():
+            return ""
+        rel = columns(leading_ws(line)) - old_base
+        rel = max(rel, 0)
+        levels, rest = divmod(rel, old_w)
+        return file_base + file_unit * levels + " " * rest + line.lstrip(" \t")
+
+    return render
+
+
+def render_edit(model: FileModel, located: Located) -> Edit:
+    cand = located.candidate
+    request = located.request
+    transforms = list(request.transforms)
+    if cand.span is not None:  # exact: replace characters inside the affected lines
+        first = cand.start
+        last = cand.end
+        line_start = model.line_starts[first]
+        region_view = model.lf_view[line_start:model.line_starts[last]]
+        a, b = cand.span[0] - line_start, cand.span[1] - line_start
+        new_region = region_view[:a] + request.new + region_view[b:]
+        old_lines = region_view.split("\n")
+        new_lines = new_region.split("\n")
+        ends_nl = new_region.endswith("\n") or (new_region == "" and region_view.endswith("\n"))
+        if region_view.endswith("\n"):
+            old_lines.pop()
+        if new_region.endswith("\n"):
+            new_lines.pop()
+        if new_region == "":
+            new_lines = []
+        out = _merge(model, first, last, old_lines, new_lines, lambda s: s, ends_nl)
+        return Edit(located, first, last, out, transforms)
+    old_lines = _pattern_lines(request.old)
+    new_lines = _pattern_lines(request.new) if request.new else []
+    render: Callable[[str], str]
+    if cand.tier == "trailing_whitespace":
+        render = str
+    else:
+        render = _reindenter(model, cand.start, old_lines)
+        if render(old_lines[0] if old_lines else "") != (old_lines[0] if old_lines else ""):
+            transforms.append("reindented")
+    # Whole-line tiers keep the region's final-newline state.
+    out = _merge(model, cand.start, cand.end, old_lines, new_lines, render,
+                 model.eols[cand.end - 1] != "")
+    return Edit(located, cand.start, cand.end, out, transforms)
+
+
+def already_applied(model: FileModel, request: Request) -> Candidate | None:
+    """The new text is in the file once and the old text is not: nothing left to do."""
+    new = request.new
+    if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
+        return None
+    found = find_exact(model, new, limit=2)
+    if len(found) == 1:
+        return found[0]
+    return None
+
+
+def insertion_already_applied(model: FileModel, located: Located) -> bool:
+    """An insertion edit (new = old + added, or added + old) whose addition is already there."""
+    cand = located.candidate
+    old, new = located.request.old, located.request.new
+    if cand.span is None or not old or len(new) <= len(old):
+        return False
+    view = model.lf_view
+    a, b = cand.span
+    if new.startswith(old):
+        added = new[len(old):]
+        return len(added.strip()) > 0 and view.startswith(added, b)
+    if new.endswith(old):
+        added = new[: len(new) - len(old)]
+        return len(added.strip()) > 0 and view[:a].endswith(added)
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Applying several edits to one file
+
+
+class Applied:
+    """The new text of a file after all its edits, with per-edit reports."""
+
+    def __init__(self, text: str, reports: list[dict[str, Any]], changed: bool,
+                 warnings: list[str]) -> None:
+        self.text = text
+        self.reports = reports
+        self.changed = changed
+        self.warnings = warnings
+
+
+def apply_requests(text: str, requests: list[Request]) -> Applied:
+    """Locate every request against the original text, refuse overlaps, apply all or nothing."""
+    model = FileModel(text)
+    located: list[Located] = []
+    failures: list[tuple[int, MatchError]] = []
+    noops: list[int] = []
+    for i, request in enumerate(requests):
+        normalize_request(request)
+        try:
+            if request.old == request.new:
+                raise MatchError("no_change", f"{request.label}old_text and new_text are "
+                                 "identical", hint="nothing to do; send the text you want "
+                                 "instead as new_text")
+            placeholder = has_placeholder(request.new, request.old)
+            if placeholder is not None:
+                raise MatchError(
+                    "placeholder_in_new", f"{request.label}new_text contains the omission "
+                    f"placeholder {placeholder!r}, which is not in old_text",
+                    hint="write out the literal code: the edit replaces old_text with exactly "
+                    "new_text, so a placeholder would delete code")
+            try:
+                found = locate(model, request)
+            except MatchError as miss:
+                if miss.code != "no_match":
+                    raise
+                done = already_applied(model, request)
+                if done is None:
+                    raise
+                noops.append(i)
+                located.append(_noop(done, request))
+                continue
+            if insertion_already_applied(model, found):
+                noops.append(i)
+                found.already_applied = True
+            located.append(found)
+        except MatchError as err:
+            failures.append((i, err))
+    if failures:
+        raise _combine_failures(requests, failures, located)
+    edits = [render_edit(model, loc) for loc in located if not loc.already_applied]
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for prev, nxt in itertools.pairwise(ordered):
+        if nxt.start < prev.end or (nxt.start == prev.end and prev.start == prev.end):
+            a, b = prev.located.request, nxt.located.request
+            raise MatchError(
+                "overlapping_edits",
+                f"{a.label or 'an edit'} (lines {prev.start + 1}-{prev.end}) overlaps "
+                f"{b.label or 'another edit'} (lines {nxt.start + 1}-{nxt.end})",
+                hint="merge them into one edit covering both places",
+                details={"edits": [{"label": a.label, "start_line": prev.start + 1,
+                                    "end_line": prev.end},
+                                   {"label": b.label, "start_line": nxt.start + 1,
+                                    "end_line": nxt.end}]})
+    pieces: list[str] = []
+    cursor = 0
+    for edit in ordered:
+        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
+        pieces += [line + eol for line, eol in edit.lines]
+        cursor = edit.end
+    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
+    new_text = "".join(pieces)
+    _check_outside_unchanged(model, ordered, new_text)
+    reports = []
+    warnings: list[str] = []
+    for loc in located:
+        cand = loc.candidate
+        report: dict[str, Any] = {
+            "label": loc.request.label.strip(": ") or None,
+            "start_line": cand.first_line, "end_line": cand.last_line,
+            "matched_with": "already_applied" if loc.already_applied else (
+                "unescape" if loc.unescaped else cand.tier),
+            "transforms": list(loc.request.transforms),
+            "disambiguated_by": loc.disambiguated_by,
+        }
+        reports.append(report)
+        warnings += [f"{loc.request.label}{w}" for w in loc.warnings]
+    return Applied(new_text, reports, new_text != text, warnings)
+
+
+def _noop(cand: Candidate, request: Request) -> Located:
+    loc = Located(cand, request)
+    loc.already_applied = True
+    loc.warnings.append(f"new_text is already present at lines {cand.first_line}-"
+                        f"{cand.last_line} and old_text is not: nothing to do")
+    return loc
+
+
+def _check_outside_unchanged(model: FileModel, edits: list[Edit], new_text: str) -> None:
+    """MATCHING I3: bytes before the first and after the last edited line are untouched."""
+    if not edits:
+        return
+    original = model.text
+    head = "".join(model.lines[i] + model.eols[i] for i in range(edits[0].start))
+    tail = "".join(model.lines[i] + model.eols[i] for i in range(edits[-1].end,
+                                                                   len(model.lines)))
+    if not (original.startswith(head) and new_text.startswith(head) and
+            original.endswith(tail) and new_text.endswith(tail)):
+        raise AssertionError("edit would change bytes outside the matched region")
+
+
+def _combine_failures(requests: list[Request], failures: list[tuple[int, MatchError]],
+                      located: list[Located]) -> MatchError:
+    if len(requests) == 1:
+        return failures[0][1]
+    first_index, first = failures[0]
+    per_patch: list[dict[str, Any]] = []
+    failed = dict(failures)
+    ok_iter = iter(located)
+    for i in range(len(requests)):
+        if i in failed:
+            err = failed[i]
+            per_patch.append({"index": i, "status": "failed", "code": err.code,
+                              "message": err.message, "details": err.details})
+        else:
+            loc = next(ok_iter)
+            per_patch.append({"index": i, "status": "ok", "start_line": loc.candidate.first_line,
+                              "end_line": loc.candidate.last_line,
+                              "matched_with": loc.candidate.tier})
+    summary = "; ".join(f"patches[{i}]: {err.message}" for i, err in failures)
+    return MatchError(
+        first.code,
+        f"no changes written ({len(requests) - len(failures)} of {len(requests)} patches "
+        f"located; all-or-nothing): {summary}",
+        hint=f"fix only the failed patch(es) ({', '.join(f'patches[{i}]' for i, _ in failures)})"
+        f" and resend all {len(requests)}; {first.hint}",
+        details={"patches": per_patch, "failed": [i for i, _ in failures],
+                 "first_failure": first_index})
+
+
+def replace_all(text: str, request: Request, expected_count: int | None) -> Applied:
+    """Replace every occurrence (exact, else trailing-whitespace tier only)."""
+    model = FileModel(text)
+    normalize_request(request)
+    if request.old == request.new:
+        raise MatchError("no_change", "old_text and new_text are identical",
+                         hint="nothing to do")
+    if not request.old:
+        raise MatchError("no_match", "old_text is empty", hint="give the text to replace")
+    view = model.lf_view
+    count = 0
+    pieces: list[str] = []
+    cursor = 0
+    pos = view.find(request.old)
+    starts = []
+    while pos != -1:
+        pieces.append(view[cursor:pos])
+        pieces.append(request.new)
+        starts.append(pos)
+        cursor = pos + len(request.old)
+        count += 1
+        pos = view.find(request.old, cursor)
+    tier = "exact"
+    if count == 0:
+        cands = find_lines(model, request.old, "trailing_whitespace")
+        if not cands:
+            raise diagnose(model, request)
+        tier = "trailing_whitespace"
+        return _replace_line_candidates(model, text, request, cands, expected_count)
+    if expected_count is not None and count != expected_count:
+        raise MatchError("ambiguous_match", f"old_text occurs {count} times, expected "
+                         f"{expected_count}", hint="check the count, or make old_text more "
+                         "specific", details={"count": count, "expected_count": expected_count,
+                                              "lines": [model.line_of(s) + 1 for s in starts]})
+    pieces.append(view[cursor:])
+    new_view = "".join(pieces)
+    new_text = _restore_eols(model, new_view)
+    reports = [{"start_line": model.line_of(s) + 1, "end_line": model.line_of(
+        s + max(len(request.old) - 1, 0)) + 1, "matched_with": tier} for s in starts]
+    return Applied(new_text, reports, new_text != text, [])
+
+
+def _replace_line_candidates(model: FileModel, text: str, request: Request,
+                             cands: list[Candidate], expected_count: int | None) -> Applied:
+    if expected_count is not None and len(cands) != expected_count:
+        raise MatchError("ambiguous_match", f"old_text occurs {len(cands)} times (ignoring "
+                         f"trailing whitespace), expected {expected_count}",
+                         hint="check the count", details={"count": len(cands)})
+    chosen: list[Candidate] = []
+    for cand in cands:
+        if not chosen or cand.start >= chosen[-1].end:
+            chosen.append(cand)
+    requests = []
+    pieces: list[str] = []
+    cursor = 0
+    for cand in chosen:
+        loc = Located(cand, request)
+        edit = render_edit(model, loc)
+        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
+        pieces += [line + eol for line, eol in edit.lines]
+        cursor = edit.end
+        requests.append({"start_line": cand.first_line, "end_line": cand.last_line,
+                         "matched_with": cand.tier})
+    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
+    new_text = "".join(pieces)
+    return Applied(new_text, requests, new_text != text, [])
+
+
+def _restore_eols(model: FileModel, new_view: str) -> str:
+    """Map an edited LF view back to the file's line endings with a line merge."""
+    new_model_lines = new_view.split("\n")
+    ends_nl = new_view.endswith("\n")
+    if ends_nl:
+        new_model_lines.pop()
+    old_lines = list(model.lines)
+    out = _merge(model, 0, len(model.lines), old_lines, new_model_lines, lambda s: s,
+                 ends_nl or not model.lines)
+    if not ends_nl and out:
+        out[-1] = (out[-1][0], "")
+    return "".join(line + eol for line, eol in out)
+
+
+def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
+    a = before.splitlines(keepends=True)
+    b = after.splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context)
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

@@ -1,0 +1,170 @@
+"""Replace text in a file: find old_text (tolerantly, never ambiguously), put new_text there.
+
+Give ``old_text`` and ``new_text`` for one edit, or ``patches: [{old_text, new_text, start_line?,
+end_line?}]`` for several: they are all located against the original file, overlaps are refused,
+and nothing is written unless every one applies. ``old_text`` must identify exactly one place:
+copy it from a read (line-number prefixes from ``read_file --format text`` are stripped). When it
+matches several places the call is refused and every candidate is listed with a line that tells
+it apart; add context, or pass ``start_line``/``end_line`` (a hint that only chooses among equal
+candidates) or ``occurrence``. ``replace_all: true`` replaces every exact occurrence
+(``expected_count`` refuses when the count differs). ``dry_run: true`` returns the diff without
+writing. Pass the ``sha256`` of your last read as ``expected_sha256`` to refuse if the file
+changed.
+
+Matching tiers, strictest first, stopping at the first that finds anything: exact,
+trailing_whitespace, indentation (new text is re-indented into the file's indentation),
+inner_whitespace, typography (curly quotes, dashes, odd spaces), and the same again with one level
+of backslash escapes removed (``unescape``). Lines you did not change keep the file's exact bytes;
+line endings (per line), BOM, encoding and final newline are preserved; replacement text is
+literal (``$1``, ``\\1`` are written as they are). An edit that is already applied (new_text
+present, old_text absent) succeeds with ``changed: false``. The result reports ``matched_with``,
+the line range, transformations and warnings, and a unified diff.
+
+Failure modes: ``no_match`` (with the closest candidate, the first differing line, a bounded diff
+with visible whitespace and a specific diagnosis), ``ambiguous_match`` (every candidate listed),
+``overlapping_edits``, ``no_change`` (old_text equals new_text), ``placeholder_in_new`` (new_text
+contains ``// ... rest of code`` or similar that old_text lacks), ``encoding_error``,
+``stale_file``, ``binary_file``, ``not_found``, ``invalid_arguments`` (both or neither of
+old_text and patches).
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.editing import edit_file_text
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.context import Context
+    from zbtools.core.matching import Applied
+
+PATH_ALIASES = ("file_path", "filepath", "filename")
+OLD_ALIASES = ("old_string", "old_str")
+NEW_ALIASES = ("new_string", "new_str")
+
+
+class Patch(Struct):
+    old_text: str = field(aliases=OLD_ALIASES, help="Text to find (must identify one place)")
+    new_text: str = field(aliases=NEW_ALIASES, help="Replacement text")
+    start_line: int | None = field(default=None, minimum=1,
+                                   help="Hint: the line where old_text starts")
+    end_line: int | None = field(default=None, minimum=1,
+                                 help="Hint: the line where old_text ends")
+    occurrence: int | None = field(default=None, minimum=1,
+                                   help="Pick the n-th of several equal candidates")
+
+
+class Params(Struct):
+    path: str = field(aliases=PATH_ALIASES, help="File to edit")
+    old_text: str | None = field(default=None, aliases=OLD_ALIASES,
+                                 help="Text to find (must identify one place)")
+    new_text: str | None = field(default=None, aliases=NEW_ALIASES, help="Replacement text")
+    patches: list[Patch] | None = field(default=None, aliases=("edits",),
+                                        help="Several edits, applied all or nothing")
+    start_line: int | None = field(default=None, minimum=1,
+                                   help="Hint: the line where old_text starts")
+    end_line: int | None = field(default=None, minimum=1,
+                                 help="Hint: the line where old_text ends")
+    occurrence: int | None = field(default=None, minimum=1,
+                                   help="Pick the n-th of several equal candidates")
+    replace_all: bool = field(default=False, help="Replace every exact occurrence")
+    expected_count: int | None = field(default=None, minimum=0,
+                                       help="With replace_all: refuse unless exactly this many")
+    dry_run: bool = field(default=False, help="Report the diff without writing")
+    expected_sha256: str | None = field(
+        default=None, help="Refuse with stale_file unless the file's current sha256 is this")
+
+
+class Result(Struct):
+    path: str = field(help="The file, relative to the workspace root")
+    changed: bool = field(help="False when the edit was already applied")
+    matched_with: str = field(help="Tier of the (first) edit: exact, indentation, ...")
+    start_line: int = field(help="First line of the (first) matched region, original file")
+    end_line: int = field(help="Last line of the (first) matched region, original file")
+    edits: list[dict[str, Any]] = field(help="Per edit: lines, tier, transforms")
+    replacements: int = field(help="Number of places replaced")
+    diff: str = field(help="Unified diff of the change")
+    sha256: str = field(help="SHA-256 of the file after the edit (or as it would be)")
+    dry_run: bool = field(help="Nothing was written")
+
+
+def _requests(params: Params) -> list[Any]:
+    from zbtools.core.matching import Request
+
+    single = params.old_text is not None or params.new_text is not None
+    if single and params.patches is not None:
+        raise ToolError("invalid_arguments", "give either old_text/new_text or patches, not both",
+                        hint="put every edit in patches, or send one edit")
+    if params.patches is not None:
+        if not params.patches:
+            raise ToolError("invalid_arguments", "patches is empty",
+                            hint="give at least one {old_text, new_text}")
+        return [Request(p.old_text, p.new_text, start_line=p.start_line, end_line=p.end_line,
+                        occurrence=p.occurrence, label=f"patches[{i}]: ")
+                for i, p in enumerate(params.patches)]
+    if params.old_text is None or params.new_text is None:
+        missing = "old_text" if params.old_text is None else "new_text"
+        raise ToolError("invalid_arguments", f"missing {missing}",
+                        hint="give old_text and new_text, or patches",
+                        details={"problems": [{"problem": "missing_argument",
+                                               "argument": missing,
+                                               "message": f"missing {missing}"}]})
+    return [Request(params.old_text, params.new_text, start_line=params.start_line,
+                    end_line=params.end_line, occurrence=params.occurrence)]
+
+
+def run(params: Params, ctx: Context) -> Result:
+    from zbtools.core import matching
+
+    requests = _requests(params)
+    if params.replace_all and len(requests) != 1:
+        raise ToolError("invalid_arguments", "replace_all works with one old_text/new_text",
+                        hint="send one edit with replace_all, or several patches without it")
+
+    def compute(text: str) -> Applied:
+        if params.replace_all:
+            return matching.replace_all(text, requests[0], params.expected_count)
+        return matching.apply_requests(text, requests)
+
+    outcome = edit_file_text(ctx, params.path, compute, [r.new for r in requests],
+                             expected_sha256=params.expected_sha256, dry_run=params.dry_run)
+    for warning in outcome.applied.warnings:
+        ctx.warn(warning)
+    reports = outcome.applied.reports
+    first: dict[str, Any] = reports[0] if reports else {
+        "start_line": 0, "end_line": 0, "matched_with": "none"}
+    tiers = {r["matched_with"] for r in reports}
+    return Result(
+        path=outcome.path, changed=outcome.changed,
+        matched_with=first["matched_with"] if len(tiers) == 1 else "mixed",
+        start_line=first["start_line"], end_line=first["end_line"], edits=reports,
+        replacements=len(reports), diff=outcome.diff, sha256=outcome.sha256,
+        dry_run=params.dry_run,
+    )
+
+
+def render(result: Result) -> str:
+    if not result.changed:
+        return f"{result.path}: already as requested; nothing changed\n"
+    verb = "Would edit" if result.dry_run else "Edited"
+    places = ", ".join(f"lines {e['start_line']}-{e['end_line']} ({e['matched_with']})"
+                       for e in result.edits[:10])
+    more = f" and {len(result.edits) - 10} more" if len(result.edits) > 10 else ""
+    return f"{verb} {result.path}: {places}{more}\n{result.diff}"
+
+
+TOOL = ToolSpec(
+    name="apply_edit",
+    aliases=("apply_patch",),
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    destructive=True,
+    category="edit",
+)

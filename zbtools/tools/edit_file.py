@@ -1,0 +1,67 @@
+"""Replace old_content with new_content in a file (the legacy search/replace tool of seed 001).
+
+The same engine as apply_edit: ``old_content`` must identify exactly one place, matched exactly or
+with tolerance for whitespace, indentation, typography and escaping, never ambiguously; the rest
+of the file keeps its bytes. Pass ``expected_sha256`` to refuse if the file changed since your
+read, ``dry_run: true`` to see the diff without writing.
+
+Failure modes: ``no_match`` (with the closest candidate and what differs), ``ambiguous_match``
+(every candidate listed; add context), ``no_change``, ``placeholder_in_new``,
+``encoding_error``, ``stale_file``, ``binary_file``, ``not_found``.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.args import Struct, field
+from zbtools.core.editing import edit_file_text
+from zbtools.registry import ToolSpec
+from zbtools.tools.apply_edit import PATH_ALIASES
+from zbtools.tools.apply_edit import Result as ApplyResult
+from zbtools.tools.apply_edit import render as render_apply
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.context import Context
+    from zbtools.core.matching import Applied
+
+
+class Params(Struct):
+    path: str = field(aliases=PATH_ALIASES, help="File to edit")
+    old_content: str = field(aliases=("old", "from"), help="Text to find")
+    new_content: str = field(aliases=("new", "to"), help="Replacement text")
+    dry_run: bool = field(default=False, help="Report the diff without writing")
+    expected_sha256: str | None = field(
+        default=None, help="Refuse with stale_file unless the file's current sha256 is this")
+
+
+def run(params: Params, ctx: Context) -> ApplyResult:
+    from zbtools.core import matching
+
+    request = matching.Request(params.old_content, params.new_content)
+
+    def compute(text: str) -> Applied:
+        return matching.apply_requests(text, [request])
+
+    outcome = edit_file_text(ctx, params.path, compute, [params.new_content],
+                             expected_sha256=params.expected_sha256, dry_run=params.dry_run)
+    for warning in outcome.applied.warnings:
+        ctx.warn(warning)
+    report = outcome.applied.reports[0]
+    return ApplyResult(
+        path=outcome.path, changed=outcome.changed, matched_with=report["matched_with"],
+        start_line=report["start_line"], end_line=report["end_line"],
+        edits=outcome.applied.reports, replacements=1, diff=outcome.diff,
+        sha256=outcome.sha256, dry_run=params.dry_run,
+    )
+
+
+TOOL = ToolSpec(
+    name="edit_file",
+    doc=__doc__,
+    params=Params,
+    result=ApplyResult,
+    run=run,
+    render_text=render_apply,
+    destructive=True,
+    category="edit",
+)
