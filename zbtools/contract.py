@@ -72,6 +72,11 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "no_change": (ExitCode.TOOL_FAILED, "old and new text are identical: nothing to do"),
     "placeholder_in_new": (ExitCode.TOOL_FAILED,
                            "the new text contains an omission placeholder such as '// ...'"),
+    "ambiguous_scope": (ExitCode.TOOL_FAILED, "a @@ scope line of a patch matches several places"),
+    "anchor_required": (ExitCode.TOOL_FAILED,
+                        "a patch hunk only adds lines and has no context to place them"),
+    "patch_parse_error": (ExitCode.USAGE, "the patch is neither a valid unified diff nor a "
+                          "Codex patch"),
     "outside_workspace": (
         ExitCode.SAFETY,
         "the path resolves outside the workspace (.., absolute path, symlink, NUL byte)",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from zbtools.core.context import Context
     from zbtools.core.matching import Applied
+    from zbtools.core.workspace import Resolved
 
 MAX_EDIT_BYTES = 256 * 1024 * 1024
 
@@ -86,3 +87,207 @@ def _display(text: str, decoded: Any) -> str:
     if not decoded.invalid_utf8:
         return text
     return str(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-file patches
+
+
+class FileChange:
+    """One file of a patch: what it was, what it becomes, and how to undo it."""
+
+    def __init__(self, shown: str, action: str) -> None:
+        self.shown = shown
+        self.action = action  # updated | created | deleted | renamed
+        self.res: Resolved | None = None
+        self.dest: Resolved | None = None
+        self.rel = shown
+        self.dest_rel: str | None = None
+        self.before: bytes | None = None
+        self.after: bytes | None = None
+        self.mode: int | None = None
+        self.reports: list[dict[str, Any]] = []
+        self.diff = ""
+        self.done = False
+
+    def close(self) -> None:
+        for res in (self.res, self.dest):
+            if res is not None:
+                res.close()
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.rel, "action": self.action,
+                               "edits": len(self.reports)}
+        if self.dest_rel is not None:
+            out["destination"] = self.dest_rel
+        return out
+
+
+class PatchOutcome:
+    def __init__(self, changes: list[FileChange], dry_run: bool) -> None:
+        self.changes = changes
+        self.dry_run = dry_run
+
+
+def _label(change_path: str, count: int) -> str:
+    return f"{change_path}: " if count > 1 else ""
+
+
+def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
+    import stat as stat_module
+
+    from zbtools.core.matching import MatchError, apply_requests, unified_diff
+    from zbtools.core.patching import hunk_requests
+
+    if patch.kind == "add":
+        change = FileChange(shown, "created")
+        change.res = ctx.workspace.resolve(shown, create_parents=True)
+        if change.res.exists:
+            raise ToolError("already_exists", f"{shown}: the patch adds this file, but it "
+                            "exists", hint="use an Update section (or a diff with context) to "
+                            "change an existing file", details={"path": shown})
+        text = "\n".join(patch.add_lines) + ("" if patch.add_no_newline or not patch.add_lines
+                                             else "\n")
+        change.after = text.encode("utf-8")
+        change.rel = change.res.rel
+        change.diff = unified_diff(change.rel, "", text)
+        return change
+    change = FileChange(shown, "deleted" if patch.kind == "delete" else "updated")
+    change.res = ctx.workspace.resolve(shown)
+    data = read_bytes(change.res, max_bytes=MAX_EDIT_BYTES, shown=shown)
+    assert change.res.st is not None
+    change.mode = stat_module.S_IMODE(change.res.st.st_mode)
+    change.before = data
+    change.rel = change.res.rel
+    decoded = decode(data, shown=shown)
+    if patch.kind == "delete":
+        if patch.hunks:
+            expected = [line for h in patch.hunks for line in h.old]
+            actual = decoded.text.replace("\r\n", "\n").split("\n")
+            if actual and actual[-1] == "":
+                actual.pop()
+            if [a.rstrip() for a in actual] != [e.rstrip() for e in expected]:
+                raise ToolError("no_match", f"{label}the patch deletes {shown}, but the file's "
+                                "content differs from the lines the patch removes",
+                                hint="read the file again; delete it with delete_file if that is "
+                                "still intended")
+        change.diff = unified_diff(change.rel, decoded.display_text(), "")
+        return change
+    try:
+        requests = hunk_requests(patch, label)
+        check_new_text([r.new for r in requests], decoded.invalid_utf8, shown)
+        applied = apply_requests(decoded.text, requests) if requests else None
+    except MatchError as err:
+        raise to_tool_error(err) from None
+    new_text = applied.text if applied is not None else decoded.text
+    change.after = decoded.encode(new_text)
+    change.reports = applied.reports if applied is not None else []
+    for warning in applied.warnings if applied is not None else []:
+        ctx.warn(warning)
+    if patch.new_path is not None:
+        change.action = "renamed"
+        change.dest = ctx.workspace.resolve(patch.new_path, follow_last=False,
+                                            create_parents=True)
+        if change.dest.exists:
+            raise ToolError("already_exists", f"{patch.new_path}: the patch moves {shown} "
+                            "there, but it exists", details={"path": patch.new_path})
+        change.dest_rel = change.dest.rel
+    change.diff = unified_diff(change.rel, decoded.display_text(),
+                               _display(new_text, decoded))
+    return change
+
+
+def _commit(change: FileChange) -> None:
+    import os
+
+    assert change.res is not None
+    if change.action == "created":
+        assert change.after is not None
+        change.res.ensure_parents()
+        atomic_write(change.res, change.after, create_only=True, shown=change.shown)
+    elif change.action == "deleted":
+        assert change.res.name is not None
+        try:
+            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+        except OSError as exc:
+            from zbtools.core.workspace import os_error
+
+            raise os_error(exc, change.shown) from exc
+    elif change.action == "updated":
+        assert change.after is not None and change.before is not None
+        if change.after != change.before:
+            atomic_write(change.res, change.after, expected_sha256=sha256_hex(change.before),
+                         shown=change.shown)
+    else:  # renamed
+        assert change.dest is not None and change.after is not None
+        change.dest.ensure_parents()
+        atomic_write(change.dest, change.after, create_only=True, mode=change.mode,
+                     shown=change.dest_rel or change.shown)
+        if change.mode is not None and change.dest.name is not None:
+            os.chmod(change.dest.name, change.mode, dir_fd=change.dest.dir_fd)
+        assert change.res.name is not None
+        os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+    change.done = True
+
+
+def _rollback(change: FileChange) -> None:
+    """Best effort: put a committed change back (the originals are held in memory)."""
+    import os
+
+    assert change.res is not None
+    try:
+        if change.action == "created" and change.res.name is not None:
+            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+            change.res.rollback_parents()
+        elif change.action == "deleted" and change.before is not None:
+            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
+        elif change.action == "updated" and change.before is not None:
+            atomic_write(change.res, change.before)
+        elif change.action == "renamed" and change.before is not None:
+            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
+            if change.dest is not None and change.dest.name is not None:
+                os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
+                change.dest.rollback_parents()
+    except (OSError, ToolError):
+        pass
+
+
+def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
+                     dry_run: bool) -> PatchOutcome:
+    """Parse a unified diff or Codex patch, validate every file, then write them all."""
+    from zbtools.core.matching import MatchError
+    from zbtools.core.patching import parse_patch
+
+    try:
+        patches = parse_patch(text)
+    except MatchError as err:
+        raise to_tool_error(err) from None
+    for patch in patches:
+        if patch.path == "":
+            if default_path is None:
+                raise ToolError("invalid_arguments", "the patch has hunks but no file headers",
+                                hint="give path, or add --- a/FILE / +++ b/FILE headers")
+            patch.path = default_path
+    names = [p.path for p in patches]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ToolError("patch_parse_error", f"the patch names {duplicates[0]} more than once",
+                        hint="merge its hunks into one section")
+    changes: list[FileChange] = []
+    try:
+        for patch in patches:
+            changes.append(_prepare(ctx, patch, patch.path, _label(patch.path, len(patches))))
+        if dry_run:
+            return PatchOutcome(changes, True)
+        try:
+            for change in changes:
+                _commit(change)
+        except BaseException:
+            for change in reversed(changes):
+                if change.done:
+                    _rollback(change)
+            raise
+        return PatchOutcome(changes, False)
+    finally:
+        for change in changes:
+            change.close()

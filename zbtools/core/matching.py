@@ -260,6 +260,9 @@ class Request:
         self.occurrence = occurrence
         self.label = label
         self.transforms: list[str] = []
+        self.scopes: list[str] = []  # "@@ def foo():" lines narrowing the search, outermost first
+        self.insert_at: int | None = None  # pure insertion before this 0-based line
+        self.insert_after_scope = False  # pure insertion right after the (last) scope line
 
 
 def _lf(text: str) -> str:
@@ -528,9 +531,82 @@ def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candid
         details={"tier": chosen[0].tier, "count": len(chosen), "candidates": described})
 
 
+def _find_scope_line(model: FileModel, scope: str, lo: int, hi: int,
+                     request: Request) -> int:
+    """The one line in [lo, hi) matching ``scope`` (T1-T5 on whole lines), else refuse."""
+    for tier in TIERS:
+        if tier == "exact":
+            hits = [i for i in range(lo, hi) if model.lines[i] == scope]
+        else:
+            target = _LINE_KEYS[tier](scope)
+            normalized = model.normalized(tier)
+            hits = [i for i in range(lo, hi) if normalized[i] == target]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise MatchError(
+                "ambiguous_scope", f"{request.label}scope line {scope!r} occurs "
+                f"{len(hits)} times (lines {', '.join(str(h + 1) for h in hits[:8])})",
+                hint="add an outer scope line (e.g. the enclosing class) or more context",
+                details={"scope": scope, "lines": [h + 1 for h in hits]})
+    raise MatchError("no_match", f"{request.label}scope line {scope!r} was not found",
+                     hint="copy the enclosing line (def/class/function header) exactly",
+                     details={"scope": scope})
+
+
+_CLOSERS = ("}", "};", "},", "end", ")", "]", "});", "fi", "done", "esac")
+
+
+def _block_end(model: FileModel, line: int, hi: int) -> int:
+    """End (exclusive) of the block a scope line opens: the lines indented deeper than it.
+
+    A closing bracket at the scope's own indent belongs to the block. When no deeper line
+    follows (a brace on its own line, a one-liner), the next 200 lines are the block.
+    """
+    base = columns(leading_ws(model.lines[line]))
+    deeper_seen = False
+    for i in range(line + 1, hi):
+        text = model.lines[i]
+        if not text.strip():
+            continue
+        if columns(leading_ws(text)) > base:
+            deeper_seen = True
+            continue
+        if not deeper_seen:
+            if text.strip() in ("{", "do", "then", "begin"):
+                continue
+            return min(line + 200, hi)
+        return i + 1 if text.strip() in _CLOSERS else i
+    return hi
+
+
+def scope_window(model: FileModel, request: Request) -> tuple[int, int, int | None]:
+    """(lo, hi, last scope line) the request's ``@@`` scope lines narrow the search to."""
+    lo, hi, last = 0, len(model.lines), None
+    for scope in request.scopes:
+        found = _find_scope_line(model, scope, lo, hi, request)
+        last = found
+        lo, hi = found, _block_end(model, found, hi)
+    return lo, hi, last
+
+
 def locate(model: FileModel, request: Request) -> Located:
     """Run the tier ladder for one normalised request."""
     old = request.old
+    if request.insert_at is not None or request.insert_after_scope:
+        at = request.insert_at
+        tier = "line_number"
+        if request.insert_after_scope:
+            _, _, last = scope_window(model, request)
+            assert last is not None
+            at, tier = last + 1, "scope"
+        assert at is not None
+        at = min(max(at, 0), len(model.lines))
+        return Located(Candidate(tier, at, at), request)
+    window: tuple[int, int] | None = None
+    if request.scopes:
+        lo, hi, _ = scope_window(model, request)
+        window = (lo, hi)
     if old == "":
         raise MatchError("no_match", f"{request.label}old_text is empty",
                          hint="give the exact text to replace; to add text use write_append, "
@@ -546,6 +622,8 @@ def locate(model: FileModel, request: Request) -> Located:
     for text, how in attempts:
         for tier in TIERS:
             cands = find_candidates(model, text, tier)
+            if window is not None:
+                cands = [c for c in cands if window[0] <= c.start and c.end <= window[1]]
             if not cands:
                 continue
             if how:
@@ -793,6 +871,17 @@ def render_edit(model: FileModel, located: Located) -> Edit:
     cand = located.candidate
     request = located.request
     transforms = list(request.transforms)
+    if cand.tier in ("line_number", "scope"):  # a pure insertion before line cand.start
+        new_lines = _pattern_lines(request.new)
+        eol = model.majority_eol
+        at = cand.start
+        if at == len(model.lines) and model.lines and model.eols[-1] == "":
+            # Appending to a file without a final newline: end the old last line, and keep
+            # the file's "no final newline" state on the new last line.
+            out = [(model.lines[-1], eol)] + [(line, eol) for line in new_lines]
+            out[-1] = (out[-1][0], "")
+            return Edit(located, at - 1, at, out, transforms)
+        return Edit(located, at, at, [(line, eol) for line in new_lines], transforms)
     if cand.span is not None:  # exact: replace characters inside the affected lines
         first = cand.start
         last = cand.end

@@ -59,7 +59,8 @@ class Patch(Struct):
 
 
 class Params(Struct):
-    path: str = field(aliases=PATH_ALIASES, help="File to edit")
+    path: str | None = field(default=None, aliases=PATH_ALIASES,
+                             help="File to edit (optional with a patch that names its files)")
     old_text: str | None = field(default=None, aliases=OLD_ALIASES,
                                  help="Text to find (must identify one place)")
     new_text: str | None = field(default=None, aliases=NEW_ALIASES, help="Replacement text")
@@ -74,6 +75,8 @@ class Params(Struct):
     replace_all: bool = field(default=False, help="Replace every exact occurrence")
     expected_count: int | None = field(default=None, minimum=0,
                                        help="With replace_all: refuse unless exactly this many")
+    patch: str | None = field(default=None, aliases=("diff", "input"),
+                              help="A unified diff or a Codex *** Begin Patch envelope")
     dry_run: bool = field(default=False, help="Report the diff without writing")
     expected_sha256: str | None = field(
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
@@ -90,6 +93,8 @@ class Result(Struct):
     diff: str = field(help="Unified diff of the change")
     sha256: str = field(help="SHA-256 of the file after the edit (or as it would be)")
     dry_run: bool = field(help="Nothing was written")
+    files: list[dict[str, Any]] = field(help="Per file: path, action (updated, created, "
+                                        "deleted, renamed), edits")
 
 
 def _requests(params: Params) -> list[Any]:
@@ -117,9 +122,45 @@ def _requests(params: Params) -> list[Any]:
                     end_line=params.end_line, occurrence=params.occurrence)]
 
 
+def _run_patch(params: Params, ctx: Context) -> Result:
+    from zbtools.core.editing import apply_patch_text
+    from zbtools.core.textio import sha256_hex
+
+    if params.old_text is not None or params.new_text is not None or params.patches:
+        raise ToolError("invalid_arguments", "give either patch or old_text/new_text/patches",
+                        hint="one kind of edit per call")
+    if params.replace_all or params.expected_sha256 is not None:
+        raise ToolError("invalid_arguments", "replace_all and expected_sha256 do not apply to a "
+                        "patch", hint="drop them; a patch's context lines guard it")
+    assert params.patch is not None
+    outcome = apply_patch_text(ctx, params.patch, params.path, dry_run=params.dry_run)
+    edits: list[dict[str, Any]] = []
+    for change in outcome.changes:
+        edits += [{"file": change.rel, **report} for report in change.reports]
+    first = outcome.changes[0]
+    first_edit: dict[str, Any] = edits[0] if edits else {
+        "start_line": 0, "end_line": 0, "matched_with": first.action}
+    tiers = {e["matched_with"] for e in edits} or {first.action}
+    changed = any(c.action != "updated" or c.after != c.before for c in outcome.changes)
+    return Result(
+        path=first.rel, changed=changed,
+        matched_with=first_edit["matched_with"] if len(tiers) == 1 else "mixed",
+        start_line=first_edit["start_line"], end_line=first_edit["end_line"], edits=edits,
+        replacements=len(edits), diff="".join(c.diff for c in outcome.changes),
+        sha256=sha256_hex(first.after) if first.after is not None else "",
+        dry_run=params.dry_run, files=[c.summary() for c in outcome.changes])
+
+
 def run(params: Params, ctx: Context) -> Result:
     from zbtools.core import matching
 
+    if params.patch is not None:
+        return _run_patch(params, ctx)
+    if params.path is None:
+        raise ToolError("invalid_arguments", "missing path",
+                        hint="give the file to edit as path",
+                        details={"problems": [{"problem": "missing_argument", "argument": "path",
+                                               "message": "missing path"}]})
     requests = _requests(params)
     if params.replace_all and len(requests) != 1:
         raise ToolError("invalid_arguments", "replace_all works with one old_text/new_text",
@@ -144,6 +185,7 @@ def run(params: Params, ctx: Context) -> Result:
         start_line=first["start_line"], end_line=first["end_line"], edits=reports,
         replacements=len(reports), diff=outcome.diff, sha256=outcome.sha256,
         dry_run=params.dry_run,
+        files=[{"path": outcome.path, "action": "updated", "edits": len(reports)}],
     )
 
 
@@ -151,6 +193,9 @@ def render(result: Result) -> str:
     if not result.changed:
         return f"{result.path}: already as requested; nothing changed\n"
     verb = "Would edit" if result.dry_run else "Edited"
+    if len(result.files) > 1 or result.files[0]["action"] != "updated":
+        done = ", ".join(f"{f['action']} {f['path']}" for f in result.files)
+        return f"{'Would apply' if result.dry_run else 'Applied'} patch: {done}\n{result.diff}"
     places = ", ".join(f"lines {e['start_line']}-{e['end_line']} ({e['matched_with']})"
                        for e in result.edits[:10])
     more = f" and {len(result.edits) - 10} more" if len(result.edits) > 10 else ""

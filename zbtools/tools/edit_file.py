@@ -52,6 +52,7 @@ def run(params: Params, ctx: Context) -> ApplyResult:
         start_line=report["start_line"], end_line=report["end_line"],
         edits=outcome.applied.reports, replacements=1, diff=outcome.diff,
         sha256=outcome.sha256, dry_run=params.dry_run,
+        files=[{"path": outcome.path, "action": "updated", "edits": 1}],
     )
 
 

@@ -1,0 +1,185 @@
+"""apply_edit with a patch: unified diffs and Codex envelopes, validated whole before any write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import CliRunner, snapshot
+
+
+def put(ws: Path, name: str, text: str | bytes) -> Path:
+    path = ws / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def patch(cli: CliRunner, text: str, **extra: object) -> object:
+    return cli("apply_edit", stdin={"patch": text, **extra})
+
+
+SRC = "def f():\n    return 1\n\ndef g():\n    return 2\n"
+
+
+def test_a_unified_diff_updates_a_file(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "m.py", SRC)
+    diff = ("--- a/m.py\n+++ b/m.py\n@@ -4,2 +4,2 @@\n def g():\n-    return 2\n"
+            "+    return 20\n")
+    result = cli("apply_edit", stdin={"patch": diff}).result
+    assert f.read_text() == SRC.replace("return 2", "return 20")
+    assert result["files"] == [{"path": "m.py", "action": "updated", "edits": 1}]
+
+
+def test_stale_line_numbers_and_wrong_counts_are_only_hints(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "m.py", SRC)
+    diff = ("--- a/m.py\n+++ b/m.py\n@@ -40,7 +40,9 @@\n def g():\n-    return 2\n"
+            "+    return 20\n")
+    cli("apply_edit", stdin={"patch": diff}).result
+    assert "return 20" in f.read_text()
+
+
+def test_hunks_without_file_headers_apply_to_the_given_path(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "m.py", SRC)
+    cli("apply_edit", stdin={"path": "m.py",
+                             "patch": "@@\n def f():\n-    return 1\n+    return 10\n"}).result
+    assert "return 10" in f.read_text()
+    call = cli("apply_edit", stdin={"patch": "@@\n def f():\n-    return 10\n+    return 1\n"})
+    assert call.error["code"] == "invalid_arguments"
+
+
+def test_a_multi_file_unified_diff_creates_deletes_and_renames(ws: Path, cli: CliRunner) -> None:
+    put(ws, "m.py", SRC)
+    put(ws, "old.txt", "bye\n")
+    put(ws, "a.txt", "keep\n")
+    diff = (
+        "diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n"
+        "@@ -0,0 +1,2 @@\n+hello\n+world\n"
+        "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n"
+        "@@ -1 +0,0 @@\n-bye\n"
+        "diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n"
+    )
+    result = cli("apply_edit", stdin={"patch": diff}).result
+    actions = {f["path"]: f["action"] for f in result["files"]}
+    assert actions == {"new.txt": "created", "old.txt": "deleted", "a.txt": "renamed"}
+    assert (ws / "new.txt").read_text() == "hello\nworld\n"
+    assert not (ws / "old.txt").exists()
+    assert not (ws / "a.txt").exists()
+    assert (ws / "b.txt").read_text() == "keep\n"
+
+
+def test_no_newline_at_end_of_file_markers_are_honoured(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "one\ntwo")
+    diff = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n\\ No newline at end of file\n"
+            "+TWO\n\\ No newline at end of file\n")
+    cli("apply_edit", stdin={"patch": diff}).result
+    assert f.read_bytes() == b"one\nTWO"
+
+
+def test_a_failing_file_in_a_multi_file_patch_writes_nothing(ws: Path, cli: CliRunner) -> None:
+    put(ws, "m.py", SRC)
+    put(ws, "other.py", "x = 1\n")
+    before = snapshot(ws)
+    diff = ("--- a/m.py\n+++ b/m.py\n@@\n-    return 1\n+    return 10\n"
+            "--- a/other.py\n+++ b/other.py\n@@\n-y = 2\n+y = 3\n"
+            "--- /dev/null\n+++ b/created.txt\n@@ -0,0 +1 @@\n+new\n")
+    call = cli("apply_edit", stdin={"patch": diff})
+    assert call.error["code"] == "no_match"
+    assert "other.py" in call.error["message"]
+    assert snapshot(ws) == before
+
+
+def test_a_codex_patch_adds_updates_moves_and_deletes(ws: Path, cli: CliRunner) -> None:
+    put(ws, "m.py", SRC)
+    put(ws, "gone.txt", "x\n")
+    text = ("*** Begin Patch\n"
+            "*** Add File: pkg/new.py\n+print('hi')\n"
+            "*** Update File: m.py\n*** Move to: n.py\n@@ def g():\n-    return 2\n+    return 3\n"
+            "*** Delete File: gone.txt\n"
+            "*** End Patch\n")
+    result = cli("apply_edit", stdin={"patch": text}).result
+    assert {f["action"] for f in result["files"]} == {"created", "renamed", "deleted"}
+    assert (ws / "pkg/new.py").read_text() == "print('hi')\n"
+    assert (ws / "n.py").read_text() == SRC.replace("return 2", "return 3")
+    assert not (ws / "m.py").exists() and not (ws / "gone.txt").exists()
+
+
+def test_codex_scope_lines_pick_the_right_one_of_two_equal_bodies(ws: Path,
+                                                                  cli: CliRunner) -> None:
+    src = ("class A:\n    def close(self):\n        self.conn.close()\n\n"
+           "class B:\n    def close(self):\n        self.conn.close()\n")
+    f = put(ws, "c.py", src)
+    text = ("*** Begin Patch\n*** Update File: c.py\n@@ class B:\n@@     def close(self):\n"
+            "-        self.conn.close()\n+        self.pool.release(self.conn)\n*** End Patch")
+    cli("apply_edit", stdin={"patch": text}).result
+    assert f.read_text() == src[: src.rindex("self.conn.close()")] + \
+        "self.pool.release(self.conn)\n"
+    ambiguous = ("*** Begin Patch\n*** Update File: c.py\n@@     def close(self):\n"
+                 "-        self.conn.close()\n+        x()\n*** End Patch")
+    assert cli("apply_edit", stdin={"patch": ambiguous}).error["code"] == "ambiguous_scope"
+
+
+def test_a_pure_addition_needs_an_anchor(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "m.py", SRC)
+    before = snapshot(ws)
+    bare = "*** Begin Patch\n*** Update File: m.py\n+import os\n*** End Patch"
+    assert cli("apply_edit", stdin={"patch": bare}).error["code"] == "anchor_required"
+    assert snapshot(ws) == before
+    at_end = "*** Begin Patch\n*** Update File: m.py\n@@\n+# end\n*** End of File\n*** End Patch"
+    cli("apply_edit", stdin={"patch": at_end}).result
+    assert f.read_text() == SRC + "# end\n"
+    after_scope = "*** Begin Patch\n*** Update File: m.py\n@@ def f():\n+    '''doc'''\n" \
+                  "*** End Patch"
+    cli("apply_edit", stdin={"patch": after_scope}).result
+    assert f.read_text().startswith("def f():\n    '''doc'''\n    return 1\n")
+
+
+def test_a_zero_context_unified_hunk_inserts_after_its_line(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "one\ntwo\nthree\n")
+    cli("apply_edit", stdin={"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -2,0 +3 @@\n+two.5\n"}
+        ).result
+    assert f.read_text() == "one\ntwo\ntwo.5\nthree\n"
+
+
+def test_paths_that_leave_the_workspace_or_are_symlinks_are_refused(ws: Path,
+                                                                    cli: CliRunner) -> None:
+    for text in ("--- a/../x\n+++ b/../x\n@@\n-a\n+b\n",
+                 "--- /etc/passwd\n+++ /etc/passwd\n@@\n-a\n+b\n",
+                 "*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch",
+                 "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@"
+                 "\n+/etc/passwd\n"):
+        call = cli("apply_edit", stdin={"patch": text})
+        assert call.error["code"] == "patch_parse_error", text
+        assert call.code == 2
+    assert not (ws.parent / "evil.txt").exists()
+
+
+def test_adding_a_file_that_exists_is_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "x\n")
+    text = "*** Begin Patch\n*** Add File: a.txt\n+y\n*** End Patch"
+    assert cli("apply_edit", stdin={"patch": text}).error["code"] == "already_exists"
+    assert (ws / "a.txt").read_text() == "x\n"
+
+
+def test_a_patch_dry_run_writes_nothing(ws: Path, cli: CliRunner) -> None:
+    put(ws, "m.py", SRC)
+    before = snapshot(ws)
+    text = "*** Begin Patch\n*** Add File: z.txt\n+z\n*** Update File: m.py\n@@\n-    return 1\n" \
+           "+    return 9\n*** End Patch"
+    result = cli("apply_edit", stdin={"patch": text, "dry_run": True}).result
+    assert result["dry_run"] is True and "+    return 9" in result["diff"]
+    assert snapshot(ws) == before
+
+
+def test_malformed_patches_are_parse_errors_with_a_line_number(ws: Path,
+                                                              cli: CliRunner) -> None:
+    call = cli("apply_edit", stdin={"patch": "*** Begin Patch\n*** Update File: a\n-x\n"})
+    assert call.error["code"] == "patch_parse_error"
+    assert cli("apply_edit", stdin={"patch": "just some text"}).error["code"] == \
+        "patch_parse_error"
+
+
+def test_codex_input_alias_and_apply_patch_name(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "x\n")
+    cli("apply_patch", stdin={"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n"
+                                       "*** End Patch"}).result
+    assert f.read_text() == "y\n"
