@@ -77,6 +77,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
                         "a patch hunk only adds lines and has no context to place them"),
     "patch_parse_error": (ExitCode.USAGE, "the patch is neither a valid unified diff nor a "
                           "Codex patch"),
+    "stale_anchor": (ExitCode.TOOL_FAILED,
+                     "a LINE:HASH anchor no longer matches the file (the line changed)"),
     "outside_workspace": (
         ExitCode.SAFETY,
         "the path resolves outside the workspace (.., absolute path, symlink, NUL byte)",

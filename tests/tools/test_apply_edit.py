@@ -327,3 +327,29 @@ def test_the_text_rendering_shows_the_tier_and_the_diff(ws: Path, cli: CliRunner
               "--text").out
     assert out.startswith("Edited a.txt: lines 1-1 (exact)\n")
     assert "+y" in out
+
+
+def test_a_hash_anchor_pins_the_edit_and_a_stale_one_is_refused(ws: Path,
+                                                                cli: CliRunner) -> None:
+    f = put(ws, "a.py", "x = 1\nvalue = 0\nx = 1\n")
+    read = cli("read_file", "--path", "a.py", "--hashes").result
+    h3 = read["line_hashes"][2]
+    text = cli("read_file", "--path", "a.py", "--hashes", "--text").out
+    assert text.splitlines()[2] == f"     3:{h3}\tx = 1"
+    cli("apply_edit", stdin={"path": "a.py", "old_text": "x = 1", "new_text": "x = 3",
+                             "anchor": f"3:{h3}"}).result
+    assert f.read_text() == "x = 1\nvalue = 0\nx = 3\n"
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "a.py", "old_text": "x = 3", "new_text": "x = 4",
+                                    "anchor": f"3:{h3}"})
+    assert call.error["code"] == "stale_anchor"
+    assert call.error["details"]["current_text"] == "x = 3"
+    assert snapshot(ws) == before
+
+
+def test_hash_prefixed_lines_pasted_from_a_read_are_stripped(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", "a = 1\nb = 2\n")
+    text = cli("read_file", "--path", "a.py", "--hashes", "--text").out
+    second = text.splitlines()[1]
+    cli("apply_edit", stdin={"path": "a.py", "old_text": second, "new_text": "b = 3"}).result
+    assert f.read_text() == "a = 1\nb = 3\n"

@@ -70,7 +70,7 @@ _TYPOGRAPHY = str.maketrans({
     "\u2026": "...",
 })
 
-_LINE_NUMBER = re.compile(r"^\s*(\d+)(?:\t|\s*[│|→:]\s?)")
+_LINE_NUMBER = re.compile(r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*[│|→:]\s?)")
 _PLACEHOLDER = re.compile(
     r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
     r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
@@ -263,6 +263,7 @@ class Request:
         self.scopes: list[str] = []  # "@@ def foo():" lines narrowing the search, outermost first
         self.insert_at: int | None = None  # pure insertion before this 0-based line
         self.insert_after_scope = False  # pure insertion right after the (last) scope line
+        self.anchors: list[str] = []  # "LINE:HASH" from a read with hashes: the match holds them
 
 
 def _lf(text: str) -> str:
@@ -590,6 +591,35 @@ def scope_window(model: FileModel, request: Request) -> tuple[int, int, int | No
     return lo, hi, last
 
 
+def verify_anchors(model: FileModel, request: Request) -> list[int]:
+    """Check each "LINE:HASH" anchor against the file; return the 0-based anchored lines."""
+    from zbtools.core.textio import line_hash
+
+    held = []
+    for anchor in request.anchors:
+        number, _, expected = anchor.strip().partition(":")
+        if not number.isdigit() or not expected or int(number) < 1:
+            raise MatchError("invalid_arguments", f"{request.label}anchor {anchor!r} is not "
+                             "LINE:HASH", hint="copy it from read_file with hashes: true, e.g. "
+                             "12:9f3a1c")
+        line = int(number)
+        if line > len(model.lines):
+            raise MatchError("stale_anchor", f"{request.label}anchor line {line} is past the end "
+                             f"of the file ({len(model.lines)} lines)",
+                             hint="read the file again (hashes: true) and use a current anchor",
+                             details={"anchor": anchor, "total_lines": len(model.lines)})
+        current = line_hash(model.lines[line - 1])
+        if current != expected.lower()[: len(current)]:
+            raise MatchError(
+                "stale_anchor", f"{request.label}line {line} changed since it was read (hash "
+                f"{expected} -> {current}): it is now {model.lines[line - 1][:SNIPPET_CHARS]!r}",
+                hint="read the file again (hashes: true) and redo the edit against its current "
+                "content", details={"anchor": anchor, "line": line, "current_hash": current,
+                                    "current_text": model.lines[line - 1][:SNIPPET_CHARS]})
+        held.append(line - 1)
+    return held
+
+
 def locate(model: FileModel, request: Request) -> Located:
     """Run the tier ladder for one normalised request."""
     old = request.old
@@ -607,6 +637,7 @@ def locate(model: FileModel, request: Request) -> Located:
     if request.scopes:
         lo, hi, _ = scope_window(model, request)
         window = (lo, hi)
+    held = verify_anchors(model, request)
     if old == "":
         raise MatchError("no_match", f"{request.label}old_text is empty",
                          hint="give the exact text to replace; to add text use write_append, "
@@ -624,6 +655,9 @@ def locate(model: FileModel, request: Request) -> Located:
             cands = find_candidates(model, text, tier)
             if window is not None:
                 cands = [c for c in cands if window[0] <= c.start and c.end <= window[1]]
+            if held:
+                cands = [c for c in cands if all(c.start <= h < max(c.end, c.start + 1)
+                                                 for h in held)]
             if not cands:
                 continue
             if how:

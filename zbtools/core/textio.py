@@ -64,6 +64,15 @@ BOMS: tuple[tuple[bytes, str], ...] = (
 )
 
 
+LINE_HASH_CHARS = 6
+
+
+def line_hash(line: str) -> str:
+    """The short, stable hash of one line's text (no line ending) used by hash anchors."""
+    digest: str = sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
+    return digest[:LINE_HASH_CHARS]
+
+
 def sha256_hex(data: bytes) -> str:
     digest: str = sha256(data).hexdigest()
     return digest

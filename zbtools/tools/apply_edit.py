@@ -24,8 +24,9 @@ Failure modes: ``no_match`` (with the closest candidate, the first differing lin
 with visible whitespace and a specific diagnosis), ``ambiguous_match`` (every candidate listed),
 ``overlapping_edits``, ``no_change`` (old_text equals new_text), ``placeholder_in_new`` (new_text
 contains ``// ... rest of code`` or similar that old_text lacks), ``encoding_error``,
-``stale_file``, ``binary_file``, ``not_found``, ``invalid_arguments`` (both or neither of
-old_text and patches).
+``stale_file``, ``stale_anchor`` (an ``anchor``/``end_anchor`` "LINE:HASH" from ``read_file``
+with ``hashes: true`` no longer matches that line), ``binary_file``, ``not_found``,
+``invalid_arguments`` (both or neither of old_text and patches).
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ class Patch(Struct):
                                  help="Hint: the line where old_text ends")
     occurrence: int | None = field(default=None, minimum=1,
                                    help="Pick the n-th of several equal candidates")
+    anchor: str | None = field(default=None, help="LINE:HASH from read_file hashes: the match "
+                               "must include that line, unchanged")
+    end_anchor: str | None = field(default=None,
+                                   help="LINE:HASH of the last line of the edited range")
 
 
 class Params(Struct):
@@ -72,6 +77,10 @@ class Params(Struct):
                                  help="Hint: the line where old_text ends")
     occurrence: int | None = field(default=None, minimum=1,
                                    help="Pick the n-th of several equal candidates")
+    anchor: str | None = field(default=None, help="LINE:HASH from read_file hashes: the match "
+                               "must include that line, unchanged")
+    end_anchor: str | None = field(default=None,
+                                   help="LINE:HASH of the last line of the edited range")
     replace_all: bool = field(default=False, help="Replace every exact occurrence")
     expected_count: int | None = field(default=None, minimum=0,
                                        help="With replace_all: refuse unless exactly this many")
@@ -108,8 +117,9 @@ def _requests(params: Params) -> list[Any]:
         if not params.patches:
             raise ToolError("invalid_arguments", "patches is empty",
                             hint="give at least one {old_text, new_text}")
-        return [Request(p.old_text, p.new_text, start_line=p.start_line, end_line=p.end_line,
-                        occurrence=p.occurrence, label=f"patches[{i}]: ")
+        return [_anchored(Request(p.old_text, p.new_text, start_line=p.start_line,
+                                  end_line=p.end_line, occurrence=p.occurrence,
+                                  label=f"patches[{i}]: "), p.anchor, p.end_anchor)
                 for i, p in enumerate(params.patches)]
     if params.old_text is None or params.new_text is None:
         missing = "old_text" if params.old_text is None else "new_text"
@@ -118,8 +128,14 @@ def _requests(params: Params) -> list[Any]:
                         details={"problems": [{"problem": "missing_argument",
                                                "argument": missing,
                                                "message": f"missing {missing}"}]})
-    return [Request(params.old_text, params.new_text, start_line=params.start_line,
-                    end_line=params.end_line, occurrence=params.occurrence)]
+    return [_anchored(Request(params.old_text, params.new_text, start_line=params.start_line,
+                              end_line=params.end_line, occurrence=params.occurrence),
+                      params.anchor, params.end_anchor)]
+
+
+def _anchored(request: Any, anchor: str | None, end_anchor: str | None) -> Any:
+    request.anchors = [a for a in (anchor, end_anchor) if a]
+    return request
 
 
 def _run_patch(params: Params, ctx: Context) -> Result:

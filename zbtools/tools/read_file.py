@@ -6,6 +6,9 @@ a marker. ``max_lines``/``max_bytes`` override the configured result limits for 
 call. When more lines remain, ``truncated`` is true and ``next_offset`` is the line to continue
 from. The result carries the file's ``sha256`` (pass it as ``expected_sha256`` to a later edit or
 write to refuse it if the file changed meanwhile), its encoding, newline style and line count.
+``hashes: true`` adds a short content hash per line (``line_hashes``; rendered ``  12:9f3a1c<TAB>``):
+pass ``anchor: "12:9f3a1c"`` to apply_edit to pin an edit to that line, refused with
+``stale_anchor`` if the line changed.
 
 Limits and failure modes: ``not_found``, ``is_directory``, ``binary_file`` (NUL bytes in the
 first 8 KiB), ``special_file`` (FIFOs, sockets and devices are never opened for reading),
@@ -40,6 +43,8 @@ class Params(Struct):
                                   help="Most lines to return in this call (default 2000)")
     max_bytes: int | None = field(default=None, minimum=256,
                                   help="Most bytes of text to return (default 51200)")
+    hashes: bool = field(default=False,
+                         help="Add a short hash per line (anchors for apply_edit's anchor)")
 
 
 class Result(Struct):
@@ -56,6 +61,8 @@ class Result(Struct):
     lines_cut: int = field(help="Lines shown cut at max_line_chars")
     truncated: bool = field(help="More lines follow; continue at next_offset")
     next_offset: int | None = field(help="The offset to pass to read the next page")
+    line_hashes: list[str] | None = field(
+        help="With hashes: one 6-hex hash per returned line; anchor edits with 'LINE:HASH'")
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -71,13 +78,25 @@ def run(params: Params, ctx: Context) -> Result:
     if window.invalid_utf8:
         ctx.warn("the file is not valid UTF-8: undecodable bytes are shown as U+FFFD; edits "
                  "keep the original bytes")
+    hashes = None
+    if params.hashes:
+        from zbtools.core.textio import line_hash
+
+        hashes = [line_hash(line) for line in _lines(window.content)]
     return Result(
         path=rel, content=window.content, start_line=window.first, end_line=window.last,
         total_lines=window.total_lines, size=window.size, sha256=window.sha256,
         encoding=window.encoding, newline=window.newline, invalid_utf8=window.invalid_utf8,
         lines_cut=window.capped_lines, truncated=more,
-        next_offset=window.last + 1 if more else None,
+        next_offset=window.last + 1 if more else None, line_hashes=hashes,
     )
+
+
+def _lines(content: str) -> list[str]:
+    lines = content.split("\n")
+    if content.endswith("\n"):
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 def render_window_text(numbered: str, result: Result) -> str:
@@ -95,11 +114,13 @@ def render_window_text(numbered: str, result: Result) -> str:
 
 
 def render(result: Result) -> str:
-    lines = result.content.split("\n")
-    if result.content.endswith("\n"):
-        lines.pop()
-    numbered = "".join(f"{n:6}\t{line.removesuffix(chr(13))}\n"
-                       for n, line in enumerate(lines, result.start_line))
+    lines = _lines(result.content)
+    if result.line_hashes is not None:
+        numbered = "".join(f"{n:6}:{h}\t{line}\n" for n, (line, h) in
+                           enumerate(zip(lines, result.line_hashes, strict=True),
+                                     result.start_line))
+    else:
+        numbered = "".join(f"{n:6}\t{line}\n" for n, line in enumerate(lines, result.start_line))
     return render_window_text(numbered, result)
 
 
