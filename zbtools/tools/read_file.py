@@ -6,9 +6,9 @@ a marker. ``max_lines``/``max_bytes`` override the configured result limits for 
 call. When more lines remain, ``truncated`` is true and ``next_offset`` is the line to continue
 from. The result carries the file's ``sha256`` (pass it as ``expected_sha256`` to a later edit or
 write to refuse it if the file changed meanwhile), its encoding, newline style and line count.
-``hashes: true`` adds a short content hash per line (``line_hashes``; rendered
-``  12:9f3a1c<TAB>``): pass ``anchor: "12:9f3a1c"`` to apply_edit to pin an edit to that line, refused with
-``stale_anchor`` if the line changed.
+``hashes: true`` adds a short content hash per line (``line_hashes``; the text rendering
+shows ``12:9f3a1c`` before the tab): pass ``anchor: "12:9f3a1c"`` to apply_edit to pin an edit to
+that line, refused with ``stale_anchor`` if the line changed.
 
 Limits and failure modes: ``not_found``, ``is_directory``, ``binary_file`` (NUL bytes in the
 first 8 KiB), ``special_file`` (FIFOs, sockets and devices are never opened for reading),
