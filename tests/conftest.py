@@ -95,8 +95,7 @@ def run_inprocess(argv: list[str], *, stdin: bytes | str | None = None,
     if workspace is not None:
         environment["ZBTOOLS_WORKSPACE"] = str(workspace)
     environment.update(env or {})
-    streams = Streams(stream, out, err, stdin_isatty=False, stdout_isatty=stdout_isatty,
-                      stdin_ready=data is not None)
+    streams = Streams(stream, out, err, stdin_isatty=False, stdout_isatty=stdout_isatty)
     code = run(list(argv), streams, environment)
     return Call(code, out.getvalue(), err.getvalue())
 

@@ -44,11 +44,19 @@ def test_arguments_arrive_as_flags_in_kebab_or_snake_case(hello: Path, ws: Path,
 
 def test_flags_override_args_which_override_stdin(hello: Path, ws: Path, cli: CliRunner) -> None:
     (ws / "other.txt").write_text("other\n")
-    call = cli("read_file", "--args", '{"path": "other.txt", "limit": 1}', "--limit", "2",
-               stdin='{"file_path": "missing.txt", "limit": 3}')
+    call = cli("read_file", "--stdin", "--args", '{"path": "other.txt", "limit": 1}',
+               "--limit", "2", stdin='{"file_path": "missing.txt", "limit": 3}')
     assert call.result["path"] == "other.txt"
     assert call.result["end_line"] == 1  # other.txt has a single line; limit 2 was accepted
-    call = cli("read_file", "--path", "hello.txt", stdin='{"filepath": "missing.txt"}')
+    call = cli("read_file", "--stdin", "--path", "hello.txt", stdin='{"filepath": "missing.txt"}')
+    assert call.result["path"] == "hello.txt"
+    merged = cli("read_file", "--stdin", "--limit", "1", stdin='{"path": "hello.txt"}')
+    assert merged.result["end_line"] == 1
+
+
+def test_with_flags_stdin_is_left_alone_unless_asked(hello: Path, cli: CliRunner) -> None:
+    # e.g. inside `... | while read f; do zbtools read_file --path "$f"; done`
+    call = cli("read_file", "--path", "hello.txt", stdin="not json, the loop's next line\n")
     assert call.result["path"] == "hello.txt"
 
 

@@ -13,9 +13,10 @@ Usage::
     zbtools read_file --path README.md --limit 20 --json
 
 Arguments come from a JSON object on stdin, ``--args JSON`` and ``--param VALUE`` flags; flags
-override ``--args``, which overrides stdin. When flags or ``--args`` are given, stdin is read only
-if it is already readable (data or end of file) within 50 ms, so a harness that leaves an idle
-pipe on stdin never hangs a call; with neither, stdin is the request (a terminal is never read).
+override ``--args``, which overrides stdin. With neither flags nor ``--args``, stdin is the request
+(a terminal is never read). With flags or ``--args``, stdin is not read unless ``--stdin`` is
+given: a harness that leaves an idle pipe open never hangs a call, and a shell loop
+(``... | while read f; do zbtools read_file --path "$f"; done``) never has its input eaten.
 Requests above ``max_request_bytes`` (16 MiB) are refused with ``too_large``.
 
 Global options: ``--workspace/-w DIR`` (else ``$ZBTOOLS_WORKSPACE``, else the current directory),
@@ -48,9 +49,8 @@ VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "for
                  "--dialect": "dialect", "--args": "args"}
 SWITCHES: dict[str, tuple[str, object]] = {
     "--json": ("format", "json"), "--text": ("format", "text"), "--human": ("format", "human"),
-    "--debug": ("debug", True)}
+    "--debug": ("debug", True), "--stdin": ("stdin", True)}
 COMMANDS = ("tools",)
-STDIN_GRACE_SECONDS = 0.05
 
 
 class Options:
@@ -60,6 +60,7 @@ class Options:
         self.dialect: str | None = None
         self.args: str | None = None
         self.debug = False
+        self.stdin = False  # read stdin even when flags or --args are given
         self.help = False
         self.version = False
 
@@ -68,13 +69,12 @@ class Streams:
     """Where a call reads and writes; the real process or an in-process test."""
 
     def __init__(self, stdin: BinaryIO | None, stdout: TextIO, stderr: TextIO,
-                 stdin_isatty: bool, stdout_isatty: bool, stdin_ready: bool | None = None) -> None:
+                 stdin_isatty: bool, stdout_isatty: bool) -> None:
         self.stdin = stdin
         self.stdout = stdout
         self.stderr = stderr
         self.stdin_isatty = stdin_isatty
         self.stdout_isatty = stdout_isatty
-        self.stdin_ready = stdin_ready  # None: find out with select()
 
 
 def parse_request(data: bytes, source: str) -> dict[str, Any]:
@@ -116,8 +116,8 @@ def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
     """Global options anywhere; the first bare word is the command; the rest is the tool's.
 
     After the tool name, a flag the tool declares itself wins over a global switch of the same
-    name (``write_file --text hello``: ``text`` is an alias of ``content``; ``--format text``
-    still selects the format).
+    name when a value follows it (``write_file --text hello``: ``text`` is an alias of
+    ``content``); a bare ``--text`` at the end, or before another flag, is still the format.
     """
     command: str | None = None
     rest: list[str] = []
@@ -126,7 +126,8 @@ def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
     while i < len(argv):
         token = argv[i]
         name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        if command is not None and name in own:
+        bare_switch = token in SWITCHES and (i + 1 >= len(argv) or argv[i + 1].startswith("--"))
+        if command is not None and name in own and not bare_switch:
             rest.append(token)
             if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
                 i += 1
@@ -253,25 +254,8 @@ def _merge(spec: ToolSpec, base: dict[str, Any], override: dict[str, Any]) -> di
     return merged
 
 
-def _stdin_ready(streams: Streams) -> bool:
-    if streams.stdin_ready is not None:
-        return streams.stdin_ready
-    if streams.stdin is None:
-        return False
-    try:
-        import select
-
-        fd = streams.stdin.fileno()
-        ready, _, _ = select.select([fd], [], [], STDIN_GRACE_SECONDS)
-        return bool(ready)
-    except (OSError, ValueError, AttributeError):
-        return True
-
-
-def _read_stdin(streams: Streams, limit: int, have_other_args: bool) -> bytes:
-    if streams.stdin is None or streams.stdin_isatty:
-        return b""
-    if have_other_args and not _stdin_ready(streams):
+def _read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
+    if not read or streams.stdin is None or streams.stdin_isatty:
         return b""
     data = streams.stdin.read(limit + 1)
     if len(data) > limit:
@@ -375,7 +359,9 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
         args_json = parse_request(opts.args.encode("utf-8", "surrogateescape"), "--args") \
             if opts.args is not None else {}
         stdin_json = parse_request(
-            _read_stdin(streams, limit, bool(flags) or opts.args is not None), "stdin")
+            _read_stdin(streams, limit, opts.stdin or not (flags or flag_problems
+                                                            or opts.args is not None)),
+            "stdin")
         merged = _merge(spec, _merge(spec, stdin_json, args_json), flags)
         from zbtools.core.args import validate
 

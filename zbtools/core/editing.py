@@ -59,7 +59,7 @@ def check_new_text(texts: list[str], invalid_utf8: bool, shown: str) -> None:
 
 def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
                    new_texts: list[str], *, expected_sha256: str | None,
-                   dry_run: bool) -> EditOutcome:
+                   dry_run: bool, tool: str = "apply_edit") -> EditOutcome:
     """Apply ``compute`` to the file's text and write the result (unless ``dry_run``)."""
     from zbtools.core.matching import MatchError, unified_diff
 
@@ -80,6 +80,9 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         if dry_run:
             return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
         atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path)
+        from zbtools.core.undo import record
+
+        record(ctx, rel, data, new_data, tool)
         return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, False)
 
 
@@ -287,6 +290,16 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
                 if change.done:
                     _rollback(change)
             raise
+        from zbtools.core.undo import record
+
+        for change in changes:
+            if change.action == "renamed":
+                record(ctx, change.rel, change.before, None, "apply_edit", change.mode)
+                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit")
+            else:
+                record(ctx, change.rel, change.before,
+                       None if change.action == "deleted" else change.after, "apply_edit",
+                       change.mode)
         return PatchOutcome(changes, False)
     finally:
         for change in changes:

@@ -30,7 +30,8 @@ from zbtools.core.textio import (
     newline_style,
     open_regular,
     read_fd,
-    sha256,
+    sha256_fd,
+    sha256_hex,
     sniff_bom,
 )
 
@@ -137,7 +138,7 @@ def _whole(window: Window, data: bytes, shown: str, start: int, count: int | Non
     decoded = decode(data, shown=shown)
     text = decoded.display_text()
     window.size = len(data)
-    window.sha256 = sha256(data).hexdigest()
+    window.sha256 = sha256_hex(data)
     window.encoding = decoded.encoding_label
     window.newline = decoded.newline
     window.invalid_utf8 = decoded.invalid_utf8
@@ -171,8 +172,6 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
     bom = sniff_bom(head[:4])
     offset = len(bom[1]) if bom else 0
     window.encoding = "utf-8-bom" if bom else "utf-8"
-    hasher = sha256()
-    hasher.update(head)
     last_byte = head[-1:]
     line_no = 1
     chunk = head[offset:]
@@ -224,7 +223,6 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
         if not chunk:
             eof = True
             break
-        hasher.update(chunk)
         last_byte = chunk[-1:]
     if eof and not started:
         total = line_no - 1 + (1 if last_byte not in (b"", b"\n") else 0)
@@ -251,7 +249,9 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
     if eof:
         if start > 1 and not pieces:
             raise _beyond(shown, start, start - 1)
-        window.sha256 = hasher.hexdigest()
+        # Hashed only now that the window reached the end: a window in the middle of a huge
+        # file never pays for hashing it (the builtin SHA-256 runs at ~300 MB/s here).
+        window.sha256 = sha256_fd(fd)
         window.total_lines = start - 1 + len(pieces)
     _fill(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars,
           open_ended=window.truncated and not complete)

@@ -73,9 +73,32 @@ def line_hash(line: str) -> str:
     return digest[:LINE_HASH_CHARS]
 
 
+FAST_HASH_BYTES = 1 << 20
+
+
 def sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data``: the builtin module for small data (no import cost), OpenSSL's
+    (about 5x faster, but ~3.6 ms to import) from 1 MiB up."""
+    if len(data) >= FAST_HASH_BYTES:
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
     digest: str = sha256(data).hexdigest()
     return digest
+
+
+def sha256_fd(fd: int) -> str:
+    """SHA-256 of a whole open file, read with ``pread`` from offset 0 in 1 MiB chunks."""
+    import hashlib
+
+    hasher = hashlib.sha256()
+    offset = 0
+    while True:
+        chunk = os.pread(fd, CHUNK, offset)
+        if not chunk:
+            return hasher.hexdigest()
+        hasher.update(chunk)
+        offset += len(chunk)
 
 
 def sniff_bom(head: bytes) -> tuple[str, bytes] | None:

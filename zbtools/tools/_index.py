@@ -9,9 +9,12 @@ NAMES: dict[str, str] = {
     "delete_file": "delete_file",
     "edit_file": "edit_file",
     "get_file_info": "get_file_info",
+    "insert_text": "insert_text",
     "move_file": "move_file",
     "read_file": "read_file",
     "read_file_range": "read_file_range",
+    "undo": "undo",
+    "undo_edit": "undo",
     "write_append": "write_append",
     "write_file": "write_file",
 }

@@ -43,7 +43,8 @@ def run(params: Params, ctx: Context) -> ApplyResult:
         return matching.apply_requests(text, [request])
 
     outcome = edit_file_text(ctx, params.path, compute, [params.new_content],
-                             expected_sha256=params.expected_sha256, dry_run=params.dry_run)
+                             expected_sha256=params.expected_sha256, dry_run=params.dry_run,
+                             tool="edit_file")
     for warning in outcome.applied.warnings:
         ctx.warn(warning)
     report = outcome.applied.reports[0]

@@ -75,6 +75,9 @@ def run(params: Params, ctx: Context) -> Result:
             except BaseException:
                 res.rollback_parents()
                 raise
+            from zbtools.core.undo import record
+
+            record(ctx, res.rel, None, data, "write_append")
             return Result(path=res.rel, created=True, bytes_appended=len(data), size=len(data),
                           sha256=sha256_hex(data), encoding="utf-8",
                           parents_created=list(res.created))
@@ -91,8 +94,12 @@ def run(params: Params, ctx: Context) -> Result:
                                   shown=params.path)
         unchanged_meanwhile = old is not None and size == len(old) + len(data)
         digest = None
-        if old is not None and unchanged_meanwhile and size <= HASH_LIMIT:
-            digest = sha256_hex(old + data)
+        if old is not None and unchanged_meanwhile:
+            from zbtools.core.undo import record
+
+            record(ctx, res.rel, old, old + data, "write_append")
+            if size <= HASH_LIMIT:
+                digest = sha256_hex(old + data)
         return Result(path=res.rel, created=False, bytes_appended=len(data), size=size,
                       sha256=digest, encoding=fmt.label, parents_created=[])
 

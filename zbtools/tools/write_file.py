@@ -97,6 +97,7 @@ def run(params: Params, ctx: Context) -> Result:
 
     with prepare_target(ctx, params.path) as res:
         fmt: FileFormat | None = None
+        old: bytes | None = None
         if res.exists:
             assert res.st is not None
             if stat.S_ISDIR(res.st.st_mode):
@@ -107,7 +108,7 @@ def run(params: Params, ctx: Context) -> Result:
                                 hint="use edit_file/apply_edit to change part of it, or pass "
                                 "overwrite: true to replace it whole",
                                 details={"path": res.rel, "size": res.st.st_size})
-            fmt, _ = probe_format(res, shown=params.path)
+            fmt, old = probe_format(res, shown=params.path)
         target = resolve_encoding(params.encoding, fmt)
         text = convert_newlines(params.content, params.newline, fmt)
         data = target.encode(text, with_bom=True)
@@ -118,6 +119,10 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             res.rollback_parents()
             raise
+        if outcome.changed and (old is not None or outcome.created):
+            from zbtools.core.undo import record
+
+            record(ctx, res.rel, old, data, "write_file")
         action: Literal["created", "overwritten", "unchanged"] = (
             "created" if outcome.created else "overwritten" if outcome.changed else "unchanged")
         return Result(

@@ -1,0 +1,117 @@
+"""Undo the most recent change an edit tool made to a file (or, without a path, anywhere).
+
+Restores the bytes the file had before that change: apply_edit, edit_file, insert_text, a patch
+(created files are deleted again, deleted or renamed ones restored), write_file or write_append.
+Each undo steps one version further back (the last 20 versions of each file are kept, in the
+state directory outside the workspace). ``dry_run: true`` says what would be restored.
+
+It refuses with ``stale_file`` when the file changed since the change being undone (its current
+sha256 is not the one that change produced), so work done afterwards is never clobbered.
+
+Failure modes: ``not_found`` (nothing to undo for that path, or at all), ``stale_file``,
+``already_exists`` (restoring a deleted file whose name is taken again), ``io_error`` (a corrupt
+journal), ``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.textio import atomic_write, read_bytes, sha256_hex
+from zbtools.core.undo import Journal
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.context import Context
+
+
+class Params(Struct):
+    path: str | None = field(default=None, aliases=("file_path", "filepath", "filename"),
+                             help="File whose last change to undo (default: the newest change)")
+    dry_run: bool = field(default=False, help="Say what would be restored, change nothing")
+
+
+class Result(Struct):
+    path: str = field(help="The file restored, relative to the workspace root")
+    action: str = field(help="restored, deleted (undoing a creation) or recreated")
+    tool: str = field(help="The tool whose change was undone")
+    undone_at: float = field(help="When that change was made (Unix time)")
+    sha256: str | None = field(help="SHA-256 of the file now (null when deleted)")
+    remaining: int = field(help="Older versions of this file still available to undo")
+    dry_run: bool = field(help="Nothing was changed")
+
+
+def _current(ctx: Context, rel: str) -> bytes | None:
+    with ctx.workspace.resolve(rel) as res:
+        if res.st is None:
+            return None
+        return read_bytes(res, shown=rel)
+
+
+def run(params: Params, ctx: Context) -> Result:
+    target: str | None = None
+    if params.path is not None:
+        with ctx.workspace.resolve(params.path, follow_last=False) as res:
+            target = res.rel
+    with Journal(ctx) as journal:
+        candidates = [e for e in journal.entries if target is None or e["path"] == target]
+        if not candidates:
+            where = f" for {target}" if target else ""
+            raise ToolError("not_found", f"nothing to undo{where}",
+                            hint="only changes made by zbtools edit tools can be undone")
+        entry: dict[str, Any] = candidates[-1]
+        rel = entry["path"]
+        current = _current(ctx, rel)
+        current_sha = sha256_hex(current) if current is not None else None
+        if current_sha != entry["after_sha256"]:
+            raise ToolError(
+                "stale_file", f"{rel}: changed since the {entry['tool']} change being undone; "
+                "undoing it would lose the later work",
+                hint="read the file and revert by hand with apply_edit if still wanted",
+                details={"expected_sha256": entry["after_sha256"],
+                         "current_sha256": current_sha})
+        before = journal.get_blob(entry["before_blob"]) if entry["before_blob"] else None
+        action = "deleted" if before is None else ("recreated" if current is None
+                                                   else "restored")
+        remaining = len(candidates) - 1 if target else len(
+            [e for e in journal.entries if e["path"] == rel]) - 1
+        if not params.dry_run:
+            with ctx.workspace.resolve(rel, follow_last=False, create_parents=True) as res:
+                if before is None:
+                    assert res.name is not None
+                    os.unlink(res.name, dir_fd=res.dir_fd)
+                else:
+                    res.ensure_parents()
+                    atomic_write(res, before, create_only=current is None,
+                                 mode=entry.get("mode"), shown=rel)
+            journal.entries.remove(entry)
+            journal.save()
+    return Result(path=rel, action=action, tool=entry["tool"], undone_at=entry["time"],
+                  sha256=sha256_hex(before) if before is not None else None,
+                  remaining=remaining, dry_run=params.dry_run)
+
+
+def render(result: Result) -> str:
+    verb = "would be" if result.dry_run else "was"
+    what = {"restored": "restored to its previous version", "deleted": "deleted (it had been "
+            "created)", "recreated": "recreated"}[result.action]
+    return (f"{result.path} {verb} {what}, undoing {result.tool}; {result.remaining} older "
+            "version(s) left\n")
+
+
+TOOL = ToolSpec(
+    name="undo",
+    aliases=("undo_edit",),
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    destructive=True,
+    category="edit",
+)
