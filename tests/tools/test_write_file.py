@@ -109,7 +109,8 @@ def test_flags_args_and_stdin_are_equivalent_spellings(ws: Path, cli: CliRunner)
 
 
 def test_a_flag_overrides_the_same_field_from_stdin(ws: Path, cli: CliRunner) -> None:
-    ok(cli("write_file", "--stdin", "--content", "from flag", stdin={"path": "f.txt", "text": "from stdin"}))
+    ok(cli("write_file", "--stdin", "--content", "from flag",
+           stdin={"path": "f.txt", "text": "from stdin"}))
     assert (ws / "f.txt").read_text() == "from flag"
 
 
