@@ -72,6 +72,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "no_change": (ExitCode.TOOL_FAILED, "old and new text are identical: nothing to do"),
     "placeholder_in_new": (ExitCode.TOOL_FAILED,
                            "the new text contains an omission placeholder such as '// ...'"),
+    "edit_conflict": (ExitCode.TOOL_FAILED, "an approximate match differs from the file "
+                      "exactly where the edit changes it"),
     "ambiguous_scope": (ExitCode.TOOL_FAILED, "a @@ scope line of a patch matches several places"),
     "anchor_required": (ExitCode.TOOL_FAILED,
                         "a patch hunk only adds lines and has no context to place them"),

@@ -353,3 +353,54 @@ def test_hash_prefixed_lines_pasted_from_a_read_are_stripped(ws: Path, cli: CliR
     second = text.splitlines()[1]
     cli("apply_edit", stdin={"path": "a.py", "old_text": second, "new_text": "b = 3"}).result
     assert f.read_text() == "a = 1\nb = 3\n"
+
+
+def test_paired_elision_markers_keep_the_elided_lines(ws: Path, cli: CliRunner) -> None:
+    src = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n"
+    f = put(ws, "a.py", src)
+    result = cli("apply_edit", stdin={
+        "path": "a.py",
+        "old_text": "def f():\n    a = 1\n    # ... existing code ...\n    return a\n",
+        "new_text": "def f():\n    a = 10\n    # ... existing code ...\n    return a + 1\n",
+    }).result
+    assert {e["matched_with"] for e in result["edits"]} == {"elision"}
+    assert f.read_text() == "def f():\n    a = 10\n    b = 2\n    c = 3\n    return a + 1\n"
+
+
+def test_unpaired_elision_markers_are_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.py", "def f():\n    a = 1\n    b = 2\n    return a\n")
+    call = cli("apply_edit", stdin={"path": "a.py",
+                                    "old_text": "def f():\n    ...\n    return a\n",
+                                    "new_text": "def f():\n    return b\n"})
+    assert call.error["code"] in ("no_match", "placeholder_in_new")
+
+
+SIMILAR = ("def fetch(self, url):\n"
+           "    retries = 0\n"
+           "    while retries < self.max_retries:\n"
+           "        response = self.session.get(url, timeout=self.timeout)\n"
+           "        if response.ok:\n"
+           "            return response.json()\n"
+           "        retries += 1\n"
+           "    raise FetchError(url)\n")
+
+
+def test_a_near_miss_in_an_unchanged_line_is_merged_keeping_the_file_s_line(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", SIMILAR)
+    old = SIMILAR.replace("self.max_retries", "self.max_retry")  # misremembered, not edited
+    new = old.replace("retries += 1", "retries += 2")
+    result = cli("apply_edit", stdin={"path": "a.py", "old_text": old, "new_text": new}).result
+    assert result["matched_with"] == "similarity"
+    assert f.read_text() == SIMILAR.replace("retries += 1", "retries += 2")
+
+
+def test_a_near_miss_on_the_edited_line_itself_is_a_conflict(ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.py", SIMILAR)
+    old = SIMILAR.replace("self.max_retries", "self.max_retry")
+    new = old.replace("self.max_retry", "self.retry_limit")
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "a.py", "old_text": old, "new_text": new})
+    assert call.error["code"] == "edit_conflict"
+    assert snapshot(ws) == before
+    assert f.read_text() == SIMILAR

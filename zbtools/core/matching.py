@@ -57,6 +57,15 @@ SNIPPET_CHARS = 120
 ALREADY_APPLIED_MIN_CHARS = 8
 INNER_WS_SINGLE_LINE_MIN = 12
 TAB_COLUMNS = 4
+ELISION_MAX_GAP = 2000
+SIMILARITY_MIN = 0.90
+SIMILARITY_MARGIN = 0.10
+SIMILARITY_RUNNER_UP_MAX = 0.85
+SIMILARITY_MIN_LINES = 3
+SIMILARITY_MIN_CHARS = 40
+SIMILARITY_MAX_WINDOWS = 2000
+SIMILARITY_MAX_FILE_BYTES = 5 * 1024 * 1024
+SIMILARITY_MAX_OLD_LINES = 400
 
 _TYPOGRAPHY = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -76,6 +85,10 @@ _PLACEHOLDER = re.compile(
     r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
     r"(?:rest of (?:the )?(?:code|file|function|class|method|implementation)|"
     r"existing code (?:here|remains|unchanged)|code (?:remains )?unchanged)",
+    re.IGNORECASE)
+_ELISION = re.compile(
+    r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)(?:\s*\(?(?:existing|rest|remaining|"
+    r"unchanged|more|other|same|previous)\b[^\n]*?)?\s*(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$",
     re.IGNORECASE)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
 
@@ -264,6 +277,8 @@ class Request:
         self.insert_at: int | None = None  # pure insertion before this 0-based line
         self.insert_after_scope = False  # pure insertion right after the (last) scope line
         self.anchors: list[str] = []  # "LINE:HASH" from a read with hashes: the match holds them
+        self.after_line: int | None = None  # elision segments: match at/after this 0-based line
+        self.context_only = False  # an elision segment that only anchors (old == new)
 
 
 def _lf(text: str) -> str:
@@ -466,6 +481,7 @@ class Located:
         self.warnings: list[str] = []
         self.unescaped = False
         self.already_applied = False
+        self.similarity: float | None = None
 
 
 def _describe(model: FileModel, cand: Candidate, others: list[Candidate]) -> dict[str, Any]:
@@ -658,6 +674,9 @@ def locate(model: FileModel, request: Request) -> Located:
             if held:
                 cands = [c for c in cands if all(c.start <= h < max(c.end, c.start + 1)
                                                  for h in held)]
+            if request.after_line is not None:
+                lo = request.after_line
+                cands = [c for c in cands if lo <= c.start <= lo + ELISION_MAX_GAP]
             if not cands:
                 continue
             if how:
@@ -676,10 +695,152 @@ def locate(model: FileModel, request: Request) -> Located:
                     located.warnings.append(
                         f"matched at line {cand.first_line}; the hint said "
                         f"{request.start_line} (the content is unique, so it was applied there)")
-            if tier == "exact":
+            if tier == "exact" and request.after_line is None:
                 located.warnings += _near_duplicates(model, text, cand)
             return located
+    if request.after_line is None and not held and window is None:
+        similar = find_similar(model, request)
+        if similar is not None:
+            return similar
     raise diagnose(model, request)
+
+
+# ---------------------------------------------------------------------------------------------
+# T8: gated similarity
+
+
+_TRIVIAL = {"}", "{", "end", "pass", "return", "else:", "try:", "finally:", ")", "]", "};"}
+
+
+def _informative(keys: list[str], index: dict[str, list[int]]) -> list[int]:
+    """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters."""
+    scored = []
+    for i, key in enumerate(keys):
+        if key in _TRIVIAL or sum(ch.isalnum() for ch in key) < 8:
+            continue
+        hits = len(index.get(key, ()))
+        if hits:
+            scored.append((hits, -len(key), i))
+    return [i for _, _, i in sorted(scored)[:3]]
+
+
+def find_similar(model: FileModel, request: Request) -> Located | None:
+    """The one window that is very similar to old text and clearly better than any other.
+
+    Gates (MATCHING 6.4 T8): >= 3 non-blank lines and >= 40 non-space characters; best score
+    >= 0.90; the best non-overlapping runner-up <= best - 0.10 and < 0.85; then the 3-way merge
+    must find no conflict (checked when rendering). Returns None when a gate fails.
+    """
+    pattern = _pattern_lines(request.old)
+    non_blank = [line for line in pattern if line.strip()]
+    if len(non_blank) < SIMILARITY_MIN_LINES or len("".join("".join(non_blank).split())) < \
+            SIMILARITY_MIN_CHARS or len(pattern) > SIMILARITY_MAX_OLD_LINES or \
+            len(model.lf_view) > SIMILARITY_MAX_FILE_BYTES:
+        return None
+    try:
+        from rapidfuzz.distance import Levenshtein
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    keys = [_typography(line) for line in pattern]
+    index = model.index("typography")
+    norm = model.normalized("typography")
+    anchors = _informative(keys, index)
+    if not anchors:
+        return None
+    target = "\n".join(keys)
+    n = len(pattern)
+    spread = max(1, n // 10)
+    windows: set[tuple[int, int]] = set()
+    for a in anchors:
+        for pos in index[keys[a]][:200]:
+            for shift in range(-2, 3):
+                for length in range(n - spread, n + spread + 1):
+                    start = pos - a + shift
+                    if start >= 0 and length > 0 and start + length <= len(norm):
+                        windows.add((start, start + length))
+            if len(windows) > SIMILARITY_MAX_WINDOWS:
+                break
+    scored = []
+    for start, end in sorted(windows)[:SIMILARITY_MAX_WINDOWS]:
+        score = Levenshtein.normalized_similarity(target, "\n".join(norm[start:end]),
+                                                  score_cutoff=0.8)
+        if score:
+            scored.append((score, start, end))
+    if not scored:
+        return None
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    best, b_start, b_end = scored[0]
+    runner_up = next((s for s, st, en in scored[1:] if en <= b_start or st >= b_end), 0.0)
+    if best < SIMILARITY_MIN or runner_up > best - SIMILARITY_MARGIN or \
+            runner_up >= SIMILARITY_RUNNER_UP_MAX:
+        return None
+    located = Located(Candidate("similarity", b_start, b_end), request)
+    located.warnings.append(
+        f"old_text matched lines {b_start + 1}-{b_end} only approximately "
+        f"(similarity {best:.2f}); lines you did not change keep the file's text")
+    located.similarity = best
+    return located
+
+
+def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
+    """3-way merge for T8: the caller's change applied onto lines that may differ from old."""
+    cand = located.candidate
+    request = located.request
+    old_lines = _pattern_lines(request.old)
+    new_lines = _pattern_lines(request.new) if request.new else []
+    file_lines = model.lines[cand.start:cand.end]
+    key = _LINE_KEYS["typography"]
+    b = difflib.SequenceMatcher(None, [key(x) for x in old_lines], [key(x) for x in file_lines],
+                                autojunk=False)
+    old_to_file: dict[int, int] = {}
+    for op, i1, i2, j1, _ in b.get_opcodes():
+        if op == "equal":
+            for k in range(i2 - i1):
+                old_to_file[i1 + k] = j1 + k
+    render = _reindenter(model, cand.start, old_lines)
+    eol = _region_eol(model, cand.start, cand.end)
+    a = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    replacements: list[tuple[int, int, list[str]]] = []  # file window [f1, f2) -> new lines
+    for op, i1, i2, j1, j2 in a.get_opcodes():
+        if op == "equal":
+            continue
+        changed = list(range(i1, i2))
+        missing = [i for i in changed if i not in old_to_file]
+        if missing:
+            raise MatchError(
+                "edit_conflict",
+                f"{request.label}old_text matched lines {cand.first_line}-{cand.last_line} only "
+                "approximately, and a line you are changing differs from the file: "
+                f"{old_lines[missing[0]].strip()[:SNIPPET_CHARS]!r}",
+                hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text with "
+                "the file's current text", details={"start_line": cand.first_line,
+                                                     "end_line": cand.last_line})
+        if changed:
+            mapped = [old_to_file[i] for i in changed]
+            if mapped != list(range(mapped[0], mapped[0] + len(mapped))):
+                raise MatchError(
+                    "edit_conflict", f"{request.label}the file has lines that old_text lacks "
+                    f"inside the region you are changing (near line {cand.start + mapped[0] + 1})",
+                    hint="re-read the region and resend old_text with the file's current text")
+            f1, f2 = mapped[0], mapped[-1] + 1
+        elif i1 in old_to_file:  # pure insertion before old line i1
+            f1 = f2 = old_to_file[i1]
+        elif i1 - 1 in old_to_file:
+            f1 = f2 = old_to_file[i1 - 1] + 1
+        else:
+            raise MatchError("edit_conflict", f"{request.label}the place of the insertion "
+                             "differs from the file", hint="re-read the region and resend")
+        replacements.append((f1, f2, new_lines[j1:j2]))
+    out: list[tuple[str, str]] = []
+    cursor = 0
+    for f1, f2, lines in sorted(replacements):
+        out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, f1)]
+        out += [(render(line), eol) for line in lines]
+        cursor = f2
+    out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, len(file_lines))]
+    if out and out[-1][1] == "" and model.eols[cand.end - 1] != "":
+        out[-1] = (out[-1][0], eol)
+    return out
 
 
 def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
@@ -868,6 +1029,9 @@ def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lin
             out += [(model.lines[start + i], model.eols[start + i]) for i in range(i1, i2)]
         else:
             out += [(render_new(line), eol) for line in new_lines[j1:j2]]
+    for k in range(len(out) - 1):
+        if out[k][1] == "":  # the file's last line, no longer last: it needs an ending now
+            out[k] = (out[k][0], eol)
     if out:
         # The last output line ends the way the edit says: without a newline it joins the
         # next line (or ends the file without one); with one it keeps the file's ending.
@@ -934,6 +1098,8 @@ def render_edit(model: FileModel, located: Located) -> Edit:
             new_lines = []
         out = _merge(model, first, last, old_lines, new_lines, lambda s: s, ends_nl)
         return Edit(located, first, last, out, transforms)
+    if cand.tier == "similarity":
+        return Edit(located, cand.start, cand.end, _merge_similar(model, located), transforms)
     old_lines = _pattern_lines(request.old)
     new_lines = _pattern_lines(request.new) if request.new else []
     render: Callable[[str], str]
@@ -1017,6 +1183,10 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             except MatchError as miss:
                 if miss.code != "no_match":
                     raise
+                segments = locate_elided(model, request)
+                if segments is not None:
+                    located += segments
+                    continue
                 done = already_applied(model, request)
                 if done is None:
                     raise
@@ -1031,7 +1201,8 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             failures.append((i, err))
     if failures:
         raise _combine_failures(requests, failures, located)
-    edits = [render_edit(model, loc) for loc in located if not loc.already_applied]
+    edits = [render_edit(model, loc) for loc in located
+             if not loc.already_applied and not loc.request.context_only]
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
     for prev, nxt in itertools.pairwise(ordered):
         if nxt.start < prev.end or (nxt.start == prev.end and prev.start == prev.end):
@@ -1062,13 +1233,67 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             "label": loc.request.label.strip(": ") or None,
             "start_line": cand.first_line, "end_line": cand.last_line,
             "matched_with": "already_applied" if loc.already_applied else (
-                "unescape" if loc.unescaped else cand.tier),
+                "unescape" if loc.unescaped else loc.tier),
             "transforms": list(loc.request.transforms),
             "disambiguated_by": loc.disambiguated_by,
         }
         reports.append(report)
         warnings += [f"{loc.request.label}{w}" for w in loc.warnings]
     return Applied(new_text, reports, new_text != text, warnings)
+
+
+def _split_markers(text: str) -> tuple[list[str], list[str]]:
+    """Segments of ``text`` between elision marker lines, and the markers themselves."""
+    segments: list[list[str]] = [[]]
+    markers: list[str] = []
+    for line in text.split("\n"):
+        if _ELISION.match(line):
+            markers.append(line.strip())
+            segments.append([])
+        else:
+            segments[-1].append(line)
+    return ["\n".join(seg) for seg in segments], markers
+
+
+def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
+    """T7: old text with ``...`` markers, each segment located in order, the gaps kept as is.
+
+    New text must carry the same number of markers, so each old segment pairs with a new one
+    (aider's rule). Returns None when old text has no markers; refuses when they do not pair.
+    """
+    old_segments, old_markers = _split_markers(request.old)
+    if not old_markers:
+        return None
+    new_segments, new_markers = _split_markers(request.new)
+    if len(new_markers) != len(old_markers):
+        raise MatchError(
+            "no_match", f"{request.label}old_text elides code with {len(old_markers)} marker "
+            f"line(s) ({old_markers[0]!r}) but new_text has {len(new_markers)}",
+            hint="repeat each marker line of old_text in new_text at the same place, or send the "
+            "literal code instead of markers")
+    out: list[Located] = []
+    after = 0
+    for k, (old_seg, new_seg) in enumerate(zip(old_segments, new_segments, strict=True)):
+        if not old_seg.strip():
+            if new_seg.strip():
+                raise MatchError(
+                    "no_match", f"{request.label}new_text adds text next to an elision marker "
+                    "with nothing in old_text to place it", hint="put a real line of context "
+                    "between the marker and the added text")
+            continue
+        part = Request(old_seg + "\n" if not old_seg.endswith("\n") else old_seg,
+                       new_seg + "\n" if new_seg and not new_seg.endswith("\n") else new_seg,
+                       label=f"{request.label}segment {k + 1}: ")
+        if out:
+            part.after_line = after
+        else:
+            part.start_line, part.end_line = request.start_line, request.end_line
+        part.context_only = old_seg == new_seg
+        found = locate(model, part)
+        found.tier = "elision"
+        after = max(found.candidate.end, found.candidate.start + 1)
+        out.append(found)
+    return out
 
 
 def _noop(cand: Candidate, request: Request) -> Located:
