@@ -404,3 +404,18 @@ def test_a_near_miss_on_the_edited_line_itself_is_a_conflict(ws: Path, cli: CliR
     assert call.error["code"] == "edit_conflict"
     assert snapshot(ws) == before
     assert f.read_text() == SIMILAR
+
+
+def test_a_big_file_is_edited_on_bytes_with_everything_else_untouched(
+        ws: Path, cli: CliRunner) -> None:
+    body = b"".join(b"line %07d caf\xc3\xa9\n" % i for i in range(400_000))  # ~7 MB, UTF-8
+    f = put(ws, "big.txt", body + b"UNIQUE MARKER\n" + body[:1000])
+    result = cli("apply_edit", stdin={"path": "big.txt", "old_text": "UNIQUE MARKER",
+                                      "new_text": "changed\nmarker"}).result
+    assert (result["start_line"], result["matched_with"]) == (400_001, "exact")
+    assert "@@ -399998,7 +399998,8 @@\n line 0399997 café\n" in result["diff"]
+    assert f.read_bytes() == body + b"changed\nmarker\n" + body[:1000]
+    ambiguous = cli("apply_edit", stdin={"path": "big.txt", "old_text": "line 0000001 ",
+                                         "new_text": "x"})
+    assert ambiguous.error["code"] == "ambiguous_match"  # the engine explains what the bytes
+    # fast path only detects

@@ -1428,11 +1428,35 @@ def _restore_eols(model: FileModel, new_view: str) -> str:
     return "".join(line + eol for line, eol in out)
 
 
-def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def unified_diff(path: str, before: str, after: str, context: int = 3,
+                 first_line: int = 1) -> str:
+    """A unified diff; only the differing middle (plus context) goes through difflib, so a
+    one-line change in a 50,000-line file costs microseconds, not a whole-file comparison.
+    ``first_line`` numbers the hunks when ``before`` is an excerpt starting at that line."""
     a = before.splitlines(keepends=True)
     b = after.splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context)
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    lo = max(head - context, 0)
+    a_mid = a[lo:len(a) - max(tail - context, 0)]
+    b_mid = b[lo:len(b) - max(tail - context, 0)]
+    offset = lo + first_line - 1
     out = []
-    for line in lines:
+    for raw in difflib.unified_diff(a_mid, b_mid, f"a/{path}", f"b/{path}", n=context):
+        line = raw
+        if offset and line.startswith("@@"):
+            match = _HUNK_HEADER.match(line)
+            if match:
+                line = (f"@@ -{int(match.group(1)) + offset}{match.group(2) or ''} "
+                        f"+{int(match.group(3)) + offset}{match.group(4) or ''} @@"
+                        f"{line[match.end():]}")
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)

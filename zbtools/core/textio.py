@@ -411,8 +411,12 @@ def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None
 
 def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  expected_sha256: str | None = None, mode: int | None = None,
-                 shown: str | None = None) -> WriteOutcome:
+                 shown: str | None = None,
+                 unchanged_since: os.stat_result | None = None) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
+
+    ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
+    mtime differ from that earlier ``stat`` (a cheap staleness check for big files).
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -449,6 +453,12 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                                 hint="use edit_file/apply_edit to change it, or pass "
                                 "overwrite: true to replace it whole",
                                 details={"path": shown, "size": old_st.st_size})
+            if unchanged_since is not None and (
+                    old_st.st_ino, old_st.st_size, old_st.st_mtime_ns) != (
+                    unchanged_since.st_ino, unchanged_since.st_size,
+                    unchanged_since.st_mtime_ns):
+                raise ToolError("stale_file", f"{shown}: changed while being edited",
+                                hint="read the file again and redo the edit")
             if not old_st.st_mode & 0o222:
                 raise ToolError("permission_denied", f"{shown}: is read-only (mode "
                                 f"{stat.S_IMODE(old_st.st_mode):04o})",

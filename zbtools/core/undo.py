@@ -8,9 +8,10 @@ with ``stale_file`` when the file changed since that edit, so an undo never clob
 after it (by the user, an editor or another tool).
 
 Limits: the last ``KEEP_PER_FILE`` (20) versions per file and ``KEEP_TOTAL`` (500) entries per
-workspace are kept; older ones and their blobs are pruned. Files larger than ``MAX_BLOB`` (64 MiB)
-are not journaled (the change still happens; undo then says so). Every read-modify-write of the
-journal holds an exclusive ``flock`` on ``undo/lock``, because agents call tools in parallel.
+workspace are kept; older ones and their blobs are pruned. Files larger than ``MAX_BLOB``
+(16 MiB) are not journaled (the change still happens, with a warning that it cannot be
+undone). Every read-modify-write of the journal holds an exclusive ``flock`` on
+``undo/lock``, because agents call tools in parallel.
 
 Failure modes: an unreadable or corrupt journal is reported (``io_error``) and never silently
 rewritten; a journal write that fails after the edit itself succeeded becomes a warning.
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 KEEP_PER_FILE = 20
 KEEP_TOTAL = 500
-MAX_BLOB = 64 * 1024 * 1024
+MAX_BLOB = 16 * 1024 * 1024
 JOURNAL_VERSION = 1
 
 
@@ -135,7 +136,11 @@ class Journal:
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
            mode: int | None = None) -> None:
     """Journal one change of ``rel`` (None: the file did not exist before / after)."""
-    if (before is not None and len(before) > MAX_BLOB) or before == after:
+    if before == after:
+        return
+    if before is not None and len(before) > MAX_BLOB:
+        ctx.warn(f"{rel} is larger than {MAX_BLOB // (1 << 20)} MiB: this change is not kept "
+                 "for undo")
         return
     try:
         with Journal(ctx) as journal:

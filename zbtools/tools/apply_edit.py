@@ -187,8 +187,11 @@ def run(params: Params, ctx: Context) -> Result:
             return matching.replace_all(text, requests[0], params.expected_count)
         return matching.apply_requests(text, requests)
 
+    plain = len(requests) == 1 and not params.replace_all and params.start_line is None and \
+        params.end_line is None and params.occurrence is None and not requests[0].anchors
     outcome = edit_file_text(ctx, params.path, compute, [r.new for r in requests],
-                             expected_sha256=params.expected_sha256, dry_run=params.dry_run)
+                             expected_sha256=params.expected_sha256, dry_run=params.dry_run,
+                             simple=(requests[0].old, requests[0].new) if plain else None)
     for warning in outcome.applied.warnings:
         ctx.warn(warning)
     reports = outcome.applied.reports

@@ -44,7 +44,7 @@ def run(params: Params, ctx: Context) -> ApplyResult:
 
     outcome = edit_file_text(ctx, params.path, compute, [params.new_content],
                              expected_sha256=params.expected_sha256, dry_run=params.dry_run,
-                             tool="edit_file")
+                             tool="edit_file", simple=(params.old_content, params.new_content))
     for warning in outcome.applied.warnings:
         ctx.warn(warning)
     report = outcome.applied.reports[0]
