@@ -419,3 +419,13 @@ def test_a_big_file_is_edited_on_bytes_with_everything_else_untouched(
                                          "new_text": "x"})
     assert ambiguous.error["code"] == "ambiguous_match"  # the engine explains what the bytes
     # fast path only detects
+
+
+def test_patches_written_as_a_sequence_apply_in_order_with_a_warning(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "alpha\nbeta\n")
+    call = cli("apply_edit", stdin={"path": "a.txt", "patches": [
+        {"old_text": "alpha", "new_text": "gamma"},
+        {"old_text": "gamma\nbeta", "new_text": "gamma\ndelta"}]})
+    assert f.read_text() == "gamma\ndelta\n"
+    assert any("in sequence" in w for w in call.json["warnings"])

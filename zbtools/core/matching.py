@@ -1200,7 +1200,12 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
         except MatchError as err:
             failures.append((i, err))
     if failures:
-        raise _combine_failures(requests, failures, located)
+        combined = _combine_failures(requests, failures, located)
+        if len(requests) > 1 and all(err.code == "no_match" for _, err in failures):
+            sequential = _apply_sequentially(text, requests, {i for i, _ in failures})
+            if sequential is not None:
+                return sequential
+        raise combined
     edits = [render_edit(model, loc) for loc in located
              if not loc.already_applied and not loc.request.context_only]
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
@@ -1240,6 +1245,33 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
         reports.append(report)
         warnings += [f"{loc.request.label}{w}" for w in loc.warnings]
     return Applied(new_text, reports, new_text != text, warnings)
+
+
+def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:
+    """MATCHING 6.7.2: patches written as a sequence (each against the previous result).
+
+    Tried only when some patches were not found against the original: each is then applied to
+    the text the earlier ones produced, and must still be unique there. Reported loudly.
+    """
+    current = text
+    reports: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for i, request in enumerate(requests):
+        again = Request(request.old, request.new, start_line=None, end_line=None,
+                        occurrence=request.occurrence, label=request.label)
+        again.anchors = [] if i in failed else list(request.anchors)
+        try:
+            step = apply_requests(current, [again])
+        except MatchError:
+            return None
+        current = step.text
+        reports += step.reports
+        warnings += step.warnings
+    late = ", ".join(f"patches[{i}]" for i in sorted(failed))
+    warnings.append(f"{late} matched only after the earlier patches were applied: the patches "
+                    "were applied in sequence, each against the result of the previous ones "
+                    "(line numbers in the report refer to those intermediate texts)")
+    return Applied(current, reports, current != text, warnings)
 
 
 def _split_markers(text: str) -> tuple[list[str], list[str]]:
