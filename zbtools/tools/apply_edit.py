@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.context import Context
+    from zbtools.core.editing import EditOutcome
     from zbtools.core.matching import Applied
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
@@ -48,9 +49,9 @@ OLD_ALIASES = ("old_string", "old_str")
 NEW_ALIASES = ("new_string", "new_str")
 
 
-class Patch(Struct):
-    old_text: str = field(aliases=OLD_ALIASES, help="Text to find (must identify one place)")
-    new_text: str = field(aliases=NEW_ALIASES, help="Replacement text")
+class Placement(Struct):
+    """Where one edit may match: hints that choose among equal candidates, hash anchors."""
+
     start_line: int | None = field(default=None, minimum=1,
                                    help="Hint: the line where old_text starts")
     end_line: int | None = field(default=None, minimum=1,
@@ -63,7 +64,12 @@ class Patch(Struct):
                                    help="LINE:HASH of the last line of the edited range")
 
 
-class Params(Struct):
+class Patch(Placement):
+    old_text: str = field(aliases=OLD_ALIASES, help="Text to find (must identify one place)")
+    new_text: str = field(aliases=NEW_ALIASES, help="Replacement text")
+
+
+class Params(Placement):
     path: str | None = field(default=None, aliases=PATH_ALIASES,
                              help="File to edit (optional with a patch that names its files)")
     old_text: str | None = field(default=None, aliases=OLD_ALIASES,
@@ -71,16 +77,6 @@ class Params(Struct):
     new_text: str | None = field(default=None, aliases=NEW_ALIASES, help="Replacement text")
     patches: list[Patch] | None = field(default=None, aliases=("edits",),
                                         help="Several edits, applied all or nothing")
-    start_line: int | None = field(default=None, minimum=1,
-                                   help="Hint: the line where old_text starts")
-    end_line: int | None = field(default=None, minimum=1,
-                                 help="Hint: the line where old_text ends")
-    occurrence: int | None = field(default=None, minimum=1,
-                                   help="Pick the n-th of several equal candidates")
-    anchor: str | None = field(default=None, help="LINE:HASH from read_file hashes: the match "
-                               "must include that line, unchanged")
-    end_anchor: str | None = field(default=None,
-                                   help="LINE:HASH of the last line of the edited range")
     replace_all: bool = field(default=False, help="Replace every exact occurrence")
     expected_count: int | None = field(default=None, minimum=0,
                                        help="With replace_all: refuse unless exactly this many")
@@ -205,6 +201,20 @@ def run(params: Params, ctx: Context) -> Result:
         replacements=len(reports), diff=outcome.diff, sha256=outcome.sha256,
         dry_run=params.dry_run,
         files=[{"path": outcome.path, "action": "updated", "edits": len(reports)}],
+    )
+
+
+def single_result(outcome: EditOutcome, dry_run: bool, *, matched_with: str | None = None,
+                  end_line: int | None = None) -> Result:
+    """The result of a one-edit tool (edit_file, insert_text) from its outcome."""
+    report = outcome.applied.reports[0]
+    return Result(
+        path=outcome.path, changed=outcome.changed,
+        matched_with=matched_with or report["matched_with"], start_line=report["start_line"],
+        end_line=report["end_line"] if end_line is None else end_line,
+        edits=outcome.applied.reports, replacements=1, diff=outcome.diff,
+        sha256=outcome.sha256, dry_run=dry_run,
+        files=[{"path": outcome.path, "action": "updated", "edits": 1}],
     )
 
 

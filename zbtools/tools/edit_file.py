@@ -15,7 +15,7 @@ from __future__ import annotations
 from zbtools.core.args import Struct, field
 from zbtools.core.editing import edit_file_text
 from zbtools.registry import ToolSpec
-from zbtools.tools.apply_edit import PATH_ALIASES
+from zbtools.tools.apply_edit import PATH_ALIASES, single_result
 from zbtools.tools.apply_edit import Result as ApplyResult
 from zbtools.tools.apply_edit import render as render_apply
 
@@ -47,14 +47,7 @@ def run(params: Params, ctx: Context) -> ApplyResult:
                              tool="edit_file", simple=(params.old_content, params.new_content))
     for warning in outcome.applied.warnings:
         ctx.warn(warning)
-    report = outcome.applied.reports[0]
-    return ApplyResult(
-        path=outcome.path, changed=outcome.changed, matched_with=report["matched_with"],
-        start_line=report["start_line"], end_line=report["end_line"],
-        edits=outcome.applied.reports, replacements=1, diff=outcome.diff,
-        sha256=outcome.sha256, dry_run=params.dry_run,
-        files=[{"path": outcome.path, "action": "updated", "edits": 1}],
-    )
+    return single_result(outcome, params.dry_run)
 
 
 TOOL = ToolSpec(

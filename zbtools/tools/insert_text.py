@@ -18,7 +18,7 @@ from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
 from zbtools.core.editing import edit_file_text
 from zbtools.registry import ToolSpec
-from zbtools.tools.apply_edit import PATH_ALIASES
+from zbtools.tools.apply_edit import PATH_ALIASES, single_result
 from zbtools.tools.apply_edit import Result as ApplyResult
 from zbtools.tools.apply_edit import render as render_apply
 
@@ -68,14 +68,8 @@ def run(params: Params, ctx: Context) -> ApplyResult:
     outcome = edit_file_text(ctx, params.path, compute, [text],
                              expected_sha256=params.expected_sha256, dry_run=params.dry_run,
                              tool="insert_text")
-    report = outcome.applied.reports[0]
-    return ApplyResult(
-        path=outcome.path, changed=outcome.changed, matched_with="insert",
-        start_line=report["start_line"], end_line=report["start_line"] - 1,
-        edits=outcome.applied.reports, replacements=1, diff=outcome.diff,
-        sha256=outcome.sha256, dry_run=params.dry_run,
-        files=[{"path": outcome.path, "action": "updated", "edits": 1}],
-    )
+    first = outcome.applied.reports[0]["start_line"]
+    return single_result(outcome, params.dry_run, matched_with="insert", end_line=first - 1)
 
 
 TOOL = ToolSpec(
