@@ -398,7 +398,9 @@ LENGTH_BUCKETS = ((1, 1, 20), (2, 4, 30), (5, 12, 35), (13, 25, 15))
 
 
 def eligible_line(fm: FileModel, i: int) -> bool:
-    return fm.line_is_plain(i)
+    """Lines a span may contain: decodable, no lone CR; ASCII in files that are not UTF-8
+    (a model cannot reproduce their bytes, and tools may refuse to mix encodings)."""
+    return fm.line_is_plain(i) and (fm.valid_utf8 or fm.lines[i].isascii())
 
 
 def pick_span(rng: Rng, fm: FileModel, *, min_len: int = 1, max_len: int = 25,
@@ -724,9 +726,8 @@ def p3_tabs_spaces(rng: Rng, draft: Draft) -> bool:
     unit = draft.fm.indent_unit
     if not pure_indentation(draft.old, unit):
         return False
-    lines = draft.old + [n.req for n in draft.new]
-    if not any(lead(x) for x in lines if x.strip()):
-        return False
+    if not any(lead(x) for x in draft.old if x.strip()):
+        return False  # old carries no indentation: nothing tells the unit apart
     if unit == "\t":
         width = rng.choice([2, 4, 4, 8])
 
@@ -873,6 +874,9 @@ def gen_p1(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
     return finish("P1", draft, ctx.counter)
 
 
+INDENT_TIERS = ("indentation", "inner_whitespace", "typography")
+
+
 def gen_p2(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
     draft = base_draft(rng, source, min_len=2, pure_indent=True)
     if draft is None or not p2_indent_shift(rng, draft):
@@ -881,7 +885,7 @@ def gen_p2(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
     if rng.random() < 0.25:
         draft.eol = "\r\n" if draft.fm.majority_eol == "\n" else "\n"
         draft.perturbations.append("P4")
-    return finish("P2", draft, ctx.counter)
+    return finish("P2", draft, ctx.counter, tier=lambda t: t in INDENT_TIERS)
 
 
 def gen_p3(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
@@ -891,7 +895,7 @@ def gen_p3(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
     draft.variant = draft.perturbations[-1].split(":")[1]
     if rng.random() < 0.3:
         p1_trailing_ws(rng, draft)
-    return finish("P3", draft, ctx.counter)
+    return finish("P3", draft, ctx.counter, tier=lambda t: t in INDENT_TIERS)
 
 
 def gen_p4(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
@@ -1535,7 +1539,8 @@ def gen_p24(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
 
 
 def gen_p25(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
-    """Unified-diff versions of a P0 edit (request shape {path, diff}; the tool may differ)."""
+    """A unified-diff version of a P0 edit, sent as ``{path, patch}``; labelled as the
+    equivalent old_text/new_text request (headers carry the true line numbers)."""
     draft = base_draft(rng, source, min_len=1, max_len=10)
     if draft is None:
         return None
@@ -1551,8 +1556,10 @@ def gen_p25(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
         else:
             rows += ["-" + x for x in draft.old[a1:a2]]
             rows += ["+" + n.req for n in draft.new[b1:b2]]
-    request = {"path": source.name, "diff": "\n".join(rows) + "\n"}
-    label_req = {"path": source.name, "old_text": old, "new_text": new}
+    request = {"path": source.name, "patch": "\n".join(rows) + "\n"}
+    # the hunk header's line numbers are a hint, as start_line/end_line would be
+    label_req = {"path": source.name, "old_text": old, "new_text": new,
+                 "start_line": draft.start, "end_line": draft.end}
     case = make_case("P25", "udiff", ["P25"], source, [], label_req, [draft.truth()],
                      [draft.replacement()], ctx.counter)
     if case is not None:
@@ -1583,9 +1590,10 @@ def family_sources(family: str, sources: Sources) -> list[Source]:
     if family == "P3":
         tabbed = [s for s in pool if s.model.indent_unit == "\t"]
         return tabbed * 3 + pool
-    if family == "P6":
-        typo = [s for s in pool if any(ch in s.model.lf_view for ch in "\u2019\u201c\u2014\u00a0")]
-        return typo * 6 + pool
+    if family == "P6":  # curly quotes cannot go into a file that is not UTF-8
+        utf8 = [s for s in pool if s.model.valid_utf8]
+        typo = [s for s in utf8 if any(ch in s.model.lf_view for ch in "\u2019\u201c\u2014\u00a0")]
+        return typo * 6 + utf8
     if family == "P7":
         escaped = [s for s in pool if s.kind in ("json", "c", "latex", "shell")]
         return escaped * 3 + pool

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.edit_corpus.generate import Case
-from tests.edit_corpus.sources import FileModel
+from tests.edit_corpus.sources import BOM, FileModel
 
 Envelope = dict[str, Any]
 Applier = Callable[[Path, dict[str, Any]], tuple[int, Envelope]]
@@ -36,6 +36,7 @@ Applier = Callable[[Path, dict[str, Any]], tuple[int, Envelope]]
 SIZE_BUCKETS = ((1_000, "<=1k lines"), (10_000, "<=10k lines"), (50_000, "<=50k lines"),
                 (10**12, ">50k lines"))
 MAX_LISTED_CANDIDATES = 5  # MATCHING.md section 7: errors list at most 5 candidates
+NEAR_MISS_FAMILIES = frozenset({"P10", "P13", "P14", "P19"})  # closest_hit is measured on these
 
 
 def zbtools_applier(tool: str = "apply_edit", env: dict[str, str] | None = None) -> Applier:
@@ -52,6 +53,95 @@ def zbtools_applier(tool: str = "apply_edit", env: dict[str, str] | None = None)
         return call.code, envelope
 
     return apply
+
+
+# --------------------------------------------------------------------------------------------
+# Reference appliers (baselines and harness self-checks)
+
+
+def _refuse(code: str, **details: Any) -> tuple[int, Envelope]:
+    return 1, {"ok": False, "error": {"code": code, "message": code, "details": details}}
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    if not needle:
+        return []
+    out, pos = [], text.find(needle)
+    while pos != -1:
+        out.append(pos)
+        pos = text.find(needle, pos + len(needle))
+    return out
+
+
+def _lines_of(text: str, pos: int, length: int) -> dict[str, int]:
+    start = text.count("\n", 0, pos) + 1
+    return {"start_line": start, "end_line": start + text.count("\n", pos, pos + max(0, length
+                                                                                         - 1))}
+
+
+def reference_applier(*, unique: bool = True, flatten_crlf: bool = False,
+                      write_on_refusal: bool = False) -> Applier:
+    """A tiny str.replace edit tool speaking apply_edit's JSON contract: the harness's own
+    check, and the benchmark's baselines (exact-unique; first-match like Aider/Codex).
+
+    ``unique=False`` edits the first occurrence (Aider/Codex-like first match);
+    ``flatten_crlf`` rewrites the file with LF endings; ``write_on_refusal`` empties the file
+    when it refuses (cline #9555)."""
+
+    def apply(ws: Path, request: dict[str, Any]) -> tuple[int, Envelope]:
+        path = ws / request["path"]
+        raw = path.read_bytes()
+        bom = BOM if raw.startswith(BOM) else b""
+        text = raw[len(bom):].decode("utf-8", "surrogateescape")
+        if flatten_crlf:
+            text = text.replace("\r\n", "\n")
+        code, envelope, out = _reference(text, request, unique)
+        if out is not None:
+            path.write_bytes(bom + out.encode("utf-8", "surrogateescape"))
+        elif write_on_refusal and code == 1:
+            path.write_bytes(b"")
+        return code, envelope
+
+    return apply
+
+
+def _reference(text: str, request: dict[str, Any], unique: bool
+               ) -> tuple[int, Envelope, str | None]:
+    patches = request.get("patches") or [request]
+    edits: list[tuple[int, int, str, dict[str, int]]] = []
+    for patch in patches:
+        old, new = patch["old_text"], patch["new_text"]
+        if old == new:
+            code, env = _refuse("no_change")
+            return code, env, None
+        occ = _occurrences(text, old)
+        if request.get("replace_all"):
+            count = request.get("expected_count")
+            if not occ or (count is not None and count != len(occ)):
+                code, env = _refuse("no_match")
+                return code, env, None
+            edits += [(p, p + len(old), new, _lines_of(text, p, len(old))) for p in occ]
+            continue
+        if not occ:
+            if len(patches) == 1 and new not in old and len(_occurrences(text, new)) == 1:
+                return 0, {"ok": True, "result": {"changed": False}}, None
+            code, env = _refuse("no_match")
+            return code, env, None
+        if len(occ) > 1 and unique:
+            code, env = _refuse("ambiguous_match",
+                                candidates=[_lines_of(text, p, len(old)) for p in occ])
+            return code, env, None
+        edits.append((occ[0], occ[0] + len(old), new, _lines_of(text, occ[0], len(old))))
+    edits.sort()
+    for (_, b, _, _), (c, _, _, _) in itertools.pairwise(edits):
+        if c < b:
+            code, env = _refuse("overlapping_edits")
+            return code, env, None
+    for a, b, new, _ in reversed(edits):
+        text = text[:a] + new + text[b:]
+    result = {"changed": True, "matched_with": "exact", "edits": [e[3] for e in edits],
+              **edits[0][3]}
+    return 0, {"ok": True, "result": result}, text
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,6 +169,7 @@ class Outcome:
     why: str
     patch_codes: list[str] = field(default_factory=list)
     lines: int = 0  # lines in the case's file (latency buckets)
+    closest_hit: bool | None = None  # near-miss no_match: the closest candidate is the truth
 
     def summary(self) -> str:
         c = self.case
@@ -233,13 +324,24 @@ def run_case(case: Case, applier: Applier, workdir: Path) -> Outcome:
                 cs == t.start_line and ce >= t.start_line - 1 and cs <= t.end_line
                 for t in case.truth if t is not None for cs, ce in cands)
 
+    closest_hit: bool | None = None
+    truths = [t for t in case.truth if t is not None]
+    if kind == "refused" and code == "no_match" and case.family in NEAR_MISS_FAMILIES and truths:
+        closest = details.get("closest")
+        closest_hit = False
+        if isinstance(closest, dict) and isinstance(closest.get("start_line"), int):
+            c_start: int = closest["start_line"]
+            c_end = closest.get("end_line")
+            c_end = c_end if isinstance(c_end, int) else c_start
+            closest_hit = any(c_start <= t.end_line and c_end >= t.start_line for t in truths)
     passed, why = _judge(case, kind, code, bytes_ok, unchanged, wrong_location, collateral,
                          after, expected)
     message = str(error.get("message", ""))[:200] if error else ""
     return Outcome(case, kind, exit_code, code, message,
                    result.get("matched_with") if isinstance(result.get("matched_with"), str)
                    else None, latency, bytes_ok, unchanged, wrong_location, collateral, code_ok,
-                   truth_listed, reported, stray, passed, why, patch_codes, len(fm.lines))
+                   truth_listed, reported, stray, passed, why, patch_codes, len(fm.lines),
+                   closest_hit)
 
 
 def _first_difference(a: bytes, b: bytes) -> str:
@@ -278,7 +380,8 @@ def _judge(case: Case, kind: str, code: str | None, bytes_ok: bool, unchanged: b
         return False, "no-op on an either case"
     # noop
     if not unchanged:
-        return False, "the file changed"
+        return False, ("RE-APPLIED: an already-applied edit changed the file again"
+                       if case.noop_kind == "already_applied" else "the file changed")
     if case.noop_kind == "identical":
         return (kind == "refused" and code == "no_change"), f"{kind} ({code})"
     return kind == "noop", f"{kind} ({code})" if code else kind
@@ -307,11 +410,13 @@ class Metrics:
     refusal_recall: float | None
     refusal_code_accuracy: float | None
     candidate_recall: float | None
+    closest_hit: float | None
     noop_correctness: float | None
     atomicity: float | None
     latency_p50_ms: float
     latency_p95_ms: float
     latency_max_ms: float
+    latency_p95_small_ms: float  # files of at most 10k lines
     latency_by_size: dict[str, tuple[int, float, float]]  # bucket -> (n, p50, p95)
     tiers: dict[str, int]
     counts: dict[str, int]
@@ -321,7 +426,8 @@ class Metrics:
                   ("refusal_recall", "==", 1.0), ("atomicity", "==", 1.0))
     TARGETS = (("apply_success_rate", ">=", 0.97), ("refusal_precision", ">=", 0.97),
                ("false_refusal_rate", "<=", 0.03), ("refusal_code_accuracy", ">=", 0.95),
-               ("candidate_recall", "==", 1.0), ("noop_correctness", "==", 1.0))
+               ("candidate_recall", "==", 1.0), ("noop_correctness", "==", 1.0),
+               ("latency_p95_small_ms", "<=", 50.0), ("latency_max_ms", "<=", 1000.0))
 
     def check(self, gates: Sequence[tuple[str, str, float]]) -> list[str]:
         """Names and values of the gates that fail (a metric with no cases passes)."""
@@ -399,11 +505,15 @@ def compute_metrics(outcomes: Sequence[Outcome]) -> Metrics:
                              len(must_refuse)),
         refusal_code_accuracy=_rate(sum(bool(o.code_ok) for o in coded), len(coded)),
         candidate_recall=_rate(sum(bool(o.truth_listed) for o in ambiguous), len(ambiguous)),
+        closest_hit=_rate(sum(bool(o.closest_hit) for o in outcomes),
+                          sum(o.closest_hit is not None for o in outcomes)),
         noop_correctness=_rate(sum(o.passed for o in noops), len(noops)),
         atomicity=_rate(sum(o.kind == "refused" and o.unchanged for o in multi), len(multi)),
         latency_p50_ms=_percentile(latencies, 50),
         latency_p95_ms=_percentile(latencies, 95),
         latency_max_ms=max(latencies, default=0.0),
+        latency_p95_small_ms=_percentile([o.latency_ms for o in outcomes if o.lines <= 10_000],
+                                         95),
         latency_by_size=by_size,
         tiers=dict(sorted(tiers.items(), key=lambda kv: -kv[1])),
         counts=counts,
@@ -439,10 +549,11 @@ def format_metrics(m: Metrics) -> str:
         ("refusal_precision", _fmt(m.refusal_precision), ">= 0.97"),
         ("refusal_code_accuracy", _fmt(m.refusal_code_accuracy), ">= 0.95"),
         ("candidate_recall", _fmt(m.candidate_recall), "== 1.0"),
+        ("closest_hit", _fmt(m.closest_hit), "report; target >= 0.9"),
         ("noop_correctness", _fmt(m.noop_correctness), "== 1.0"),
-        ("latency p50 / p95 / max ms",
-         f"{m.latency_p50_ms:.1f} / {m.latency_p95_ms:.1f} / {m.latency_max_ms:.1f}",
-         "p95 < 50 (<=10k lines); any < 1000"),
+        ("latency p50 / p95 ms", f"{m.latency_p50_ms:.1f} / {m.latency_p95_ms:.1f}", ""),
+        ("latency_p95_small_ms", f"{m.latency_p95_small_ms:.1f}", "<= 50 (files <= 10k lines)"),
+        ("latency_max_ms", f"{m.latency_max_ms:.1f}", "<= 1000 (any case)"),
     ]
     failed = {f.split(" ")[0] for f in m.check(Metrics.HARD_GATES + Metrics.TARGETS)}
     width = max(len(r[0]) for r in rows)
@@ -479,7 +590,7 @@ def format_failures(outcomes: Sequence[Outcome], limit: int = 40) -> str:
     failing = [o for o in outcomes if not o.passed]
     if not failing:
         return "no failing cases"
-    order = {"COLLATERAL": 0, "WRONG LOCATION": 1, "MISSED REFUSAL": 2}
+    order = {"COLLATERAL": 0, "WRONG LOCATION": 1, "MISSED REFUSAL": 2, "RE-APPLIED": 3}
     failing.sort(key=lambda o: (min((v for k, v in order.items() if o.why.startswith(k)),
                                     default=9), o.case.family, o.case.id))
     lines = [f"{len(failing)} failing case(s):"]

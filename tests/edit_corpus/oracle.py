@@ -592,14 +592,24 @@ def _subsets(strict: list[Cand], loose: list[Cand]) -> Iterable[list[Cand]]:
             yield [*strict, c]
 
 
-def _decide(m: list[Cand], hint: Hint | None, k: int) -> tuple[str, Cand | None]:
+def _decide(m: list[Cand], hint: Hint | None, k: int) -> list[tuple[str, Cand | None]]:
+    """What a matcher may do with the candidate set ``m``.
+
+    The hint keeps the candidates within ``slack`` of it (section 6.4); a matcher may also
+    take the one candidate that starts exactly on the hinted line (line-number prefixes and
+    hints are usually exact), so that reading is a second possible outcome."""
     if len(m) == 1:
-        return "apply", m[0]
-    if hint is not None:
-        kept = [c for c in m if hint.keeps(c, k)]
-        if len(kept) == 1:
-            return "apply", kept[0]
-    return "ambiguous", None
+        return [("apply", m[0])]
+    if hint is None:
+        return [("ambiguous", None)]
+    kept = [c for c in m if hint.keeps(c, k)]
+    if len(kept) == 1:
+        return [("apply", kept[0])]
+    out: list[tuple[str, Cand | None]] = [("ambiguous", None)]
+    exact = [c for c in m if c.start_line == hint.start]
+    if len(exact) == 1:
+        out.append(("apply", exact[0]))
+    return out
 
 
 def _insertion_noop(f: OFile, cand: Cand, old: str, new: str) -> bool:
@@ -657,14 +667,14 @@ def label_single(raw: bytes, old_text: str, new_text: str, truth: Span, *, famil
         for m in _subsets(tier.strict, tier.loose):
             if not m:
                 continue
-            kind, cand = _decide(m, hint, k)
-            if kind == "apply" and cand is not None:
-                if _insertion_noop(f, cand, old, new):
-                    outcomes.add(("noop", None))
+            for kind, cand in _decide(m, hint, k):
+                if kind == "apply" and cand is not None:
+                    if _insertion_noop(f, cand, old, new):
+                        outcomes.add(("noop", None))
+                    else:
+                        outcomes.add(("apply", (cand.key, is_truth(cand))))
                 else:
-                    outcomes.add(("apply", (cand.key, is_truth(cand))))
-            else:
-                outcomes.add(("ambiguous", tier.name))
+                    outcomes.add(("ambiguous", tier.name))
         if tier.strict:
             first_tier, first_cands = tier.name, tier.strict
             stopped = True
