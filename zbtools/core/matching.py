@@ -213,6 +213,9 @@ def infer_indent_unit(lines: Iterable[str]) -> str:
         return "\t"
     if not widths:
         return "    "
+    step = _common_step(lines)
+    if step:
+        return " " * step
     for step in (2, 4, 8, 3):
         if all(w % step == 0 for w in widths) and step <= min(widths):
             best = step
@@ -221,6 +224,54 @@ def infer_indent_unit(lines: Iterable[str]) -> str:
                 best = 4
             return " " * best
     return " " * min(widths)
+
+
+def _common_step(lines: Iterable[str]) -> int:
+    """The most frequent indent increase between consecutive non-blank space-indented lines."""
+    counts: dict[int, int] = {}
+    previous: int | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        indent = leading_ws(line)
+        if "\t" in indent:
+            previous = None
+            continue
+        width = len(indent)
+        if previous is not None and width > previous:
+            delta = width - previous
+            if delta in (2, 3, 4, 8):
+                counts[delta] = counts.get(delta, 0) + 1
+        previous = width
+    if not counts:
+        return 0
+    return max(counts, key=lambda d: (counts[d], d == 4))
+
+
+def _relative_unit(depths: list[int | None]) -> int:
+    """The indent step of a block: gcd of its non-zero relative depths (0 when flat)."""
+    import math
+
+    step = 0
+    for depth in depths:
+        if depth:
+            step = math.gcd(step, abs(depth))
+    return step
+
+
+def same_structure(old_depths: list[int | None], file_depths: list[int | None],
+                   file_unit_cols: int) -> str | None:
+    """How old's indentation maps onto the file's: "shift", "unit", or None (no match)."""
+    if any((a is None) != (b is None) for a, b in zip(old_depths, file_depths, strict=True)):
+        return None
+    if all(a == b for a, b in zip(old_depths, file_depths, strict=True)):
+        return "shift"
+    old_w = _relative_unit(old_depths)
+    file_w = _relative_unit(file_depths) or file_unit_cols
+    if old_w and all(a is None or b is None or a * file_w == b * old_w
+                     for a, b in zip(old_depths, file_depths, strict=True)):
+        return "unit"
+    return None
 
 
 def unit_columns(unit: str) -> int:
@@ -394,7 +445,7 @@ def _pattern_lines(old: str) -> list[str]:
     return lines
 
 
-def _relative_depths(lines: list[str], unit: str) -> list[int | None]:
+def _relative_depths(lines: list[str]) -> list[int | None]:
     """Indent of each non-blank line relative to the first, in columns (blank lines: None)."""
     base: int | None = None
     out: list[int | None] = []
@@ -430,9 +481,7 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
     n = len(pattern)
     relative = tier in ("indentation", "inner_whitespace", "typography")
     if relative:
-        old_unit = infer_indent_unit(pattern)
-        old_depths = _relative_depths(pattern, old_unit)
-        old_w = unit_columns(old_unit)
+        old_depths = _relative_depths(pattern)
         file_w = unit_columns(model.indent_unit)
     found: list[Candidate] = []
     for start in starts:
@@ -442,10 +491,8 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
         if any(w != k and (k or w) for w, k in zip(window, keys, strict=True)):
             continue
         if relative:
-            depths = _relative_depths(model.lines[start:start + n], model.indent_unit)
-            if any((a is None) != (b is None) or (a is not None and b is not None
-                                                  and a * file_w != b * old_w)
-                   for a, b in zip(old_depths, depths, strict=True)):
+            depths = _relative_depths(model.lines[start:start + n])
+            if same_structure(old_depths, depths, file_w) is None:
                 continue
         found.append(Candidate(tier, start, start + n))
     return found
@@ -699,6 +746,11 @@ def locate(model: FileModel, request: Request) -> Located:
                 located.warnings += _near_duplicates(model, text, cand)
             return located
     if request.after_line is None and not held and window is None:
+        # An edit that is already in the file must be a no-op, never re-applied near a
+        # look-alike by the similarity tier (corpus cases P16).
+        done = already_applied(model, request)
+        if done is not None:
+            return _noop(done, request)
         similar = find_similar(model, request)
         if similar is not None:
             return similar
@@ -933,46 +985,66 @@ def diagnose(model: FileModel, request: Request) -> MatchError:
 
 
 def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | None:
-    """(start, matching prefix lines, similarity) of the best window, or None."""
+    """(start, matching prefix lines, similarity) of the best window, or None.
+
+    Bounded (MATCHING I7): prefix lengths are counted for at most 200 occurrences of each
+    pattern line, and similarity is scored (rapidfuzz) only for the few longest prefixes.
+    """
     if not pattern or not model.lines:
         return None
     keys = [_typography(line) for line in pattern]
     norm = model.normalized("typography")
     index = model.index("typography")
-    best: tuple[int, int, float] | None = None
     # 1. Longest exact-prefix window (normalised), anchored on each occurrence of a line.
+    prefixes: dict[int, int] = {}
     for k_pos, key in enumerate(keys):
         if not key:
             continue
         for pos in index.get(key, ())[:200]:
             start = pos - k_pos
-            if start < 0:
+            if start < 0 or start in prefixes:
                 continue
             matched = 0
             while matched < len(keys) and start + matched < len(norm) and \
                     norm[start + matched] == keys[matched]:
                 matched += 1
-            score = _similarity(pattern, model.lines[start:start + len(pattern)])
-            if best is None or (matched, score) > (best[1], best[2]):
-                best = (start, matched, score)
-        if best is not None and best[1] > 0:
+            prefixes[start] = matched
+        if prefixes and max(prefixes.values()) > 0:
             break
-    if best is not None:
-        return best
+    if prefixes:
+        top = sorted(prefixes, key=lambda st: (-prefixes[st], st))[:5]
+        scored = [(prefixes[st], _similarity(pattern, model.lines[st:st + len(pattern)]), st)
+                  for st in top]
+        matched, score, start = max(scored, key=lambda t: (t[0], t[1], -t[2]))
+        return start, matched, score
     # 2. The most informative line, by single-line similarity.
     informative = max(range(len(keys)), key=lambda i: len(keys[i]))
     if not keys[informative]:
         return None
-    close = difflib.get_close_matches(keys[informative], norm, n=1, cutoff=0.6)
-    if not close:
+    pos = _closest_line(keys[informative], norm)
+    if pos is None:
         return None
-    pos = norm.index(close[0])
     start = max(pos - informative, 0)
     return start, 0, _similarity(pattern, model.lines[start:start + len(pattern)])
 
 
+def _closest_line(key: str, lines: list[str]) -> int | None:
+    try:
+        from rapidfuzz import fuzz, process
+    except ImportError:  # pragma: no cover - declared dependency
+        close = difflib.get_close_matches(key, lines, n=1, cutoff=0.6)
+        return lines.index(close[0]) if close else None
+    found = process.extractOne(key, lines, scorer=fuzz.ratio, score_cutoff=60)
+    return None if found is None else int(found[2])
+
+
 def _similarity(a: list[str], b: list[str]) -> float:
-    return difflib.SequenceMatcher(None, "\n".join(a), "\n".join(b), autojunk=False).ratio()
+    left, right = "\n".join(a), "\n".join(b)
+    try:
+        from rapidfuzz.distance import Levenshtein
+    except ImportError:  # pragma: no cover - declared dependency
+        return difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
+    return float(Levenshtein.normalized_similarity(left, right))
 
 
 def _bounded_diff(pattern: list[str], window: list[str], start: int, limit: int = 40) -> str:
@@ -1027,6 +1099,10 @@ def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lin
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             out += [(model.lines[start + i], model.eols[start + i]) for i in range(i1, i2)]
+        elif op == "replace" and i2 - i1 == j2 - j1:
+            # Line for line: each rewritten line keeps its own ending (mixed-EOL files).
+            out += [(render_new(new_lines[j1 + k]), model.eols[start + i1 + k] or eol)
+                    for k in range(i2 - i1)]
         else:
             out += [(render_new(line), eol) for line in new_lines[j1:j2]]
     for k in range(len(out) - 1):
@@ -1044,23 +1120,55 @@ def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lin
     return out
 
 
+def _indent_for(cols: int, unit: str) -> str:
+    return "\t" * (cols // TAB_COLUMNS) + " " * (cols % TAB_COLUMNS) if unit == "\t" \
+        else " " * cols
+
+
 def _reindenter(model: FileModel, start: int, old_lines: list[str]) -> Callable[[str], str]:
-    """Re-indent a new line from old's indentation into the file's (T3-T6)."""
-    old_unit = infer_indent_unit(old_lines)
-    old_w = unit_columns(old_unit)
-    file_unit = model.indent_unit
-    old_base = next((columns(leading_ws(line)) for line in old_lines if line.strip()), 0)
+    """Re-indent new lines from old's indentation into the file's (T3-T6, T8).
+
+    A uniform shift moves every line by the same number of columns, keeping each line's own
+    sub-indentation; a change of unit (tabs vs spaces, 2 vs 4) converts depths level by level.
+    Lines are measured from old's first non-blank line, and may go shallower than it.
+    """
     first = next((i for i, line in enumerate(old_lines) if line.strip()), 0)
-    file_base = leading_ws(model.lines[start + first]) if start + first < len(model.lines) \
-        else ""
+    if start + first >= len(model.lines):
+        return str
+    old_base_str = leading_ws(old_lines[first]) if old_lines else ""
+    old_base = columns(old_base_str)
+    file_base = leading_ws(model.lines[start + first])
+    file_base_cols = columns(file_base)
+    window = model.lines[start:start + len(old_lines)]
+    file_unit = model.indent_unit
+    mode = "shift"
+    old_depths = _relative_depths(old_lines)
+    if len(window) == len(old_lines):
+        mode = same_structure(old_depths, _relative_depths(window),
+                              unit_columns(file_unit)) or "unit"
+    old_tabs = any("\t" in leading_ws(line) for line in old_lines if line.strip())
+    file_tabs = any("\t" in leading_ws(line) for line in window if line.strip())
+    if old_tabs != file_tabs:
+        mode = "unit"  # tabs vs spaces: convert level by level, never mix them in one indent
+    old_w = _relative_unit(old_depths) or unit_columns(infer_indent_unit(old_lines))
+    file_w = unit_columns(file_unit)
+    if mode == "shift" and old_base_str == file_base:
+        return str  # nothing moved: new lines keep the indentation they were sent with
 
     def render(line: str) -> str:
         if not line.strip():
             return ""
-        rel = columns(leading_ws(line)) - old_base
-        rel = max(rel, 0)
+        indent = leading_ws(line)
+        content = line[len(indent):]
+        rel = columns(indent) - old_base
+        if mode == "shift":
+            if rel >= 0 and indent.startswith(old_base_str):
+                return file_base + indent[len(old_base_str):] + content
+            return _indent_for(max(file_base_cols + rel, 0), file_unit) + content
         levels, rest = divmod(rel, old_w)
-        return file_base + file_unit * levels + " " * rest + line.lstrip(" \t")
+        if levels >= 0:
+            return file_base + file_unit * levels + " " * rest + content
+        return _indent_for(max(file_base_cols + levels * file_w + rest, 0), file_unit) + content
 
     return render
 
@@ -1109,17 +1217,62 @@ def render_edit(model: FileModel, located: Located) -> Edit:
         render = _reindenter(model, cand.start, old_lines)
         if render(old_lines[0] if old_lines else "") != (old_lines[0] if old_lines else ""):
             transforms.append("reindented")
+    if cand.tier == "typography":
+        swaps = _typographic_swaps(old_lines, model.lines[cand.start:cand.end])
+        if swaps:
+            indent_render = render
+            table = str.maketrans(swaps)
+
+            def render(line: str) -> str:
+                return indent_render(line.translate(table))
+
+            transforms.append("typography_restored")
     # Whole-line tiers keep the region's final-newline state.
     out = _merge(model, cand.start, cand.end, old_lines, new_lines, render,
                  model.eols[cand.end - 1] != "")
     return Edit(located, cand.start, cand.end, out, transforms)
 
 
+def _typographic_swaps(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
+    """Characters the request spelled typographically differently from the file.
+
+    Where the request wrote curly quotes (or dashes, odd spaces) for the file's straight ones,
+    the same characters in its new text are written the file's way; only one-to-one swaps
+    seen consistently in the matched lines are used, so nothing is guessed.
+    """
+    swaps: dict[str, str] = {}
+    for old, found in zip(old_lines, file_lines, strict=False):
+        a, b = old.strip(" \t"), found.strip(" \t")
+        if len(a) != len(b):
+            continue
+        for x, y in zip(a, b, strict=True):
+            if x == y:
+                continue
+            if x.translate(_TYPOGRAPHY) != y.translate(_TYPOGRAPHY) or \
+                    swaps.get(x, y) != y:
+                return {}
+            if x.translate(_TYPOGRAPHY) != x:  # only undo the request's typographic characters
+                swaps[x] = y
+    return swaps
+
+
 def already_applied(model: FileModel, request: Request) -> Candidate | None:
-    """The new text is in the file once and the old text is not: nothing left to do."""
+    """The new text is in the file once and the old text is not: nothing left to do.
+
+    Not when new text is part of old text (a deletion): its presence then proves nothing.
+    """
     new = request.new
     if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
         return None
+    if new.strip() in request.old:
+        # A deletion: done only if every line it deletes is gone from the file (otherwise old
+        # text merely failed to match, and "nothing to do" would be a lie).
+        kept = {_typography(line) for line in new.split("\n")}
+        deleted = [key for key in (_typography(line) for line in request.old.split("\n"))
+                   if key and key not in kept]
+        index = model.index("typography")
+        if not deleted or any(key in index for key in deleted):
+            return None
     found = find_exact(model, new, limit=2)
     if len(found) == 1:
         return found[0]
