@@ -1021,11 +1021,11 @@ def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | N
     informative = max(range(len(keys)), key=lambda i: len(keys[i]))
     if not keys[informative]:
         return None
-    pos = _closest_line(keys[informative], norm)
-    if pos is None:
+    near = _closest_line(keys[informative], norm)
+    if near is None:
         return None
-    start = max(pos - informative, 0)
-    return start, 0, _similarity(pattern, model.lines[start:start + len(pattern)])
+    first = max(near - informative, 0)
+    return first, 0, _similarity(pattern, model.lines[first:first + len(pattern)])
 
 
 def _closest_line(key: str, lines: list[str]) -> int | None:
