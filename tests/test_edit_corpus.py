@@ -442,3 +442,13 @@ def test_apply_edit_meets_the_corpus_gates_on_the_ci_subset(corpus: Corpus,
     targets = m.check((("apply_success_rate", ">=", 0.97), ("refusal_precision", ">=", 0.97)))
     assert not targets, _failure_report(outcomes, m, targets)
 
+
+
+def test_the_later_families_meet_the_hard_gates(tmp_path: Path) -> None:
+    """Elision (P8), similarity (P10, P13), multi-patch dependencies (P24) and patch formats
+    (P25): labelled "either" where the oracle cannot model the tier, so only the hard gates
+    (never the wrong place, nothing outside the edit touched, refusals all-or-nothing) apply."""
+    later = generate_corpus(CI_SEED, families=LATER_FAMILIES, per_family=8, peers=False)
+    outcomes, m = _score(later, zbtools_applier("apply_edit"), tmp_path)
+    hard = m.check(Metrics.HARD_GATES)
+    assert not hard, _failure_report(outcomes, m, hard)
