@@ -429,3 +429,13 @@ def test_patches_written_as_a_sequence_apply_in_order_with_a_warning(
         {"old_text": "gamma\nbeta", "new_text": "gamma\ndelta"}]})
     assert f.read_text() == "gamma\ndelta\n"
     assert any("in sequence" in w for w in call.json["warnings"])
+
+
+def test_the_file_s_curly_quotes_survive_in_the_unedited_part_of_a_changed_line(
+        ws: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.md", "She said \u201chello there\u201d to the whole room today.\n")
+    result = cli("apply_edit", stdin={
+        "path": "a.md", "old_text": 'She said "hello there" to the whole room today.',
+        "new_text": 'She said "hello there" to the whole class today.'}).result
+    assert result["matched_with"] == "typography"
+    assert f.read_text() == "She said \u201chello there\u201d to the whole class today.\n"

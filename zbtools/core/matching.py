@@ -1087,11 +1087,13 @@ def _region_eol(model: FileModel, start: int, end: int) -> str:
 
 
 def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lines: list[str],
-           render_new: Callable[[str], str], ends_with_newline: bool) -> list[tuple[str, str]]:
+           render_new: Callable[[str], str], ends_with_newline: bool,
+           line_merge: Callable[[str, str, str], str] | None = None) -> list[tuple[str, str]]:
     """3-way line merge: old->new changes applied onto file lines [start, end).
 
     Old line i corresponds to file line start+i (the line tiers are 1:1). Lines the request
-    left unchanged are emitted with the file's bytes and ending.
+    left unchanged are emitted with the file's bytes and ending. ``line_merge(old, file, new)``,
+    when given, renders a line rewritten one-for-one (the typography tier's character merge).
     """
     eol = _region_eol(model, start, end)
     out: list[tuple[str, str]] = []
@@ -1101,7 +1103,9 @@ def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lin
             out += [(model.lines[start + i], model.eols[start + i]) for i in range(i1, i2)]
         elif op == "replace" and i2 - i1 == j2 - j1:
             # Line for line: each rewritten line keeps its own ending (mixed-EOL files).
-            out += [(render_new(new_lines[j1 + k]), model.eols[start + i1 + k] or eol)
+            out += [(line_merge(old_lines[i1 + k], model.lines[start + i1 + k],
+                                new_lines[j1 + k]) if line_merge else
+                     render_new(new_lines[j1 + k]), model.eols[start + i1 + k] or eol)
                     for k in range(i2 - i1)]
         else:
             out += [(render_new(line), eol) for line in new_lines[j1:j2]]
@@ -1217,20 +1221,40 @@ def render_edit(model: FileModel, located: Located) -> Edit:
         render = _reindenter(model, cand.start, old_lines)
         if render(old_lines[0] if old_lines else "") != (old_lines[0] if old_lines else ""):
             transforms.append("reindented")
+    line_merge = None
     if cand.tier == "typography":
         swaps = _typographic_swaps(old_lines, model.lines[cand.start:cand.end])
+        table = str.maketrans(swaps)
+        indent_render = render
         if swaps:
-            indent_render = render
-            table = str.maketrans(swaps)
-
             def render(line: str) -> str:
                 return indent_render(line.translate(table))
 
             transforms.append("typography_restored")
+
+        def line_merge(old: str, found: str, new: str) -> str:
+            return _typography_merge(old, found, indent_render(new), table)
+
     # Whole-line tiers keep the region's final-newline state.
     out = _merge(model, cand.start, cand.end, old_lines, new_lines, render,
-                 model.eols[cand.end - 1] != "")
+                 model.eols[cand.end - 1] != "", line_merge)
     return Edit(located, cand.start, cand.end, out, transforms)
+
+
+def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:
+    """MATCHING 6.5 step 5: apply old->new character changes onto the file's line, so the
+    file's own quotes and dashes survive in the parts of a changed line that were not edited."""
+    o, f = old.strip(" \t"), found.strip(" \t")
+    if len(o) != len(f) or any(a != b and a.translate(_TYPOGRAPHY) != b.translate(_TYPOGRAPHY)
+                               for a, b in zip(o, f, strict=True)):
+        return new.translate(table)
+    indent = leading_ws(new)
+    content = new[len(indent):]
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, o, content,
+                                                      autojunk=False).get_opcodes():
+        out.append(f[i1:i2] if op == "equal" else content[j1:j2].translate(table))
+    return indent + "".join(out)
 
 
 def _typographic_swaps(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
