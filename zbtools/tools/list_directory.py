@@ -1,0 +1,139 @@
+"""List a directory's contents as a tree: names, types and sizes, down to max_depth levels.
+
+Lists ``path`` (default ``.``, the workspace root) to ``max_depth`` levels (default 1: the
+direct children only), siblings sorted by name, directories shown with a trailing ``/`` and
+symlinks as ``name -> target`` (never followed). The JSON result has one entry per item
+(``path``, ``name``, ``type``, ``size``, ``depth``, ``target`` for symlinks). Hidden entries,
+entries matched by ``.gitignore``/``.ignore``/``.git/info/exclude`` and the default excluded
+directories (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``...) are left out
+but counted in ``skipped``; ``include_hidden``, ``include_ignored`` and ``exclude_dirs`` (which
+replaces the default list; ``[]`` excludes nothing) bring them back. A directory named explicitly
+is listed even when it is ignored or excluded.
+
+Limits and failure modes: at most ``limit`` entries (default 1000, at most 10000; ``truncated``
+tells); ``max_depth`` at most 512. Directories that cannot be read are counted in
+``skipped.unreadable``, not fatal. Errors: ``not_found``, ``not_a_directory`` (the path is a
+file), ``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.args import Struct, field
+from zbtools.core.walk import MAX_DEPTH, Skipped, Walk
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.context import Context
+    from zbtools.core.walk import Entry as WalkEntry
+
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 10_000
+
+
+class Params(Struct):
+    path: str = field(default=".", aliases=("dir_path", "directory", "dir"),
+                      help="Directory to list, relative to the workspace root")
+    max_depth: int = field(default=1, minimum=1, maximum=MAX_DEPTH, aliases=("depth",),
+                           help="Levels to descend; 1 lists only the direct children")
+    limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
+                       help="Most entries to return (at most 10000)")
+    include_hidden: bool = field(default=False, help="Also list names starting with '.'")
+    include_ignored: bool = field(default=False,
+                                  help="Also list entries matched by .gitignore/.ignore")
+    exclude_dirs: list[str] | None = field(
+        default=None, help="Directory names never entered, replacing the default list "
+        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
+
+
+class Entry(Struct):
+    path: str = field(help="Relative to the workspace root, POSIX separators")
+    name: str = field(help="The entry's name")
+    type: str = field(help="file, directory, symlink, fifo, socket, device")
+    size: int | None = field(help="Size in bytes (null for directories)")
+    depth: int = field(help="1 for the direct children of the listed directory")
+    target: str | None = field(help="The link's text, for a symlink (never followed)")
+
+
+class Result(Struct):
+    path: str = field(help="The directory listed, relative to the workspace root")
+    entries: list[Entry] = field(help="The entries, in tree order (pre-order, sorted by name)")
+    count: int = field(help="Number of entries returned")
+    truncated: bool = field(help="More entries exist than limit allowed")
+    skipped: Skipped = field(help="What was left out, by kind")
+
+
+def to_entry(e: WalkEntry) -> Entry:
+    return Entry(path=e.rel, name=e.name, type=e.kind, size=e.size, depth=e.depth,
+                 target=e.target)
+
+
+def run(params: Params, ctx: Context) -> Result:
+    walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth,
+                max_entries=params.limit, include_hidden=params.include_hidden,
+                include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs)
+    entries = [to_entry(e) for e in walk]
+    if walk.loops:
+        ctx.warn(f"{walk.loops} directory loop(s) (bind mounts) were not entered again")
+    return Result(path=walk.rel, entries=entries, count=len(entries), truncated=walk.truncated,
+                  skipped=walk.skipped)
+
+
+def tree_lines(root: str, entries: list[Entry]) -> list[str]:
+    """``root/`` then one ``├── name`` line per entry, drawn from the entries' depths."""
+    last = [False] * len(entries)
+    seen_shallower: dict[int, bool] = {}
+    for i in range(len(entries) - 1, -1, -1):  # last among siblings: no later sibling
+        depth = entries[i].depth
+        last[i] = not seen_shallower.get(depth, False)
+        seen_shallower[depth] = True
+        for deeper in [d for d in seen_shallower if d > depth]:
+            del seen_shallower[deeper]
+    lines = [root if root.endswith("/") else root + "/"]
+    open_levels: list[bool] = []  # per ancestor depth: more siblings follow below
+    for entry, is_last in zip(entries, last, strict=True):
+        del open_levels[entry.depth - 1:]
+        prefix = "".join("│   " if more else "    " for more in open_levels)
+        label = entry.name + ("/" if entry.type == "directory" else "")
+        if entry.type == "symlink":
+            label += f" -> {entry.target}"
+        lines.append(prefix + ("└── " if is_last else "├── ") + label)
+        open_levels.append(not is_last)
+    return lines
+
+
+def skipped_note(skipped: Skipped, empty: bool) -> str:
+    described = skipped.describe()
+    if not described:
+        return "(empty)\n" if empty else ""
+    hints = []
+    if skipped.hidden:
+        hints.append("include_hidden")
+    if skipped.ignored:
+        hints.append("include_ignored")
+    if skipped.excluded_dirs:
+        hints.append("exclude_dirs: []")
+    how = f"; to show them: {', '.join(hints)}" if hints else ""
+    lead = "nothing shown; " if empty else ""
+    return f"[{lead}skipped: {described}{how}]\n"
+
+
+def render(result: Result) -> str:
+    out = "\n".join(tree_lines(result.path, result.entries)) + "\n"
+    if result.truncated:
+        out += f"[showing the first {result.count} entries; raise limit or list a subdirectory]\n"
+    return out + skipped_note(result.skipped, not result.entries)
+
+
+TOOL = ToolSpec(
+    name="list_directory",
+    aliases=("list_dir", "ls"),
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    read_only=True,
+    idempotent=True,
+    parallel_safe=True,
+)
