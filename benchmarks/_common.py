@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -393,11 +393,19 @@ class Paired:
 
 
 def measure_pairs(target: Command, ref: Command, runs: int, warmup: int, engine: str,
-                  env: dict[str, str]) -> Paired:
-    """``warmup`` + ``runs`` interleaved pairs, alternating which command goes first."""
+                  env: dict[str, str],
+                  prepare: Callable[[int], object] | None = None) -> Paired:
+    """``warmup`` + ``runs`` interleaved pairs, alternating which command goes first.
+
+    ``prepare(i)``, when given, runs untimed before pair ``i`` (warm-ups included): e.g. to
+    rewrite the request a command reads, so that every run of an editing command changes
+    something.
+    """
     used = engine_for(engine, (target, ref))
     result = Paired(used)
     for i in range(warmup + max(1, runs)):
+        if prepare is not None:
+            prepare(i)
         order = (target, ref) if i % 2 == 0 else (ref, target)
         if used == "hyperfine":
             times = _hyperfine_once(order, env)
@@ -465,12 +473,12 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain text table: first column left-aligned, the others right-aligned."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """A plain text table: the first ``left`` columns left-aligned, the others right-aligned."""
     widths = [max(len(str(r[i])) for r in (headers, *rows)) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+        return "  ".join(str(c).ljust(w) if i < left else str(c).rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])

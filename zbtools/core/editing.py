@@ -159,7 +159,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     assert res.name is not None
     # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double the cost.
     seen = os.stat(res.name, dir_fd=res.dir_fd)
-    atomic_write(res, new_data, unchanged_since=seen, shown=path)
+    atomic_write(res, new_data, unchanged_since=seen, shown=path, known_changed=True)
     from zbtools.core.undo import record
 
     record(ctx, res.rel, data, new_data, tool)

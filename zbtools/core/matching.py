@@ -168,12 +168,18 @@ class FileModel:
         return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
 
     def normalized(self, tier: str) -> list[str]:
+        if tier == "typography" and "inner_whitespace" in self._normalized and \
+                self.lf_view.isascii():
+            return self._normalized["inner_whitespace"]  # identical keys for ASCII text
         if tier not in self._normalized:
             key = _LINE_KEYS[tier]
             self._normalized[tier] = [key(line) for line in self.lines]
         return self._normalized[tier]
 
     def index(self, tier: str) -> dict[str, list[int]]:
+        if tier == "typography" and "inner_whitespace" in self._indexes and \
+                self.lf_view.isascii():
+            return self._indexes["inner_whitespace"]
         if tier not in self._indexes:
             table: dict[str, list[int]] = {}
             for i, key in enumerate(self.normalized(tier)):
@@ -295,6 +301,8 @@ def _collapse(line: str) -> str:
 
 
 def _typography(line: str) -> str:
+    if line.isascii():  # nothing to normalise or map: the inner-whitespace key
+        return _collapse(line)
     return _collapse(unicodedata.normalize("NFC", line).translate(_TYPOGRAPHY))
 
 
