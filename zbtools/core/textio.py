@@ -432,11 +432,14 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  expected_sha256: str | None = None, mode: int | None = None,
                  shown: str | None = None,
                  unchanged_since: os.stat_result | None = None,
-                 known_changed: bool = False) -> WriteOutcome:
+                 known_changed: bool = False,
+                 parts: list[memoryview] | None = None) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
 
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
-    mtime differ from that earlier ``stat`` (a cheap staleness check for big files).
+    mtime differ from that earlier ``stat`` (a cheap staleness check for big files). ``parts``,
+    when given, are written one after the other instead of ``data`` (a big file edited in the
+    middle is never joined into a second copy); they require ``known_changed``.
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -507,9 +510,10 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dir_fd)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for piece in parts if parts is not None else [memoryview(data)]:
+            view = piece
+            while view:
+                view = view[os.write(fd, view):]
         if old_st is not None:
             os.fchmod(fd, stat.S_IMODE(old_st.st_mode))
             try:

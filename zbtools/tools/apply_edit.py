@@ -96,7 +96,8 @@ class Result(Struct):
     edits: list[dict[str, Any]] = field(help="Per edit: lines, tier, transforms")
     replacements: int = field(help="Number of places replaced")
     diff: str = field(help="Unified diff of the change")
-    sha256: str = field(help="SHA-256 of the file after the edit (or as it would be)")
+    sha256: str | None = field(help="SHA-256 of the file after the edit (or as it would be; "
+                               "null for files over 16 MiB edited on bytes)")
     dry_run: bool = field(help="Nothing was written")
     files: list[dict[str, Any]] = field(help="Per file: path, action (updated, created, "
                                         "deleted, renamed), edits")
