@@ -55,6 +55,7 @@ def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     (["read_file", "--path", "missing.txt"], b""),
     (["list_directory"], b"{}"),
     (["get_workspace_structure", "--depth", "3"], b""),
+    (["find_files", "--pattern", "a"], b""),
 ])
 def test_the_json_path_imports_nothing_heavy(ws: Path, argv: list[str], stdin: bytes) -> None:
     (ws / "a.txt").write_text("hi\n")

@@ -5,6 +5,8 @@ entries below it in a deterministic pre-order (siblings sorted by name), each wi
 relative to the workspace root in POSIX form. It never uses a path string to reach a directory:
 every directory is opened with ``openat(parent_fd, name, O_DIRECTORY | O_NOFOLLOW)`` and listed
 with ``os.scandir(fd)``, so a directory swapped for a symlink mid-walk fails instead of escaping.
+While the consumer handles an entry, ``parent_fd`` is its directory's descriptor: tools that read
+files open ``entry.name`` with ``dir_fd=walk.parent_fd`` (and ``O_NOFOLLOW``), never a path.
 
 Rules:
 
@@ -91,16 +93,17 @@ class Skipped(Struct):
 class Entry:
     """One entry met by the walk (symlinks are never followed)."""
 
-    __slots__ = ("depth", "kind", "name", "rel", "size", "target")
+    __slots__ = ("depth", "kind", "mtime", "name", "rel", "size", "target")
 
     def __init__(self, rel: str, name: str, kind: str, size: int | None, depth: int,
-                 target: str | None) -> None:
+                 target: str | None, mtime: float = 0.0) -> None:
         self.rel = rel
         self.name = name
         self.kind = kind
         self.size = size
         self.depth = depth
         self.target = target
+        self.mtime = mtime  # st_mtime of the entry itself (lstat)
 
     def __repr__(self) -> str:
         return f"Entry({self.rel!r}, {self.kind})"
@@ -183,6 +186,7 @@ class Walk:
         self.truncated = False
         self.depth_limited = False  # a directory at MAX_DEPTH was not entered
         self.loops = 0
+        self.parent_fd = -1  # the directory holding the entry just produced (see __iter__)
         self._visited: set[tuple[int, int]] = set()
         with workspace.resolve(path) as res:
             if res.st is None:
@@ -308,7 +312,8 @@ class Walk:
                 except OSError:
                     target = None
             size = None if kind == "directory" else st.st_size
-            kept.append((Entry(rel, name, kind, size, depth, target), kind == "directory"))
+            kept.append((Entry(rel, name, kind, size, depth, target, st.st_mtime),
+                         kind == "directory"))
         frame.children = kept
 
     def _open_child(self, parent: _Frame, entry: Entry) -> _Frame | None:
@@ -355,6 +360,7 @@ class Walk:
                     self.truncated = True
                     return
                 produced += 1
+                self.parent_fd = top.fd  # valid until the next step: open entry.name with it
                 yield entry
                 if not is_dir or entry.depth >= self.max_depth:
                     if is_dir and self.depth_capped and entry.depth >= self.max_depth:
@@ -371,6 +377,7 @@ class Walk:
                         old.fd = -1
                 self._scan(child)
         finally:
+            self.parent_fd = -1
             for frame in stack:
                 if frame.fd >= 0:
                     os.close(frame.fd)

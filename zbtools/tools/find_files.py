@@ -1,0 +1,175 @@
+"""Find files whose name contains a text (a case-insensitive substring, not a glob).
+
+Walks ``path`` (default ``.``, the workspace root; aliases ``dir``, ``directory``) down to
+``max_depth`` levels (default: no limit) and returns the files whose *name* contains
+``pattern``, compared case-insensitively: ``test`` finds ``test_api.py`` and ``MyTest.java``.
+``*``, ``?`` and ``[`` are plain characters here; for wildcards and ``**`` use
+``find_files_glob``. A pattern containing ``/`` is matched against the path relative to
+``path`` instead of the name (``api/v1`` finds ``src/api/v1/routes.py``). ``type`` chooses
+``file`` (default: anything but a directory), ``directory`` or ``any``. Each match has ``path``
+(relative to the workspace root), ``type``, ``size`` and ``modified`` (ISO 8601 UTC), in tree
+order (a directory's contents right after it, siblings sorted by name).
+
+Hidden entries, entries matched by ``.gitignore``/``.ignore``/``.git/info/exclude`` and the
+default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``,
+``.venv``...) are not searched but counted in ``skipped``; ``include_hidden``,
+``include_ignored`` and ``exclude_dirs`` (which replaces the default list; ``[]`` excludes
+nothing) bring them back. Symlinks are matched by their own name and never followed.
+
+Limits and failure modes: at most ``limit`` matches (default 100, at most 10000; ``truncated``
+tells); at most 200000 entries are examined (``scan_limited`` tells: more matches may exist,
+search a subdirectory); ``max_depth`` at most 512. Unreadable directories are counted in
+``skipped.unreadable``, not fatal. Errors: ``invalid_arguments`` (empty pattern), ``not_found``,
+``not_a_directory`` (the path is a file), ``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.walk import MAX_DEPTH, Skipped, Walk
+from zbtools.registry import ToolSpec
+from zbtools.tools.get_file_info import iso_utc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from zbtools.core.context import Context
+    from zbtools.core.walk import Entry as WalkEntry
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 10_000
+SCAN_CAP = 200_000
+MAX_PATTERN = 1000
+
+
+class Params(Struct):
+    pattern: str = field(aliases=("name", "query"),
+                         help="Text the file name must contain (case-insensitive; not a glob). "
+                         "With a '/', matched against the path below `path`")
+    path: str = field(default=".", aliases=("dir", "directory", "dir_path"),
+                      help="Directory to search, relative to the workspace root")
+    max_depth: int | None = field(default=None, minimum=1, maximum=MAX_DEPTH,
+                                  aliases=("depth",),
+                                  help="Levels to descend (1: direct children only); "
+                                  "default no limit")
+    type: Literal["file", "directory", "any"] = field(
+        default="file", help="file (anything but a directory), directory, or any")
+    limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
+                       help="Most matches to return (at most 10000)")
+    include_hidden: bool = field(default=False, help="Also search names starting with '.'")
+    include_ignored: bool = field(default=False,
+                                  help="Also search entries matched by .gitignore/.ignore")
+    exclude_dirs: list[str] | None = field(
+        default=None, help="Directory names never entered, replacing the default list "
+        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
+
+
+class Match(Struct):
+    path: str = field(help="Relative to the workspace root, POSIX separators")
+    type: str = field(help="file, directory, symlink, fifo, socket, device")
+    size: int | None = field(help="Size in bytes (null for directories)")
+    modified: str = field(help="Last modification, ISO 8601 UTC (of a symlink itself)")
+
+
+class Result(Struct):
+    path: str = field(help="The directory searched, relative to the workspace root")
+    matches: list[Match] = field(help="The matches, in tree order")
+    count: int = field(help="Number of matches returned")
+    truncated: bool = field(help="More matches exist than limit allowed")
+    scan_limited: bool = field(help="The search stopped after 200000 entries: more matches "
+                               "may exist")
+    skipped: Skipped = field(help="What was not searched, by kind (hidden, ignored...)")
+
+
+def to_match(entry: WalkEntry) -> Match:
+    return Match(path=entry.rel, type=entry.kind, size=entry.size, modified=iso_utc(entry.mtime))
+
+
+def wanted_type(kind: str, want: str) -> bool:
+    if want == "any":
+        return True
+    return (kind == "directory") == (want == "directory")
+
+
+def loop_warning(walk: Walk, ctx: Context) -> None:
+    if walk.loops:
+        ctx.warn(f"{walk.loops} directory loop(s) (bind mounts) were not entered again")
+
+
+def run(params: Params, ctx: Context) -> Result:
+    needle = params.pattern.casefold()
+    if not needle or len(needle) > MAX_PATTERN:
+        raise ToolError("invalid_arguments", "pattern must be 1 to 1000 characters",
+                        hint="give part of a file name, e.g. 'test' or '.py'; "
+                        "list_directory lists everything", details={"pattern": params.pattern})
+    walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth or MAX_DEPTH,
+                max_entries=SCAN_CAP, include_hidden=params.include_hidden,
+                include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs)
+    on_path = "/" in needle
+    cut = 0 if walk.rel == "." else len(walk.rel) + 1
+    matches: list[Match] = []
+    truncated = False
+    for entry in walk:
+        if not wanted_type(entry.kind, params.type):
+            continue
+        text = entry.rel[cut:] if on_path else entry.name
+        if needle not in text.casefold():
+            continue
+        if len(matches) >= params.limit:
+            truncated = True
+            break
+        matches.append(to_match(entry))
+    loop_warning(walk, ctx)
+    if not matches and any(c in needle for c in "*?["):
+        ctx.warn("pattern is a plain substring here; for wildcards use find_files_glob")
+    return Result(path=walk.rel, matches=matches, count=len(matches), truncated=truncated,
+                  scan_limited=walk.truncated, skipped=walk.skipped)
+
+
+def skipped_note(skipped: Skipped, count: int) -> str:
+    """``[0 matches; skipped: 3 ignored; to search them: include_ignored: true]`` and friends."""
+    lead = "0 matches; " if not count else ""
+    described = skipped.describe()
+    if not described:
+        return f"[{lead.removesuffix('; ')}]\n" if lead else ""
+    hints = []
+    if skipped.hidden:
+        hints.append("include_hidden: true")
+    if skipped.ignored:
+        hints.append("include_ignored: true")
+    if skipped.excluded_dirs:
+        hints.append("exclude_dirs: []")
+    how = f"; to search them: {', '.join(hints)}" if hints else ""
+    return f"[{lead}skipped: {described}{how}]\n"
+
+
+def render_matches(matches: list[Match], count: int, truncated: bool, scan_limited: bool,
+                   skipped: Skipped) -> str:
+    out = "".join(m.path + ("/" if m.type == "directory" else "") + "\n" for m in matches)
+    if truncated:
+        out += f"[showing the first {count} matches; raise limit or narrow the search]\n"
+    if scan_limited:
+        out += "[search stopped after 200000 entries: more matches may exist; search a " \
+               "subdirectory]\n"
+    return out + skipped_note(skipped, count)
+
+
+def render(result: Result) -> str:
+    return render_matches(result.matches, result.count, result.truncated, result.scan_limited,
+                          result.skipped)
+
+
+TOOL = ToolSpec(
+    name="find_files",
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    read_only=True,
+    idempotent=True,
+    parallel_safe=True,
+    category="search",
+)

@@ -1,0 +1,221 @@
+"""Find files by glob pattern (``**/*.py``, ``src/**/*.{ts,tsx}``), newest first or by path.
+
+``pattern`` is matched against each path relative to ``path`` (default ``.``, the workspace root;
+aliases ``dir``, ``directory``): ``*`` and ``?`` stay within one directory, ``**`` spans any
+number of directories (zero included), ``[abc]`` is a character class and ``{a,b}`` alternatives.
+**A pattern without ``/`` matches at any depth**, like ripgrep's ``-g``: ``*.py`` is taken as
+``**/*.py`` (use ``./*.py`` for the top level only). A pattern with ``/`` is anchored at ``path``:
+``src/**/*.tsx``. Matching is case-insensitive unless ``case_sensitive``. ``sort`` is ``path``
+(default: tree order, a directory's contents right after it, siblings by name) or ``mtime``
+(newest first, as Claude's Glob). ``type`` chooses ``file`` (default: anything but a
+directory), ``directory`` or ``any``; a pattern ending in ``/`` means directories. Each match
+has ``path`` (relative to the workspace root), ``type``, ``size`` and ``modified``; ``patterns``
+shows the patterns actually matched.
+
+Hidden entries, entries matched by ``.gitignore``/``.ignore``/``.git/info/exclude`` and the
+default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``,
+``.venv``...) are not searched but counted in ``skipped``; ``include_hidden``,
+``include_ignored`` and ``exclude_dirs`` (replacing the default list; ``[]`` excludes nothing)
+bring them back. A pattern that names them opts them in: a segment starting with ``.`` matches
+hidden names (``.github/**/*.yml``, ``**/.env``), and a literal segment naming an excluded
+directory enters it (``node_modules/react/**/*.js``). Ignored files need ``include_ignored``.
+Symlinks are matched by their own path and never followed.
+
+Limits and failure modes: at most ``limit`` matches (default 100, at most 10000; ``truncated``
+tells); at most 200000 entries are examined (``scan_limited`` tells). Errors:
+``invalid_arguments`` for a pattern that is empty, absolute, has a ``..`` segment, is over 1000
+characters or expands to more than 1000 alternatives; ``not_found``, ``not_a_directory``,
+``outside_workspace`` for ``path``.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.core.walk import DEFAULT_EXCLUDED_DIRS, MAX_DEPTH, Skipped, Walk
+from zbtools.registry import ToolSpec
+from zbtools.tools.find_files import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_PATTERN,
+    SCAN_CAP,
+    Match,
+    loop_warning,
+    render_matches,
+    to_match,
+    wanted_type,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Literal
+
+    from zbtools.core.context import Context
+    from zbtools.core.walk import Entry as WalkEntry
+
+MAX_ALTERNATIVES = 1000
+MAGIC = frozenset("*?[\\")
+
+
+class Params(Struct):
+    pattern: str = field(aliases=("glob",),
+                         help="Glob relative to `path`: '**/*.py', 'src/**/*.{ts,tsx}'. Without "
+                         "'/' it matches at any depth ('*.md' = '**/*.md')")
+    path: str = field(default=".", aliases=("dir", "directory", "dir_path"),
+                      help="Directory to search, relative to the workspace root")
+    case_sensitive: bool = field(default=False, help="Match letter case exactly")
+    sort: Literal["path", "mtime"] = field(
+        default="path", help="path (tree order) or mtime (most recently modified first)")
+    type: Literal["file", "directory", "any"] = field(
+        default="file", help="file (anything but a directory), directory, or any")
+    limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
+                       help="Most matches to return (at most 10000)")
+    include_hidden: bool = field(default=False,
+                                 help="Also search names starting with '.' (a pattern segment "
+                                 "starting with '.' opts them in anyway)")
+    include_ignored: bool = field(default=False,
+                                  help="Also search entries matched by .gitignore/.ignore")
+    exclude_dirs: list[str] | None = field(
+        default=None, help="Directory names never entered, replacing the default list "
+        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
+
+
+class Result(Struct):
+    path: str = field(help="The directory searched, relative to the workspace root")
+    patterns: list[str] = field(help="The patterns matched, after brace expansion and the "
+                                "'no slash: any depth' rule")
+    matches: list[Match] = field(help="The matches, in the requested order")
+    count: int = field(help="Number of matches returned")
+    truncated: bool = field(help="More matches exist than limit allowed")
+    scan_limited: bool = field(help="The search stopped after 200000 entries: more matches "
+                               "may exist")
+    skipped: Skipped = field(help="What was not searched, by kind (hidden, ignored...); hidden "
+                             "also counts hidden paths left out that the pattern would match")
+
+
+def _invalid(pattern: str, why: str, hint: str) -> ToolError:
+    return ToolError("invalid_arguments", f"invalid pattern {pattern!r}: {why}", hint=hint,
+                     details={"pattern": pattern})
+
+
+def expand(pattern: str) -> tuple[list[str], bool]:
+    """The patterns to match (braces expanded, validated, normalized) and "directories only"."""
+    import bracex
+
+    raw = pattern.strip()
+    if not raw or len(raw) > MAX_PATTERN or "\0" in raw:
+        raise _invalid(pattern, "must be 1 to 1000 characters", "e.g. '**/*.py' or 'src/*.ts'")
+    if raw.startswith(("/", "\\", "~")) or (len(raw) > 1 and raw[1] == ":" and raw[0].isalpha()):
+        raise _invalid(pattern, "absolute patterns are not allowed",
+                       "make the pattern relative and put the directory in path, e.g. "
+                       "{\"path\": \"src\", \"pattern\": \"**/*.py\"}")
+    try:
+        alternatives = bracex.expand(raw, keep_escapes=True, limit=MAX_ALTERNATIVES)
+    except bracex.ExpansionLimitException as exc:
+        raise _invalid(pattern, f"braces expand to more than {MAX_ALTERNATIVES} patterns",
+                       "use fewer or smaller {a,b} groups and ranges") from exc
+    dirs_only = raw.endswith("/")
+    out: list[str] = []
+    for alt in alternatives:
+        anchored = "/" in alt.rstrip("/")
+        segments = [s for s in alt.split("/") if s not in ("", ".")]
+        if ".." in segments:
+            raise _invalid(pattern, "'..' segments are not allowed",
+                           "search a parent directory by setting path instead")
+        if alt.startswith(("/", "\\", "~")):
+            raise _invalid(pattern, "absolute patterns are not allowed",
+                           "make the pattern relative and put the directory in path")
+        if not segments:
+            continue
+        if not anchored and not alt.startswith("./") and segments[0] != "**":
+            segments.insert(0, "**")
+        joined = "/".join(segments)
+        if joined not in out:
+            out.append(joined)
+    if not out:
+        raise _invalid(pattern, "matches nothing", "e.g. '**/*.py' or 'src/*.ts'")
+    return out, dirs_only
+
+
+def _compile(original: str, patterns: list[str], case_sensitive: bool,
+             dotglob: bool) -> Callable[[str], bool]:
+    from wcmatch import glob
+
+    flags = glob.GLOBSTAR | glob.FORCEUNIX
+    if dotglob:
+        flags |= glob.DOTGLOB
+    if not case_sensitive:
+        flags |= glob.IGNORECASE
+    try:
+        matcher = glob.compile(patterns, flags=flags, limit=MAX_ALTERNATIVES)
+    except Exception as exc:  # wcmatch's PatternLimitException, or a pattern it cannot read
+        raise _invalid(original, str(exc), "simplify the pattern") from exc
+    return matcher.match
+
+
+def run(params: Params, ctx: Context) -> Result:
+    patterns, dirs_only = expand(params.pattern)
+    segments = [s for p in patterns for s in p.split("/")]
+    names_hidden = any(s.startswith(".") for s in segments)
+    depth = MAX_DEPTH if "**" in segments else max(p.count("/") + 1 for p in patterns)
+    exclude = list(DEFAULT_EXCLUDED_DIRS if params.exclude_dirs is None else params.exclude_dirs)
+    named = {s for s in segments if not MAGIC.intersection(s)}
+    exclude = [d for d in exclude if d not in named]
+    match = _compile(params.pattern, patterns, params.case_sensitive, params.include_hidden)
+    # Hidden names are walked only when a segment names them; the matcher (without DOTGLOB)
+    # then keeps just the paths whose hidden components the pattern spells out.
+    hidden_check = None if params.include_hidden or not names_hidden else \
+        _compile(params.pattern, patterns, params.case_sensitive, True)
+    want = "directory" if dirs_only else params.type
+    walk = Walk(ctx.workspace, params.path, max_depth=depth, max_entries=SCAN_CAP,
+                include_hidden=params.include_hidden or names_hidden,
+                include_ignored=params.include_ignored, exclude_dirs=exclude)
+    cut = 0 if walk.rel == "." else len(walk.rel) + 1
+    by_path = params.sort == "path"
+    found: list[WalkEntry] = []
+    truncated = False
+    hidden_left_out = 0
+    for entry in walk:
+        if not wanted_type(entry.kind, want):
+            continue
+        rel = entry.rel[cut:]
+        if not match(rel):
+            if hidden_check is not None and hidden_check(rel):
+                hidden_left_out += 1
+            continue
+        if by_path and len(found) >= params.limit:
+            truncated = True
+            break
+        found.append(entry)
+    if not by_path:
+        found.sort(key=lambda e: (-e.mtime, e.rel))
+        truncated = len(found) > params.limit
+        del found[params.limit:]
+    loop_warning(walk, ctx)
+    skipped = walk.skipped
+    skipped.hidden += hidden_left_out
+    matches = [to_match(e) for e in found]
+    return Result(path=walk.rel, patterns=patterns, matches=matches, count=len(matches),
+                  truncated=truncated, scan_limited=walk.truncated,
+                  skipped=skipped)
+
+
+def render(result: Result) -> str:
+    return render_matches(result.matches, result.count, result.truncated, result.scan_limited,
+                          result.skipped)
+
+
+TOOL = ToolSpec(
+    name="find_files_glob",
+    aliases=("glob", "find"),
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    read_only=True,
+    idempotent=True,
+    parallel_safe=True,
+    category="search",
+)
