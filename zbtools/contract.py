@@ -81,6 +81,9 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
                           "Codex patch"),
     "stale_anchor": (ExitCode.TOOL_FAILED,
                      "a LINE:HASH anchor no longer matches the file (the line changed)"),
+    "regex_error": (ExitCode.USAGE, "the search pattern is not a valid regular expression"),
+    "regex_timeout": (ExitCode.TOOL_FAILED,
+                      "the pattern took too long before any file was searched"),
     "outside_workspace": (
         ExitCode.SAFETY,
         "the path resolves outside the workspace (.., absolute path, symlink, NUL byte)",

@@ -1,0 +1,101 @@
+"""zbtools.core.search: pattern compilation, line-oriented matching, context, cut lines, globs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from zbtools.contract import ToolError
+from zbtools.core.search import (
+    MAX_LINE_CHARS,
+    PathFilter,
+    Searcher,
+    SearchTimeout,
+    compile_pattern,
+    cut_line,
+    expand_braces,
+    split_globs,
+)
+
+
+def lines_of(searcher: Searcher, text: str) -> list[tuple[int, list[str]]]:
+    return [(hit.line, hit.lines) for hit in searcher.search_text(text)]
+
+
+def test_an_invalid_pattern_is_a_regex_error_with_its_position() -> None:
+    with pytest.raises(ToolError) as info:
+        compile_pattern("ab(c")
+    assert info.value.code == "regex_error"
+    assert info.value.details["position"] == 4  # where the missing ")" was expected
+    assert info.value.exit_code == 2
+
+
+def test_fixed_strings_escape_every_metacharacter() -> None:
+    assert lines_of(Searcher("a.b(", fixed_strings=True), "axb(\na.b(\n") == [(2, ["a.b("])]
+
+
+def test_ignore_case_matches_any_case() -> None:
+    assert lines_of(Searcher("hello", ignore_case=True), "HeLLo\nbye\n") == [(1, ["HeLLo"])]
+
+
+def test_each_matching_line_is_reported_once_with_its_number() -> None:
+    assert lines_of(Searcher("o"), "foo\nbar\nboo\n") == [(1, ["foo"]), (3, ["boo"])]
+
+
+def test_a_match_never_spans_lines_unless_multiline() -> None:
+    assert lines_of(Searcher(r"a\s+b"), "a\nb\na b\n") == [(3, ["a b"])]
+    assert lines_of(Searcher(r"a.b", multiline=True), "x\na\nb\n") == [(2, ["a", "b"])]
+
+
+def test_anchors_work_per_line() -> None:
+    assert lines_of(Searcher("^b$"), "a\nb\nbb\n") == [(2, ["b"])]
+
+
+def test_an_empty_pattern_matches_every_line_but_no_phantom_last_line() -> None:
+    assert [line for line, _ in lines_of(Searcher(""), "a\nb\n")] == [1, 2]
+    assert lines_of(Searcher(""), "") == []
+
+
+def test_context_lines_stop_at_the_file_edges() -> None:
+    hit, = Searcher("m", before=2, after=2).search_text("a\nm\nb\n")
+    assert (hit.before, hit.after) == (["a"], ["b"])
+
+
+def test_a_catastrophic_pattern_times_out_quickly() -> None:
+    searcher = Searcher("(a+)+$", timeout=0.05)
+    started = time.monotonic()
+    with pytest.raises(SearchTimeout):
+        searcher.search_text("a" * 100_000 + "b")
+    assert time.monotonic() - started < 2
+
+
+def test_long_lines_are_cut_around_the_match_with_markers() -> None:
+    line = "x" * 2000 + "needle" + "y" * 2000
+    cut = cut_line(line, 2000)
+    assert "needle" in cut and cut.startswith("[...") and cut.endswith("chars cut]")
+    assert len(cut) < MAX_LINE_CHARS + 60
+    assert cut_line("short", 3) == "short"
+
+
+def test_globs_split_on_commas_outside_braces_and_braces_expand() -> None:
+    assert split_globs("*.rs, *.{ts,tsx}") == ["*.rs", "*.ts", "*.tsx"]
+    assert expand_braces("a{b,{c,d}}e") == ["abe", "ace", "ade"]
+    assert expand_braces("a{b") == ["a{b"]
+
+
+def test_a_glob_without_slash_matches_the_base_name_and_bang_excludes() -> None:
+    f = PathFilter(["*.py", "!test_*"], [])
+    assert f.accepts("src/app.py", "app.py")
+    assert not f.accepts("src/test_app.py", "test_app.py")
+    assert not f.accepts("README.md", "README.md")
+    assert PathFilter(["src/**/*.py"], []).accepts("src/a/b.py", "b.py")
+    assert not PathFilter(["src/**/*.py"], []).accepts("lib/a/b.py", "b.py")
+
+
+def test_types_select_extensions_and_unknown_types_are_rejected() -> None:
+    assert PathFilter([], ["rust"]).accepts("src/main.rs", "main.rs")
+    assert not PathFilter([], ["py"]).accepts("main.rs", "main.rs")
+    with pytest.raises(ToolError) as info:
+        PathFilter([], ["cobol"])
+    assert info.value.code == "invalid_arguments"

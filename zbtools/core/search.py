@@ -1,0 +1,452 @@
+"""The search engine behind grep_search and codebase_search (SECURITY 4.7, PERFORMANCE 4).
+
+``compile_pattern`` turns the caller's pattern into a ``regex`` pattern object (the third-party
+``regex`` module, imported here and only here, because it can stop a match after a timeout):
+``ignore_case`` adds IGNORECASE, ``fixed_strings`` escapes the pattern, ``multiline`` adds
+DOTALL so a match may span lines. An invalid pattern raises ``regex_error`` with the position.
+
+``Searcher.search_file`` reads one file's bytes through a directory descriptor (never a path
+string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over
+``MAX_FILE_BYTES``), and reports the matching lines: line-oriented like grep by default (a match
+never spans lines; one hit per matching line), whole matches in multiline mode. A fixed string
+searched case-sensitively is first looked for in the raw bytes, so files without it are never
+decoded. Lines over ``MAX_LINE_CHARS`` are cut, around the match, with a marker.
+
+Limits and failure modes: every file gets the time left before a global deadline; a pattern that
+runs out of time stops the search, which returns what it found with ``timed_out`` set, or fails
+with ``regex_timeout`` when not a single file could be searched. Files are decoded as UTF-8 with
+replacement characters, so matches in other encodings only work for their ASCII parts.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+from zbtools.contract import ToolError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from zbtools.core.walk import Skipped
+    from zbtools.core.workspace import Workspace
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_LINE_CHARS = 500
+BINARY_PROBE = 8192
+READ_CHUNK = 1024 * 1024
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
+                    multiline: bool = False) -> Any:
+    """A compiled ``regex`` pattern; ``regex_error`` (with the position) if it is invalid."""
+    import regex
+
+    flags = regex.MULTILINE | regex.VERSION0
+    if ignore_case:
+        flags |= regex.IGNORECASE
+    if multiline:
+        flags |= regex.DOTALL
+    source = regex.escape(pattern) if fixed_strings else pattern
+    try:
+        return regex.compile(source, flags)
+    except regex.error as exc:
+        pos = getattr(exc, "pos", None)
+        details: dict[str, Any] = {"pattern": pattern, "error": str(getattr(exc, "msg", exc))}
+        if pos is not None:
+            details["position"] = pos
+        where = f" at position {pos}" if pos is not None else ""
+        raise ToolError("regex_error", f"invalid regular expression{where}: {details['error']}",
+                        hint="fix the pattern, or pass fixed_strings: true to search for the "
+                        "text literally", details=details) from None
+
+
+def cut_line(line: str, column: int = 0, limit: int = MAX_LINE_CHARS) -> str:
+    """``line`` if short enough; else ``limit`` characters around ``column``, with markers."""
+    if len(line) <= limit:
+        return line
+    start = 0 if column < limit // 2 else min(column - limit // 5, len(line) - limit)
+    end = start + limit
+    head = f"[...{start} chars cut] " if start else ""
+    tail = f" [...{len(line) - end} chars cut]" if end < len(line) else ""
+    return head + line[start:end] + tail
+
+
+class Hit:
+    """One matching line (or, in multiline mode, one match and the lines it spans)."""
+
+    __slots__ = ("after", "before", "line", "lines")
+
+    def __init__(self, line: int, lines: list[str], before: list[str],
+                 after: list[str]) -> None:
+        self.line = line
+        self.lines = lines
+        self.before = before
+        self.after = after
+
+
+class SearchTimeout(Exception):
+    """The pattern ran out of time on a file."""
+
+
+def _read(dir_fd: int, name: str, skipped: Skipped) -> bytes | None:
+    """The bytes of a regular text file, or ``None`` (counted in ``skipped``)."""
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        skipped.unreadable += 1
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > MAX_FILE_BYTES:
+            skipped.too_large += 1
+            return None
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                break
+            if not chunks and chunk.find(b"\0", 0, BINARY_PROBE) >= 0:
+                skipped.binary += 1
+                return None
+            total += len(chunk)
+            if total > MAX_FILE_BYTES:  # grew while we read it
+                skipped.too_large += 1
+                return None
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        if len(chunks) > 1 and data.find(b"\0", 0, BINARY_PROBE) >= 0:
+            skipped.binary += 1
+            return None
+        return data
+    except OSError:
+        skipped.unreadable += 1
+        return None
+    finally:
+        os.close(fd)
+
+
+class Searcher:
+    """Search files one by one against a shared deadline; see the module docstring."""
+
+    def __init__(self, pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
+                 multiline: bool = False, before: int = 0, after: int = 0,
+                 timeout: float = 10.0) -> None:
+        self.regex = compile_pattern(pattern, ignore_case=ignore_case,
+                                     fixed_strings=fixed_strings, multiline=multiline)
+        self.multiline = multiline
+        self.before = before
+        self.after = after
+        self.deadline = time.monotonic() + timeout
+        self.literal = (pattern.encode("utf-8")
+                        if fixed_strings and not ignore_case and pattern else None)
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def search_file(self, dir_fd: int, name: str, skipped: Skipped,
+                    limit: int | None = None) -> list[Hit] | None:
+        """The hits in one file (at most ``limit``), ``None`` if it was not searched.
+
+        Raises ``SearchTimeout`` when the deadline passes while the pattern runs.
+        """
+        data = _read(dir_fd, name, skipped)
+        if data is None:
+            return None
+        if self.literal is not None and self.literal not in data:
+            return []
+        text = data.decode("utf-8", "replace")
+        return self.search_text(text, limit)
+
+    def search_text(self, text: str, limit: int | None = None) -> list[Hit]:
+        hits: list[Hit] = []
+        pos = 0
+        line_no = 1
+        counted_to = 0  # line_no is the number of the line holding offset counted_to
+        size = len(text)
+        while pos <= size and (limit is None or len(hits) < limit):
+            left = self.time_left()
+            if left <= 0:
+                raise SearchTimeout
+            try:
+                m = self.regex.search(text, pos, timeout=left)
+            except TimeoutError:
+                raise SearchTimeout from None
+            if m is None:
+                break
+            start = m.start()
+            if start == size and (size == 0 or text[-1] == "\n"):
+                break  # past the last line: there is no line here to report
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            if line_end < 0:
+                line_end = size
+            if not self.multiline and m.end() > line_end:
+                # The match crossed a line end: grep semantics look inside this line only.
+                try:
+                    m = self.regex.search(text, line_start, line_end, timeout=max(left, 0.001))
+                except TimeoutError:
+                    raise SearchTimeout from None
+                if m is None:
+                    pos = line_end + 1
+                    continue
+                start = m.start()
+            line_no += text.count("\n", counted_to, line_start)
+            counted_to = line_start
+            if self.multiline:
+                last_end = text.find("\n", max(m.end() - 1, start))
+                if last_end < 0:
+                    last_end = size
+                block = text[line_start:last_end].split("\n")
+                lines = [cut_line(block[0], start - line_start)]
+                lines += [cut_line(extra) for extra in block[1:]]
+                line_end = last_end
+            else:
+                lines = [cut_line(text[line_start:line_end], start - line_start)]
+            hits.append(Hit(line_no, lines, self._before(text, line_start),
+                            self._after(text, line_end)))
+            pos = line_end + 1  # one hit per line; the next search starts on the next line
+        return hits
+
+    def _before(self, text: str, line_start: int) -> list[str]:
+        out: list[str] = []
+        end = line_start - 1  # the newline ending the previous line
+        while len(out) < self.before and end >= 0:
+            begin = text.rfind("\n", 0, end) + 1
+            out.append(cut_line(text[begin:end]))
+            end = begin - 1
+        out.reverse()
+        return out
+
+    def _after(self, text: str, line_end: int) -> list[str]:
+        out: list[str] = []
+        begin = line_end + 1
+        size = len(text)
+        while len(out) < self.after and begin < size:
+            end = text.find("\n", begin)
+            if end < 0:
+                end = size
+            out.append(cut_line(text[begin:end]))
+            begin = end + 1
+        return out
+
+
+TYPES: dict[str, tuple[str, ...]] = {
+    "py": ("*.py", "*.pyi"),
+    "js": ("*.js", "*.jsx", "*.mjs", "*.cjs"),
+    "ts": ("*.ts", "*.tsx", "*.mts", "*.cts"),
+    "rust": ("*.rs",),
+    "go": ("*.go",),
+    "java": ("*.java",),
+    "c": ("*.c", "*.h"),
+    "cpp": ("*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h", "*.inl"),
+    "md": ("*.md", "*.markdown"),
+    "json": ("*.json", "*.jsonc"),
+    "yaml": ("*.yaml", "*.yml"),
+    "toml": ("*.toml",),
+    "sh": ("*.sh", "*.bash", "*.zsh"),
+}
+TYPE_ALIASES = {"python": "py", "javascript": "js", "typescript": "ts", "rs": "rust",
+                "golang": "go", "c++": "cpp", "markdown": "md", "yml": "yaml", "shell": "sh",
+                "bash": "sh"}
+
+
+def split_globs(text: str) -> list[str]:
+    """``"*.rs, *.{ts,tsx}"`` -> ``["*.rs", "*.ts", "*.tsx"]``: commas outside braces split."""
+    parts: list[str] = []
+    depth = 0
+    current = ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += (ch == "{") - (ch == "}" and depth > 0)
+        current += ch
+    parts.append(current)
+    out: list[str] = []
+    for part in (p.strip() for p in parts):
+        if part:
+            out.extend(expand_braces(part))
+    return out
+
+
+def expand_braces(glob: str) -> list[str]:
+    """``a.{x,y}`` -> ``["a.x", "a.y"]`` (nested braces too); unbalanced braces stay literal."""
+    open_at = glob.find("{")
+    if open_at < 0:
+        return [glob]
+    depth = 0
+    for i in range(open_at, len(glob)):
+        if glob[i] == "{":
+            depth += 1
+        elif glob[i] == "}":
+            depth -= 1
+            if depth == 0:
+                inner = glob[open_at + 1:i]
+                options = split_globs(inner) if "," in inner else ["{" + inner + "}"]
+                return [head + tail for head in (glob[:open_at] + o for o in options)
+                        for tail in expand_braces(glob[i + 1:])]
+    return [glob]
+
+
+class PathFilter:
+    """Which files to search: globs (``!`` excludes; no ``/`` means the base name) and types."""
+
+    def __init__(self, globs: list[str], types: list[str]) -> None:
+        self.include: list[str] = []
+        self.exclude: list[str] = []
+        for glob in globs:
+            if glob.startswith("!"):
+                self.exclude.append(glob[1:])
+            else:
+                self.include.append(glob)
+        self.type_globs: list[str] = []
+        for name in types:
+            key = TYPE_ALIASES.get(name.lower(), name.lower())
+            if key not in TYPES:
+                raise ToolError("invalid_arguments", f"unknown file type {name!r}",
+                                hint="known types: " + ", ".join(TYPES),
+                                details={"type": name, "known": list(TYPES)})
+            self.type_globs.extend(TYPES[key])
+
+    @property
+    def active(self) -> bool:
+        return bool(self.include or self.exclude or self.type_globs)
+
+    @staticmethod
+    def _match(globs: list[str], rel: str, name: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        for glob in globs:
+            if "/" in glob:
+                g = glob[1:] if glob.startswith("/") else glob
+                if fnmatchcase(rel, g) or (g.startswith("**/") and fnmatchcase(rel, g[3:])):
+                    return True
+            elif fnmatchcase(name, glob):
+                return True
+        return False
+
+    def accepts(self, rel: str, name: str) -> bool:
+        """``rel``: the path relative to the searched directory; ``name``: its base name."""
+        if self.exclude and self._match(self.exclude, rel, name):
+            return False
+        if self.include and not self._match(self.include, rel, name):
+            return False
+        return not self.type_globs or self._match(self.type_globs, rel, name)
+
+
+class FileHits:
+    """The hits of one file (``count`` is its number of hits, possibly more than listed)."""
+
+    __slots__ = ("count", "hits", "path")
+
+    def __init__(self, path: str, hits: list[Hit], count: int) -> None:
+        self.path = path
+        self.hits = hits
+        self.count = count
+
+
+class Outcome:
+    """What ``search_tree`` found, and what it skipped."""
+
+    def __init__(self, path: str, skipped: Skipped) -> None:
+        self.path = path
+        self.files: list[FileHits] = []
+        self.total = 0  # hits found (lines, or matches in multiline mode)
+        self.files_searched = 0
+        self.truncated = False
+        self.timed_out = False
+        self.skipped = skipped
+        self.loops = 0
+
+
+def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter: PathFilter,
+                *, limit: int, per_file: bool, include_hidden: bool = False,
+                include_ignored: bool = False,
+                exclude_dirs: Sequence[str] | None = None) -> Outcome:
+    """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
+    ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
+
+    Raises ``regex_timeout`` when the deadline passed before a single file was searched.
+    """
+    from zbtools.core.walk import Skipped, Walk
+
+    with workspace.resolve(path) as res:
+        if res.st is not None and not stat.S_ISDIR(res.st.st_mode):
+            outcome = Outcome(res.rel, Skipped())
+            if not stat.S_ISREG(res.st.st_mode):
+                from zbtools.core.fsops import entry_kind
+
+                raise ToolError("special_file", f"{path}: is a {entry_kind(res.st.st_mode)}, "
+                                "not a regular file", details={"path": path})
+            name = res.name if res.name is not None else "."
+            _search_one(searcher, outcome, res.dir_fd, name, res.rel, limit, per_file)
+            return _finish(outcome)
+    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
+                include_hidden=include_hidden, include_ignored=include_ignored,
+                exclude_dirs=exclude_dirs)
+    outcome = Outcome(walk.rel, walk.skipped)
+    prefix = "" if walk.rel == "." else walk.rel + "/"
+    try:
+        for entry in walk:
+            if entry.kind != "file":
+                continue
+            if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
+                                                              entry.name):
+                continue
+            if not _search_one(searcher, outcome, walk.parent_fd, entry.name, entry.rel, limit,
+                               per_file):
+                break
+    finally:
+        walk.close()
+    outcome.loops = walk.loops
+    return _finish(outcome)
+
+
+def _search_one(searcher: Searcher, outcome: Outcome, dir_fd: int, name: str, rel: str,
+                limit: int, per_file: bool) -> bool:
+    """Search one file into ``outcome``; ``False`` when the search must stop."""
+    used = len(outcome.files) if per_file else outcome.total
+    if used >= limit:
+        data = _read(dir_fd, name, outcome.skipped.__class__())
+        if data is not None:  # one more searchable file: does it match at all?
+            try:
+                more = searcher.search_text(data.decode("utf-8", "replace"), 1)
+            except SearchTimeout:
+                more = []
+            outcome.truncated = outcome.truncated or bool(more)
+        return not outcome.truncated
+    try:
+        hits = searcher.search_file(dir_fd, name, outcome.skipped,
+                                    None if per_file else limit - outcome.total + 1)
+    except SearchTimeout:
+        outcome.timed_out = True
+        return False
+    if hits is None:
+        return True
+    outcome.files_searched += 1
+    if not hits:
+        return True
+    if not per_file and outcome.total + len(hits) > limit:
+        hits = hits[:limit - outcome.total]
+        outcome.truncated = True
+    outcome.total += len(hits)
+    outcome.files.append(FileHits(rel, hits, len(hits)))
+    return not outcome.truncated
+
+
+def _finish(outcome: Outcome) -> Outcome:
+    if outcome.timed_out and outcome.files_searched == 0:
+        raise ToolError("regex_timeout", "the pattern ran out of time before any file was "
+                        "searched", hint="simplify the pattern (nested quantifiers such as "
+                        "(a+)+ backtrack exponentially), search fewer files, or raise timeout",
+                        details={"path": outcome.path})
+    return outcome

@@ -1,0 +1,67 @@
+"""Search the codebase for a regular expression and show each match with 2 lines of context.
+
+A simpler face of grep_search for quick lookups: ``query`` is a regular expression (Python/PCRE
+syntax), searched line by line in every text file below ``path`` (default ``.``, the workspace
+root); ``file_pattern`` keeps only the files whose base name matches one of its comma-separated
+globs (``*.rs,*.toml``). Each result has ``path``, ``line``, ``text`` and the 2 lines
+``before`` and ``after`` it, in path order (sorted, the same on every run). Text output is
+ripgrep's ``path:line:text`` with context lines as ``path-line-text``. Hidden files, files
+matched by ``.gitignore``/``.ignore``, the default excluded directories (``.git``,
+``node_modules``...), binary files and files over 10 MiB are not searched but counted in
+``skipped``; use grep_search for more control (case, literal text, output modes, context size).
+
+Limits and failure modes: at most ``max_results`` matching lines (default 50, at most 1000;
+``truncated`` tells); lines over 500 characters are cut with a marker; the search stops after
+10 seconds with ``timed_out: true`` (or ``regex_timeout`` if no file could be searched).
+Errors: ``regex_error`` (invalid pattern, with its position), ``not_found``,
+``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.args import Struct, field
+from zbtools.registry import ToolSpec
+from zbtools.tools.grep_search import Result, render, to_result
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.context import Context
+
+CONTEXT_LINES = 2
+TIMEOUT = 10.0
+
+
+class Params(Struct):
+    query: str = field(aliases=("pattern", "regex"), help="Regular expression to search for")
+    file_pattern: str | None = field(default=None, aliases=("glob", "include"),
+                                     help="Only files whose base name matches one of these "
+                                     "comma-separated globs, e.g. '*.rs,*.toml'")
+    max_results: int = field(default=50, minimum=1, maximum=1000, aliases=("limit",),
+                             help="Most matching lines to return (at most 1000)")
+    path: str = field(default=".", aliases=("dir", "directory"),
+                      help="File or directory to search, relative to the workspace root")
+
+
+def run(params: Params, ctx: Context) -> Result:
+    from zbtools.core.search import PathFilter, Searcher, search_tree, split_globs
+
+    searcher = Searcher(params.query, before=CONTEXT_LINES, after=CONTEXT_LINES,
+                        timeout=TIMEOUT)
+    path_filter = PathFilter(split_globs(params.file_pattern or ""), [])
+    outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
+                          limit=params.max_results, per_file=False)
+    return to_result(outcome, "content")
+
+
+TOOL = ToolSpec(
+    name="codebase_search",
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    read_only=True,
+    idempotent=True,
+    parallel_safe=True,
+    category="search",
+)

@@ -1,0 +1,232 @@
+"""Search file contents with a regular expression, like ripgrep: matching lines with their numbers.
+
+Searches every text file below ``path`` (default ``.``; a single file works too) for
+``pattern`` (a regular expression, Python/PCRE syntax; ``fixed_strings`` searches the text
+literally, ``case_insensitive`` ignores case). Matching is per line, like grep: one result per
+matching line; ``multiline`` lets a match span lines (``.`` then matches newlines too).
+``output_mode`` picks the answer: ``content`` (default: each matching line with ``path``,
+``line``, ``text`` and, with ``before_context``/``after_context``/``context``, the lines around
+it), ``files_with_matches`` (the paths only) or ``count`` (matching lines per file). Filter the
+files with ``glob`` (``*.py``, ``src/**/*.ts``, a comma-separated list, ``*.{ts,tsx}``, ``!``
+excludes; a glob without ``/`` matches the base name) and ``type`` (``py``, ``js``, ``ts``,
+``rust``, ``go``, ``java``, ``c``, ``cpp``, ``md``, ``json``, ``yaml``, ``toml``, ``sh``).
+Results come in path order (sorted, directories depth-first), the same on every run. Text output
+is ripgrep's ``path:line:text`` (context lines ``path-line-text``, ``--`` between groups).
+
+Like list_directory, hidden files, files matched by ``.gitignore``/``.ignore`` and the default
+excluded directories (``.git``, ``node_modules``, ``target``...) are not searched but counted in
+``skipped``, as are binary files (a NUL byte in the first 8 KiB) and files over 10 MiB;
+``include_hidden``, ``include_ignored`` and ``exclude_dirs`` bring them back.
+
+Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode,
+files otherwise; ``truncated`` tells); lines over 500 characters are cut around the match with a
+marker. The whole search has ``timeout`` seconds (default 10): a pattern that backtracks
+catastrophically stops it with what was found so far and ``timed_out: true``, or fails with
+``regex_timeout`` if no file could be searched. Errors: ``regex_error`` (invalid pattern, with
+its position), ``not_found``, ``outside_workspace``, ``invalid_arguments`` (unknown type).
+"""
+
+from __future__ import annotations
+
+from zbtools.core.args import Struct, field
+from zbtools.core.walk import Skipped
+from zbtools.registry import ToolSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from zbtools.core.context import Context
+    from zbtools.core.search import Outcome
+
+DEFAULT_LIMIT = 200
+MAX_LIMIT = 10_000
+MAX_CONTEXT = 50
+
+
+class Params(Struct):
+    pattern: str = field(aliases=("query", "regex"),
+                         help="Regular expression to search for (see fixed_strings)")
+    path: str = field(default=".", aliases=("dir", "directory"),
+                      help="File or directory to search, relative to the workspace root")
+    glob: str | None = field(default=None, aliases=("include",),
+                             help="Only files matching these globs, comma-separated: '*.py', "
+                             "'src/**/*.ts', '*.{ts,tsx}', '!*_test.go' excludes; a glob "
+                             "without '/' matches the base name")
+    type: str | None = field(default=None, help="Only files of this type: py, js, ts, rust, "
+                             "go, java, c, cpp, md, json, yaml, toml, sh")
+    case_insensitive: bool = field(default=False, aliases=("ignore_case",),
+                                   help="Ignore case when matching")
+    fixed_strings: bool = field(default=False,
+                                help="Treat the pattern as literal text, not a regex")
+    multiline: bool = field(default=False,
+                            help="Let a match span lines ('.' also matches newlines)")
+    output_mode: Literal["content", "files_with_matches", "count"] = field(
+        default="content", help="content: matching lines; files_with_matches: paths only; "
+        "count: matching lines per file")
+    before_context: int = field(default=0, minimum=0, maximum=MAX_CONTEXT, aliases=("B",),
+                                help="Lines of context before each match (content mode)")
+    after_context: int = field(default=0, minimum=0, maximum=MAX_CONTEXT, aliases=("A",),
+                               help="Lines of context after each match (content mode)")
+    context: int | None = field(default=None, minimum=0, maximum=MAX_CONTEXT, aliases=("C",),
+                                help="Lines of context before and after each match (sets "
+                                "both when they are not given)")
+    head_limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
+                            aliases=("max_results",),
+                            help="Most results: matching lines in content mode, files "
+                            "otherwise (at most 10000)")
+    include_hidden: bool = field(default=False, help="Also search names starting with '.'")
+    include_ignored: bool = field(default=False,
+                                  help="Also search files matched by .gitignore/.ignore")
+    exclude_dirs: list[str] | None = field(
+        default=None, help="Directory names never entered, replacing the default list "
+        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
+    timeout: float = field(default=10.0, minimum=0.001, maximum=300,
+                           help="Seconds the whole search may take before it stops")
+
+
+class Match(Struct):
+    path: str = field(help="File, relative to the workspace root, POSIX separators")
+    line: int = field(help="Line number (1-based) of the matching line")
+    text: str = field(help="The matching line (the lines of the match in multiline mode, "
+                      "joined by newlines); over 500 characters cut with a marker")
+    before: list[str] = field(help="Context lines before it, in order")
+    after: list[str] = field(help="Context lines after it (after the match's last line)")
+
+
+class FileCount(Struct):
+    path: str = field(help="File, relative to the workspace root")
+    count: int = field(help="Matching lines in it (matches in multiline mode)")
+
+
+class Result(Struct):
+    path: str = field(help="What was searched, relative to the workspace root")
+    output_mode: str = field(help="content, files_with_matches or count")
+    matches: list[Match] = field(help="content mode: the matching lines, in path order")
+    files: list[str] = field(help="files_with_matches mode: the files with a match")
+    counts: list[FileCount] = field(help="count mode: matching lines per file")
+    total_matches: int = field(help="Matching lines found (matches in multiline mode); "
+                               "with truncated, those found before stopping")
+    files_with_matches: int = field(help="Files with at least one match found")
+    files_searched: int = field(help="Text files actually searched")
+    truncated: bool = field(help="More results exist than head_limit allowed")
+    timed_out: bool = field(help="The timeout stopped the search: results are partial")
+    skipped: Skipped = field(help="What was not searched, by kind")
+
+
+def run(params: Params, ctx: Context) -> Result:
+    from zbtools.core.search import PathFilter, Searcher, search_tree, split_globs
+
+    before = params.before_context or (params.context or 0)
+    after = params.after_context or (params.context or 0)
+    per_file = params.output_mode != "content"
+    searcher = Searcher(params.pattern, ignore_case=params.case_insensitive,
+                        fixed_strings=params.fixed_strings, multiline=params.multiline,
+                        before=0 if per_file else before, after=0 if per_file else after,
+                        timeout=params.timeout)
+    path_filter = PathFilter(split_globs(params.glob or ""),
+                             [params.type] if params.type else [])
+    outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
+                          limit=params.head_limit, per_file=per_file,
+                          include_hidden=params.include_hidden,
+                          include_ignored=params.include_ignored,
+                          exclude_dirs=params.exclude_dirs)
+    if outcome.loops:
+        ctx.warn(f"{outcome.loops} directory loop(s) (bind mounts) were not entered again")
+    return to_result(outcome, params.output_mode)
+
+
+def to_result(outcome: Outcome, mode: str) -> Result:
+    matches: list[Match] = []
+    if mode == "content":
+        matches = [Match(path=f.path, line=h.line, text="\n".join(h.lines), before=h.before,
+                         after=h.after) for f in outcome.files for h in f.hits]
+    return Result(
+        path=outcome.path, output_mode=mode, matches=matches,
+        files=[f.path for f in outcome.files] if mode == "files_with_matches" else [],
+        counts=[FileCount(path=f.path, count=f.count) for f in outcome.files]
+        if mode == "count" else [],
+        total_matches=outcome.total, files_with_matches=len(outcome.files),
+        files_searched=outcome.files_searched, truncated=outcome.truncated,
+        timed_out=outcome.timed_out, skipped=outcome.skipped)
+
+
+def content_lines(matches: list[Match]) -> list[str]:
+    """ripgrep's layout: ``path:N:text`` for matches, ``path-N-text`` for context, ``--``
+    between non-adjacent groups; context shared by neighbouring matches is printed once."""
+    rows: dict[str, dict[int, tuple[str, str]]] = {}
+    for m in matches:
+        lines = rows.setdefault(m.path, {})
+        first = m.line - len(m.before)
+        for i, text in enumerate(m.before):
+            lines.setdefault(first + i, ("-", text))
+        own = m.text.split("\n")
+        for i, text in enumerate(own):
+            lines[m.line + i] = (":", text)
+        last = m.line + len(own) - 1
+        for i, text in enumerate(m.after):
+            lines.setdefault(last + 1 + i, ("-", text))
+    out: list[str] = []
+    has_context = any(m.before or m.after for m in matches)
+    for path, lines in rows.items():
+        previous: int | None = None
+        for number in sorted(lines):
+            if has_context and out and (previous is None or number > previous + 1):
+                out.append("--")
+            sep, text = lines[number]
+            out.append(f"{path}{sep}{number}{sep}{text}")
+            previous = number
+    return out
+
+
+def skipped_note(skipped: Skipped) -> str:
+    described = skipped.describe()
+    if not described:
+        return ""
+    hints = []
+    if skipped.hidden:
+        hints.append("include_hidden: true")
+    if skipped.ignored:
+        hints.append("include_ignored: true")
+    if skipped.excluded_dirs:
+        hints.append("exclude_dirs: []")
+    how = f"; to search them: {', '.join(hints)}" if hints else ""
+    return f"not searched: {described}{how}"
+
+
+def render(result: Result) -> str:
+    if result.output_mode == "files_with_matches":
+        lines = list(result.files)
+    elif result.output_mode == "count":
+        lines = [f"{c.path}:{c.count}" for c in result.counts]
+    else:
+        lines = content_lines(result.matches)
+    notes: list[str] = []
+    if not result.files_with_matches:
+        note = skipped_note(result.skipped)
+        notes.append(f"0 matches in {result.files_searched} files searched"
+                     + (f"; {note}" if note else ""))
+    if result.truncated:
+        shown = (f"{result.total_matches} lines" if result.output_mode == "content"
+                 else f"{result.files_with_matches} files")
+        notes.append(f"showing the first {shown}; raise head_limit or narrow the search")
+    if result.timed_out:
+        notes.append("the search timed out: results are partial; simplify the pattern or "
+                     "raise timeout")
+    out = "".join(line + "\n" for line in lines)
+    return out + "".join(f"[{note}]\n" for note in notes)
+
+
+TOOL = ToolSpec(
+    name="grep_search",
+    aliases=("rg", "grep"),
+    doc=__doc__,
+    params=Params,
+    result=Result,
+    run=run,
+    render_text=render,
+    read_only=True,
+    idempotent=True,
+    parallel_safe=True,
+    category="search",
+)
