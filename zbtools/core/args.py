@@ -254,12 +254,15 @@ class Struct:
         if cached is not None:
             return cached
         out: dict[str, FieldSpec] = {}
-        for klass in reversed(cls.__mro__):
+        # A class's own fields first, then inherited ones (a shared base such as the walk
+        # switches comes after a tool's main parameters); a redeclared field keeps its override.
+        for klass in cls.__mro__:
             if klass is Struct or not issubclass(klass, Struct):
                 continue
             namespace = vars(sys.modules[klass.__module__])
             for name, annotation in klass.__dict__.get("__annotations__", {}).items():
-                if name.startswith("_") or str(annotation).startswith("ClassVar"):
+                if name.startswith("_") or str(annotation).startswith("ClassVar") or \
+                        name in out:
                     continue
                 declared = klass.__dict__.get(name, MISSING)
                 if isinstance(declared, FieldSpec):

@@ -59,6 +59,17 @@ DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".bzr", "node_modules", "target", "__pycache__", "vendor",
     ".zbtools", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
 )
+
+
+class WalkSwitches(Struct):
+    """The walk options every listing and search tool accepts (declared once, inherited)."""
+
+    include_hidden: bool = field(default=False, help="Also include names starting with '.'")
+    include_ignored: bool = field(default=False,
+                                  help="Also include entries matched by .gitignore/.ignore")
+    exclude_dirs: list[str] | None = field(
+        default=None, help="Directory names never entered, replacing the default list "
+        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
 IGNORE_FILES = (".gitignore", ".ignore")  # in increasing precedence
 MAX_DEPTH = 512
 HELD_DIRS = 32

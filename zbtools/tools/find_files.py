@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
-from zbtools.core.walk import MAX_DEPTH, Skipped, Walk
+from zbtools.core.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.registry import ToolSpec
 from zbtools.tools.get_file_info import iso_utc
 
@@ -44,7 +44,7 @@ SCAN_CAP = 200_000
 MAX_PATTERN = 1000
 
 
-class Params(Struct):
+class Params(WalkSwitches):
     pattern: str = field(aliases=("name", "query"),
                          help="Text the file name must contain (case-insensitive; not a glob). "
                          "With a '/', matched against the path below `path`")
@@ -58,12 +58,6 @@ class Params(Struct):
         default="file", help="file (anything but a directory), directory, or any")
     limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
                        help="Most matches to return (at most 10000)")
-    include_hidden: bool = field(default=False, help="Also search names starting with '.'")
-    include_ignored: bool = field(default=False,
-                                  help="Also search entries matched by .gitignore/.ignore")
-    exclude_dirs: list[str] | None = field(
-        default=None, help="Directory names never entered, replacing the default list "
-        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
 
 
 class Match(Struct):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
-from zbtools.core.walk import DEFAULT_EXCLUDED_DIRS, MAX_DEPTH, Skipped, Walk
+from zbtools.core.walk import DEFAULT_EXCLUDED_DIRS, MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.registry import ToolSpec
 from zbtools.tools.find_files import (
     DEFAULT_LIMIT,
@@ -58,7 +58,7 @@ MAX_ALTERNATIVES = 1000
 MAGIC = frozenset("*?[\\")
 
 
-class Params(Struct):
+class Params(WalkSwitches):
     pattern: str = field(aliases=("glob",),
                          help="Glob relative to `path`: '**/*.py', 'src/**/*.{ts,tsx}'. Without "
                          "'/' it matches at any depth ('*.md' = '**/*.md')")
@@ -74,11 +74,6 @@ class Params(Struct):
     include_hidden: bool = field(default=False,
                                  help="Also search names starting with '.' (a pattern segment "
                                  "starting with '.' opts them in anyway)")
-    include_ignored: bool = field(default=False,
-                                  help="Also search entries matched by .gitignore/.ignore")
-    exclude_dirs: list[str] | None = field(
-        default=None, help="Directory names never entered, replacing the default list "
-        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
 
 
 class Result(Struct):

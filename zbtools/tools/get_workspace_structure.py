@@ -18,7 +18,7 @@ counted in ``skipped.unreadable``. Errors: ``not_found``, ``not_a_directory``,
 from __future__ import annotations
 
 from zbtools.core.args import Struct, field
-from zbtools.core.walk import MAX_DEPTH, Skipped, Walk
+from zbtools.core.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.registry import ToolSpec
 from zbtools.tools.list_directory import Entry, skipped_note, to_entry, tree_lines
 
@@ -31,19 +31,13 @@ MAX_LIMIT = 200
 SCAN_CAP = 10_000
 
 
-class Params(Struct):
+class Params(WalkSwitches):
     path: str = field(default=".", aliases=("dir_path", "directory", "dir"),
                       help="Directory to start from, relative to the workspace root")
     depth: int = field(default=2, minimum=1, maximum=MAX_DEPTH, aliases=("max_depth",),
                        help="Levels to show")
     limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
                        help="Most entries to show (at most 200)")
-    include_hidden: bool = field(default=False, help="Also show names starting with '.'")
-    include_ignored: bool = field(default=False,
-                                  help="Also show entries matched by .gitignore/.ignore")
-    exclude_dirs: list[str] | None = field(
-        default=None, help="Directory names never entered, replacing the default list "
-        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
 
 
 class Result(Struct):

@@ -29,7 +29,7 @@ its position), ``not_found``, ``outside_workspace``, ``invalid_arguments`` (unkn
 from __future__ import annotations
 
 from zbtools.core.args import Struct, field
-from zbtools.core.walk import Skipped
+from zbtools.core.walk import Skipped, WalkSwitches
 from zbtools.registry import ToolSpec
 
 TYPE_CHECKING = False
@@ -44,7 +44,7 @@ MAX_LIMIT = 10_000
 MAX_CONTEXT = 50
 
 
-class Params(Struct):
+class Params(WalkSwitches):
     pattern: str = field(aliases=("query", "regex"),
                          help="Regular expression to search for (see fixed_strings)")
     path: str = field(default=".", aliases=("dir", "directory"),
@@ -75,12 +75,6 @@ class Params(Struct):
                             aliases=("max_results",),
                             help="Most results: matching lines in content mode, files "
                             "otherwise (at most 10000)")
-    include_hidden: bool = field(default=False, help="Also search names starting with '.'")
-    include_ignored: bool = field(default=False,
-                                  help="Also search files matched by .gitignore/.ignore")
-    exclude_dirs: list[str] | None = field(
-        default=None, help="Directory names never entered, replacing the default list "
-        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
     timeout: float = field(default=10.0, minimum=0.001, maximum=300,
                            help="Seconds the whole search may take before it stops")
 

@@ -19,7 +19,7 @@ file), ``outside_workspace``.
 from __future__ import annotations
 
 from zbtools.core.args import Struct, field
-from zbtools.core.walk import MAX_DEPTH, Skipped, Walk
+from zbtools.core.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.registry import ToolSpec
 
 TYPE_CHECKING = False
@@ -31,19 +31,13 @@ DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000
 
 
-class Params(Struct):
+class Params(WalkSwitches):
     path: str = field(default=".", aliases=("dir_path", "directory", "dir"),
                       help="Directory to list, relative to the workspace root")
     max_depth: int = field(default=1, minimum=1, maximum=MAX_DEPTH, aliases=("depth",),
                            help="Levels to descend; 1 lists only the direct children")
     limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
                        help="Most entries to return (at most 10000)")
-    include_hidden: bool = field(default=False, help="Also list names starting with '.'")
-    include_ignored: bool = field(default=False,
-                                  help="Also list entries matched by .gitignore/.ignore")
-    exclude_dirs: list[str] | None = field(
-        default=None, help="Directory names never entered, replacing the default list "
-        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
 
 
 class Entry(Struct):
