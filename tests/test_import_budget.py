@@ -52,6 +52,7 @@ def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     (["read_file_range", "--path", "a.txt", "--start-line", "1"], b""),
     (["write_file", "--path", "b.txt", "--content", "x"], b""),
     (["get_file_info", "--path", "a.txt"], b""),
+    (["apply_edit", "--path", "a.txt", "--old-text", "hi", "--new-text", "ho"], b""),
     (["read_file", "--path", "missing.txt"], b""),
     (["list_directory"], b"{}"),
     (["get_workspace_structure", "--depth", "3"], b""),

@@ -41,13 +41,11 @@ diverging line and a specific diagnosis), ``ambiguous_match`` (every candidate l
 
 from __future__ import annotations
 
-import difflib
 import itertools
-import re
-import unicodedata
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Iterable
     from typing import Any
 
@@ -79,17 +77,33 @@ _TYPOGRAPHY = str.maketrans({
     "\u2026": "...",
 })
 
-_LINE_NUMBER = re.compile(r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*[│|→:]\s?)")
-_PLACEHOLDER = re.compile(
-    r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
-    r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
-    r"(?:rest of (?:the )?(?:code|file|function|class|method|implementation)|"
-    r"existing code (?:here|remains|unchanged)|code (?:remains )?unchanged)",
-    re.IGNORECASE)
-_ELISION = re.compile(
-    r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)(?:\s*\(?(?:existing|rest|remaining|"
-    r"unchanged|more|other|same|previous)\b[^\n]*?)?\s*(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$",
-    re.IGNORECASE)
+# Compiled on first use: ``re`` (with ``enum``) costs ~5 ms of a cold call, and a plain exact
+# edit never needs a regular expression.
+_PATTERN_SOURCES: dict[str, tuple[str, bool]] = {
+    "line_number": (r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*[│|→:]\s?)", False),
+    "placeholder": (
+        r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
+        r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
+        r"(?:rest of (?:the )?(?:code|file|function|class|method|implementation)|"
+        r"existing code (?:here|remains|unchanged)|code (?:remains )?unchanged)", True),
+    "elision": (
+        r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)(?:\s*\(?(?:existing|rest|remaining|"
+        r"unchanged|more|other|same|previous)\b[^\n]*?)?\s*(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$", True),
+}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(name: str) -> re.Pattern[str]:
+    pattern = _PATTERNS.get(name)
+    if pattern is None:
+        import re
+
+        source, ignore_case = _PATTERN_SOURCES[name]
+        pattern = re.compile(source, re.IGNORECASE if ignore_case else 0)
+        _PATTERNS[name] = pattern
+    return pattern
+
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -303,6 +317,8 @@ def _collapse(line: str) -> str:
 def _typography(line: str) -> str:
     if line.isascii():  # nothing to normalise or map: the inner-whitespace key
         return _collapse(line)
+    import unicodedata
+
     return _collapse(unicodedata.normalize("NFC", line).translate(_TYPOGRAPHY))
 
 
@@ -348,7 +364,9 @@ def _lf(text: str) -> str:
 def strip_line_numbers(text: str) -> tuple[str, int | None]:
     """Remove ``cat -n``-style prefixes when every non-blank line has consecutive ones."""
     lines = text.split("\n")
-    numbered = [(i, _LINE_NUMBER.match(line)) for i, line in enumerate(lines) if line.strip()]
+    if not all(line.lstrip()[:1].isdigit() for line in lines if line.strip()):
+        return text, None  # cheap test first: most requests carry no prefixes at all
+    numbered = [(i, _rx("line_number").match(line)) for i, line in enumerate(lines) if line.strip()]
     if not numbered or any(m is None for _, m in numbered):
         return text, None
     numbers = [int(m.group(1)) for _, m in numbered if m is not None]
@@ -358,16 +376,20 @@ def strip_line_numbers(text: str) -> tuple[str, int | None]:
         return text, None
     out = []
     for line in lines:
-        match = _LINE_NUMBER.match(line)
+        match = _rx("line_number").match(line)
         out.append(line[match.end():] if match and line.strip() else line)
     return "\n".join(out), numbers[0]
 
 
 def has_placeholder(new: str, old: str) -> str | None:
     """An omission placeholder line of ``new`` that ``old`` does not contain, if any."""
+    lowered = new.lower()
+    if "..." not in new and "…" not in new and not any(
+            word in lowered for word in ("rest of", "existing code", "unchanged")):
+        return None  # cheap test first: the regular expression is rarely needed
     old_lines = {line.strip() for line in old.split("\n")}
     for line in new.split("\n"):
-        if line.strip() and line.strip() not in old_lines and _PLACEHOLDER.search(line):
+        if line.strip() and line.strip() not in old_lines and _rx("placeholder").search(line):
             return line.strip()
     return None
 
@@ -844,6 +866,8 @@ def find_similar(model: FileModel, request: Request) -> Located | None:
 
 def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
     """3-way merge for T8: the caller's change applied onto lines that may differ from old."""
+    import difflib
+
     cand = located.candidate
     request = located.request
     old_lines = _pattern_lines(request.old)
@@ -1037,6 +1061,8 @@ def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | N
 
 
 def _closest_line(key: str, lines: list[str]) -> int | None:
+    import difflib
+
     try:
         from rapidfuzz import fuzz, process
     except ImportError:  # pragma: no cover - declared dependency
@@ -1047,6 +1073,8 @@ def _closest_line(key: str, lines: list[str]) -> int | None:
 
 
 def _similarity(a: list[str], b: list[str]) -> float:
+    import difflib
+
     left, right = "\n".join(a), "\n".join(b)
     try:
         from rapidfuzz.distance import Levenshtein
@@ -1056,6 +1084,8 @@ def _similarity(a: list[str], b: list[str]) -> float:
 
 
 def _bounded_diff(pattern: list[str], window: list[str], start: int, limit: int = 40) -> str:
+    import difflib
+
     out = []
     matcher = difflib.SequenceMatcher(None, pattern, window, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -1094,6 +1124,86 @@ def _region_eol(model: FileModel, start: int, end: int) -> str:
     return eols.pop() if len(eols) == 1 else model.majority_eol
 
 
+Opcode = tuple[str, int, int, int, int]
+LCS_MAX_CELLS = 40_000
+
+
+def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
+    """``SequenceMatcher.get_opcodes`` for line lists, without importing difflib for the usual
+    small edit (difflib pulls in ``re``): the common head and tail are trimmed, and a middle of
+    at most ``LCS_MAX_CELLS`` line pairs is aligned by a longest common subsequence."""
+    n, m = len(a), len(b)
+    head = 0
+    while head < n and head < m and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
+        tail += 1
+    a_mid, b_mid = a[head:n - tail], b[head:m - tail]
+    if len(a_mid) * len(b_mid) > LCS_MAX_CELLS:
+        import difflib
+
+        return list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
+    ops: list[Opcode] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    ops += _lcs_opcodes(a_mid, b_mid, head, head)
+    if tail:
+        ops.append(("equal", n - tail, n, m - tail, m))
+    merged: list[Opcode] = []
+    for op in ops:  # adjacent equal runs become one, as difflib reports them
+        if merged and op[0] == "equal" == merged[-1][0]:
+            merged[-1] = ("equal", merged[-1][1], op[2], merged[-1][3], op[4])
+        else:
+            merged.append(op)
+    return merged
+
+
+def _lcs_opcodes(a: list[str], b: list[str], da: int, db: int) -> list[Opcode]:
+    n, m = len(a), len(b)
+    if not n and not m:
+        return []
+    if not n:
+        return [("insert", da, da, db, db + m)]
+    if not m:
+        return [("delete", da, da + n, db, db)]
+    # lengths[i][j]: LCS of a[i:] and b[j:]
+    lengths = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = lengths[i], lengths[i + 1]
+        ai = a[i]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if ai == b[j] else max(below[j], row[j + 1])
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        if a[i] == b[j]:
+            pairs.append((i, j))
+            i += 1
+            j += 1
+        elif lengths[i + 1][j] >= lengths[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    ops: list[Opcode] = []
+    i = j = 0
+    for pi, pj in [*pairs, (n, m)]:
+        if i < pi and j < pj:
+            ops.append(("replace", da + i, da + pi, db + j, db + pj))
+        elif i < pi:
+            ops.append(("delete", da + i, da + pi, db + j, db + j))
+        elif j < pj:
+            ops.append(("insert", da + i, da + i, db + j, db + pj))
+        if pi < n:
+            if ops and ops[-1][0] == "equal" and ops[-1][2] == da + pi:
+                _, s1, _, s2, _ = ops[-1]
+                ops[-1] = ("equal", s1, da + pi + 1, s2, db + pj + 1)
+            else:
+                ops.append(("equal", da + pi, da + pi + 1, db + pj, db + pj + 1))
+        i, j = pi + 1, pj + 1
+    return ops
+
+
 def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lines: list[str],
            render_new: Callable[[str], str], ends_with_newline: bool,
            line_merge: Callable[[str, str, str], str] | None = None) -> list[tuple[str, str]]:
@@ -1105,8 +1215,7 @@ def _merge(model: FileModel, start: int, end: int, old_lines: list[str], new_lin
     """
     eol = _region_eol(model, start, end)
     out: list[tuple[str, str]] = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if op == "equal":
             out += [(model.lines[start + i], model.eols[start + i]) for i in range(i1, i2)]
         elif op == "replace" and i2 - i1 == j2 - j1:
@@ -1252,6 +1361,8 @@ def render_edit(model: FileModel, located: Located) -> Edit:
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:
     """MATCHING 6.5 step 5: apply old->new character changes onto the file's line, so the
     file's own quotes and dashes survive in the parts of a changed line that were not edited."""
+    import difflib
+
     o, f = old.strip(" \t"), found.strip(" \t")
     if len(o) != len(f) or any(a != b and a.translate(_TYPOGRAPHY) != b.translate(_TYPOGRAPHY)
                                for a, b in zip(o, f, strict=True)):
@@ -1464,7 +1575,7 @@ def _split_markers(text: str) -> tuple[list[str], list[str]]:
     segments: list[list[str]] = [[]]
     markers: list[str] = []
     for line in text.split("\n"):
-        if _ELISION.match(line):
+        if _rx("elision").match(line):
             markers.append(line.strip())
             segments.append([])
         else:
@@ -1645,35 +1756,67 @@ def _restore_eols(model: FileModel, new_view: str) -> str:
     return "".join(line + eol for line, eol in out)
 
 
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _range(start: int, stop: int, offset: int) -> str:
+    """difflib's unified range format: "N" for one line, "N,len" else (N-1 when empty)."""
+    beginning, length = start + 1 + offset, stop - start
+    if length == 1:
+        return str(beginning)
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
+
+
+def _grouped(codes: list[Opcode], n: int) -> list[list[Opcode]]:
+    """``SequenceMatcher.get_grouped_opcodes``: hunks with ``n`` lines of context."""
+    if not codes:
+        codes = [("equal", 0, 1, 0, 1)]
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = (tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2)
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = (tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n))
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        lo_a, lo_b = i1, j1
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            lo_a, lo_b = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, lo_a, i2, lo_b, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
 
 
 def unified_diff(path: str, before: str, after: str, context: int = 3,
                  first_line: int = 1) -> str:
-    """A unified diff; only the differing middle (plus context) goes through difflib, so a
-    one-line change in a 50,000-line file costs microseconds, not a whole-file comparison.
-    ``first_line`` numbers the hunks when ``before`` is an excerpt starting at that line."""
+    """A unified diff in difflib's format, from ``line_opcodes`` (no difflib import on the hot
+    path; the common head and tail are trimmed first, so a one-line change in a 50,000-line
+    file costs microseconds). ``first_line`` numbers the hunks when ``before`` is an excerpt
+    starting at that line."""
     a = before.splitlines(keepends=True)
     b = after.splitlines(keepends=True)
-    head = 0
-    limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
-    lo = max(head - context, 0)
-    a_mid = a[lo:len(a) - max(tail - context, 0)]
-    b_mid = b[lo:len(b) - max(tail - context, 0)]
-    offset = lo + first_line - 1
-    out = []
-    for raw in difflib.unified_diff(a_mid, b_mid, f"a/{path}", f"b/{path}", n=context):
-        line = raw
-        if offset and line.startswith("@@"):
-            match = _HUNK_HEADER.match(line)
-            if match:
-                line = (f"@@ -{int(match.group(1)) + offset}{match.group(2) or ''} "
-                        f"+{int(match.group(3)) + offset}{match.group(4) or ''} @@"
-                        f"{line[match.end():]}")
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    offset = first_line - 1
+    out: list[str] = []
+    for group in _grouped(line_opcodes(a, b), context):
+        if not out:
+            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2], offset)} "
+                   f"+{_range(first[3], last[4], offset)} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in a[i1:i2]]
+                continue
+            if tag in ("replace", "delete"):
+                out += ["-" + line for line in a[i1:i2]]
+            if tag in ("replace", "insert"):
+                out += ["+" + line for line in b[j1:j2]]
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in out)
