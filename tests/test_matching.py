@@ -116,3 +116,37 @@ def test_a_character_edit_can_join_lines_and_keep_the_final_newline_state() -> N
     assert apply_requests("a\nlast", [Request("last", "LAST")]).text == "a\nLAST"
     assert apply_requests("a\nlast", [Request("last", "LAST\n")]).text == "a\nLAST\n"
     assert apply_requests("a\r\nb\r\n", [Request("b\n", "")]).text == "a\r\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=30),
+       st.lists(st.sampled_from(["a", "b", "x", "y"]), max_size=30))
+def test_line_opcodes_transform_one_list_into_the_other(a: list[str], b: list[str]) -> None:
+    from zbtools.core.matching import line_opcodes
+
+    rebuilt: list[str] = []
+    at_a = at_b = 0
+    for tag, i1, i2, j1, j2 in line_opcodes(a, b):
+        assert (i1, j1) == (at_a, at_b)
+        if tag == "equal":
+            assert a[i1:i2] == b[j1:j2]
+        rebuilt += b[j1:j2]
+        at_a, at_b = i2, j2
+    assert (at_a, at_b) == (len(a), len(b))
+    assert rebuilt == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a\n", "b\n", "c\n"]), max_size=40),
+       st.lists(st.sampled_from(["a\n", "x\n", "c\n"]), max_size=40))
+def test_the_unified_diff_matches_difflib_when_the_alignment_is_the_same(
+        a: list[str], b: list[str]) -> None:
+    import difflib
+
+    from zbtools.core.matching import line_opcodes, unified_diff
+
+    mine = unified_diff("f", "".join(a), "".join(b))
+    if line_opcodes(a, b) == difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        reference = "".join(difflib.unified_diff(a, b, "a/f", "b/f"))
+        assert mine == reference
+    assert (mine == "") == (a == b)
