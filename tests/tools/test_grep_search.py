@@ -268,3 +268,9 @@ def test_content_lines_match_ripgrep(ws: Path, cli: CliRunner) -> None:
                             cwd=ws, env=env, capture_output=True, text=True, check=True)
     assert sorted(ours) == sorted(theirs.stdout.splitlines())
     assert len(ours) == 6
+
+
+def test_a_utf8_bom_is_not_part_of_the_first_line(ws: Path, cli: CliRunner) -> None:
+    (ws / "bom.py").write_bytes(b"\xef\xbb\xbf# coding: utf-8\nx = 1\n")
+    match, = cli("rg", stdin={"pattern": "coding"}).result["matches"]
+    assert match["text"] == "# coding: utf-8"

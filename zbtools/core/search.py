@@ -162,8 +162,7 @@ class Searcher:
             return None
         if self.literal is not None and self.literal not in data:
             return []
-        text = data.decode("utf-8", "replace")
-        return self.search_text(text, limit)
+        return self.search_text(_text(data), limit)
 
     def search_text(self, text: str, limit: int | None = None) -> list[Hit]:
         hits: list[Hit] = []
@@ -411,6 +410,14 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     return _finish(outcome)
 
 
+def _text(data: bytes) -> str:
+    """File bytes as searchable text: a UTF-8 BOM is dropped (as ripgrep does; otherwise line 1
+    would carry an invisible U+FEFF that an agent copies into old_text), bad bytes -> U+FFFD."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", "replace")
+
+
 def _search_one(searcher: Searcher, outcome: Outcome, dir_fd: int, name: str, rel: str,
                 limit: int, per_file: bool) -> bool:
     """Search one file into ``outcome``; ``False`` when the search must stop."""
@@ -419,7 +426,7 @@ def _search_one(searcher: Searcher, outcome: Outcome, dir_fd: int, name: str, re
         data = _read(dir_fd, name, outcome.skipped.__class__())
         if data is not None:  # one more searchable file: does it match at all?
             try:
-                more = searcher.search_text(data.decode("utf-8", "replace"), 1)
+                more = searcher.search_text(_text(data), 1)
             except SearchTimeout:
                 more = []
             outcome.truncated = outcome.truncated or bool(more)
