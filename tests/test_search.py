@@ -99,3 +99,13 @@ def test_types_select_extensions_and_unknown_types_are_rejected() -> None:
     with pytest.raises(ToolError) as info:
         PathFilter([], ["cobol"])
     assert info.value.code == "invalid_arguments"
+
+
+def test_a_required_literal_is_taken_from_the_pattern_when_it_is_safe() -> None:
+    from zbtools.core.search import required_literal
+
+    assert required_literal("def get_") == b"def get_"
+    assert required_literal(r"class \w+\(.*Error\)") == b"class "
+    assert required_literal("foo.*bar") == b"foo"
+    for unsafe in ("a|bcd", "(?i)hello", "x", r"\p{L}+abc", "(unclosed"):
+        assert required_literal(unsafe) is None, unsafe
