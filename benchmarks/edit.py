@@ -43,6 +43,7 @@ Exit status 0 whatever the verdicts: this is a report, not a gate (2 when it can
 
 from __future__ import annotations
 
+import abc
 import argparse
 import contextlib
 import cProfile
@@ -387,14 +388,15 @@ print(json.dumps(out))
 """
 
 
-class Runner:
+class Runner(abc.ABC):
     """Runs one engine case and times the ``apply_requests`` call only."""
 
     description = ""
 
+    @abc.abstractmethod
     def once(self, case: Case, bucket: Bucket, profile: Path | None = None
              ) -> tuple[float, str, bool | None, int | None]:
-        raise NotImplementedError
+        """Time one case: (seconds, outcome, bytes ok, closest line)."""
 
     def time(self, case: Case, bucket: Bucket, repeat: int) -> Timed:
         first, outcome, ok, closest = self.once(case, bucket)
