@@ -110,7 +110,7 @@ def test_text_rendering_says_what_was_skipped_when_nothing_is_shown(
     make(ws, {".gitignore": "*.o\n", "a.o": "", "node_modules/m": ""})
     out = cli("ls", *TEXT).out
     assert out == ("./\n[nothing shown; skipped: 1 ignored, 1 hidden, 1 excluded directory; "
-                   "to show them: include_hidden, include_ignored, exclude_dirs: []]\n")
+                   "to show them: include_hidden: true, include_ignored: true, exclude_dirs: []]\n")
     (ws / "empty").mkdir()
     assert cli("ls", "--path", "empty", *TEXT).out == "empty/\n(empty)\n"
 

@@ -100,6 +100,13 @@ class Skipped(Struct):
                 parts.append(f"{n} {label}")
         return ", ".join(parts)
 
+    def remedy(self, verb: str) -> str:
+        """``; to search them: include_hidden: true, ...`` for the switches that would help."""
+        hints = [hint for hint, n in (("include_hidden: true", self.hidden),
+                                      ("include_ignored: true", self.ignored),
+                                      ("exclude_dirs: []", self.excluded_dirs)) if n]
+        return f"; to {verb} them: {', '.join(hints)}" if hints else ""
+
 
 class Entry:
     """One entry met by the walk (symlinks are never followed)."""

@@ -128,15 +128,7 @@ def skipped_note(skipped: Skipped, count: int) -> str:
     described = skipped.describe()
     if not described:
         return f"[{lead.removesuffix('; ')}]\n" if lead else ""
-    hints = []
-    if skipped.hidden:
-        hints.append("include_hidden: true")
-    if skipped.ignored:
-        hints.append("include_ignored: true")
-    if skipped.excluded_dirs:
-        hints.append("exclude_dirs: []")
-    how = f"; to search them: {', '.join(hints)}" if hints else ""
-    return f"[{lead}skipped: {described}{how}]\n"
+    return f"[{lead}skipped: {described}{skipped.remedy('search')}]\n"
 
 
 def render_matches(matches: list[Match], count: int, truncated: bool, scan_limited: bool,

@@ -177,15 +177,7 @@ def skipped_note(skipped: Skipped) -> str:
     described = skipped.describe()
     if not described:
         return ""
-    hints = []
-    if skipped.hidden:
-        hints.append("include_hidden: true")
-    if skipped.ignored:
-        hints.append("include_ignored: true")
-    if skipped.excluded_dirs:
-        hints.append("exclude_dirs: []")
-    how = f"; to search them: {', '.join(hints)}" if hints else ""
-    return f"not searched: {described}{how}"
+    return f"not searched: {described}{skipped.remedy('search')}"
 
 
 def render(result: Result) -> str:

@@ -100,16 +100,8 @@ def skipped_note(skipped: Skipped, empty: bool) -> str:
     described = skipped.describe()
     if not described:
         return "(empty)\n" if empty else ""
-    hints = []
-    if skipped.hidden:
-        hints.append("include_hidden")
-    if skipped.ignored:
-        hints.append("include_ignored")
-    if skipped.excluded_dirs:
-        hints.append("exclude_dirs: []")
-    how = f"; to show them: {', '.join(hints)}" if hints else ""
     lead = "nothing shown; " if empty else ""
-    return f"[{lead}skipped: {described}{how}]\n"
+    return f"[{lead}skipped: {described}{skipped.remedy('show')}]\n"
 
 
 def render(result: Result) -> str:
