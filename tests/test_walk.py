@@ -274,17 +274,18 @@ def test_the_start_must_be_an_existing_directory_inside_the_workspace(
 
 
 @pytest.mark.parametrize("with_ignore_file", [False, True])
-def test_pathspec_is_imported_only_when_an_ignore_file_exists(with_ignore_file: bool) -> None:
+def test_the_ignore_matcher_is_imported_only_when_an_ignore_file_exists(
+        with_ignore_file: bool) -> None:
     probe = ("import sys, tempfile, os\n"
              "from zbtools.core.workspace import Workspace\n"
              "from zbtools.core.walk import Walk\n"
              "d = tempfile.mkdtemp(); open(os.path.join(d, 'a'), 'w').close()\n"
              f"if {with_ignore_file}: open(os.path.join(d, '.gitignore'), 'w').write('*.o')\n"
              "list(Walk(Workspace(d), '.'))\n"
-             "print('pathspec' in sys.modules)\n")
+             "print('zbtools.core.ignore' in sys.modules, 'pathspec' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
                           text=True, check=True)
-    assert done.stdout.strip() == str(with_ignore_file)
+    assert done.stdout.split() == [str(with_ignore_file), "False"]
 
 
 def test_anchored_patterns_are_relative_to_their_ignore_file(ws: Path,

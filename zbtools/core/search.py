@@ -40,6 +40,10 @@ BINARY_PROBE = 8192
 READ_CHUNK = 1024 * 1024
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
+# What became of one file: "ok" (searched; hits may be empty), a ``Skipped`` counter name
+# (binary, too_large, unreadable), "other" (not a regular file) or "timeout".
+FileStatus = str
+
 
 def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
                     multiline: bool = False) -> Any:
@@ -93,26 +97,24 @@ class SearchTimeout(Exception):
     """The pattern ran out of time on a file."""
 
 
-def _read(dir_fd: int, name: str, skipped: Skipped) -> bytes | None:
-    """The bytes of a regular text file, or ``None`` (counted in ``skipped``)."""
+def _read(dir_fd: int, name: str) -> bytes | str:
+    """The bytes of a regular text file, or why not: ``binary``, ``too_large``, ``unreadable``
+    or ``other`` (not a regular file)."""
     try:
         fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError:
-        skipped.unreadable += 1
-        return None
+        return "unreadable"
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return None
+            return "other"
         if st.st_size > MAX_FILE_BYTES:
-            skipped.too_large += 1
-            return None
+            return "too_large"
         # One read of size + 1 bytes: a file that did not grow needs no second read for EOF.
         first = os.read(fd, st.st_size + 1)
         if len(first) <= st.st_size:
             if first.find(b"\0", 0, BINARY_PROBE) >= 0:
-                skipped.binary += 1
-                return None
+                return "binary"
             return first
         chunks: list[bytes] = [first]
         total = len(first)
@@ -120,22 +122,16 @@ def _read(dir_fd: int, name: str, skipped: Skipped) -> bytes | None:
             chunk = os.read(fd, READ_CHUNK)
             if not chunk:
                 break
-            if not chunks and chunk.find(b"\0", 0, BINARY_PROBE) >= 0:
-                skipped.binary += 1
-                return None
             total += len(chunk)
             if total > MAX_FILE_BYTES:  # grew while we read it
-                skipped.too_large += 1
-                return None
+                return "too_large"
             chunks.append(chunk)
         data = b"".join(chunks)
-        if len(chunks) > 1 and data.find(b"\0", 0, BINARY_PROBE) >= 0:
-            skipped.binary += 1
-            return None
+        if data.find(b"\0", 0, BINARY_PROBE) >= 0:
+            return "binary"
         return data
     except OSError:
-        skipped.unreadable += 1
-        return None
+        return "unreadable"
     finally:
         os.close(fd)
 
@@ -195,18 +191,18 @@ class Searcher:
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def search_file(self, dir_fd: int, name: str, skipped: Skipped,
-                    limit: int | None = None) -> list[Hit] | None:
-        """The hits in one file (at most ``limit``), ``None`` if it was not searched.
+    def search_file(self, dir_fd: int, name: str,
+                    limit: int | None = None) -> tuple[FileStatus, list[Hit]]:
+        """One file's status (``ok``, or why it was not searched) and hits (at most ``limit``).
 
         Raises ``SearchTimeout`` when the deadline passes while the pattern runs.
         """
-        data = _read(dir_fd, name, skipped)
-        if data is None:
-            return None
+        data = _read(dir_fd, name)
+        if isinstance(data, str):
+            return data, []
         if self.literal is not None and self.literal not in data:
-            return []
-        return self.search_text(_text(data), limit)
+            return "ok", []
+        return "ok", self.search_text(_text(data), limit)
 
     def search_text(self, text: str, limit: int | None = None) -> list[Hit]:
         hits: list[Hit] = []
@@ -414,9 +410,13 @@ class Outcome:
 def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter: PathFilter,
                 *, limit: int, per_file: bool, include_hidden: bool = False,
                 include_ignored: bool = False,
-                exclude_dirs: Sequence[str] | None = None) -> Outcome:
+                exclude_dirs: Sequence[str] | None = None, workers: int | None = None) -> Outcome:
     """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
     ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
+
+    A big tree is searched by this process and a forked helper together (``core/parsearch``);
+    the results are the same, in the same order. ``workers`` (default: ``ZBTOOLS_SEARCH_WORKERS``
+    or the usable CPUs, at most 2) of 1 keeps it to one process.
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
@@ -431,13 +431,17 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
                 raise ToolError("special_file", f"{path}: is a {entry_kind(res.st.st_mode)}, "
                                 "not a regular file", details={"path": path})
             name = res.name if res.name is not None else "."
-            _search_one(searcher, outcome, res.dir_fd, name, res.rel, limit, per_file)
+            status, hits = evaluate(searcher, res.dir_fd, name, want(outcome, limit, per_file))
+            record(outcome, res.rel, status, hits, limit, per_file)
             return _finish(outcome)
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs)
+                exclude_dirs=exclude_dirs, with_stat=False)
     outcome = Outcome(walk.rel, walk.skipped)
     prefix = "" if walk.rel == "." else walk.rel + "/"
+    from zbtools.core.parsearch import Pool, worker_count
+
+    pool = Pool(workspace, searcher, limit, per_file) if worker_count(workers) > 1 else None
     try:
         for entry in walk:
             if entry.kind != "file":
@@ -445,11 +449,22 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
                                                               entry.name):
                 continue
-            if not _search_one(searcher, outcome, walk.parent_fd, entry.name, entry.rel, limit,
-                               per_file):
+            if pool is not None and pool.take(outcome, entry.rel, entry.name):
+                continue
+            status, hits = evaluate(searcher, walk.parent_fd, entry.name,
+                                    want(outcome, limit, per_file))
+            if pool is not None:
+                pool.done_here(entry.rel, status, hits)
+            elif not record(outcome, entry.rel, status, hits, limit, per_file):
                 break
+            if pool is not None and pool.stopped:
+                break
+        if pool is not None:
+            pool.finish(outcome)
     finally:
         walk.close()
+        if pool is not None:
+            pool.close()
     outcome.loops = walk.loops
     return _finish(outcome)
 
@@ -462,26 +477,37 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _search_one(searcher: Searcher, outcome: Outcome, dir_fd: int, name: str, rel: str,
-                limit: int, per_file: bool) -> bool:
-    """Search one file into ``outcome``; ``False`` when the search must stop."""
+def want(outcome: Outcome, limit: int, per_file: bool) -> int | None:
+    """How many hits to collect from the next file (None: all, to count them)."""
+    if per_file:
+        return None
+    return max(limit - outcome.total, 0) + 1
+
+
+def evaluate(searcher: Searcher, dir_fd: int, name: str,
+             wanted: int | None) -> tuple[FileStatus, list[Hit]]:
+    """Search one file: its status and hits (at most ``wanted``); a timeout is a status."""
+    try:
+        return searcher.search_file(dir_fd, name, wanted)
+    except SearchTimeout:
+        return "timeout", []
+
+
+def record(outcome: Outcome, rel: str, status: FileStatus, hits: list[Hit], limit: int,
+           per_file: bool) -> bool:
+    """Account one file's result into ``outcome`` in walk order; ``False``: stop here."""
     used = len(outcome.files) if per_file else outcome.total
     if used >= limit:
-        data = _read(dir_fd, name, outcome.skipped.__class__())
-        if data is not None:  # one more searchable file: does it match at all?
-            try:
-                more = searcher.search_text(_text(data), 1)
-            except SearchTimeout:
-                more = []
-            outcome.truncated = outcome.truncated or bool(more)
+        # One more searchable file with a match: the results are cut (files skipped past the
+        # limit are not counted, the search stopped before them).
+        outcome.truncated = status == "ok" and bool(hits)
         return not outcome.truncated
-    try:
-        hits = searcher.search_file(dir_fd, name, outcome.skipped,
-                                    None if per_file else limit - outcome.total + 1)
-    except SearchTimeout:
+    if status == "timeout":
         outcome.timed_out = True
         return False
-    if hits is None:
+    if status != "ok":
+        if status != "other":
+            setattr(outcome.skipped, status, getattr(outcome.skipped, status) + 1)
         return True
     outcome.files_searched += 1
     if not hits:

@@ -100,7 +100,8 @@ def run(params: Params, ctx: Context) -> Result:
                         "list_directory lists everything", details={"pattern": params.pattern})
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth or MAX_DEPTH,
                 max_entries=SCAN_CAP, include_hidden=params.include_hidden,
-                include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs)
+                include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
+                with_stat=False)
     on_path = "/" in needle
     cut = 0 if walk.rel == "." else len(walk.rel) + 1
     matches: list[Match] = []
@@ -114,6 +115,7 @@ def run(params: Params, ctx: Context) -> Result:
         if len(matches) >= params.limit:
             truncated = True
             break
+        walk.stat(entry)
         matches.append(to_match(entry))
     loop_warning(walk, ctx)
     if not matches and any(c in needle for c in "*?["):

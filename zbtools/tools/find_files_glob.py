@@ -165,7 +165,7 @@ def run(params: Params, ctx: Context) -> Result:
     want = "directory" if dirs_only else params.type
     walk = Walk(ctx.workspace, params.path, max_depth=depth, max_entries=SCAN_CAP,
                 include_hidden=params.include_hidden or names_hidden,
-                include_ignored=params.include_ignored, exclude_dirs=exclude)
+                include_ignored=params.include_ignored, exclude_dirs=exclude, with_stat=False)
     cut = 0 if walk.rel == "." else len(walk.rel) + 1
     by_path = params.sort == "path"
     found: list[WalkEntry] = []
@@ -182,6 +182,7 @@ def run(params: Params, ctx: Context) -> Result:
         if by_path and len(found) >= params.limit:
             truncated = True
             break
+        walk.stat(entry)
         found.append(entry)
     if not by_path:
         found.sort(key=lambda e: (-e.mtime, e.rel))
