@@ -167,8 +167,11 @@ def git_untracked(root: Path) -> set[str]:
 
 def walk_files(root: Path) -> set[str]:
     workspace = Workspace(str(root))
-    walk = Walk(workspace, ".", max_depth=50, include_hidden=True, exclude_dirs=[".git"])
-    return {e.rel for e in walk if e.kind == "file"}
+    try:
+        walk = Walk(workspace, ".", max_depth=50, include_hidden=True, exclude_dirs=[".git"])
+        return {e.rel for e in walk if e.kind == "file"}
+    finally:
+        workspace.close()
 
 
 @pytest.mark.skipif(GIT is None, reason="git is not installed")

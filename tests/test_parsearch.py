@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from zbtools.core.workspace import Workspace
 
 
 @pytest.fixture
-def big_tree(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+def big_tree(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
     monkeypatch.setattr(parsearch, "FORK_AFTER", 5)
     monkeypatch.setattr(parsearch, "RUN_FILES", 3)
     for d in range(12):
@@ -29,7 +30,9 @@ def big_tree(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
         (folder / "blob.bin").write_bytes(b"TODO\0binary")
     (ws / ".gitignore").write_text("*.skip\n")
     (ws / "pkg03" / "x.skip").write_text("TODO ignored\n")
-    return Workspace(str(ws))
+    workspace = Workspace(str(ws))
+    yield workspace
+    workspace.close()
 
 
 def outcome_of(workspace: Workspace, workers: int, pattern: str = "TODO", *, limit: int = 1000,
@@ -104,7 +107,11 @@ def test_a_small_tree_is_searched_without_forking(ws: Path,
         return False
 
     monkeypatch.setattr(parsearch.Pool, "_fork", no_fork)
-    assert outcome_of(Workspace(str(ws)), 2)["total"] == 1
+    workspace = Workspace(str(ws))
+    try:
+        assert outcome_of(workspace, 2)["total"] == 1
+    finally:
+        workspace.close()
     assert forks == []
 
 

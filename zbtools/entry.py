@@ -186,6 +186,8 @@ def _parse_tool_flags(spec: ToolSpec, tokens: list[str]
     while i < len(tokens):
         token = tokens[i]
         i += 1
+        if len(token) == 2 and token[0] == "-" and token[1].isalpha() and token[1] in table:
+            token = "-" + token  # a one-letter alias as a short flag: -C 2, like grep
         if not token.startswith("--") or token == "--":
             problems.append({"problem": "unexpected_value", "argument": token,
                              "message": f"unexpected value {token!r}: values follow a --flag"})

@@ -196,18 +196,31 @@ def test_a_catastrophic_pattern_returns_quickly_flagged_or_as_regex_timeout(
         ws: Path, cli: CliRunner) -> None:
     make(ws, {"a.txt": "a" * 50_000 + "b\n"})
     started = time.monotonic()
-    call = cli("rg", stdin={"pattern": "(a+)+$", "timeout": 0.05})
+    call = cli("rg", stdin={"pattern": "(a+)+$", "timeout": 0.05, "engine": "python"})
     assert time.monotonic() - started < 5
     assert call.code == 1 and call.error["code"] == "regex_timeout"
+
+
+def test_the_rg_engine_answers_a_catastrophic_pattern_in_linear_time(ws: Path,
+                                                                     cli: CliRunner) -> None:
+    from zbtools.core.rgsearch import find_rg
+
+    if find_rg() is None:
+        pytest.skip("no rg binary")
+    make(ws, {"a.txt": "a" * 50_000 + "b\n", "c.txt": "aaa\n"})
+    result = cli("rg", stdin={"pattern": "(a+)+$", "timeout": 5, "engine": "rg"}).result
+    assert [m["path"] for m in result["matches"]] == ["c.txt"]
+    assert result["timed_out"] is False
 
 
 def test_a_timeout_after_some_files_keeps_the_partial_results(ws: Path,
                                                               cli: CliRunner) -> None:
     make(ws, {"a.txt": "aab\n", "b.txt": "a" * 50_000 + "b\n"})
-    call = cli("rg", stdin={"pattern": "(a+)+$", "timeout": 0.2})
+    call = cli("rg", stdin={"pattern": "(a+)+$", "timeout": 0.2, "engine": "python"})
     result = call.result
     assert result["timed_out"] is True and result["files_searched"] == 1
-    assert "timed out" in cli("rg", *TEXT, stdin={"pattern": "(a+)+$", "timeout": 0.2}).out
+    assert "timed out" in cli("rg", *TEXT, stdin={"pattern": "(a+)+$", "timeout": 0.2,
+                                                   "engine": "python"}).out
 
 
 def test_long_lines_are_cut_with_a_marker(ws: Path, cli: CliRunner) -> None:

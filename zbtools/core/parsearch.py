@@ -28,7 +28,7 @@ import select
 import signal
 import struct
 
-from zbtools.core.search import Hit, evaluate, record
+from zbtools.core.search import Hit, Replay, Slot, evaluate
 from zbtools.core.workspace import DIR_FLAGS
 
 TYPE_CHECKING = False
@@ -57,63 +57,45 @@ def worker_count(requested: int | None = None) -> int:
     return max(1, min(requested, 2))
 
 
-class _Slot:
-    __slots__ = ("hits", "mark", "rel", "status")
-
-    def __init__(self, rel: str, mark: tuple[int, int, int, int]) -> None:
-        self.rel = rel
-        self.status: FileStatus | None = None
-        self.hits: list[Hit] = []
-        # The walk's own skip counts when it produced this file: a search that stops here
-        # reports those, as a one-process search (whose walk stops here too) would.
-        self.mark = mark
-
-
 class _Run:
     __slots__ = ("directory", "names", "slots")
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self.names: list[str] = []
-        self.slots: list[_Slot] = []
+        self.slots: list[Slot] = []
 
 
 class Pool:
     """The two-process search of one ``search_tree`` call; see the module docstring."""
 
-    def __init__(self, workspace: Workspace, searcher: Searcher, limit: int,
+    def __init__(self, workspace: Workspace, searcher: Searcher, outcome: Outcome, limit: int,
                  per_file: bool) -> None:
         self.workspace = workspace
         self.searcher = searcher
         self.limit = limit
         self.per_file = per_file
-        self.stopped = False
+        self.replay = Replay(outcome, limit, per_file)
         self.files_seen = 0
         self.pid = 0
         self.to_child = -1
         self.from_child = -1
         self.inbox = bytearray()
-        self.queue: list[_Slot] = []  # slots not yet replayed, in walk order
-        self.head = 0
         self.sent: dict[int, _Run] = {}
         self.next_id = 0
         self.run: _Run | None = None  # the helper's run being filled
         self.run_here: str | None = None  # the directory of the run searched here
         self.here_len = 0
-        self.outcome: Outcome | None = None
-        self.files_unreadable = 0  # "unreadable" files replayed (the rest are the walk's)
 
-    def _mark(self) -> tuple[int, int, int, int]:
-        assert self.outcome is not None
-        sk = self.outcome.skipped
-        return (sk.ignored, sk.hidden, sk.excluded_dirs, sk.unreadable - self.files_unreadable)
+    @property
+    def stopped(self) -> bool:
+        return self.replay.stopped
 
     # -- the caller's side ---------------------------------------------------------------
 
-    def take(self, outcome: Outcome, rel: str, name: str) -> bool:
+    def take(self, rel: str, name: str) -> bool:
         """Give a file to the helper (True) or leave it to the caller (False, then
         ``done_here``)."""
-        self.outcome = outcome
         self.files_seen += 1
         if self.pid == 0 and (self.files_seen <= FORK_AFTER or not self._fork()):
             return False
@@ -133,24 +115,20 @@ class Pool:
                 self.run_here = directory
                 self.here_len = 0
         if run is not None:
-            slot = _Slot(rel, self._mark())
             run.names.append(name)
-            run.slots.append(slot)
-            self.queue.append(slot)
+            run.slots.append(self.replay.slot(rel))
             return True
         self.here_len += 1
         return False
 
     def done_here(self, rel: str, status: FileStatus, hits: list[Hit]) -> None:
-        slot = _Slot(rel, self._mark())
+        slot = self.replay.slot(rel)
         slot.status = status
         slot.hits = hits
-        self.queue.append(slot)
-        self._replay()
+        self.replay.advance()
 
-    def finish(self, outcome: Outcome) -> None:
+    def finish(self) -> None:
         """After the walk: collect every outstanding answer and replay the rest."""
-        self.outcome = outcome
         if self.run is not None and not self.stopped:
             self._send(self.run)
         self.run = None
@@ -160,7 +138,7 @@ class Pool:
         while self.sent and not self.stopped:
             if not self._poll(None):
                 self._search_orphans()
-        self._replay()
+        self.replay.advance()
 
     def close(self) -> None:
         for fd in (self.to_child, self.from_child):
@@ -177,31 +155,6 @@ class Pool:
             except OSError:
                 pass
             self.pid = -1
-
-    # -- replay in walk order ------------------------------------------------------------
-
-    def _replay(self) -> None:
-        outcome = self.outcome
-        if outcome is None or self.stopped:
-            return
-        queue = self.queue
-        while self.head < len(queue):
-            slot = queue[self.head]
-            if slot.status is None:
-                break
-            self.head += 1
-            counted = outcome.skipped.unreadable
-            go_on = record(outcome, slot.rel, slot.status, slot.hits, self.limit, self.per_file)
-            self.files_unreadable += outcome.skipped.unreadable - counted
-            if not go_on:
-                self.stopped = True
-                sk = outcome.skipped
-                sk.ignored, sk.hidden, sk.excluded_dirs, walk_unreadable = slot.mark
-                sk.unreadable = walk_unreadable + self.files_unreadable
-                return
-        if self.head > 4096:
-            del queue[:self.head]
-            self.head = 0
 
     # -- the helper ----------------------------------------------------------------------
 
@@ -287,7 +240,7 @@ class Pool:
                 del box[:]
                 return False
             del box[:HEADER.size + size]
-        self._replay()
+        self.replay.advance()
         return True
 
     def _search_orphans(self) -> None:
@@ -302,7 +255,7 @@ class Pool:
             if fd >= 0:
                 os.close(fd)
         self.sent.clear()
-        self._replay()
+        self.replay.advance()
 
 
 def want_all(pool: Pool) -> int | None:

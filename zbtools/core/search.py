@@ -105,6 +105,14 @@ def _read(dir_fd: int, name: str) -> bytes | str:
     except OSError:
         return "unreadable"
     try:
+        return read_open(fd)
+    finally:
+        os.close(fd)
+
+
+def read_open(fd: int) -> bytes | str:
+    """``_read`` on an open descriptor (read from its current offset, which is not moved back)."""
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return "other"
@@ -132,8 +140,6 @@ def _read(dir_fd: int, name: str) -> bytes | str:
         return data
     except OSError:
         return "unreadable"
-    finally:
-        os.close(fd)
 
 
 def required_literal(pattern: str) -> bytes | None:
@@ -197,7 +203,13 @@ class Searcher:
 
         Raises ``SearchTimeout`` when the deadline passes while the pattern runs.
         """
-        data = _read(dir_fd, name)
+        return self._search_data(_read(dir_fd, name), limit)
+
+    def search_open(self, fd: int, limit: int | None = None) -> tuple[FileStatus, list[Hit]]:
+        """``search_file`` on an open descriptor, read from its current offset."""
+        return self._search_data(read_open(fd), limit)
+
+    def _search_data(self, data: bytes | str, limit: int | None) -> tuple[FileStatus, list[Hit]]:
         if isinstance(data, str):
             return data, []
         if self.literal is not None and self.literal not in data:
@@ -382,6 +394,17 @@ class PathFilter:
         return not self.type_globs or self._match(self.type_globs, rel, name)
 
 
+class RgRequest:
+    """What the rg engine needs besides the searcher: the binary and the pattern as given."""
+
+    def __init__(self, binary: str, pattern: str, *, ignore_case: bool,
+                 fixed_strings: bool) -> None:
+        self.binary = binary
+        self.pattern = pattern
+        self.ignore_case = ignore_case
+        self.fixed_strings = fixed_strings
+
+
 class FileHits:
     """The hits of one file (``count`` is its number of hits, possibly more than listed)."""
 
@@ -405,18 +428,21 @@ class Outcome:
         self.timed_out = False
         self.skipped = skipped
         self.loops = 0
+        self.engine = "python"
 
 
 def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter: PathFilter,
                 *, limit: int, per_file: bool, include_hidden: bool = False,
                 include_ignored: bool = False,
-                exclude_dirs: Sequence[str] | None = None, workers: int | None = None) -> Outcome:
+                exclude_dirs: Sequence[str] | None = None, workers: int | None = None,
+                rg: RgRequest | None = None) -> Outcome:
     """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
     ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
 
     A big tree is searched by this process and a forked helper together (``core/parsearch``);
     the results are the same, in the same order. ``workers`` (default: ``ZBTOOLS_SEARCH_WORKERS``
-    or the usable CPUs, at most 2) of 1 keeps it to one process.
+    or the usable CPUs, at most 2) of 1 keeps it to one process. With ``rg`` (the rg engine,
+    ``core/rgsearch``), ripgrep searches the files the walk picks.
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
@@ -434,6 +460,13 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             status, hits = evaluate(searcher, res.dir_fd, name, want(outcome, limit, per_file))
             record(outcome, res.rel, status, hits, limit, per_file)
             return _finish(outcome)
+    if rg is not None:
+        from zbtools.core.rgsearch import search_tree_rg
+
+        return _finish(search_tree_rg(
+            workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
+            include_hidden=include_hidden, include_ignored=include_ignored,
+            exclude_dirs=exclude_dirs))
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
                 exclude_dirs=exclude_dirs, with_stat=False)
@@ -441,7 +474,8 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     prefix = "" if walk.rel == "." else walk.rel + "/"
     from zbtools.core.parsearch import Pool, worker_count
 
-    pool = Pool(workspace, searcher, limit, per_file) if worker_count(workers) > 1 else None
+    pool = Pool(workspace, searcher, outcome, limit, per_file) \
+        if worker_count(workers) > 1 else None
     try:
         for entry in walk:
             if entry.kind != "file":
@@ -449,7 +483,9 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
                                                               entry.name):
                 continue
-            if pool is not None and pool.take(outcome, entry.rel, entry.name):
+            if pool is not None and pool.take(entry.rel, entry.name):
+                if pool.stopped:
+                    break
                 continue
             status, hits = evaluate(searcher, walk.parent_fd, entry.name,
                                     want(outcome, limit, per_file))
@@ -460,7 +496,8 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             if pool is not None and pool.stopped:
                 break
         if pool is not None:
-            pool.finish(outcome)
+            pool.finish()
+            pool.replay.settle()
     finally:
         walk.close()
         if pool is not None:
@@ -518,6 +555,74 @@ def record(outcome: Outcome, rel: str, status: FileStatus, hits: list[Hit], limi
     outcome.total += len(hits)
     outcome.files.append(FileHits(rel, hits, len(hits)))
     return not outcome.truncated
+
+
+class Slot:
+    """One file of a parallel search, in walk order: filled in when its result is known."""
+
+    __slots__ = ("fd", "hits", "mark", "rel", "status")
+
+    def __init__(self, rel: str, mark: tuple[int, int, int, int]) -> None:
+        self.rel = rel
+        self.status: FileStatus | None = None
+        self.hits: list[Hit] = []
+        self.fd = -1  # the rg engine keeps the vetted file open here
+        # The walk's own skip counts when it produced this file: a search that stops here
+        # reports those, as a one-process search (whose walk stops here too) would.
+        self.mark = mark
+
+
+class Replay:
+    """Results that arrive out of order, accounted in walk order through ``record``.
+
+    The engines that search ahead of the accounting (a forked helper, rg batches) give every
+    file a ``slot`` as the walk meets it and call ``advance`` when results come in; the known
+    prefix is recorded, so limits, truncation and counts are those of the one-process search,
+    and ``stopped`` tells the walk to end.
+    """
+
+    def __init__(self, outcome: Outcome, limit: int, per_file: bool) -> None:
+        self.outcome = outcome
+        self.limit = limit
+        self.per_file = per_file
+        self.queue: list[Slot] = []
+        self.head = 0
+        self.stopped = False
+        self.files_unreadable = 0  # "unreadable" files recorded (the rest are the walk's)
+        self.stop_mark: tuple[int, int, int, int] | None = None
+
+    def slot(self, rel: str) -> Slot:
+        sk = self.outcome.skipped
+        slot = Slot(rel, (sk.ignored, sk.hidden, sk.excluded_dirs,
+                          sk.unreadable - self.files_unreadable))
+        self.queue.append(slot)
+        return slot
+
+    def advance(self) -> None:
+        outcome = self.outcome
+        queue = self.queue
+        while not self.stopped and self.head < len(queue):
+            slot = queue[self.head]
+            if slot.status is None:
+                break
+            self.head += 1
+            counted = outcome.skipped.unreadable
+            go_on = record(outcome, slot.rel, slot.status, slot.hits, self.limit, self.per_file)
+            self.files_unreadable += outcome.skipped.unreadable - counted
+            if not go_on:
+                self.stopped = True
+                self.stop_mark = slot.mark
+        if self.head > 4096:
+            del queue[:self.head]
+            self.head = 0
+
+    def settle(self) -> None:
+        """After the walk ended: the walk's skip counts as they were at the stopping file (the
+        walk may have gone on before it learnt that the search had stopped)."""
+        if self.stop_mark is not None:
+            sk = self.outcome.skipped
+            sk.ignored, sk.hidden, sk.excluded_dirs, walk_unreadable = self.stop_mark
+            sk.unreadable = walk_unreadable + self.files_unreadable
 
 
 def _finish(outcome: Outcome) -> Outcome:

@@ -18,12 +18,18 @@ excluded directories (``.git``, ``node_modules``, ``target``...) are not searche
 ``skipped``, as are binary files (a NUL byte in the first 8 KiB) and files over 10 MiB;
 ``include_hidden``, ``include_ignored`` and ``exclude_dirs`` bring them back.
 
+``engine`` picks who matches: ``python`` (the ``regex`` module, with a per-file timeout),
+``rg`` (a ripgrep binary searches the files our walk chose, handed over as open descriptors: the
+same files, matches, order and counts) or ``auto`` (default: rg when one is installed and the
+pattern reads the same to both, otherwise python); the result says which ran.
+
 Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode,
 files otherwise; ``truncated`` tells); lines over 500 characters are cut around the match with a
 marker. The whole search has ``timeout`` seconds (default 10): a pattern that backtracks
 catastrophically stops it with what was found so far and ``timed_out: true``, or fails with
 ``regex_timeout`` if no file could be searched. Errors: ``regex_error`` (invalid pattern, with
-its position), ``not_found``, ``outside_workspace``, ``invalid_arguments`` (unknown type).
+its position), ``not_found``, ``outside_workspace``, ``invalid_arguments`` (unknown type;
+``engine: rg`` without a binary or with a pattern outside the shared syntax).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.context import Context
-    from zbtools.core.search import Outcome
+    from zbtools.core.search import Outcome, RgRequest
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 10_000
@@ -77,6 +83,10 @@ class Params(WalkSwitches):
                             "otherwise (at most 10000)")
     timeout: float = field(default=10.0, minimum=0.001, maximum=300,
                            help="Seconds the whole search may take before it stops")
+    engine: Literal["auto", "python", "rg"] = field(
+        default="auto", help="Who matches: python (the regex module), rg (a ripgrep binary; "
+        "same files and results), auto (rg when one is installed and the pattern reads the "
+        "same to both, else python)")
 
 
 class Match(Struct):
@@ -106,6 +116,31 @@ class Result(Struct):
     truncated: bool = field(help="More results exist than head_limit allowed")
     timed_out: bool = field(help="The timeout stopped the search: results are partial")
     skipped: Skipped = field(help="What was not searched, by kind")
+    engine: str = field(help="The engine that matched: python or rg")
+
+
+def choose_engine(params: Params, ctx: Context) -> RgRequest | None:
+    """The rg request for ``engine`` rg/auto, or None for the python engine."""
+    from zbtools.contract import ToolError
+    from zbtools.core.rgsearch import compatible, find_rg
+    from zbtools.core.search import RgRequest
+
+    if params.engine == "python":
+        return None
+    binary = find_rg(ctx.env)
+    fits = compatible(params.pattern, fixed_strings=params.fixed_strings,
+                      multiline=params.multiline)
+    if params.engine == "rg" and (binary is None or not fits):
+        why = ("no rg binary found (PATH, ZBTOOLS_RG, or pip install 'zbtools[rg]')"
+               if binary is None else "the pattern uses syntax the rg engine does not read "
+               "the same way (lookaround, backreferences, inline flags, \\p{..}, \\A, "
+               "multiline...)")
+        raise ToolError("invalid_arguments", f"engine rg: {why}",
+                        hint="use engine: auto or python", details={"engine": "rg"})
+    if binary is None or not fits:
+        return None
+    return RgRequest(binary, params.pattern, ignore_case=params.case_insensitive,
+                     fixed_strings=params.fixed_strings)
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -120,11 +155,12 @@ def run(params: Params, ctx: Context) -> Result:
                         timeout=params.timeout)
     path_filter = PathFilter(split_globs(params.glob or ""),
                              [params.type] if params.type else [])
+    rg = choose_engine(params, ctx)
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
                           limit=params.head_limit, per_file=per_file,
                           include_hidden=params.include_hidden,
                           include_ignored=params.include_ignored,
-                          exclude_dirs=params.exclude_dirs)
+                          exclude_dirs=params.exclude_dirs, rg=rg)
     if outcome.loops:
         ctx.warn(f"{outcome.loops} directory loop(s) (bind mounts) were not entered again")
     return to_result(outcome, params.output_mode)
@@ -142,7 +178,7 @@ def to_result(outcome: Outcome, mode: str) -> Result:
         if mode == "count" else [],
         total_matches=outcome.total, files_with_matches=len(outcome.files),
         files_searched=outcome.files_searched, truncated=outcome.truncated,
-        timed_out=outcome.timed_out, skipped=outcome.skipped)
+        timed_out=outcome.timed_out, skipped=outcome.skipped, engine=outcome.engine)
 
 
 def content_lines(matches: list[Match]) -> list[str]:
