@@ -84,6 +84,12 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "regex_error": (ExitCode.USAGE, "the search pattern is not a valid regular expression"),
     "regex_timeout": (ExitCode.TOOL_FAILED,
                       "the pattern took too long before any file was searched"),
+    "no_active_file": (ExitCode.TOOL_FAILED,
+                       "an editor tool needs an active file and none is open (open_file first)"),
+    "unknown_id": (ExitCode.TOOL_FAILED,
+                   "no task or plan step has that id or index (the valid ones are listed)"),
+    "state_corrupt": (ExitCode.TOOL_FAILED, "a state file (editor, plan, tasks) is unreadable "
+                      "or from a newer zbtools; it is left untouched"),
     "outside_workspace": (
         ExitCode.SAFETY,
         "the path resolves outside the workspace (.., absolute path, symlink, NUL byte)",
@@ -92,6 +98,17 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
         ExitCode.SAFETY,
         "the workspace root itself can never be deleted, moved or overwritten",
     ),
+    "spawn_failed": (ExitCode.TOOL_FAILED, "the command could not be started (shell missing, "
+                     "working directory gone, no resources)"),
+    "process_not_found": (ExitCode.TOOL_FAILED,
+                          "no background process has that id in this workspace"),
+    "guardrail_refused": (ExitCode.SAFETY, "the advisory shell-policy guardrail refused an "
+                          "obviously destructive command (rule id in details)"),
+    "approval_required": (ExitCode.SAFETY, "commands need approval but there is no terminal "
+                          "to ask on"),
+    "approval_denied": (ExitCode.SAFETY, "the approval policy or the user refused the command"),
+    "sandbox_unavailable": (ExitCode.SAFETY, "a sandbox was required but the kernel cannot "
+                            "provide it (the command did not run)"),
     "internal_error": (ExitCode.INTERNAL, "a bug in zbtools; rerun with --debug for a traceback"),
     "interrupted": (ExitCode.INTERRUPTED, "interrupted by a signal"),
 }

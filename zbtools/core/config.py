@@ -19,6 +19,10 @@ Environment: ``ZBTOOLS_MAX_BYTES``, ``ZBTOOLS_MAX_LINES``, ``ZBTOOLS_HEAD_LINES`
 ``ZBTOOLS_TAIL_LINES``, ``ZBTOOLS_MAX_LINE_CHARS``, ``ZBTOOLS_MAX_REQUEST_BYTES``,
 ``ZBTOOLS_STATE_DIR`` (where spill files and state live), ``ZBTOOLS_CONFIG``.
 
+Command execution settings live in an ``[exec]`` table (approval, env_passthrough, timeouts,
+kill_grace, max_background, log_cap, guardrail, sandbox, ...; see ``load_exec_settings`` and the
+README), each overridable by ``ZBTOOLS_<KEY>``.
+
 Locations are computed by hand on Linux because importing platformdirs costs ~15 ms of a
 ~20 ms start-up budget; other platforms use platformdirs (lazily).
 
@@ -146,3 +150,105 @@ def _check_limit(key: str, value: object, where: str) -> int:
     if type(value) is not int or value < minimum:
         raise ToolError("usage_error", f"{where} must be an integer >= {minimum}, got {value!r}")
     return value
+
+
+# ---- command execution (run_command, bash, the process manager) -------------------------------
+
+_EXEC_DEFAULTS: dict[str, Any] = {
+    "approval": "allow", "env_passthrough": [], "default_timeout": 120.0,
+    "max_timeout": 3600.0, "kill_grace": 2.0, "max_background": 7200.0,
+    "log_cap": 8 * 1024 * 1024, "guardrail": True, "guardrail_allow": [], "sandbox": "off",
+    "require_sandbox": False, "network": "allow", "sandbox_read": [], "sandbox_write": [],
+    "shell": "/bin/bash",
+}
+_EXEC_CHOICES = {"approval": ("allow", "confirm", "deny"),
+                 "sandbox": ("off", "auto", "landlock"), "network": ("allow", "deny")}
+
+
+class ExecSettings:
+    """The ``[exec]`` section merged with ``ZBTOOLS_<KEY>`` environment variables.
+
+    Lists in the environment are comma-separated; booleans accept 1/0/true/false/yes/no/on/off.
+    """
+
+    approval: str
+    env_passthrough: list[str]
+    default_timeout: float
+    max_timeout: float
+    kill_grace: float
+    max_background: float
+    log_cap: int
+    guardrail: bool
+    guardrail_allow: list[str]
+    sandbox: str
+    require_sandbox: bool
+    network: str
+    sandbox_read: list[str]
+    sandbox_write: list[str]
+    shell: str
+
+    def __init__(self, **values: Any) -> None:
+        for key, default in _EXEC_DEFAULTS.items():
+            setattr(self, key, values.get(key, default))
+
+
+def _exec_value(key: str, value: object, where: str) -> Any:
+    default = _EXEC_DEFAULTS[key]
+    if isinstance(default, bool):
+        if isinstance(value, str):
+            low = value.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off", ""):
+                return False
+        if type(value) is bool:
+            return value
+        raise ToolError("usage_error", f"{where} must be a boolean, got {value!r}")
+    if isinstance(default, list):
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ToolError("usage_error", f"{where} must be a list of strings, got {value!r}")
+    if isinstance(default, (int, float)):
+        number: float
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise ToolError("usage_error", f"{where}={value!r} is not a number") from None
+        elif type(value) in (int, float):
+            number = float(value)  # type: ignore[arg-type]
+        else:
+            raise ToolError("usage_error", f"{where} must be a number, got {value!r}")
+        if not number > 0:
+            raise ToolError("usage_error", f"{where} must be a positive number, got {value!r}")
+        return int(number) if isinstance(default, int) else number
+    if not isinstance(value, str) or not value:
+        raise ToolError("usage_error", f"{where} must be a string, got {value!r}")
+    choices = _EXEC_CHOICES.get(key)
+    if choices and value not in choices:
+        raise ToolError("usage_error", f"{where} must be one of {', '.join(choices)}, "
+                        f"got {value!r}")
+    return value
+
+
+def load_exec_settings(env: Mapping[str, str], config: Mapping[str, Any] | None = None
+                       ) -> ExecSettings:
+    """Defaults < config file ``[exec]`` < ``ZBTOOLS_<KEY>`` environment variables."""
+    if config is None:
+        config = load_config(env)
+    section = config.get("exec", {})
+    if not isinstance(section, dict):
+        raise ToolError("usage_error", "config: [exec] must be a table")
+    values: dict[str, Any] = {}
+    for key, value in section.items():
+        if key not in _EXEC_DEFAULTS:
+            raise ToolError("usage_error", f"config: unknown [exec] setting {key!r}",
+                            hint=f"known settings: {', '.join(_EXEC_DEFAULTS)}")
+        values[key] = _exec_value(key, value, f"config [exec] {key}")
+    for key in _EXEC_DEFAULTS:
+        var = f"ZBTOOLS_{key.upper()}"
+        if var in env:
+            values[key] = _exec_value(key, env[var], var)
+    return ExecSettings(**values)

@@ -1,0 +1,324 @@
+"""run_command and bash in the foreground: real processes, pidfiles, never a kill by name.
+
+Process liveness is checked through the pids the commands wrote themselves, with ``/proc``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, Call, CliRunner
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != b"Z"
+
+
+def pids_in(path: Path) -> list[int]:
+    deadline = time.monotonic() + 5
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [int(x) for x in path.read_text().split()]
+
+
+def run(cli: CliRunner, command: str, **args: object) -> Call:
+    return cli("run_command", stdin={"command": command, **args})
+
+
+# ---- results -----------------------------------------------------------------------------------
+
+def test_exit_code_stdout_stderr(cli: CliRunner) -> None:
+    call = run(cli, "echo out; echo err >&2; exit 3")
+    assert call.code == 0
+    result = call.result
+    assert result["exit_code"] == 3 and result["signal"] is None
+    assert result["stdout"] == "out\n" and result["stderr"] == "err\n"
+    assert result["stdout_bytes"] == 4 and result["timed_out"] is False
+    assert result["sandbox"] == {"kind": "none", "abi": None, "network": "open"}
+
+
+@pytest.mark.parametrize("command,name", [("kill -TERM $$", "SIGTERM"),
+                                          ("kill -KILL $$", "SIGKILL"),
+                                          ("kill -SEGV $$", "SIGSEGV")])
+def test_signal_names(cli: CliRunner, command: str, name: str) -> None:
+    result = run(cli, command).result
+    assert result["exit_code"] is None and result["signal"] == name
+
+
+def test_merge_stderr_interleaves(cli: CliRunner) -> None:
+    result = run(cli, "echo a; echo b >&2; echo c", merge_stderr=True).result
+    assert result["stdout"] == "a\nb\nc\n" and result["stderr"] == ""
+
+
+@pytest.mark.parametrize("command", ["cat", "read x; echo got=$x", "head -c 10",
+                                     f"{sys.executable} -c 'input()'"])
+def test_stdin_readers_return_at_once(cli: CliRunner, command: str) -> None:
+    started = time.monotonic()
+    result = run(cli, command, timeout=20).result
+    assert time.monotonic() - started < 5
+    assert result["timed_out"] is False
+
+
+def test_stdin_text(cli: CliRunner) -> None:
+    assert run(cli, "tr a-z A-Z", stdin="hello\n").result["stdout"] == "HELLO\n"
+
+
+def test_cwd_inside_workspace(cli: CliRunner, ws: Path) -> None:
+    (ws / "sub").mkdir()
+    result = run(cli, "pwd", cwd="sub").result
+    assert result["stdout"].strip() == str((ws / "sub").resolve()) and result["cwd"] == "sub"
+    assert run(cli, "pwd", cwd="..").error["code"] == "outside_workspace"
+    assert run(cli, "pwd", cwd="missing").error["code"] == "not_found"
+    (ws / "f").write_text("x")
+    assert run(cli, "pwd", cwd="f").error["code"] == "not_a_directory"
+
+
+def test_bash_timeout_ms_and_aliases(cli: CliRunner) -> None:
+    started = time.monotonic()
+    result = cli("bash", stdin={"cmd": "sleep 20", "timeout": 300}).result
+    assert result["timed_out"] is True and result["signal"] == "SIGTERM"
+    assert time.monotonic() - started < 3
+    assert cli("bash", "--command", "echo hi").result["stdout"] == "hi\n"
+
+
+# ---- output ------------------------------------------------------------------------------------
+
+def test_undecodable_bytes_and_control_sequences_keep_json_valid(cli: CliRunner) -> None:
+    command = r"printf 'a\xff\xfe\x00b \033[31mred\033[0m\n10%%\r50%%\r100%%\n\a\x01\n'"
+    call = run(cli, command)
+    assert call.out.isascii()
+    json.loads(call.out)
+    out = call.result["stdout"]
+    assert "\ufffd" in out and "\x1b" not in out and "red" in out
+    assert "100%\n" in out and "50%" not in out
+    raw = run(cli, command, raw=True).result["stdout"]
+    assert "\x1b[31m" in raw and "\r" in raw
+
+
+def test_large_output_is_cut_head_and_tail_with_spill(cli: CliRunner) -> None:
+    result = run(cli, "seq 1 100000").result
+    assert result["truncated"] is True
+    assert result["stdout_bytes"] == len("".join(f"{i}\n" for i in range(1, 100001)))
+    out = result["stdout"]
+    assert out.startswith("1\n2\n") and out.endswith("99999\n100000\n")
+    assert len(out.encode()) <= 51200 and "omitted" in out
+    spill = Path(result["full_output"])
+    assert spill.read_text().count("\n") > 100000
+
+
+def test_flood_of_500_mb_stays_bounded(ws: Path, tmp_path: Path) -> None:
+    """zbtools runs as a child of a fresh interpreter, which reports its children's peak RSS."""
+    probe = (
+        "import resource, subprocess, sys, time, json\n"
+        "t = time.monotonic()\n"
+        "p = subprocess.run([sys.executable, '-m', 'zbtools', 'run_command', '--command', "
+        "\"head -c 500000000 /dev/zero | tr '\\\\0' 'a'\"], capture_output=True)\n"
+        "wall = time.monotonic() - t\n"
+        "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "print(json.dumps({'wall': wall, 'rss_kb': rss, 'out': p.stdout.decode()}))\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO), ZBTOOLS_WORKSPACE=str(ws))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, env=env,
+                          timeout=60, check=True)
+    report = json.loads(done.stdout)
+    result = json.loads(report["out"])["result"]
+    assert result["stdout_bytes"] == 500_000_000 and result["exit_code"] == 0
+    assert result["truncated"] is True and len(result["stdout"]) <= 51200
+    assert report["rss_kb"] < 100 * 1024, report["rss_kb"]
+    print(f"500 MB flood: {report['wall']:.2f}s, peak child RSS {report['rss_kb'] / 1024:.1f} MB")
+
+
+# ---- process trees -----------------------------------------------------------------------------
+
+def test_timeout_kills_the_whole_tree_including_setsid_grandchild(cli: CliRunner,
+                                                                  ws: Path) -> None:
+    command = ("echo $$ > pids; sleep 60 & echo $! >> pids; setsid sleep 60 & echo $! >> pids; "
+               "(setsid sh -c 'sleep 60 & echo $! >> pids; wait') & wait")
+    started = time.monotonic()
+    result = run(cli, command, timeout=0.5).result
+    elapsed = time.monotonic() - started
+    assert result["timed_out"] is True and result["status"] == "timed_out"
+    assert elapsed < 0.5 + 2 + 1.5, elapsed  # timeout + grace + slack
+    pids = pids_in(ws / "pids")
+    assert len(pids) == 4
+    assert not [p for p in pids if alive(p)]
+
+
+def test_term_ignoring_child_gets_sigkill(cli: CliRunner, ws: Path) -> None:
+    command = "trap '' TERM; echo $$ > pids; sleep 60 & echo $! >> pids; wait; wait"
+    started = time.monotonic()
+    result = cli("run_command", stdin={"command": command, "timeout": 0.3},
+                 env={"ZBTOOLS_KILL_GRACE": "0.3"}).result
+    assert time.monotonic() - started < 3
+    assert result["timed_out"] is True and result["signal"] == "SIGKILL"
+    assert not [p for p in pids_in(ws / "pids") if alive(p)]
+
+
+def test_background_leftover_returns_promptly_and_is_stopped(cli: CliRunner, ws: Path) -> None:
+    started = time.monotonic()
+    call = run(cli, "(sleep 30 & echo $! > pids); echo hi")
+    elapsed = time.monotonic() - started
+    result = call.result
+    assert result["stdout"] == "hi\n" and result["exit_code"] == 0
+    assert elapsed < 2.5, elapsed
+    assert result["leftovers_killed"] == 1 and call.json["warnings"]
+    assert not [p for p in pids_in(ws / "pids") if alive(p)]
+
+
+def test_bare_form_from_the_issue_returns_promptly(cli: CliRunner) -> None:
+    started = time.monotonic()
+    assert run(cli, "(sleep 30 &); echo hi").result["stdout"] == "hi\n"
+    assert time.monotonic() - started < 2.5
+
+
+# ---- environment -------------------------------------------------------------------------------
+
+SECRETS = {"OPENAI_API_KEY": "sk-1", "GITHUB_TOKEN": "ghp-2", "MY_PASSWORD": "p3",
+           "AWS_SECRET_ACCESS_KEY": "s4", "SSH_AUTH_SOCK": "/tmp/agent.5",
+           "DATABASE_URL": "postgres://user:hunter2@db/x", "SOME_CREDENTIALS": "c6"}
+
+
+def test_secrets_are_not_passed_on(cli: CliRunner) -> None:
+    call = cli("run_command", "--command", "env", env={**SECRETS, "HARMLESS": "ok"})
+    result = call.result
+    out = result["stdout"]
+    for name, value in SECRETS.items():
+        assert name not in out and value not in out
+    assert "HARMLESS=ok" in out and "PAGER=cat" in out and "GIT_TERMINAL_PROMPT=0" in out
+    assert set(SECRETS) <= set(result["env_withheld"])
+
+
+def test_passthrough_and_call_env(cli: CliRunner) -> None:
+    call = cli("run_command", stdin={"command": "env", "env": {"EXTRA": "1"}},
+               env={**SECRETS, "ZBTOOLS_ENV_PASSTHROUGH": "GITHUB_*,MY_PASSWORD"})
+    out = call.result["stdout"]
+    assert "GITHUB_TOKEN=ghp-2" in out and "MY_PASSWORD=p3" in out and "EXTRA=1" in out
+    assert "OPENAI_API_KEY" not in out
+
+
+def test_passthrough_from_config(cli: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[exec]\nenv_passthrough = ["OPENAI_API_KEY"]\n')
+    out = cli("run_command", "--command", "env", env=SECRETS).result["stdout"]
+    assert "OPENAI_API_KEY=sk-1" in out and "GITHUB_TOKEN" not in out
+
+
+def test_bad_exec_config_is_a_usage_error(cli: CliRunner) -> None:
+    call = cli("run_command", "--command", "true", env={"ZBTOOLS_APPROVAL": "maybe"})
+    assert call.error["code"] == "usage_error"
+
+
+# ---- policy ------------------------------------------------------------------------------------
+
+def test_guardrail_refuses_with_rule_and_override(cli: CliRunner, ws: Path) -> None:
+    # a harmless stand-in that matches the mkfs rule: if it ran, it would only be "not found"
+    command = "mkfs.zbtools-standin-not-a-real-tool --help; touch ran"
+    call = run(cli, command)
+    assert call.code == 3
+    error = call.error
+    assert error["code"] == "guardrail_refused" and error["details"]["rule"] == "mkfs"
+    assert "ZBTOOLS_GUARDRAIL_ALLOW=mkfs" in error["hint"]
+    assert not (ws / "ran").exists()
+    allowed = cli("run_command", stdin={"command": command},
+                  env={"ZBTOOLS_GUARDRAIL_ALLOW": "mkfs"})
+    assert allowed.result["exit_code"] == 0 and (ws / "ran").exists()
+
+
+def test_approval_deny(cli: CliRunner, ws: Path) -> None:
+    call = cli("run_command", stdin={"command": "touch ran"}, env={"ZBTOOLS_APPROVAL": "deny"})
+    assert call.code == 3 and call.error["code"] == "approval_denied"
+    assert not (ws / "ran").exists()
+
+
+def test_approval_confirm_without_a_terminal_refuses(ws: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO), ZBTOOLS_WORKSPACE=str(ws),
+               ZBTOOLS_APPROVAL="confirm")
+    done = subprocess.run([sys.executable, "-m", "zbtools", "run_command", "--command",
+                           "touch ran"], capture_output=True, env=env, timeout=30,
+                          start_new_session=True, stdin=subprocess.DEVNULL, check=False)
+    envelope = json.loads(done.stdout)
+    assert done.returncode == 3 and envelope["error"]["code"] == "approval_required"
+    assert not (ws / "ran").exists()
+
+
+def test_timeout_above_maximum_is_lowered(cli: CliRunner) -> None:
+    call = cli("run_command", stdin={"command": "true", "timeout": 10},
+               env={"ZBTOOLS_MAX_TIMEOUT": "5"})
+    assert call.result["exit_code"] == 0 and "lowered" in call.json["warnings"][0]
+
+
+def test_missing_shell_falls_back_and_bad_command_reports(cli: CliRunner) -> None:
+    result = cli("run_command", "--command", "echo $0",
+                 env={"ZBTOOLS_SHELL": "/nonexistent/shell"}).result
+    assert result["stdout"] == "/bin/sh\n"
+    assert run(cli, "definitely-not-a-command-zb").result["exit_code"] == 127
+
+
+# ---- sandbox -----------------------------------------------------------------------------------
+
+def landlock_abi() -> int:
+    from zbtools.core.landlock import abi_version
+
+    return abi_version()
+
+
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available")
+
+
+@needs_landlock
+def test_sandbox_confines_writes_to_the_workspace(cli: CliRunner, ws: Path,
+                                                  tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    command = (f"echo in > inside.txt; echo $TMPDIR > tmpdir.txt; touch $TMPDIR/t && echo tmp-ok;"
+               f" echo out > {outside}/escape.txt; cat {outside}/secret.txt")
+    result = run(cli, command, sandbox=True).result
+    assert result["sandbox"]["kind"] == "landlock" and result["sandbox"]["abi"] >= 1
+    assert (ws / "inside.txt").read_text() == "in\n"
+    assert not (outside / "escape.txt").exists()
+    assert "tmp-ok" in result["stdout"] and "top secret" not in result["stdout"]
+    assert "ermission denied" in result["stderr"]
+
+
+@pytest.mark.skipif(landlock_abi() < 4, reason="Landlock network rules need ABI 4")
+def test_sandbox_can_deny_the_network(cli: CliRunner) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe = (f"{sys.executable} -c 'import socket; socket.create_connection((\"127.0.0.1\", "
+             f"{port}), timeout=2); print(\"connected\")'")
+    try:
+        denied = run(cli, probe, sandbox=True, network="deny").result
+        assert denied["sandbox"]["network"] == "denied"
+        assert "connected" not in denied["stdout"] and denied["exit_code"] != 0
+        allowed = run(cli, probe, sandbox=True).result
+        assert "connected" in allowed["stdout"]
+    finally:
+        server.close()
+
+
+def test_require_sandbox_fails_closed_without_landlock(cli: CliRunner, ws: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbtools.core import landlock
+
+    monkeypatch.setattr(landlock, "abi_version", lambda: 0)
+    call = run(cli, "touch ran", require_sandbox=True)
+    assert call.code == 3 and call.error["code"] == "sandbox_unavailable"
+    assert not (ws / "ran").exists()
+    call = cli("run_command", stdin={"command": "touch ran"},
+               env={"ZBTOOLS_REQUIRE_SANDBOX": "1"})
+    assert call.error["code"] == "sandbox_unavailable" and not (ws / "ran").exists()
+    # asked for but not required: runs unconfined, says so
+    call = run(cli, "touch ran", sandbox=True)
+    assert call.result["sandbox"]["kind"] == "none" and call.json["warnings"]
