@@ -57,6 +57,10 @@ def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     (["list_directory"], b"{}"),
     (["get_workspace_structure", "--depth", "3"], b""),
     (["find_files", "--pattern", "a"], b""),
+    (["open_file", "--path", "a.txt"], b""),
+    (["get_editor_state"], b""),
+    (["task", "--operation", "list"], b""),
+    (["get_plan"], b""),
 ])
 def test_the_json_path_imports_nothing_heavy(ws: Path, argv: list[str], stdin: bytes) -> None:
     (ws / "a.txt").write_text("hi\n")

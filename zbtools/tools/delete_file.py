@@ -74,6 +74,9 @@ def run(params: Params, ctx: Context) -> Result:
                 os.unlink(res.name, dir_fd=res.dir_fd)
             except OSError as exc:
                 raise os_error(exc, params.path) from exc
+            from zbtools.core.state import on_path_deleted
+
+            on_path_deleted(ctx, res.rel)  # an open editor tab of it closes
             is_link = kind == "symlink"
             return Result(path=res.rel, type=kind, files_deleted=0 if is_link else 1,
                           directories_deleted=0, symlinks_deleted=1 if is_link else 0,
@@ -99,6 +102,9 @@ def run(params: Params, ctx: Context) -> Result:
             except OSError:
                 err.message += f"; the part not yet deleted remains as {hidden}"
             raise
+        from zbtools.core.state import on_path_deleted
+
+        on_path_deleted(ctx, res.rel)
         return Result(path=res.rel, type="directory", files_deleted=count.files,
                       directories_deleted=count.directories, symlinks_deleted=count.symlinks,
                       bytes_freed=count.bytes)

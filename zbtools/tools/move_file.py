@@ -141,6 +141,9 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             dst.rollback_parents()
             raise
+        from zbtools.core.state import on_path_moved
+
+        on_path_moved(ctx, src.rel, dst.rel)  # open editor tabs follow the move
         if stat.S_ISLNK(src.st.st_mode) and dst.parent_rel != src.parent_rel:
             target = os.readlink(dst.name, dir_fd=dst.dir_fd)
             if not target.startswith("/"):
