@@ -202,8 +202,8 @@ def prepare_venv(args: argparse.Namespace) -> Iterator[Venv]:
             print(f"# creating the venv: {base} -m venv {root}", flush=True)
             _run([base, "-m", "venv", root], "creating the venv")
         pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        print(f"# installing {wheel.name} (not editable) and its dependencies", flush=True)
-        _run([*pip, wheel], "pip install")
+        print(f"# installing {wheel.name}[rg] (not editable) and its dependencies", flush=True)
+        _run([*pip, f"{wheel}[rg]"], "pip install")
         _run([*pip, "--force-reinstall", "--no-deps", wheel], "pip install --force-reinstall")
         yield _inspect_venv(root, f"{origin}; wheel {wheel.name}")
 

@@ -67,10 +67,12 @@ from _common import (
 )
 from gen_tree import ensure_tree
 
+GOAL_DEFAULT_ENGINE = 1.2  # with an rg binary present (the venv's)
 GOAL_GREP = {"real": 2.0, "synth": 1.5}
 GOAL_FILES = 2.0
 LIMIT = 10_000
-PATTERNS = (("literal", "def get_"), ("regex", r"class \w+\(.*Error\)"))
+PATTERNS = (("literal", "def get_"), ("regex", r"class \w+\(.*Error\)"),
+            ("no-literal", r"\w+\(\w+\)$"))
 LINE_RE = re.compile(rb"^(.*?):(\d+):(.*)$", re.DOTALL)
 REAL_STAMP = ".zbbench-real"
 
@@ -256,38 +258,41 @@ class Runner:
 
     def grep_cases(self, corpus: str, root: Path) -> None:
         grep = shutil.which("grep")
-        goal = GOAL_GREP[corpus]
         for kind, pattern in PATTERNS:
-            label = f"{corpus}: grep {kind} '{pattern}'"
-            zb = self.zb("grep_search", "--pattern", pattern, "--path", ".", "--format", "text",
-                         "--head-limit", str(LIMIT), "--timeout", "120",
-                         "--exclude-dirs", "[]")
-            rg = Command((self.rg, "-n", pattern, "."))
-            with working_directory(root):
-                info = zb_json(self.zb("grep_search", "--pattern", pattern, "--path", ".",
-                                       "--head-limit", str(LIMIT), "--timeout", "120",
-                                       "--exclude-dirs", "[]", "--output-mode", "count"),
-                               self.env)
-                zb_out = parse_grep(check_ok(zb, self.env).stdout)
-                rg_sample = spawn(rg, self.env)
-                if rg_sample.exit_code not in (0, 1):
-                    raise SystemExit(f"error: rg failed: {rg_sample.stderr[:500]!r}")
-                rg_out = parse_grep(rg_sample.stdout)
-                capped = len(zb_out.lines) >= LIMIT
-                print(f"# {label}: rg {len(rg_out.lines):,} lines, zbtools "
-                      f"{len(zb_out.lines):,}{' (capped)' if capped else ''}; zbtools count "
-                      f"mode: files_searched {info.get('files_searched')}, skipped "
-                      f"{info.get('skipped')}; notes {[n[:100] for n in zb_out.notes[:3]]}",
-                      flush=True)
-                problems = compare_grep(zb_out, rg_out, capped)
-                if problems:
-                    self.mismatch(label, goal, problems)
-                else:
-                    self.timed(label, zb, rg, goal, "capped" if capped else "")
-                if grep is not None:
-                    gr = Command((grep, "-rnIE", "--exclude-dir=.git", pattern, "."))
+            for engine, goal in (("python", GOAL_GREP[corpus]), ("auto", GOAL_DEFAULT_ENGINE)):
+                self.grep_case(corpus, root, kind, pattern, engine, goal)
+            if grep is not None:
+                rg = Command((self.rg, "-n", pattern, "."))
+                gr = Command((grep, "-rnIE", "--exclude-dir=.git", pattern, "."))
+                with working_directory(root):
                     self.timed(f"{corpus}: grep -rnIE {kind} (ref row, vs rg)", gr, rg, None,
                                rss=False)
+
+    def grep_case(self, corpus: str, root: Path, kind: str, pattern: str, engine: str,
+                  goal: float) -> None:
+        label = f"{corpus}: grep {kind} '{pattern}' engine {engine}"
+        common = ("--pattern", pattern, "--path", ".", "--head-limit", str(LIMIT), "--timeout",
+                  "120", "--exclude-dirs", "[]", "--engine", engine)
+        zb = self.zb("grep_search", *common, "--format", "text")
+        rg = Command((self.rg, "-n", pattern, "."))
+        with working_directory(root):
+            info = zb_json(self.zb("grep_search", *common, "--output-mode", "count"), self.env)
+            zb_out = parse_grep(check_ok(zb, self.env).stdout)
+            rg_sample = spawn(rg, self.env)
+            if rg_sample.exit_code not in (0, 1):
+                raise SystemExit(f"error: rg failed: {rg_sample.stderr[:500]!r}")
+            rg_out = parse_grep(rg_sample.stdout)
+            capped = len(zb_out.lines) >= LIMIT
+            print(f"# {label}: rg {len(rg_out.lines):,} lines, zbtools "
+                  f"{len(zb_out.lines):,}{' (capped)' if capped else ''}; zbtools count "
+                  f"mode: engine {info.get('engine')}, files_searched "
+                  f"{info.get('files_searched')}, skipped {info.get('skipped')}; notes "
+                  f"{[n[:100] for n in zb_out.notes[:3]]}", flush=True)
+            problems = compare_grep(zb_out, rg_out, capped)
+            if problems:
+                self.mismatch(label, goal, problems)
+            else:
+                self.timed(label, zb, rg, goal, "capped" if capped else "")
 
     def file_cases(self, corpus: str, root: Path, all_files: list[bytes]) -> None:
         rg_py = Command((self.rg, "--files", "-g", "*.py", "."))

@@ -115,12 +115,15 @@ def test_the_text_output_is_the_same_byte_for_byte(ws: Path, cli: CliRunner) -> 
 
 
 @needs_rg
-def test_auto_uses_rg_for_a_shared_pattern_and_python_otherwise(ws: Path,
-                                                                cli: CliRunner) -> None:
+def test_auto_uses_rg_where_python_has_no_literal_to_prefilter_on(ws: Path,
+                                                                   cli: CliRunner) -> None:
     make_tree(ws)
-    assert cli("grep_search", "--pattern", "TODO").result["engine"] == "rg"
-    assert cli("grep_search", "--pattern", "(?<=get_)x").result["engine"] == "python"
-    assert cli("grep_search", "--pattern", "TODO", "--multiline").result["engine"] == "python"
+    assert cli("grep_search", "--pattern", "\\w+\\(\\)").result["engine"] == "rg"
+    assert cli("grep_search", "--pattern", "TODO", "-i").result["engine"] == "rg"
+    assert cli("grep_search", "--pattern", "TODO", "--case-insensitive").result["engine"] == "rg"
+    assert cli("grep_search", "--pattern", "TODO").result["engine"] == "python"
+    assert cli("grep_search", "--pattern", "(?<=get_)\\w").result["engine"] == "python"
+    assert cli("grep_search", "--pattern", "\\w+", "--multiline").result["engine"] == "python"
 
 
 def test_auto_without_rg_uses_python(ws: Path, cli: CliRunner) -> None:

@@ -20,8 +20,9 @@ excluded directories (``.git``, ``node_modules``, ``target``...) are not searche
 
 ``engine`` picks who matches: ``python`` (the ``regex`` module, with a per-file timeout),
 ``rg`` (a ripgrep binary searches the files our walk chose, handed over as open descriptors: the
-same files, matches, order and counts) or ``auto`` (default: rg when one is installed and the
-pattern reads the same to both, otherwise python); the result says which ran.
+same files, matches, order and counts) or ``auto`` (default: rg when one is installed, the
+pattern reads the same to both and has no literal text to prefilter files on, e.g.
+``\\w+\\(\\w+\\)$`` or a case-insensitive search; otherwise python); the result says which ran.
 
 Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode,
 files otherwise; ``truncated`` tells); lines over 500 characters are cut around the match with a
@@ -61,7 +62,7 @@ class Params(WalkSwitches):
                              "without '/' matches the base name")
     type: str | None = field(default=None, help="Only files of this type: py, js, ts, rust, "
                              "go, java, c, cpp, md, json, yaml, toml, sh")
-    case_insensitive: bool = field(default=False, aliases=("ignore_case",),
+    case_insensitive: bool = field(default=False, aliases=("ignore_case", "i"),
                                    help="Ignore case when matching")
     fixed_strings: bool = field(default=False,
                                 help="Treat the pattern as literal text, not a regex")
@@ -119,8 +120,14 @@ class Result(Struct):
     engine: str = field(help="The engine that matched: python or rg")
 
 
-def choose_engine(params: Params, ctx: Context) -> RgRequest | None:
-    """The rg request for ``engine`` rg/auto, or None for the python engine."""
+def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRequest | None:
+    """The rg request for ``engine`` rg/auto, or None for the python engine.
+
+    ``auto`` takes rg only when the python engine has no literal to prefilter files on
+    (``prefilter``): then its regex would run over every line, where ripgrep's automata are
+    several times faster (measured: 0.15 s against 0.79 s for ``\\w+\\(\\w+\\)$`` on a
+    5,000-file tree); with a literal the python engine is faster (0.08 s against 0.12 s), its
+    per-file work being the same file opening and checking the rg engine does anyway."""
     from zbtools.contract import ToolError
     from zbtools.core.rgsearch import compatible, find_rg
     from zbtools.core.search import RgRequest
@@ -137,7 +144,7 @@ def choose_engine(params: Params, ctx: Context) -> RgRequest | None:
                "multiline...)")
         raise ToolError("invalid_arguments", f"engine rg: {why}",
                         hint="use engine: auto or python", details={"engine": "rg"})
-    if binary is None or not fits:
+    if binary is None or not fits or (params.engine == "auto" and prefilter is not None):
         return None
     return RgRequest(binary, params.pattern, ignore_case=params.case_insensitive,
                      fixed_strings=params.fixed_strings)
@@ -155,7 +162,7 @@ def run(params: Params, ctx: Context) -> Result:
                         timeout=params.timeout)
     path_filter = PathFilter(split_globs(params.glob or ""),
                              [params.type] if params.type else [])
-    rg = choose_engine(params, ctx)
+    rg = choose_engine(params, ctx, searcher.literal)
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
                           limit=params.head_limit, per_file=per_file,
                           include_hidden=params.include_hidden,
