@@ -211,3 +211,53 @@ def test_searching_changes_nothing(ws: Path, cli: CliRunner) -> None:
     before = snapshot(ws)
     cli("glob", stdin={"pattern": "**/*", "include_hidden": True})
     assert snapshot(ws) == before
+
+
+def prefix_tree(ws: Path) -> None:
+    make(ws, {"src/a.py": "", "src/pkg/b.py": "", "src/pkg/c.txt": "", "other/d.py": "",
+              "other/.hidden.py": "", "build/e.py": "", ".gitignore": "build/\n"})
+
+
+def test_a_literal_leading_directory_is_where_the_walk_starts(ws: Path, cli: CliRunner) -> None:
+    prefix_tree(ws)
+    result = cli("glob", stdin={"pattern": "src/**/*.py"}).result
+    assert paths(result) == ["src/a.py", "src/pkg/b.py"]
+    assert result["path"] == "."
+    # other/ and build/ were never looked at: nothing there is counted as skipped
+    assert result["skipped"]["hidden"] == 0 and result["skipped"]["ignored"] == 0
+    everywhere = cli("glob", stdin={"pattern": "**/*.py"}).result
+    assert everywhere["skipped"]["hidden"] == 2 and everywhere["skipped"]["ignored"] == 1
+
+
+def test_a_prefix_below_path_is_relative_to_path(ws: Path, cli: CliRunner) -> None:
+    prefix_tree(ws)
+    result = cli("glob", stdin={"pattern": "pkg/*.py", "path": "src"}).result
+    assert paths(result) == ["src/pkg/b.py"]
+    assert result["path"] == "src"
+
+
+def test_a_prefix_matches_case_insensitively_like_the_full_walk(ws: Path,
+                                                                cli: CliRunner) -> None:
+    prefix_tree(ws)
+    assert glob(cli, pattern="SRC/PKG/*.PY") == ["src/pkg/b.py"]
+    assert glob(cli, pattern="SRC/PKG/*.PY", case_sensitive=True) == []
+    make(ws, {"Src/z.py": ""})  # two spellings: both must still be found
+    assert glob(cli, pattern="src/*.py") == ["Src/z.py", "src/a.py"]
+
+
+def test_a_missing_prefix_finds_nothing_without_error(ws: Path, cli: CliRunner) -> None:
+    prefix_tree(ws)
+    result = cli("glob", stdin={"pattern": "nope/**/*.py", "case_sensitive": True}).result
+    assert result["matches"] == [] and result["count"] == 0
+    assert cli("glob", stdin={"pattern": "src/a.py/*.py", "case_sensitive": True}).result[
+        "count"] == 0
+
+
+def test_an_ignored_or_symlinked_prefix_answers_as_the_full_walk(ws: Path,
+                                                                 cli: CliRunner) -> None:
+    prefix_tree(ws)
+    (ws / "link").symlink_to("src")
+    assert glob(cli, pattern="build/*.py") == []
+    assert cli("glob", stdin={"pattern": "build/*.py"}).result["skipped"]["ignored"] == 1
+    assert glob(cli, pattern="build/*.py", include_ignored=True) == ["build/e.py"]
+    assert glob(cli, pattern="link/**/*.py") == []

@@ -209,6 +209,7 @@ class Walk:
         self.truncated = False
         self.depth_limited = False  # a directory at MAX_DEPTH was not entered
         self.loops = 0
+        self.start_ignored = False  # the start (or a directory above it) is ignored
         self.parent_fd = -1  # the directory holding the entry just produced (see __iter__)
         self._visited: set[tuple[int, int]] = set()
         with workspace.resolve(path) as res:
@@ -260,6 +261,7 @@ class Walk:
             os.close(fd)
         if parts and any(ignored_by(layers, "/".join(parts[:i]), True)
                          for i in range(1, len(parts) + 1)):
+            self.start_ignored = True
             return ()  # named explicitly: list it, with only the rules found inside it
         return tuple(layers)
 

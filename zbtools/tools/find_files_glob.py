@@ -19,7 +19,9 @@ default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycach
 bring them back. A pattern that names them opts them in: a segment starting with ``.`` matches
 hidden names (``.github/**/*.yml``, ``**/.env``), and a literal segment naming an excluded
 directory enters it (``node_modules/react/**/*.js``). Ignored files need ``include_ignored``.
-Symlinks are matched by their own path and never followed.
+Symlinks are matched by their own path and never followed. A literal leading directory
+(``src/**/*.ts``) is where the search starts, so the rest of the tree is neither walked nor
+counted in ``skipped``.
 
 Limits and failure modes: at most ``limit`` matches (default 100, at most 10000; ``truncated``
 tells); at most 200000 entries are examined (``scan_limited`` tells). Errors:
@@ -149,6 +151,81 @@ def _compile(original: str, patterns: list[str], case_sensitive: bool,
     return matcher.match
 
 
+def literal_prefix(patterns: list[str]) -> list[str]:
+    """The leading directory names every pattern spells out literally (``src/lib/**/*.ts`` ->
+    ``["src", "lib"]``): the walk can start there instead of at ``path``."""
+    common: list[str] | None = None
+    for pattern in patterns:
+        segments = pattern.split("/")[:-1]
+        literal: list[str] = []
+        for segment in segments:
+            if MAGIC.intersection(segment) or "{" in segment:
+                break
+            literal.append(segment)
+        if common is None:
+            common = literal
+        else:
+            n = 0
+            while n < min(len(common), len(literal)) and common[n] == literal[n]:
+                n += 1
+            common = common[:n]
+        if not common:
+            return []
+    return common or []
+
+
+def _unambiguous(root: str, base: str, prefix: list[str]) -> list[str]:
+    """The part of ``prefix`` that names, ignoring case, exactly one entry spelt that way
+    (``src`` when there is no ``SRC`` beside it). Only a hint for where to start: the walk
+    itself resolves the start safely."""
+    import os
+
+    here = root if base == "." else os.path.join(root, base)
+    kept: list[str] = []
+    for segment in prefix:
+        if segment.lower() != segment.upper():
+            try:
+                names = os.listdir(here)
+            except OSError:
+                break
+            folded = segment.casefold()
+            if [n for n in names if n.casefold() == folded] != [segment]:
+                break
+        kept.append(segment)
+        here = os.path.join(here, segment)
+    return kept
+
+
+def _start_below_prefix(open_walk: Callable[[str, int], Walk], root: str, path: str,
+                        patterns: list[str], depth: int, include_ignored: bool,
+                        case_sensitive: bool) -> tuple[Walk | None, str, bool]:
+    """(a walk of ``path``/prefix, the rel of ``path``, whether the prefix is missing) when
+    that walk answers exactly what a walk of ``path`` would: the prefix is real directories
+    (no symlink, which the full walk would not follow) and not ignored. (None, "", False)
+    otherwise. ``path`` itself is validated either way."""
+    prefix = literal_prefix(patterns)
+    if not prefix:
+        return None, "", False
+    base_walk = open_walk(path, 0)
+    base = base_walk.rel
+    base_walk.close()
+    if not case_sensitive:
+        prefix = _unambiguous(root, base, prefix)
+        if not prefix:
+            return None, "", False
+    start = "/".join(prefix) if base == "." else base + "/" + "/".join(prefix)
+    try:
+        walk = open_walk(start, depth if depth == MAX_DEPTH else max(depth - len(prefix), 0))
+    except ToolError as exc:
+        if exc.code in ("not_found", "not_a_directory"):
+            return None, base, True
+        return None, "", False  # an escaping symlink, a loop...: the full walk reports it
+    if walk.rel != start or (walk.start_ignored and not include_ignored):
+        walk.close()
+        return None, "", False
+    return walk, base, False
+
+
 def run(params: Params, ctx: Context) -> Result:
     patterns, dirs_only = expand(params.pattern)
     segments = [s for p in patterns for s in p.split("/")]
@@ -163,10 +240,25 @@ def run(params: Params, ctx: Context) -> Result:
     hidden_check = None if params.include_hidden or not names_hidden else \
         _compile(params.pattern, patterns, params.case_sensitive, True)
     want = "directory" if dirs_only else params.type
-    walk = Walk(ctx.workspace, params.path, max_depth=depth, max_entries=SCAN_CAP,
-                include_hidden=params.include_hidden or names_hidden,
-                include_ignored=params.include_ignored, exclude_dirs=exclude, with_stat=False)
-    cut = 0 if walk.rel == "." else len(walk.rel) + 1
+
+    def open_walk(start: str, max_depth: int) -> Walk:
+        return Walk(ctx.workspace, start, max_depth=max_depth, max_entries=SCAN_CAP,
+                    include_hidden=params.include_hidden or names_hidden,
+                    include_ignored=params.include_ignored, exclude_dirs=exclude,
+                    with_stat=False)
+
+    # A literal leading directory (src/**/*.ts) is where the walk starts: the rest of the tree
+    # cannot match.
+    prefixed, base, missing = _start_below_prefix(
+        open_walk, ctx.workspace.root, params.path, patterns, depth, params.include_ignored,
+        params.case_sensitive)
+    if missing:
+        return Result(path=base, patterns=patterns, matches=[], count=0, truncated=False,
+                      scan_limited=False, skipped=Skipped())
+    walk = prefixed or open_walk(params.path, depth)
+    if prefixed is None:
+        base = walk.rel
+    cut = 0 if base == "." else len(base) + 1
     by_path = params.sort == "path"
     found: list[WalkEntry] = []
     truncated = False
@@ -192,7 +284,7 @@ def run(params: Params, ctx: Context) -> Result:
     skipped = walk.skipped
     skipped.hidden += hidden_left_out
     matches = [to_match(e) for e in found]
-    return Result(path=walk.rel, patterns=patterns, matches=matches, count=len(matches),
+    return Result(path=base, patterns=patterns, matches=matches, count=len(matches),
                   truncated=truncated, scan_limited=walk.truncated,
                   skipped=skipped)
 
