@@ -72,7 +72,7 @@ GOAL_GREP = {"real": 2.0, "synth": 1.5}
 GOAL_FILES = 2.0
 LIMIT = 10_000
 PATTERNS = (("literal", "def get_"), ("regex", r"class \w+\(.*Error\)"),
-            ("no-literal", r"\w+\(\w+\)$"))
+            ("no-literal", r"\w+\(\w+\):$"))
 LINE_RE = re.compile(rb"^(.*?):(\d+):(.*)$", re.DOTALL)
 REAL_STAMP = ".zbbench-real"
 
