@@ -237,6 +237,9 @@ class Struct:
 
     def __init__(self, **values: Any) -> None:
         specs = type(self).fields()
+        if len(values) == len(specs) and values.keys() == specs.keys():
+            self.__dict__.update(values)  # every field given: the common case for results
+            return
         for name, spec in specs.items():
             if name in values:
                 value = values.pop(name)
@@ -290,7 +293,12 @@ class Struct:
     __hash__ = None  # type: ignore[assignment]
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _dump(value: Any) -> Any:
+    if type(value) in _SCALARS:  # most values: results can hold thousands of entries
+        return value
     if isinstance(value, Struct):
         return value.to_json()
     if isinstance(value, list | tuple):
