@@ -2,7 +2,9 @@
 
 Goal (DESIGN section 2): a cold ``read_file`` JSON call costs at most 2.5x ``python -I -c pass``
 (PERFORMANCE.md section 8, G1, aims lower: 2.0x, stretch 1.6x). ``--help`` may load Typer and
-rich: at most 15x (G1b).
+rich: at most 15x (G1b). ``batch`` (issue 7): 1000 small ``read_file`` calls through one
+``zbtools batch`` process at least 1000 calls per second, start-up included; the per-call
+overhead after start-up is reported too (the same batch minus an empty one).
 
 The zbtools under test is a wheel built from the repo and installed, not editable, into a fresh
 venv (see _common.py), timed both as ``VENV/bin/python -I -m zbtools`` and as the console script
@@ -51,6 +53,8 @@ from _common import (
 
 GOAL_HOT = 2.5  # DESIGN section 2
 GOAL_HELP = 15.0  # PERFORMANCE.md section 8, G1b
+GOAL_BATCH = 1000.0  # calls per second through `zbtools batch` (issue 7)
+BATCH_CALLS = 1000
 TOP = "(run time)"  # imported by __main__'s code or a function body, not by another import
 HEAVY = ("typer", "click", "rich", "pydantic", "pydantic_core", "mcp", "pathspec", "wcmatch",
          "regex", "platformdirs", "charset_normalizer", "markdown_it", "pygments")
@@ -97,6 +101,45 @@ def cases(venv: Venv, request: Path) -> list[Case]:
         Case("info: floor of the console script: python -c 'import re, sys'",
              Command((py, "-c", "import re, sys")), None, expect="none"),
     ]
+
+
+def make_batch(directory: Path, calls: int) -> tuple[Path, Path]:
+    """A JSON Lines file of ``calls`` small read_file requests, and an empty one."""
+    full = directory / "batch.jsonl"
+    full.write_text("".join(json.dumps({"id": i, "tool": "read_file",
+                                        "args": {"path": "small.txt"}}) + "\n"
+                            for i in range(calls)), encoding="utf-8")
+    empty = directory / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    return full, empty
+
+
+def measure_batch(venv: Venv, full: Path, empty: Path, runs: int, env: dict[str, str]
+                  ) -> dict[str, float]:
+    """Median wall time of the full and the empty batch; calls/s and per-call overhead."""
+    import time
+
+    argv = [str(venv.python), "-I", "-m", "zbtools", "batch"]
+
+    def once(path: Path) -> float:
+        with path.open("rb") as fh:
+            start = time.perf_counter()
+            done = subprocess.run(argv, stdin=fh, capture_output=True, env=env, check=False)
+            elapsed = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"error: batch failed: {done.stderr[-500:]!r}")
+        return elapsed
+
+    with full.open("rb") as fh:
+        sample = subprocess.run(argv, stdin=fh, capture_output=True, env=env, check=True)
+    lines = sample.stdout.decode().splitlines()
+    if len(lines) != BATCH_CALLS or not all(json.loads(x)["ok"] for x in lines):
+        raise SystemExit("error: the batch did not return one ok line per request")
+    full_s = statistics.median(once(full) for _ in range(runs))
+    empty_s = statistics.median(once(empty) for _ in range(runs))
+    return {"calls": BATCH_CALLS, "total_ms": ms(full_s), "startup_ms": ms(empty_s),
+            "calls_per_s": BATCH_CALLS / full_s,
+            "per_call_us": (full_s - empty_s) / BATCH_CALLS * 1e6}
 
 
 def verify(case: Case, env: dict[str, str]) -> None:
@@ -245,6 +288,17 @@ def main(argv: list[str] | None = None) -> int:
                                       **paired.to_json()}
             print(table(["case", "median ms", "ref ms", "ratio", "goal", "verdict",
                          "ratio p25-p75", "via"], rows))
+            full, empty = make_batch(work, BATCH_CALLS)
+            batch = measure_batch(venv, full, empty, max(3, args.runs // 3), env)
+            results["batch"] = {"goal_calls_per_s": GOAL_BATCH, **batch}
+            print(f"\n## batch: {BATCH_CALLS} small read_file calls through one process\n")
+            print(table(["calls", "total ms", "start-up ms (empty batch)", "calls/s", "goal",
+                         "verdict", "per call after start-up"],
+                        [[str(BATCH_CALLS), f"{batch['total_ms']:.1f}",
+                          f"{batch['startup_ms']:.1f}", f"{batch['calls_per_s']:.0f}",
+                          f">= {GOAL_BATCH:.0f}",
+                          "ok" if batch["calls_per_s"] >= GOAL_BATCH else "MISSED",
+                          f"{batch['per_call_us']:.0f} us"]]))
             print("\ncommands:")
             for case in all_cases:
                 print(f"  {case.name}: {case.cmd.display()}")

@@ -21,7 +21,10 @@ from tests.conftest import REPO
 HEAVY = {"typer", "click", "rich", "pydantic", "mcp", "platformdirs", "charset_normalizer",
          "pathspec", "wcmatch", "regex", "dataclasses", "inspect", "typing", "hashlib",
          "tomllib", "ctypes", "difflib", "secrets", "subprocess", "asyncio", "json", "re",
-         "enum", "functools", "collections"}
+         "enum", "functools", "collections",
+         # optional extras (issue 8): only images, PDFs and the web tools load them
+         "PIL", "pypdf", "httpx", "httpcore", "bs4", "markdownify", "certifi", "ipaddress",
+         "socket", "base64"}
 
 PROBE = """
 import sys
@@ -36,13 +39,17 @@ sys.stderr.write("\\nMODULES " + repr(sorted(sys.modules)) + "\\n")
 
 
 def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
+    return {name.split(".")[0] for name in loaded_full(argv, cwd, stdin)}
+
+
+def loaded_full(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
                            f"{str(REPO)!r}); exec({PROBE!r})", *argv],
                           cwd=cwd, env=env, input=stdin, capture_output=True, timeout=30,
                           check=True)
     line = done.stderr.decode().rsplit("MODULES ", 1)[1]
-    return {name.split(".")[0] for name in ast.literal_eval(line.strip())}
+    return set(ast.literal_eval(line.strip()))
 
 
 @pytest.mark.parametrize("argv,stdin", [
@@ -54,6 +61,7 @@ def loaded_modules(argv: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
     (["get_file_info", "--path", "a.txt"], b""),
     (["apply_edit", "--path", "a.txt", "--old-text", "hi", "--new-text", "ho"], b""),
     (["read_file", "--path", "missing.txt"], b""),
+    (["read_file", "--path", "a.txt", "--pages", "1"], b""),
     (["list_directory"], b"{}"),
     (["get_workspace_structure", "--depth", "3"], b""),
     (["find_files", "--pattern", "a"], b""),
@@ -66,3 +74,39 @@ def test_the_json_path_imports_nothing_heavy(ws: Path, argv: list[str], stdin: b
     (ws / "a.txt").write_text("hi\n")
     heavy = loaded_modules(argv, ws, stdin) & HEAVY
     assert not heavy, sorted(heavy)
+
+
+def test_a_canonical_call_loads_no_dialect_and_no_schema(ws: Path) -> None:
+    (ws / "a.txt").write_text("hi\n")
+    mods = loaded_full(["read_file", "--path", "a.txt"], ws)
+    assert not {m for m in mods if m.startswith(("zbtools.dialects", "zbtools.schema",
+                                                 "zbtools.commands"))}
+
+
+PATCH = b'{"input": "*** Begin Patch\\n*** Add File: b.txt\\n+x\\n*** End Patch"}'
+
+
+@pytest.mark.parametrize("argv,stdin,dialect,same_as", [
+    (["--dialect", "fiz", "read", "--path", "a.txt", "--offset", "0"], b"", "fiz", None),
+    (["--dialect", "claude", "Read"], b'{"file_path": "a.txt"}', "claude", None),
+    (["--dialect", "anthropic", "str_replace_based_edit_tool"],
+     b'{"command": "view", "path": "a.txt"}', "anthropic", None),
+    (["--dialect", "codex", "apply_patch"], PATCH, "codex",
+     (["apply_edit"], PATCH.replace(b'"input"', b'"patch"'))),
+    (["--dialect", "zkit", "read_file", "--path", "a.txt"], b"", "zkit", None),
+])
+def test_a_dialect_call_loads_only_its_dialect(
+        ws: Path, argv: list[str], stdin: bytes, dialect: str,
+        same_as: tuple[list[str], bytes] | None) -> None:
+    """Nothing heavy beyond what the canonical call itself needs (a patch parser needs re)."""
+    (ws / "a.txt").write_text("hi\n")
+    mods = loaded_full(argv, ws, stdin)
+    allowed: set[str] = set()
+    if same_as is not None:
+        (ws / "b.txt").unlink()
+        allowed = loaded_modules(same_as[0], ws, same_as[1]) & HEAVY
+    heavy = {m.split(".")[0] for m in mods} & HEAVY
+    assert heavy <= allowed, sorted(heavy - allowed)
+    dialects = {m for m in mods if m.startswith("zbtools.dialects")}
+    assert dialects == {"zbtools.dialects", f"zbtools.dialects.{dialect}"}
+    assert "zbtools.schema" not in mods

@@ -120,8 +120,9 @@ def build_app() -> typer.Typer:
             "current directory)"),
         format: Optional[str] = typer.Option(  # noqa: UP045
             None, "--format", help="json, text or human (also --json, --text, --human)"),
-        dialect: Optional[str] = typer.Option(None, "--dialect",  # noqa: UP045
-                                              help="Tool dialect"),
+        dialect: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--dialect", help="Tool dialect: zblade (default), claude, zkit, fiz, "
+            "anthropic, codex (else $ZBTOOLS_DIALECT)"),
         debug: bool = typer.Option(False, "--debug", help="Tracebacks on stderr"),
         version: bool = typer.Option(False, "--version", help="Print the version"),
     ) -> None:
@@ -143,6 +144,62 @@ def build_app() -> typer.Typer:
         from zbtools.entry import main_with_argv
 
         raise typer.Exit(main_with_argv(["tools"]))
+
+    def _globals(ctx: typer.Context) -> list[str]:
+        params = ctx.parent.params if ctx.parent is not None else {}
+        argv: list[str] = []
+        for key in ("workspace", "dialect"):
+            if params.get(key):
+                argv += [f"--{key}", str(params[key])]
+        return argv
+
+    @app.command(name="schema")
+    def schema_command(
+        ctx: typer.Context,
+        tools: Optional[list[str]] = typer.Argument(  # noqa: B008, UP045
+            None, help="Only these tools (dialect or canonical names), in this order"),
+        format: str = typer.Option(
+            "jsonschema", "--format", help="jsonschema, anthropic, openai, openai-strict or "
+            "mcp"),
+    ) -> None:
+        """Print tool definitions ready for an API call (a JSON array), in the selected dialect.
+
+        jsonschema: one draft 2020-12 document per tool; anthropic: {name, description,
+        input_schema}; openai: {type: function, function: {name, description, parameters}};
+        openai-strict: the same with strict: true (every property required, optional ones
+        nullable, every object closed); mcp: {name, description, inputSchema, annotations}.
+        """
+        from zbtools.entry import main_with_argv
+
+        raise typer.Exit(main_with_argv([*_globals(ctx), "schema", "--format", format,
+                                         *(tools or [])]))
+
+    @app.command(name="prompt")
+    def prompt_command(
+        ctx: typer.Context,
+        tools: Optional[list[str]] = typer.Argument(  # noqa: B008, UP045
+            None, help="Only these tools"),
+    ) -> None:
+        """Print the system-prompt snippet listing the tools of the selected dialect (markdown).
+
+        The "Adding Tools to Your AI System Prompt" format of seeds 000/001: one line per tool
+        with its arguments, then how to call one (<tool_call>{"name": ..., "arguments": ...}).
+        """
+        from zbtools.entry import main_with_argv
+
+        raise typer.Exit(main_with_argv([*_globals(ctx), "prompt", *(tools or [])]))
+
+    @app.command(name="batch")
+    def batch_command(ctx: typer.Context) -> None:
+        """Run many calls in one process: JSON Lines on stdin, one result line per request.
+
+        Each line is {"id": ..., "tool": "read_file", "args": {...}} ("name"/"arguments" work
+        too); each result line is the usual envelope with "id" first, in request order. A
+        malformed line yields an error line and processing continues; EOF ends with status 0.
+        """
+        from zbtools.entry import main_with_argv
+
+        raise typer.Exit(main_with_argv([*_globals(ctx), "batch"]))
 
     return app
 

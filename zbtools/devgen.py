@@ -4,23 +4,54 @@ Writes:
 
 * ``zbtools/tools/_index.py``: every tool name and alias -> module (the fast lookup);
 * the tools reference and error-code table in ``README.md`` between the ``<!-- tools:begin -->``
-  / ``<!-- tools:end -->`` and ``<!-- errors:begin -->`` / ``<!-- errors:end -->`` markers.
+  / ``<!-- tools:end -->`` and ``<!-- errors:begin -->`` / ``<!-- errors:end -->`` markers;
+* ``completions/zbtools.bash``, ``completions/_zbtools`` (zsh) and ``completions/zbtools.fish``:
+  typer's completion scripts for the app of ``zbtools/cli.py``. They ask the program itself for
+  candidates (``_ZBTOOLS_COMPLETE=complete_<shell> zbtools``, routed to typer by
+  ``entry.main``), so the tools, aliases and flags offered are always those of the installed
+  registry;
+* ``man/zbtools.1``: the manual page, reStructuredText built from the registry and the contract
+  (every tool and parameter, exit statuses, error codes, environment variables), turned into
+  roff by docutils' manpage writer. Reproducible: the page carries the package version and no
+  build date, unless ``SOURCE_DATE_EPOCH`` is set (then that day, UTC); the date in the ``.TH``
+  line is not compared by ``--check``, so a packager's ``SOURCE_DATE_EPOCH`` never reads as drift.
+
+The wheel ships the man page and completions as shared data (``pyproject.toml``), so
+``pipx install zbtools`` links ``share/man/man1/zbtools.1``.
 
 Usage: ``python -m zbtools.devgen`` (write) or ``python -m zbtools.devgen --check`` (exit 1 and
-name the stale files when anything differs). A test runs the check.
+name the stale files when anything differs). A test runs the check. Needs the ``dev`` extra
+(docutils).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
+import time
+from typing import TYPE_CHECKING
 
+from zbtools import __version__
 from zbtools.contract import ERROR_CODES
 from zbtools.registry import all_tools, name_index
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from zbtools.core.args import FieldSpec
+    from zbtools.registry import ToolSpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INDEX_PATH = os.path.join(ROOT, "zbtools", "tools", "_index.py")
 README_PATH = os.path.join(ROOT, "README.md")
+COMPLETIONS_DIR = os.path.join(ROOT, "completions")
+MAN_PATH = os.path.join(ROOT, "man", "zbtools.1")
+PROG = "zbtools"
+COMPLETE_VAR = "_ZBTOOLS_COMPLETE"  # what typer's scripts set; entry.main routes it to typer
+# shell -> file name under completions/ (the names bash-completion, zsh and fish look for)
+COMPLETION_FILES = {"bash": "zbtools.bash", "zsh": "_zbtools", "fish": "zbtools.fish"}
 
 
 def render_index() -> str:
@@ -34,18 +65,24 @@ def render_index() -> str:
     return "\n".join(lines).replace("'", '"')
 
 
+def _json_default(field: FieldSpec) -> str:
+    return json.dumps(field.make_default(), ensure_ascii=False)
+
+
+def _tool_flags(spec: ToolSpec) -> list[str]:
+    return [flag for flag, value in (("read-only", spec.read_only),
+                                     ("destructive", spec.destructive),
+                                     ("idempotent", spec.idempotent),
+                                     ("parallel-safe", spec.parallel_safe)) if value]
+
+
 def render_tools_reference() -> str:
     out: list[str] = []
     for spec in all_tools():
         title = f"### `{spec.name}`"
         if spec.aliases:
             title += " (alias " + ", ".join(f"`{a}`" for a in spec.aliases) + ")"
-        flags = []
-        for flag, value in (("read-only", spec.read_only), ("destructive", spec.destructive),
-                            ("idempotent", spec.idempotent),
-                            ("parallel-safe", spec.parallel_safe)):
-            if value:
-                flags.append(flag)
+        flags = _tool_flags(spec)
         out += [title, "", spec.summary, ""]
         if flags:
             out += [f"*{', '.join(flags)}*", ""]
@@ -86,10 +123,427 @@ def render_readme(current: str) -> str:
                             render_error_table())
 
 
+# ---- shell completions ------------------------------------------------------------------------
+
+
+def render_completion(shell: str) -> str:
+    """Typer's completion script for ``shell``, for the app of ``zbtools/cli.py``."""
+    from typer._completion_shared import get_completion_script  # noqa: TID251 - dev tool
+
+    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
+
+
+# ---- the man page -----------------------------------------------------------------------------
+
+# Environment variables that are not settings of the [limits] or [exec] config tables.
+ENVIRONMENT: dict[str, str] = {
+    "ZBTOOLS_WORKSPACE": "The workspace root when ``--workspace`` is not given (default: the "
+                         "current directory).",
+    "ZBTOOLS_FORMAT": "The output format when no format option is given: ``json``, ``text`` or "
+                      "``human``.",
+    "ZBTOOLS_DIALECT": "The tool dialect when ``--dialect`` is not given (``zblade`` by "
+                       "default).",
+    "ZBTOOLS_DEBUG": "When set and not empty, internal errors print their traceback on stderr "
+                     "(never on stdout).",
+    "ZBTOOLS_CONFIG": "The configuration file (default "
+                      "``$XDG_CONFIG_HOME/zbtools/config.toml``).",
+    "ZBTOOLS_STATE_DIR": "Where per-workspace state lives: editor state, undo journal, process "
+                         "table and logs, spill files of truncated results (default "
+                         "``$XDG_STATE_HOME/zbtools``).",
+    "ZBTOOLS_RG": "The ``rg`` (ripgrep) binary that ``grep_search`` uses for ``engine: rg`` or "
+                  "``auto`` (default: ``PATH``, then the interpreter's scripts directory).",
+    "ZBTOOLS_SEARCH_WORKERS": "How many processes search large trees (1 or 2; default: by CPU "
+                              "count).",
+}
+# Set by zbtools itself, never read from the user.
+INTERNAL_ENVIRONMENT = {"ZBTOOLS_JOB": "A token set in the environment of every command that "
+                        "run_command and bash start, so that its processes can be found and "
+                        "stopped even after their supervisor is gone."}
+# [exec] settings (zbtools/core/config.py _EXEC_DEFAULTS), each overridable as ZBTOOLS_<KEY>.
+EXEC_MEANINGS: dict[str, str] = {
+    "approval": "Commands run only after approval: ``allow``, ``confirm`` (asked on the "
+                "controlling terminal) or ``deny``.",
+    "env_passthrough": "Comma-separated fnmatch patterns of environment variables passed to "
+                       "commands that are otherwise withheld (secrets).",
+    "default_timeout": "Seconds a foreground command may run when the call gives no timeout.",
+    "max_timeout": "Largest timeout a call may ask for, in seconds; larger ones are lowered.",
+    "kill_grace": "Seconds between SIGTERM and SIGKILL when a command is stopped.",
+    "max_background": "Lifetime of a background job, in seconds.",
+    "log_cap": "Bytes of a background job's output that are kept.",
+    "guardrail": "Whether the advisory shell-policy guardrail refuses obviously destructive "
+                 "commands (boolean).",
+    "guardrail_allow": "Comma-separated guardrail rule ids to allow.",
+    "sandbox": "Sandbox for commands: ``off``, ``auto`` or ``landlock``.",
+    "require_sandbox": "Refuse to run a command when the sandbox cannot be set up (boolean).",
+    "network": "Network access of sandboxed commands: ``allow`` or ``deny``.",
+    "sandbox_read": "Comma-separated extra read-only paths for the sandbox.",
+    "sandbox_write": "Comma-separated extra writable paths for the sandbox.",
+    "shell": "The shell that runs commands (falls back to ``/bin/sh``).",
+}
+
+# [web] settings (zbtools/core/config.py _WEB_DEFAULTS), each overridable by an environment
+# variable (config.web_env_var: ZBTOOLS_WEB_<KEY>, or a name of its own).
+WEB_MEANINGS: dict[str, str] = {
+    "searxng_url": "The SearXNG instance that ``web_search`` queries.",
+    "allow": "Comma-separated hosts (``*.example.org``), IP addresses or CIDR networks that "
+             "``web_fetch`` may reach although they are loopback, private, link-local or "
+             "reserved.",
+    "timeout": "Seconds a web request may take when the call gives no timeout.",
+    "max_timeout": "Largest timeout a web call may ask for, in seconds.",
+    "max_download_bytes": "Largest response body ``web_fetch`` downloads, in bytes.",
+    "max_redirects": "Most redirects ``web_fetch`` follows.",
+    "user_agent": "The User-Agent header of web requests.",
+    "chromium": "A Chromium binary for rendering pages that need JavaScript.",
+    "render_timeout": "Seconds a page render may take.",
+}
+
+EXIT_STATUSES = (
+    (0, "Success."),
+    (1, "The tool failed as documented (not found, no match, ambiguous, already exists, ...)."),
+    (2, "Invalid arguments, malformed JSON, unknown tool or option."),
+    (3, "Refused for safety (outside the workspace, the workspace root, guardrail, approval)."),
+    (4, "Internal error: a bug in zbtools (``--debug`` prints the traceback on stderr)."),
+    (130, "Interrupted."),
+)
+
+_LITERAL = re.compile(r"``(.+?)``")
+_SPECIAL = re.compile(r"([\\`*_|\[\]<>:\-.#=+~^\"'!$%&(){}/@,;?])")
+
+
+def _escape_plain(text: str) -> str:
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _rst_text(text: str) -> str:
+    """Prose as reStructuredText: ``literals`` kept, everything else taken literally."""
+    text = " ".join(text.split())
+    out: list[str] = []
+    pos = 0
+    for match in _LITERAL.finditer(text):
+        before = text[pos:match.start()]
+        out.append(_escape_plain(before))
+        if before and not before[-1].isspace():
+            out.append("\\ ")
+        out.append(_literal(match.group(1)))
+        pos = match.end()
+        if pos < len(text) and not text[pos].isspace():
+            out.append("\\ ")
+    out.append(_escape_plain(text[pos:]))
+    return "".join(out)
+
+
+def _literal(text: str) -> str:
+    if not text.strip() or "``" in text or text != text.strip():
+        return _escape_plain(text)
+    return f"``{text}``"
+
+
+def _section(title: str) -> list[str]:
+    return [title, "=" * len(title), ""]
+
+
+def _subsection(title: str) -> list[str]:
+    return [title, "-" * len(title), ""]
+
+
+def _definition(term: str, body: str | list[str]) -> list[str]:
+    paragraphs = [body] if isinstance(body, str) else body
+    out = [term]
+    for i, para in enumerate(paragraphs):
+        if i:
+            out.append("")
+        out.append("   " + para)
+    return [*out, ""]
+
+
+def _param_entry(name: str, field: FieldSpec) -> list[str]:
+    assert field.type is not None
+    term = f"``{name}`` (*{_escape_plain(field.type.describe())}*"
+    term += ", required)" if field.required else f", default ``{_json_default(field)}``)"
+    body = _rst_text(field.help or "")
+    if not body.endswith((".", ".\\")):
+        body += "."
+    if field.aliases:
+        body += " Aliases: " + ", ".join(f"``{a}``" for a in field.aliases) + "."
+    flag = "--" + name.replace("_", "-")
+    body += f" Flag: ``{flag}``" + (f", ``--no-{name.replace('_', '-')}``"
+                                     if field.type.kind == "bool" else "") + "."
+    if field.minimum is not None or field.maximum is not None:
+        bounds = []
+        if field.minimum is not None:
+            bounds.append(f"at least {field.minimum:g}")
+        if field.maximum is not None:
+            bounds.append(f"at most {field.maximum:g}")
+        body += " Range: " + " and ".join(bounds) + "."
+    return _definition(term, body)
+
+
+def _tool_section(spec: ToolSpec) -> list[str]:
+    out = _subsection(spec.name)
+    out += [_rst_text(spec.summary), ""]
+    facts = []
+    if spec.aliases:
+        facts.append("Aliases: " + ", ".join(f"``{a}``" for a in spec.aliases) + ".")
+    flags = _tool_flags(spec)
+    if flags:
+        facts.append("Annotations: " + ", ".join(flags) + ".")
+    if facts:
+        out += [" ".join(facts), ""]
+    fields = spec.params.fields()
+    if fields:
+        out += ["Parameters:", ""]
+        for name, field in fields.items():
+            out += _param_entry(name, field)
+    else:
+        out += ["Parameters: none.", ""]
+    out += ["Result fields: " + ", ".join(f"``{n}``" for n in spec.result.fields()) + ".", ""]
+    for para in spec.details.split("\n\n"):
+        if para.strip():
+            out += [_rst_text(para), ""]
+    return out
+
+
+def man_date(env: Mapping[str, str]) -> str:
+    """``SOURCE_DATE_EPOCH`` as an ISO day (UTC), else no date: the build time never shows."""
+    epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch.isdigit():
+        return ""
+    return time.strftime("%Y-%m-%d", time.gmtime(int(epoch)))
+
+
+def _web_environment() -> dict[str, str]:
+    from zbtools.core import config
+
+    defaults: dict[str, object] = getattr(config, "_WEB_DEFAULTS", {})
+    env_var = getattr(config, "web_env_var", lambda key: f"ZBTOOLS_WEB_{key.upper()}")
+    out: dict[str, str] = {}
+    for key, default in defaults.items():
+        if isinstance(default, list):
+            shown = "empty"
+        elif isinstance(default, float):
+            shown = f"{default:g}"
+        elif default == "":
+            shown = "none"
+        else:
+            shown = json.dumps(default)
+        out[env_var(key)] = (f"Web tools: {WEB_MEANINGS.get(key, '')} Default {shown}; also "
+                             f"``{key}`` under ``[web]`` in the configuration file.")
+    return out
+
+
+def render_man_rst(env: Mapping[str, str] | None = None) -> str:
+    from zbtools.core.config import _EXEC_DEFAULTS, LIMIT_KEYS
+
+    env = os.environ if env is None else env
+    tools = all_tools()
+    title = "zbtools"
+    subtitle = "the standard coding-agent tools: JSON in, JSON out"
+    out = ["=" * len(title), title, "=" * len(title), "",
+           "-" * len(subtitle), subtitle, "-" * len(subtitle), "",
+           ":Manual section: 1",
+           ":Manual group: zbtools manual",
+           f":Version: zbtools {__version__}"]
+    date = man_date(env)
+    if date:
+        out.append(f":Date: {date}")
+    out.append("")
+
+    out += _section("SYNOPSIS")
+    out += [
+        "| **zbtools** [*OPTIONS*] *TOOL* [**--**\\ *param* *VALUE* ...]",
+        "| **zbtools** [*OPTIONS*] *TOOL* **--args** *JSON*",
+        "| *command* **|** **zbtools** [*OPTIONS*] *TOOL*",
+        "| **zbtools** [*OPTIONS*] **tools** | **batch** | **mcp** | **schema** | **prompt**",
+        "| **zbtools** *TOOL* **--help**",
+        "",
+    ]
+
+    out += _section("DESCRIPTION")
+    out += [
+        "**zbtools** is one dependable implementation of the standard coding-agent tools: read, "
+        "write, edit and patch files, list and search a workspace, run commands. Each tool is a "
+        "subcommand that takes its arguments as a JSON object (on stdin, or with ``--args``, or "
+        "as ``--param VALUE`` flags) and prints exactly one JSON result on stdout.",
+        "",
+        "Arguments from flags override ``--args``, which overrides stdin. With neither flags nor "
+        "``--args``, stdin is the request; with them, stdin is read only when ``--stdin`` is "
+        "given. Every parameter alias of the tool specifications is accepted, and so is every "
+        "tool alias. Unknown, missing, mistyped and out-of-range arguments are all reported in "
+        "one ``invalid_arguments`` error.",
+        "",
+        "The result is an envelope: "
+        "``{\"zbtools\": 1, \"tool\": ..., \"ok\": true, \"result\": {...}, "
+        "\"truncated\": false, \"warnings\": []}`` on success, "
+        "``{\"zbtools\": 1, \"tool\": ..., \"ok\": false, \"error\": {\"code\": ..., "
+        "\"message\": ..., \"hint\": ..., \"details\": {...}}}`` on failure.",
+        "",
+        "Every path resolves inside the workspace root; writes are atomic and keep encodings, "
+        "byte order marks, line endings and permission bits.",
+        "",
+    ]
+
+    out += _section("OPTIONS")
+    out += _definition("**--workspace** *DIR*, **-w** *DIR*",
+                       "The workspace root (else ``$ZBTOOLS_WORKSPACE``, else the current "
+                       "directory).")
+    out += _definition("**--format** *FORMAT*",
+                       "``json`` (the default when stdout is not a terminal), ``text`` (the "
+                       "model-facing rendering) or ``human`` (coloured, the default on a "
+                       "terminal). Also **--json**, **--text**, **--human**.")
+    out += _definition("**--dialect** *NAME*",
+                       "The tool dialect: tool and parameter names of another tool set "
+                       "(``zblade``, ``claude``, ``zkit``, ``fiz``, ``anthropic``, ``codex``).")
+    out += _definition("**--args** *JSON*", "All arguments as one JSON object.")
+    out += _definition("**--stdin**", "Read the JSON request from stdin even when flags or "
+                       "``--args`` are given.")
+    out += _definition("**--debug**", "Print tracebacks of internal errors on stderr.")
+    out += _definition("**--version**", "Print the version.")
+    out += _definition("**--help**, **-h**", "Show help for the program or for one tool.")
+
+    out += _section("COMMANDS")
+    out += _definition("**tools**", "List every tool with its aliases and summary.")
+    out += _definition("**batch**", "Read JSON Lines requests "
+                       "(``{\"id\": ..., \"tool\": ..., \"args\": {...}}``) on stdin and write "
+                       "one result line per request, in order.")
+    out += _definition("**mcp**", "Serve the tools of the selected dialect as a Model Context "
+                       "Protocol server on stdio (needs the ``mcp`` extra: "
+                       "``pip install 'zbtools[mcp]'``).")
+    out += _definition("**schema**", "Print tool definitions (JSON Schema, Anthropic, OpenAI, "
+                       "MCP formats).")
+    out += _definition("**prompt**", "Print a system-prompt snippet describing the tools.")
+
+    out += _section("TOOLS")
+    out += ["Each tool is listed with its parameters: the JSON key, its type, whether it is "
+            "required or its default, the accepted aliases and the command-line flag.", ""]
+    for spec in tools:
+        out += _tool_section(spec)
+
+    out += _section("EXIT STATUS")
+    for status, meaning in EXIT_STATUSES:
+        out += _definition(f"**{status}**", meaning)
+    out += ["``run_command`` returns the command's own exit status inside the result.", ""]
+
+    out += _section("ERROR CODES")
+    out += ["The ``error.code`` of a failed call; stable snake_case strings that scripts and "
+            "harnesses can branch on. Each code has one exit status.", ""]
+    for code, (status, meaning) in ERROR_CODES.items():
+        out += _definition(f"``{code}`` (exit {status})", _rst_text(meaning))
+
+    out += _section("ENVIRONMENT")
+    entries: dict[str, str] = dict(ENVIRONMENT)
+    for key, (default, minimum, meaning) in LIMIT_KEYS.items():
+        entries[f"ZBTOOLS_{key.upper()}"] = (
+            f"Limit: {meaning} (default {default}, at least {minimum}; also ``{key}`` under "
+            "``[limits]`` in the configuration file).")
+    for key, default in _EXEC_DEFAULTS.items():
+        meaning = EXEC_MEANINGS.get(key, "")
+        if isinstance(default, list):
+            shown = "empty"
+        elif isinstance(default, float):
+            shown = f"{default:g}"
+        else:
+            shown = json.dumps(default)
+        entries[f"ZBTOOLS_{key.upper()}"] = (
+            f"Command execution: {meaning} Default {shown}; also ``{key}`` under ``[exec]`` in "
+            "the configuration file.")
+    entries.update(_web_environment())
+    for name, meaning in entries.items():
+        out += _definition(f"**{name}**", _rst_text(meaning))
+    out += ["Set by zbtools for the commands it runs:", ""]
+    for name, job_meaning in INTERNAL_ENVIRONMENT.items():
+        out += _definition(f"**{name}**", _rst_text(job_meaning))
+    out += _definition("**SOURCE_DATE_EPOCH**", "Read only when the manual page is generated "
+                       "(``python -m zbtools.devgen``): its date.")
+
+    out += _section("FILES")
+    out += _definition("*$XDG_CONFIG_HOME/zbtools/config.toml*",
+                       "The configuration file (``~/.config/zbtools/config.toml`` by "
+                       "default; ``$ZBTOOLS_CONFIG`` overrides): tables ``[limits]`` and "
+                       "``[exec]``.")
+    out += _definition("*$XDG_STATE_HOME/zbtools/<hash of the workspace root>/*",
+                       "Per-workspace state (``~/.local/state/zbtools`` by default; "
+                       "``$ZBTOOLS_STATE_DIR`` overrides): editor state, undo journal, process "
+                       "table and logs, spill files that keep the full text of truncated "
+                       "results, tasks.")
+    out += _definition("*.zbtools/plans/<name>.md*",
+                       "Plans, kept in the workspace so that people can read and edit them.")
+
+    out += _section("EXAMPLES")
+    examples = [
+        ("Read a file, JSON in on stdin:",
+         "echo '{\"path\": \"src/main.py\"}' | zbtools read_file"),
+        ("The same with flags, showing what a model would see:",
+         "zbtools read_file --path src/main.py --offset 10 --limit 50 --text"),
+        ("Replace text in a file, refusing if it changed since it was read:",
+         "zbtools apply_edit --args '{\"path\": \"a.py\", \"old_text\": \"x = 1\", "
+         "\"new_text\": \"x = 2\", \"expected_sha256\": \"...\"}'"),
+        ("Search the workspace and pick fields with jq:",
+         "zbtools grep_search --pattern 'TODO' --json | jq '.result'"),
+        ("Branch on the error code in a script:",
+         "zbtools read_file --path missing.txt > out.json || jq -r .error.code out.json"),
+        ("Many calls in one process:",
+         "printf '%s\\n' '{\"id\": 1, \"tool\": \"read_file\", \"args\": {\"path\": \"a\"}}' "
+         "| zbtools batch"),
+        ("Serve the Claude Code tool names over MCP:", "zbtools mcp --dialect claude"),
+    ]
+    for text, command in examples:
+        out += [text, "", "::", "", "   " + command, ""]
+
+    out += _section("SEE ALSO")
+    out += ["The README of the project, and ``zbtools TOOL --help``.", ""]
+    return "\n".join(out)
+
+
+_GENERATOR_COMMENT = re.compile(r"by the Docutils [0-9][^ ]* manpage writer")
+
+
+def render_man(env: Mapping[str, str] | None = None) -> str:
+    from docutils.core import publish_string
+    from docutils.writers import manpage
+
+    source = render_man_rst(env)
+    raw = publish_string(source, writer=manpage.Writer(), settings_overrides={
+        "halt_level": 2,  # a warning (bad markup) is an error: the page must be exact
+        "report_level": 2,
+        "input_encoding": "unicode",
+        "output_encoding": "unicode",
+        "output_encoding_error_handler": "strict",
+        "_disable_config": True,
+    })
+    text = raw if isinstance(raw, str) else raw.decode("utf-8")
+    # the docutils version is not part of the page: an upgrade must not read as drift
+    text = _GENERATOR_COMMENT.sub("by the Docutils manpage writer", text)
+    # the writer spells the first heading "Name"; the other headings are upper case
+    return text.replace("\n.SH Name\n", "\n.SH NAME\n", 1)
+
+
+_TH_DATE = re.compile(r'^(\.TH "[^"]*" "[^"]*" )"[^"]*"', re.M)
+
+
+def normalize_man(text: str) -> str:
+    """The page with the date of its ``.TH`` line blanked (for comparisons)."""
+    return _TH_DATE.sub(r'\1""', text)
+
+
+# ---- all outputs ------------------------------------------------------------------------------
+
+
 def outputs() -> dict[str, str]:
     with open(README_PATH, encoding="utf-8") as fh:
         readme = fh.read()
-    return {INDEX_PATH: render_index(), README_PATH: render_readme(readme)}
+    out = {INDEX_PATH: render_index(), README_PATH: render_readme(readme)}
+    for shell, name in COMPLETION_FILES.items():
+        out[os.path.join(COMPLETIONS_DIR, name)] = render_completion(shell)
+    out[MAN_PATH] = render_man()
+    return out
+
+
+def _same(path: str, current: str | None, content: str) -> bool:
+    if current is None:
+        return False
+    if path == MAN_PATH:
+        return normalize_man(current) == normalize_man(content)
+    return current == content
 
 
 def main(argv: list[str]) -> int:
@@ -98,13 +552,14 @@ def main(argv: list[str]) -> int:
     for path, content in outputs().items():
         try:
             with open(path, encoding="utf-8") as fh:
-                current = fh.read()
+                current: str | None = fh.read()
         except FileNotFoundError:
             current = None
-        if current == content:
+        if _same(path, current, content) and (check or current == content):
             continue
         stale.append(os.path.relpath(path, ROOT))
         if not check:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(content)
     if check and stale:

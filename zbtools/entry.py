@@ -41,7 +41,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, MutableMapping
     from typing import Any, BinaryIO, TextIO
 
+    from zbtools.core.args import FieldSpec, Struct
     from zbtools.core.context import Context
+    from zbtools.dialects import DialectTool
     from zbtools.registry import ToolSpec
 
 FORMATS = ("json", "text", "human")
@@ -50,7 +52,10 @@ VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "for
 SWITCHES: dict[str, tuple[str, object]] = {
     "--json": ("format", "json"), "--text": ("format", "text"), "--human": ("format", "human"),
     "--debug": ("debug", True), "--stdin": ("stdin", True)}
-COMMANDS = ("tools",)
+# Command words that are not tools, dispatched by zbtools.commands.run_command_word.
+COMMANDS = ("tools", "mcp", "schema", "prompt", "batch")
+# Options a command word parses itself when they follow it (``schema --format openai``).
+COMMAND_FLAGS: dict[str, set[str]] = {"schema": {"--format"}}
 
 
 class Options:
@@ -101,18 +106,42 @@ def parse_request(data: bytes, source: str) -> dict[str, Any]:
     return value
 
 
-def _tool_flags(command: str) -> set[str]:
-    """The ``--flags`` a tool declares (they win over same-named global switches)."""
+def uses_dialect(opts: Options, env: Mapping[str, str]) -> bool:
+    """True when a dialect other than the canonical ``zblade`` is selected."""
+    name = opts.dialect if opts.dialect is not None else env.get("ZBTOOLS_DIALECT")
+    return name is not None and name.strip().lower() not in ("", "zblade")
+
+
+def _tool_structs(command: str, opts: Options, env: Mapping[str, str]
+                  ) -> tuple[ToolSpec | None, DialectTool | None, list[type[Struct]]]:
+    """The tool ``command`` names (in the selected dialect) and where its flags are declared."""
+    if uses_dialect(opts, env):
+        from zbtools.dialects import get_dialect
+
+        tool = get_dialect(opts.dialect, env).lookup(command)
+        if tool is None:
+            return None, None, []
+        return tool.spec, tool, tool.flag_structs()
     from zbtools.registry import find
 
     spec = find(command)
-    if spec is None:
-        return set()
-    names = {n for f in spec.params.fields().values() for n in f.names}
+    return spec, None, [spec.params] if spec is not None else []
+
+
+def _tool_flags(command: str, opts: Options, env: Mapping[str, str]) -> set[str]:
+    """The ``--flags`` a tool declares (they win over same-named global switches)."""
+    if command in COMMANDS:
+        return COMMAND_FLAGS.get(command, set())
+    try:
+        structs = _tool_structs(command, opts, env)[2]
+    except ToolError:
+        return set()  # an unknown dialect is reported once the command line is parsed
+    names = {n for struct in structs for f in struct.fields().values() for n in f.names}
     return {"--" + n for n in names} | {"--" + n.replace("_", "-") for n in names}
 
 
-def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
+def _split_argv(argv: list[str], opts: Options, env: Mapping[str, str] | None = None
+                ) -> tuple[str | None, list[str]]:
     """Global options anywhere; the first bare word is the command; the rest is the tool's.
 
     After the tool name, a flag the tool declares itself wins over a global switch of the same
@@ -151,8 +180,7 @@ def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
             setattr(opts, attr, switch)
         elif command is None and not token.startswith("-"):
             command = token
-            if command not in COMMANDS:
-                own = _tool_flags(command)
+            own = _tool_flags(command, opts, env if env is not None else {})
         elif command is None:
             raise ToolError("usage_error", f"unknown option {token} before the tool name",
                             hint="usage: zbtools [--workspace DIR] [--format F] TOOL [--param "
@@ -169,17 +197,34 @@ def _split_argv(argv: list[str], opts: Options) -> tuple[str | None, list[str]]:
     return command, rest
 
 
-def _parse_tool_flags(spec: ToolSpec, tokens: list[str]
+def _flag_table(structs: list[type[Struct]]
+                ) -> tuple[dict[str, str], dict[str, FieldSpec]]:
+    """Every spelling -> field name, and field name -> its spec; the first struct wins."""
+    from zbtools.core.args import alias_table
+
+    table: dict[str, str] = {}
+    fields: dict[str, FieldSpec] = {}
+    for struct in structs:
+        for spelling, name in alias_table(struct).items():
+            if spelling not in table and (name not in fields or fields[name] is
+                                          struct.fields()[name]):
+                table[spelling] = name
+        for name, fspec in struct.fields().items():
+            fields.setdefault(name, fspec)
+    return table, fields
+
+
+def _parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
                       ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``--name VALUE`` / ``--name=VALUE`` / ``--flag`` / ``--no-flag`` -> canonical JSON values.
 
     Returns the values and the problems found; problems are reported together with those of
-    validation, so one error lists everything wrong with the call.
+    validation, so one error lists everything wrong with the call. ``structs`` are the
+    declarations the flags may belong to (a dialect tool's own, then its canonical tool's).
     """
-    from zbtools.core.args import alias_table, coerce_flag
+    from zbtools.core.args import coerce_flag
 
-    fields = spec.params.fields()
-    table = alias_table(spec.params)
+    table, fields = _flag_table(structs)
     values: dict[str, Any] = {}
     problems: list[dict[str, Any]] = []
     i = 0
@@ -241,19 +286,39 @@ def _parse_tool_flags(spec: ToolSpec, tokens: list[str]
     return values, problems
 
 
-def _merge(spec: ToolSpec, base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def _merge(structs: list[type[Struct]], base: dict[str, Any], override: dict[str, Any]
+           ) -> dict[str, Any]:
     """Drop every spelling in ``base`` of the fields ``override`` sets, then overlay it.
 
     ``override`` keeps its own spellings, so two aliases of one field inside the same source
     still reach validation and are refused as ``conflicting_aliases``.
     """
-    from zbtools.core.args import alias_table
-
-    table = alias_table(spec.params)
+    table = _flag_table(structs)[0]
     replaced = {table.get(k, k) for k in override}
     merged = {k: v for k, v in base.items() if table.get(k, k) not in replaced}
     merged.update(override)
     return merged
+
+
+def _unknown_tool(command: str, opts: Options, env: Mapping[str, str]) -> ToolError:
+    import difflib
+
+    if uses_dialect(opts, env):
+        from zbtools.dialects import get_dialect
+
+        dialect = get_dialect(opts.dialect, env)
+        names = [t.name for t in dialect.tools()]
+        where = f" in the {dialect.name} dialect"
+        listing = f"`zbtools --dialect {dialect.name} schema` lists its tools"
+    else:
+        from zbtools.registry import all_tools
+
+        names = sorted(n for s in all_tools() for n in s.names)
+        where, listing = "", "`zbtools tools` lists every tool"
+    close = difflib.get_close_matches(command, names, n=3, cutoff=0.6)
+    return ToolError("unknown_tool", f"no tool named {command!r}{where}",
+                     hint=(f"did you mean {', '.join(close)}? " if close else "") + listing,
+                     details={"tools": names})
 
 
 def _read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
@@ -315,7 +380,7 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
     spec: ToolSpec | None = None
     ctx: Context | None = None
     try:
-        command, rest = _split_argv(argv, opts)
+        command, rest = _split_argv(argv, opts, env)
         fmt = opts.format or env.get("ZBTOOLS_FORMAT") or (
             "human" if streams.stdout_isatty else "json")
         if fmt not in FORMATS:
@@ -340,22 +405,11 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
             from zbtools.commands import run_command_word
 
             return run_command_word(command, rest, opts, streams, env, fmt)
-        from zbtools.registry import find
-
-        spec = find(command)
+        spec, dtool, structs = _tool_structs(command, opts, env)
         if spec is None:
-            from zbtools.registry import all_tools
-
-            names = sorted(n for s in all_tools() for n in s.names)
-            import difflib
-
-            close = difflib.get_close_matches(command, names, n=3, cutoff=0.6)
-            raise ToolError("unknown_tool", f"no tool named {command!r}",
-                            hint=(f"did you mean {', '.join(close)}? " if close else "")
-                            + "`zbtools tools` lists every tool",
-                            details={"tools": names})
-        tool = spec.name
-        flags, flag_problems = _parse_tool_flags(spec, rest)
+            raise _unknown_tool(command, opts, env)
+        tool = dtool.name if dtool is not None else spec.name
+        flags, flag_problems = _parse_tool_flags(structs, rest)
         ctx = _make_context(opts, env)
         limit = ctx.limits.max_request_bytes
         args_json = parse_request(opts.args.encode("utf-8", "surrogateescape"), "--args") \
@@ -364,16 +418,22 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
             _read_stdin(streams, limit, opts.stdin or not (flags or flag_problems
                                                             or opts.args is not None)),
             "stdin")
-        merged = _merge(spec, _merge(spec, stdin_json, args_json), flags)
-        from zbtools.core.args import validate
+        merged = _merge(structs, _merge(structs, stdin_json, args_json), flags)
+        if dtool is not None:
+            from zbtools.dialects import invoke
 
-        params = validate(spec.params, merged, flag_problems)
-        per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
-        if any(v is not None for v in per_call.values()):
-            ctx.limits = ctx.limits.with_overrides(**per_call)
-        result = spec.run(params, ctx)
-        payload = result.to_json()
-        envelope = success_envelope(spec.name, payload,
+            outcome = invoke(dtool, merged, ctx, flag_problems)
+            result, payload = outcome.result, outcome.payload
+        else:
+            from zbtools.core.args import validate
+
+            params = validate(spec.params, merged, flag_problems)
+            per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
+            if any(v is not None for v in per_call.values()):
+                ctx.limits = ctx.limits.with_overrides(**per_call)
+            result = spec.run(params, ctx)
+            payload = result.to_json()
+        envelope = success_envelope(tool, payload,
                                     truncated=bool(payload.get("truncated", False)),
                                     warnings=ctx.warnings)
         emit(streams, fmt, spec, tool, envelope, result, ctx)
@@ -426,4 +486,8 @@ def main_with_argv(argv: list[str]) -> int:
 
 
 def main() -> None:
+    if "_ZBTOOLS_COMPLETE" in os.environ:  # a shell asking for completions (completions/)
+        from zbtools.cli import run_typer
+
+        sys.exit(run_typer(sys.argv[1:], process_streams()))
     sys.exit(run(sys.argv[1:], process_streams(), os.environ))

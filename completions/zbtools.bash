@@ -1,0 +1,10 @@
+_zbtools_completion() {
+    local IFS=$'
+'
+    COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \
+                   COMP_CWORD=$COMP_CWORD \
+                   _ZBTOOLS_COMPLETE=complete_bash $1 ) )
+    return 0
+}
+
+complete -o default -F _zbtools_completion zbtools

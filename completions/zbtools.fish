@@ -1,0 +1,1 @@
+complete --command zbtools --no-files --arguments "(env _ZBTOOLS_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) zbtools)" --condition "env _ZBTOOLS_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) zbtools"

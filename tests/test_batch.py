@@ -1,0 +1,134 @@
+"""``zbtools batch``: JSON Lines in, one result line per request, in order, with the id."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import CliRunner
+
+
+def lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def jsonl(*requests: Any) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in requests)
+
+
+def test_results_in_order_with_their_ids(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\ntwo\n")
+    call = cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "read_file", "args": {"path": "a.txt"}},
+        {"id": "w", "tool": "write_file", "args": {"path": "b.txt", "content": "x\n"}},
+        {"id": [3], "tool": "read_file", "args": {"path": "b.txt"}},
+        {"tool": "list_dir"}))
+    assert call.code == 0
+    out = lines(call.out)
+    assert [o["id"] for o in out] == [1, "w", [3], None]
+    assert [o["ok"] for o in out] == [True, True, True, True]
+    assert out[0]["result"]["content"] == "one\ntwo\n"
+    assert out[2]["result"]["content"] == "x\n"
+    assert out[3]["tool"] == "list_directory"
+    assert list(out[0])[:4] == ["id", "zbtools", "tool", "ok"]
+
+
+def test_malformed_lines_yield_error_lines_and_processing_continues(ws: Path,
+                                                                   cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\n")
+    ok = {"id": 9, "tool": "read_file", "args": {"path": "a.txt"}}
+    call = cli("batch", stdin=jsonl(
+        "not json", "[1, 2]", "", "   ", {"id": 1}, {"id": 2, "tool": "nope"},
+        {"id": 3, "tool": "read_file", "args": [1]},
+        {"id": 4, "tool": "read_file", "args": {"path": "a.txt"}, "extra": 1},
+        {"id": 5, "tool": "read_file", "args": {"pth": "a.txt"}},
+        {"id": 6, "tool": "read_file", "args": {"path": "missing.txt"}},
+        b"\xff\xfe".decode("latin-1"), ok))
+    assert call.code == 0
+    out = lines(call.out)
+    codes = [o["error"]["code"] if not o["ok"] else "ok" for o in out]
+    assert codes == ["invalid_json", "invalid_json", "invalid_arguments", "unknown_tool",
+                     "invalid_arguments", "invalid_arguments", "invalid_arguments",
+                     "not_found", "invalid_json", "ok"]
+    assert [o["id"] for o in out] == [None, None, 1, 2, 3, 4, 5, 6, None, 9]
+
+
+def test_openai_style_requests(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\n")
+    call = cli("batch", stdin=jsonl(
+        {"id": "call_1", "name": "read_file", "arguments": json.dumps({"path": "a.txt"})},
+        {"id": "call_2", "name": "read_file", "arguments": "{bad"}))
+    out = lines(call.out)
+    assert out[0]["result"]["content"] == "one\n"
+    assert out[1]["error"]["code"] == "invalid_json"
+
+
+def test_the_dialect_applies(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\ntwo\nthree\n")
+    call = cli("--dialect", "fiz", "batch", stdin=jsonl(
+        {"id": 1, "tool": "read", "args": {"path": "a.txt", "offset": 1, "limit": 1}},
+        {"id": 2, "tool": "read_file", "args": {"path": "a.txt", "offset": 1, "limit": 1}},
+        {"id": 3, "tool": "edit", "args": {"path": "a.txt", "edits": [
+            {"oldText": "one", "newText": "1"}, {"oldText": "three", "newText": "3"}]}}))
+    out = lines(call.out)
+    assert out[0]["tool"] == "read" and out[0]["result"]["content"] == "two\n"
+    assert out[0]["result"]["next_offset"] == 2
+    assert out[1]["tool"] == "read_file" and out[1]["result"]["content"] == "one\n"
+    assert out[2]["ok"], out[2]
+    assert (ws / "a.txt").read_text() == "1\ntwo\n3\n"
+
+
+def test_warnings_and_limits_are_per_call(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("".join(f"{i}\n" for i in range(100)))
+    call = cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "read_file", "args": {"path": "a.txt", "max_lines": 10}},
+        {"id": 2, "tool": "read_file", "args": {"path": "a.txt"}},
+        {"id": 3, "tool": "read_file_range", "args": {"path": "a.txt", "end_line": 500}},
+        {"id": 4, "tool": "read_file", "args": {"path": "a.txt", "limit": 1}}))
+    out = lines(call.out)
+    assert out[0]["result"]["end_line"] == 10
+    assert out[1]["result"]["end_line"] == 100
+    assert out[2]["warnings"] and not out[3]["warnings"]
+
+
+def test_empty_input_and_arguments(cli: CliRunner) -> None:
+    assert cli("batch", stdin="").out == ""
+    assert cli("batch", stdin="").code == 0
+    assert cli("batch", "extra", stdin="").error["code"] == "usage_error"
+
+
+def test_an_oversized_line_is_refused_and_the_next_one_runs(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\n")
+    big = json.dumps({"id": 1, "tool": "write_file", "args": {"path": "b", "content": "x" * 5000}})
+    call = cli("batch", stdin=jsonl(big, {"id": 2, "tool": "read_file",
+                                          "args": {"path": "a.txt"}}),
+               env={"ZBTOOLS_MAX_REQUEST_BYTES": "2048"})
+    out = lines(call.out)
+    assert out[0]["error"]["code"] == "too_large"
+    assert out[1]["id"] == 2 and out[1]["ok"]
+    assert not (ws / "b").exists()
+
+
+def test_batch_in_a_real_process_is_fast(ws: Path, proc: CliRunner) -> None:
+    (ws / "a.txt").write_text("".join(f"line {i}\n" for i in range(40)))
+    n = 500
+    request = jsonl(*({"id": i, "tool": "read_file", "args": {"path": "a.txt"}}
+                      for i in range(n)))
+    start = time.perf_counter()
+    call = proc("batch", stdin=request)
+    elapsed = time.perf_counter() - start
+    out = lines(call.out)
+    assert [o["id"] for o in out] == list(range(n))
+    assert all(o["ok"] for o in out)
+    assert elapsed < 10, elapsed  # generous: the benchmark measures >= 1000 calls/s
+
+
+def test_child_processes_do_not_eat_the_batch_input(ws: Path, proc: CliRunner) -> None:
+    call = proc("batch", stdin=jsonl(
+        {"id": 1, "tool": "run_command", "args": {"command": "cat; echo done"}},
+        {"id": 2, "tool": "list_directory"}))
+    out = lines(call.out)
+    assert out[0]["result"]["stdout"] == "done\n"
+    assert out[1]["id"] == 2 and out[1]["ok"]

@@ -1,0 +1,523 @@
+"""Dialects: each one's documented examples (seeds 002-004, Anthropic, Codex) through the real CLI.
+
+The parity table drives ``zbtools --dialect D TOOL`` in-process (``cli``) and, for a sample, as
+a real subprocess (``proc``), and checks the files and results. fiz's schemas are compared with
+the ones its documentation publishes (tests/data/fiz_tool_schemas.json, copied from seed 004).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO, Call, CliRunner
+from zbtools.dialects import DIALECTS, DialectTool, get_dialect, invoke
+from zbtools.registry import all_tools
+
+SEED_FIZ = json.loads((REPO / "tests" / "data" / "fiz_tool_schemas.json").read_text())
+LINES = "".join(f"line {i}\n" for i in range(1, 11))
+
+
+def put(ws: Path, rel: str, text: str) -> Path:
+    path = ws / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# The API
+
+
+def test_every_dialect_loads_and_lists_only_tools_it_can_run() -> None:
+    canonical = {s.name for s in all_tools()}
+    for name in DIALECTS:
+        dialect = get_dialect(name)
+        assert dialect.name == name
+        tools = dialect.tools()
+        assert tools, name
+        assert len({t.name for t in tools}) == len(tools)
+        for tool in tools:
+            assert set(tool.targets) <= canonical, tool
+            assert tool.description and tool.spec is not None
+            assert isinstance(tool.input_schema(), dict)
+        assert not set(dialect.unavailable()) & {t.name for t in tools}
+
+
+def test_documented_tool_names() -> None:
+    def names(d: str) -> list[str]:
+        return [t.name for t in get_dialect(d).tools()]
+
+    assert names("claude") == ["Read", "Write", "Edit", "Glob", "Grep"]
+    assert names("fiz") == ["bash", "edit", "find", "grep", "ls", "patch", "read", "task",
+                            "write"]
+    assert names("zkit")[:15] == [
+        "read", "write", "write_append", "edit", "apply_patch", "grep", "glob", "ls", "bash",
+        "bash_output", "stop_process", "list_processes", "save_plan", "save_plan_append",
+        "update_plan"]
+    assert set(names("zkit")) | set(get_dialect("zkit").unavailable()) >= {"web_fetch",
+                                                                           "web_search"}
+    assert names("anthropic") == ["str_replace_based_edit_tool"]
+    assert names("codex") == ["apply_patch", "shell", "update_plan"]
+    assert names("zblade") == sorted(s.name for s in all_tools())
+
+
+def test_get_dialect_defaults_and_refuses_unknown_names() -> None:
+    assert get_dialect(None, {}).name == "zblade"
+    assert get_dialect(None, {"ZBTOOLS_DIALECT": "fiz"}).name == "fiz"
+    assert get_dialect("Claude").name == "claude"
+    with pytest.raises(Exception) as info:
+        get_dialect("gemini")
+    error: Any = info.value
+    assert error.code == "usage_error"
+    assert "zblade, claude, zkit, fiz, anthropic, codex" in error.hint
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_canonical_names_and_aliases_still_resolve(dialect: str) -> None:
+    d = get_dialect(dialect)
+    for name in ("read_file", "create_file", "list_dir", "rg", "apply_edit"):
+        tool = d.lookup(name)
+        assert tool is not None, name
+        assert tool.identity
+    assert d.lookup("no_such_tool") is None
+
+
+def test_a_dialect_name_wins_over_a_canonical_alias() -> None:
+    find = get_dialect("fiz").lookup("find")
+    assert find is not None and find.name == "find" and "dir" in find.params.fields()
+    read = get_dialect("claude").lookup("read")  # case-insensitive fallback
+    assert read is not None and read.name == "Read"
+    assert get_dialect("anthropic").lookup("str_replace_editor") is not None
+
+
+def test_annotations_follow_the_canonical_tool_unless_the_dialect_differs() -> None:
+    zkit = get_dialect("zkit")
+    read, write = zkit.lookup("read"), zkit.lookup("write")
+    assert read is not None and read.read_only and read.idempotent and not read.destructive
+    assert write is not None and not write.read_only and not write.destructive
+    editor = get_dialect("anthropic").tools()[0]
+    assert editor.destructive and not editor.read_only
+
+
+def test_to_and_from_canonical() -> None:
+    fiz = get_dialect("fiz")
+    read = fiz.lookup("read")
+    assert read is not None
+    assert read.to_canonical({"path": "a", "offset": 0, "limit": 5}) == {
+        "path": "a", "offset": 1, "limit": 5}
+    assert read.from_canonical({"next_offset": 11, "x": 1}) == {"next_offset": 10, "x": 1}
+    edit = fiz.lookup("edit")
+    assert edit is not None
+    assert edit.to_canonical({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]}) == {
+        "path": "a", "patches": [{"old_text": "x", "new_text": "y"}]}
+    grep = get_dialect("claude").lookup("Grep")
+    assert grep is not None
+    assert grep.to_canonical({"pattern": "x", "-A": 2, "-i": True, "-n": True}) == {
+        "pattern": "x", "output_mode": "files_with_matches", "after_context": 2,
+        "case_insensitive": True}
+    with pytest.raises(Exception) as info:
+        grep.to_canonical({"pattern": "x", "-Z": 1})
+    error: Any = info.value
+    assert error.code == "invalid_arguments"
+    assert "-A" in error.details["problems"][0]["accepted"]
+
+
+def test_invoke_runs_a_dialect_tool(ws: Path) -> None:
+    from zbtools.core.context import Context
+    from zbtools.core.workspace import Workspace
+
+    put(ws, "a.txt", LINES)
+    tool = get_dialect("fiz").lookup("read")
+    assert isinstance(tool, DialectTool)
+    ctx = Context(Workspace(str(ws)))
+    try:
+        outcome = invoke(tool, {"path": "a.txt", "offset": 3, "limit": 2}, ctx)
+    finally:
+        ctx.workspace.close()
+    assert outcome.payload["content"] == "line 4\nline 5\n"
+    assert outcome.payload["next_offset"] == 5
+    assert outcome.spec.name == "read_file"
+
+
+# ---------------------------------------------------------------------------------------------
+# Schemas reproduce the documented ones
+
+
+@pytest.mark.parametrize("name", sorted(SEED_FIZ))
+def test_fiz_schemas_reproduce_the_published_ones(name: str) -> None:
+    tool = get_dialect("fiz").lookup(name)
+    assert tool is not None
+    assert tool.description == SEED_FIZ[name]["description"]
+    ours, theirs = tool.input_schema(), SEED_FIZ[name]["schema"]
+
+    def covers(mine: Any, published: Any, where: str) -> None:
+        if isinstance(published, dict):
+            assert isinstance(mine, dict), where
+            for key, value in published.items():
+                assert key in mine, f"{where}.{key} missing"
+                covers(mine[key], value, f"{where}.{key}")
+            if "properties" in published:
+                assert list(mine["properties"]) == list(published["properties"]), where
+        else:
+            assert mine == published, where
+
+    covers(ours, theirs, name)
+    assert set(ours.get("required", [])) == set(theirs.get("required", []))
+
+
+def test_claude_and_anthropic_schemas_name_the_documented_parameters() -> None:
+    claude = {t.name: t.input_schema() for t in get_dialect("claude").tools()}
+    assert list(claude["Read"]["properties"]) == ["file_path", "offset", "limit"]
+    assert claude["Read"]["required"] == ["file_path"]
+    assert list(claude["Edit"]["properties"]) == ["file_path", "old_string", "new_string",
+                                                  "replace_all"]
+    assert claude["Write"]["required"] == ["file_path", "content"]
+    assert claude["Glob"]["required"] == ["pattern"]
+    grep = claude["Grep"]["properties"]
+    assert {"pattern", "path", "glob", "output_mode", "-A", "-B", "-C", "-i", "type",
+            "multiline"} <= set(grep)
+    assert grep["output_mode"]["enum"] == ["content", "files_with_matches", "count"]
+    editor = get_dialect("anthropic").tools()[0].input_schema()
+    assert editor["properties"]["command"]["enum"] == [
+        "view", "create", "str_replace", "insert", "undo_edit"]
+    assert editor["required"] == ["command", "path"]
+    assert editor["properties"]["view_range"] == {**editor["properties"]["view_range"],
+                                                  "type": "array",
+                                                  "items": {"type": "integer"}}
+    codex = {t.name: t.input_schema() for t in get_dialect("codex").tools()}
+    assert codex["apply_patch"]["required"] == ["input"]
+    assert codex["shell"]["properties"]["command"]["items"] == {"type": "string"}
+    assert codex["update_plan"]["properties"]["plan"]["items"]["required"] == ["step",
+                                                                                 "status"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The parity table: documented examples through the CLI
+
+Check = Callable[[Path, Call], object]
+
+
+def content_is(expected: str) -> Check:
+    def check(ws: Path, call: Call) -> None:
+        assert call.result["content"] == expected
+
+    return check
+
+
+def file_is(rel: str, expected: str) -> Check:
+    def check(ws: Path, call: Call) -> None:
+        assert call.code == 0, call
+        assert (ws / rel).read_text() == expected
+
+    return check
+
+
+def error_is(code: str, *, text: str = "") -> Check:
+    def check(ws: Path, call: Call) -> None:
+        error = call.error
+        assert error["code"] == code, error
+        assert text in error["message"] + error["hint"]
+
+    return check
+
+
+def unchanged(rel: str, expected: str) -> Check:
+    def check(ws: Path, call: Call) -> None:
+        assert (ws / rel).read_text() == expected
+
+    return check
+
+
+def both(*checks: Check) -> Check:
+    def check(ws: Path, call: Call) -> None:
+        for c in checks:
+            c(ws, call)
+
+    return check
+
+
+def result_has(**expected: Any) -> Check:
+    def check(ws: Path, call: Call) -> None:
+        result = call.result
+        for key, value in expected.items():
+            assert result[key] == value, (key, result[key])
+
+    return check
+
+
+SRC = "def foo():\n    x = 1\n    return x\n"
+# (id, dialect, tool, args, files before, check)
+TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
+    # fiz (seed 004)
+    ("fiz-read-offset-0", "fiz", "read", {"path": "a.txt", "offset": 0, "limit": 2},
+     {"a.txt": LINES}, both(content_is("line 1\nline 2\n"), result_has(next_offset=2))),
+    ("fiz-read-offset-5", "fiz", "read", {"path": "a.txt", "offset": 5},
+     {"a.txt": LINES}, both(content_is("line 6\nline 7\nline 8\nline 9\nline 10\n"),
+                            result_has(start_line=6, next_offset=None))),
+    ("fiz-read-negative", "fiz", "read", {"path": "a.txt", "offset": -1}, {"a.txt": LINES},
+     error_is("invalid_arguments", text="0-based")),
+    ("fiz-read-past-end", "fiz", "read", {"path": "a.txt", "offset": 99}, {"a.txt": LINES},
+     error_is("out_of_range", text="between 0 and 9")),
+    ("fiz-edit-edits", "fiz", "edit",
+     {"path": "m.py", "edits": [{"oldText": "def foo():", "newText": "def bar():"},
+                                {"oldText": "    x = 1", "newText": "    x = 2"}]},
+     {"m.py": SRC}, file_is("m.py", SRC.replace("foo", "bar").replace("x = 1", "x = 2"))),
+    ("fiz-edit-legacy", "fiz", "edit",
+     {"path": "m.py", "old_string": "return x", "new_string": "return -x"}, {"m.py": SRC},
+     file_is("m.py", SRC.replace("return x", "return -x"))),
+    ("fiz-edit-overlap", "fiz", "edit",
+     {"path": "m.py", "edits": [{"oldText": "def foo():\n    x = 1", "newText": "a"},
+                                {"oldText": "    x = 1", "newText": "b"}]},
+     {"m.py": SRC}, error_is("overlapping_edits")),
+    ("fiz-edit-both-forms", "fiz", "edit",
+     {"path": "m.py", "edits": [{"oldText": "x", "newText": "y"}], "old_string": "a",
+      "new_string": "b"}, {"m.py": SRC}, error_is("invalid_arguments", text="not both")),
+    ("fiz-edit-unknown-key", "fiz", "edit",
+     {"path": "m.py", "edits": [{"old_text": "x", "newText": "y"}]}, {"m.py": SRC},
+     error_is("invalid_arguments", text="oldText")),
+    ("fiz-patch-replace", "fiz", "patch",
+     {"path": "m.py", "search": "x = 1", "content": "x = 10"}, {"m.py": SRC},
+     file_is("m.py", SRC.replace("x = 1", "x = 10"))),
+    ("fiz-patch-replace-ambiguous", "fiz", "patch",
+     {"path": "t.txt", "search": "a", "content": "b"}, {"t.txt": "a\na\n"},
+     error_is("ambiguous_match")),
+    ("fiz-patch-replace-all", "fiz", "patch",
+     {"path": "t.txt", "search": "a", "content": "b", "operation": "replace_all"},
+     {"t.txt": "a\nc\na\n"}, file_is("t.txt", "b\nc\nb\n")),
+    ("fiz-patch-prepend", "fiz", "patch",
+     {"path": "t.txt", "content": "# head\n", "operation": "prepend"}, {"t.txt": "body\n"},
+     file_is("t.txt", "# head\nbody\n")),
+    ("fiz-patch-append", "fiz", "patch",
+     {"path": "t.txt", "content": "tail", "operation": "append"}, {"t.txt": "body\n"},
+     file_is("t.txt", "body\ntail\n")),
+    ("fiz-patch-no-search", "fiz", "patch", {"path": "t.txt", "content": "x"},
+     {"t.txt": "body\n"}, error_is("invalid_arguments", text="needs search")),
+    ("fiz-find", "fiz", "find", {"pattern": "cmd/**/main.go", "dir": "."},
+     {"cmd/app/main.go": "package main\n", "main.go": "x\n", "vendor/cmd/x/main.go": "v\n"},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["cmd/app/main.go"]
+     or pytest.fail(str(call.result))),
+    ("fiz-grep", "fiz", "grep",
+     {"pattern": "hello", "glob": "*.go", "case_insensitive": True, "dir": "src"},
+     {"src/a.go": "Hello\n", "src/b.ts": "hello\n"},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["src/a.go"]
+     or pytest.fail(str(call.result))),
+    ("fiz-ls", "fiz", "ls", {"path": "d"}, {"d/x.txt": "1\n"},
+     lambda ws, call: [e["name"] for e in call.result["entries"]] == ["x.txt"]
+     or pytest.fail(str(call.result))),
+    ("fiz-bash", "fiz", "bash", {"command": "echo hi", "timeout_ms": 10000}, {},
+     result_has(exit_code=0, stdout="hi\n")),
+    ("fiz-task-create", "fiz", "task", {"operation": "create", "title": "Write tests"}, {},
+     lambda ws, call: call.result["task"]["title"] == "Write tests"
+     or pytest.fail(str(call.result))),
+    ("fiz-write", "fiz", "write", {"path": "new/dir/f.txt", "content": "x\n"}, {},
+     file_is("new/dir/f.txt", "x\n")),
+    ("fiz-write-overwrites", "fiz", "write", {"path": "f.txt", "content": "new\n"},
+     {"f.txt": "old\n"}, file_is("f.txt", "new\n")),
+    # claude (seed 002)
+    ("claude-read-1-based", "claude", "Read", {"file_path": "a.txt", "offset": 2, "limit": 2},
+     {"a.txt": LINES}, content_is("line 2\nline 3\n")),
+    ("claude-read-offset-0", "claude", "Read", {"file_path": "a.txt", "offset": 0, "limit": 1},
+     {"a.txt": LINES}, content_is("line 1\n")),
+    ("claude-write", "claude", "Write", {"file_path": "f.txt", "content": "hello\n"},
+     {"f.txt": "old\n"}, file_is("f.txt", "hello\n")),
+    ("claude-edit", "claude", "Edit",
+     {"file_path": "m.py", "old_string": "x = 1", "new_string": "x = 3"}, {"m.py": SRC},
+     file_is("m.py", SRC.replace("x = 1", "x = 3"))),
+    ("claude-edit-not-unique", "claude", "Edit",
+     {"file_path": "t.txt", "old_string": "a", "new_string": "b"}, {"t.txt": "a\na\n"},
+     error_is("ambiguous_match")),
+    ("claude-edit-replace-all", "claude", "Edit",
+     {"file_path": "t.txt", "old_string": "a", "new_string": "b", "replace_all": True},
+     {"t.txt": "a\na\n"}, file_is("t.txt", "b\nb\n")),
+    ("claude-glob", "claude", "Glob", {"pattern": "**/*.ts", "path": "src"},
+     {"src/a.ts": "1\n", "src/x/b.ts": "2\n", "src/c.js": "3\n"},
+     lambda ws, call: sorted(m["path"] for m in call.result["matches"]) == [
+         "src/a.ts", "src/x/b.ts"] or pytest.fail(str(call.result))),
+    ("claude-grep-default-files", "claude", "Grep", {"pattern": "needle"},
+     {"a.txt": "needle\n", "b.txt": "hay\n"},
+     result_has(output_mode="files_with_matches", files=["a.txt"])),
+    ("claude-grep-content-context", "claude", "Grep",
+     {"pattern": "NEEDLE", "output_mode": "content", "-i": True, "-B": 1, "glob": "*.txt"},
+     {"a.txt": "before\nneedle\nafter\n"},
+     lambda ws, call: call.result["matches"][0]["before"] == ["before"]
+     or pytest.fail(str(call.result))),
+    # zkit (seed 003)
+    ("zkit-write-refuses-existing", "zkit", "write", {"path": "f.txt", "content": "new\n"},
+     {"f.txt": "old\n"}, both(error_is("already_exists", text="edit"),
+                              unchanged("f.txt", "old\n"))),
+    ("zkit-write-creates", "zkit", "write", {"path": "f.txt", "content": ""}, {},
+     file_is("f.txt", "")),
+    ("zkit-write-append", "zkit", "write_append", {"path": "f.txt", "content": "b\n"},
+     {"f.txt": "a\n"}, file_is("f.txt", "a\nb\n")),
+    ("zkit-read-hashes", "zkit", "read", {"path": "a.txt", "limit": 2}, {"a.txt": LINES},
+     lambda ws, call: len(call.result["line_hashes"]) == 2 or pytest.fail(str(call.result))),
+    ("zkit-edit", "zkit", "edit", {"path": "m.py", "old_string": "x = 1",
+                                   "new_string": "x = 5"},
+     {"m.py": SRC}, file_is("m.py", SRC.replace("x = 1", "x = 5"))),
+    ("zkit-apply-patch", "zkit", "apply_patch",
+     {"patch": "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n def foo():\n-    x = 1\n+    x = 7\n"
+               "     return x\n"}, {"m.py": SRC}, file_is("m.py", SRC.replace("1", "7"))),
+    ("zkit-ls", "zkit", "ls", {"path": "."}, {"q.txt": "1\n"},
+     result_has(count=1)),
+    ("zkit-save-plan", "zkit", "save_plan", {"name": "p", "content": "# Plan\n"}, {},
+     file_is(".zbtools/plans/p.md", "# Plan\n")),
+    ("zkit-update-plan", "zkit", "update_plan",
+     {"steps": [{"title": "a", "status": "in_progress"}, {"title": "b"}]}, {},
+     lambda ws, call: [s["status"] for s in call.result["steps"]] == ["in_progress",
+                                                                       "pending"]
+     or pytest.fail(str(call.result))),
+    # anthropic text editor
+    ("anthropic-view", "anthropic", "str_replace_based_edit_tool",
+     {"command": "view", "path": "a.txt"}, {"a.txt": LINES}, content_is(LINES)),
+    ("anthropic-view-range", "anthropic", "str_replace_based_edit_tool",
+     {"command": "view", "path": "a.txt", "view_range": [9, -1]}, {"a.txt": LINES},
+     content_is("line 9\nline 10\n")),
+    ("anthropic-view-range-closed", "anthropic", "str_replace_based_edit_tool",
+     {"command": "view", "path": "a.txt", "view_range": [2, 3]}, {"a.txt": LINES},
+     content_is("line 2\nline 3\n")),
+    ("anthropic-view-dir", "anthropic", "str_replace_based_edit_tool",
+     {"command": "view", "path": "."}, {"d/e/f.txt": "1\n", "d/e/g/h.txt": "2\n"},
+     lambda ws, call: [e["path"] for e in call.result["entries"]] == ["d", "d/e"]
+     or pytest.fail(str(call.result))),
+    ("anthropic-create", "anthropic", "str_replace_based_edit_tool",
+     {"command": "create", "path": "n/new.py", "file_text": "print(1)\n"}, {},
+     file_is("n/new.py", "print(1)\n")),
+    ("anthropic-create-existing", "anthropic", "str_replace_based_edit_tool",
+     {"command": "create", "path": "f.txt", "file_text": "x"}, {"f.txt": "old\n"},
+     error_is("already_exists")),
+    ("anthropic-str-replace", "anthropic", "str_replace_based_edit_tool",
+     {"command": "str_replace", "path": "m.py", "old_str": "x = 1", "new_str": "x = 9"},
+     {"m.py": SRC}, file_is("m.py", SRC.replace("x = 1", "x = 9"))),
+    ("anthropic-str-replace-delete", "anthropic", "str_replace_based_edit_tool",
+     {"command": "str_replace", "path": "t.txt", "old_str": "b\n"}, {"t.txt": "a\nb\nc\n"},
+     file_is("t.txt", "a\nc\n")),
+    ("anthropic-insert-text", "anthropic", "str_replace_based_edit_tool",
+     {"command": "insert", "path": "t.txt", "insert_line": 1, "insert_text": "x\n"},
+     {"t.txt": "a\nb\n"}, file_is("t.txt", "a\nx\nb\n")),
+    ("anthropic-insert-new-str", "anthropic", "str_replace_based_edit_tool",
+     {"command": "insert", "path": "t.txt", "insert_line": 0, "new_str": "top"},
+     {"t.txt": "a\n"}, file_is("t.txt", "top\na\n")),
+    ("anthropic-insert-missing-line", "anthropic", "str_replace_based_edit_tool",
+     {"command": "insert", "path": "t.txt", "new_str": "top"}, {"t.txt": "a\n"},
+     error_is("invalid_arguments", text="insert_line")),
+    ("anthropic-create-without-text", "anthropic", "str_replace_based_edit_tool",
+     {"command": "create", "path": "t.txt"}, {}, error_is("invalid_arguments",
+                                                          text="file_text")),
+    ("anthropic-bad-command", "anthropic", "str_replace_based_edit_tool",
+     {"command": "delete", "path": "t.txt"}, {"t.txt": "a\n"},
+     error_is("invalid_arguments", text="view")),
+    # codex
+    ("codex-apply-patch", "codex", "apply_patch",
+     {"input": "*** Begin Patch\n*** Add File: pkg/new.py\n+print('hi')\n"
+               "*** Update File: m.py\n@@ def foo():\n-    x = 1\n+    x = 2\n*** End Patch\n"},
+     {"m.py": SRC}, both(file_is("pkg/new.py", "print('hi')\n"),
+                         file_is("m.py", SRC.replace("x = 1", "x = 2")))),
+    ("codex-apply-patch-bad", "codex", "apply_patch", {"input": "not a patch"}, {},
+     error_is("patch_parse_error")),
+    ("codex-shell", "codex", "shell", {"command": ["bash", "-lc", "echo $((1+2))"]}, {},
+     result_has(exit_code=0, stdout="3\n")),
+    ("codex-shell-argv", "codex", "shell", {"command": ["echo", "a b", "c"], "workdir": "d"},
+     {"d/x": ""}, result_has(exit_code=0, stdout="a b c\n")),
+    ("codex-update-plan", "codex", "update_plan",
+     {"explanation": "start", "plan": [{"step": "read", "status": "completed"},
+                                       {"step": "edit", "status": "in_progress"}]}, {},
+     lambda ws, call: [s["title"] for s in call.result["steps"]] == ["read", "edit"]
+     or pytest.fail(str(call.result))),
+]
+
+
+@pytest.mark.parametrize("dialect,tool,args,files,check", [t[1:] for t in TABLE],
+                         ids=[t[0] for t in TABLE])
+def test_parity_table(ws: Path, cli: CliRunner, dialect: str, tool: str, args: dict[str, Any],
+                      files: dict[str, str], check: Check) -> None:
+    for rel, text in files.items():
+        put(ws, rel, text)
+    call = cli("--dialect", dialect, tool, stdin=args)
+    check(ws, call)
+    if call.code == 0:
+        assert call.json["tool"] == tool
+
+
+SUBPROCESS = ["fiz-read-offset-0", "fiz-edit-edits", "zkit-write-refuses-existing",
+              "claude-read-1-based", "anthropic-insert-text", "codex-apply-patch"]
+
+
+@pytest.mark.parametrize("row", [t for t in TABLE if t[0] in SUBPROCESS], ids=SUBPROCESS)
+def test_parity_table_in_a_real_process(ws: Path, proc: CliRunner, row: tuple[Any, ...]
+                                        ) -> None:
+    _id, dialect, tool, args, files, check = row
+    for rel, text in files.items():
+        put(ws, rel, text)
+    check(ws, proc("--dialect", dialect, tool, "--args", json.dumps(args)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI around dialects
+
+
+def test_flags_use_the_dialect_names(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", LINES)
+    assert cli("--dialect", "fiz", "read", "--path", "a.txt", "--offset", "0", "--limit",
+               "1").result["content"] == "line 1\n"
+    assert cli("--dialect", "claude", "Read", "--file-path", "a.txt", "--offset",
+               "3", "--limit", "1").result["content"] == "line 3\n"
+    grep = cli("--dialect", "claude", "Grep", "--pattern", "line 5", "--output-mode", "content",
+               "-A", "1").result
+    assert grep["matches"][0]["after"] == ["line 6"]
+
+
+def test_env_selects_the_dialect_and_the_flag_overrides_it(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", LINES)
+    fiz = {"ZBTOOLS_DIALECT": "fiz"}
+    assert cli("read", "--path", "a.txt", "--offset", "1", "--limit", "1",
+               env=fiz).result["content"] == "line 2\n"
+    assert cli("--dialect", "zblade", "read_file", "--path", "a.txt", "--offset", "1",
+               "--limit", "1", env=fiz).result["content"] == "line 1\n"
+    assert cli("read_file", "--path", "a.txt", "--limit", "1",
+               env=fiz).result["content"] == "line 1\n"
+
+
+def test_canonical_parameters_pass_through_a_dialect_tool(ws: Path, cli: CliRunner) -> None:
+    put(ws, "m.py", SRC)
+    result = cli("--dialect", "fiz", "edit", stdin={
+        "path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}],
+        "dry_run": True}).result
+    assert result["dry_run"] is True and "+    x = 2" in result["diff"]
+    assert (ws / "m.py").read_text() == SRC
+    stale = cli("--dialect", "claude", "Write", stdin={
+        "file_path": "m.py", "content": "x", "expected_sha256": "0" * 64})
+    assert stale.error["code"] == "stale_file"
+
+
+def test_unknown_tools_and_arguments_name_the_dialect(ws: Path, cli: CliRunner) -> None:
+    unknown = cli("--dialect", "fiz", "Read", stdin={})
+    assert unknown.error["code"] == "invalid_arguments"  # Read -> read (case-insensitive)
+    missing = cli("--dialect", "claude", "Bash", stdin={"command": "ls"})
+    assert missing.error["code"] == "unknown_tool"
+    assert "Read" in missing.error["details"]["tools"]
+    bad = cli("--dialect", "fiz", "read", stdin={"path": "a", "offest": 1})
+    assert bad.code == 2
+    assert "did you mean 'offset'" in bad.error["message"]
+    assert cli("--dialect", "nope", "read_file", stdin={}).error["code"] == "usage_error"
+
+
+def test_text_format_renders_the_canonical_result(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", LINES)
+    out = cli("--dialect", "anthropic", "--text", "str_replace_based_edit_tool", stdin={
+        "command": "view", "path": "a.txt", "view_range": [2, 2]}).out
+    assert out == "     2\tline 2\n"
+
+
+def test_absolute_paths_inside_the_workspace(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", LINES)
+    call = cli("--dialect", "claude", "Read", stdin={"file_path": os.path.join(ws, "a.txt"),
+                                                    "limit": 1})
+    assert call.result["content"] == "line 1\n"
+    outside = cli("--dialect", "claude", "Read", stdin={"file_path": "/etc/passwd"})
+    assert outside.error["code"] == "outside_workspace"

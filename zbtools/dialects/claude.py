@@ -1,0 +1,131 @@
+"""The ``claude`` dialect (seed 002): Claude Code's file tools Read, Write, Edit, Glob and Grep.
+
+Mapping decisions:
+
+* ``Read`` -> read_file: ``file_path``, ``offset`` (1-based line number, as read_file; ``0`` is
+  taken as 1, since models send it), ``limit`` (default 2000 lines). The text rendering is
+  ``cat -n``. Images, PDFs and notebooks are not rendered: binary files are refused with
+  ``binary_file`` and an ``.ipynb`` is read as its JSON text.
+* ``Write`` -> write_file (creates or overwrites). ``Edit`` -> apply_edit (``old_string`` must
+  identify one place, else ``ambiguous_match`` with every candidate; ``replace_all``). Claude
+  Code's "read the file first" rule is not enforced: zbtools is stateless, and the sha256 of a
+  read passed as ``expected_sha256`` refuses a stale write instead. apply_edit also tolerates
+  whitespace and typography drift where Claude's Edit would fail.
+* ``Glob`` -> find_files_glob sorted by modification time, newest first. ``Grep`` ->
+  grep_search with ripgrep's option names (``-A``, ``-B``, ``-C``, ``-i``, ``-n``), ``type``,
+  ``multiline``, ``head_limit``; ``output_mode`` defaults to ``files_with_matches`` as in Claude
+  Code. ``-n`` is accepted and has no effect (results always carry line numbers).
+* Paths may be absolute (inside the workspace) or relative to the workspace root; seed 002
+  requires absolute paths, zbtools accepts both.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.dialects import Dialect, DialectTool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+
+class ReadParams(Struct):
+    file_path: str = field(help="Absolute path to the file")
+    offset: int | None = field(default=None, help="Starting line number (optional)")
+    limit: int | None = field(default=None, help="Number of lines to read (optional)")
+
+
+class WriteParams(Struct):
+    file_path: str = field(help="Absolute path (must be absolute)")
+    content: str = field(help="Full file content")
+
+
+class EditParams(Struct):
+    file_path: str = field(help="Absolute path to the file")
+    old_string: str = field(help="Text to find (must be unique in file)")
+    new_string: str = field(help="Replacement text")
+    replace_all: bool = field(default=False,
+                              help="Replace all occurrences (optional, default false)")
+
+
+class GlobParams(Struct):
+    pattern: str = field(help='Glob pattern (e.g., "**/*.ts", "src/**/*.tsx")')
+    path: str | None = field(default=None, help="Directory to search in (optional)")
+
+
+class GrepParams(Struct):
+    pattern: str = field(help="Regular expression to search for")
+    path: str | None = field(default=None, help="File or directory to search in (optional)")
+    glob: str | None = field(default=None, help='File pattern filter (e.g., "*.js")')
+    output_mode: Literal["content", "files_with_matches", "count"] = field(
+        default="files_with_matches",
+        help='"content" (matching lines), "files_with_matches" (paths) or "count" (matches '
+        'per file)')
+    B: int | None = field(default=None, help="Lines of context before each match (rg -B; "
+                          'output_mode "content")')
+    A: int | None = field(default=None, help="Lines of context after each match (rg -A; "
+                          'output_mode "content")')
+    C: int | None = field(default=None, help="Lines of context before and after each match "
+                          '(rg -C; output_mode "content")')
+    n: bool | None = field(default=None, help="Show line numbers (rg -n); results always "
+                           "carry them")
+    i: bool | None = field(default=None, help="Case-insensitive search (rg -i)")
+    type: str | None = field(default=None, help="File type to search (rg --type): js, py, "
+                             "rust, go, java, ...")
+    head_limit: int | None = field(default=None, help="Limit output to the first N lines or "
+                                   "entries")
+    multiline: bool | None = field(default=None, help="Multiline matching: patterns can span "
+                                   "lines and . matches newlines (rg -U --multiline-dotall)")
+
+
+def _read(params: ReadParams, out: dict[str, Any]) -> None:
+    if params.offset is not None:
+        if params.offset < 0:
+            raise ToolError("invalid_arguments", f"offset must be a line number >= 1, got "
+                            f"{params.offset}", hint="offset 1 is the first line",
+                            details={"problems": [{"problem": "out_of_range",
+                                                   "argument": "offset",
+                                                   "message": "offset < 0"}]})
+        out["offset"] = max(params.offset, 1)
+
+
+def _grep(params: GrepParams, out: dict[str, Any]) -> None:
+    for wire, canonical in (("B", "before_context"), ("A", "after_context"),
+                            ("C", "context"), ("i", "case_insensitive")):
+        if wire in out:
+            out[canonical] = out.pop(wire)
+    out.pop("n", None)
+
+
+def _tools() -> list[DialectTool]:
+    return [
+        DialectTool("Read", "read_file", params=ReadParams, renames={"file_path": "path"},
+                    translate=_read, description=(
+                        "Reads file contents from the filesystem. Returns content with line "
+                        "numbers (cat -n format); offset and limit (default 2000 lines) read "
+                        "part of a large file.")),
+        DialectTool("Write", "write_file", params=WriteParams, renames={"file_path": "path"},
+                    description=(
+                        "Creates new files or completely rewrites existing files. Overwrites "
+                        "existing files; Edit is preferred for modifications.")),
+        DialectTool("Edit", "apply_edit", params=EditParams,
+                    renames={"file_path": "path", "old_string": "old_text",
+                             "new_string": "new_text"},
+                    description=(
+                        "Performs exact string replacements in files. Fails if old_string is "
+                        "not unique (provide more context) unless replace_all is set; preserves "
+                        "exact indentation.")),
+        DialectTool("Glob", "find_files_glob", params=GlobParams, fixed={"sort": "mtime"},
+                    description=(
+                        "Fast file pattern matching. Supports standard glob patterns "
+                        '("**/*.ts", "src/**/*.tsx"); results sorted by modification time.')),
+        DialectTool("Grep", "grep_search", params=GrepParams, translate=_grep,
+                    wire_names={"A": "-A", "B": "-B", "C": "-C", "n": "-n", "i": "-i"},
+                    description=(
+                        "Content search powered by ripgrep. Full regex syntax, file type "
+                        "filtering, context lines (-A, -B, -C) and multiline matching.")),
+    ]
+
+
+DIALECT = Dialect("claude", _tools)

@@ -1,0 +1,223 @@
+"""The ``fiz`` dialect (seed 004): bash, edit, find, grep, ls, patch, read, task, write.
+
+Schemas reproduce fiz's documented JSON Schemas (names, types, descriptions, enums, required
+lists, ``additionalProperties: false`` where fiz has it). Mapping decisions:
+
+* ``read``: ``offset`` is 0-based (``offset: 0`` is line 1) -> read_file ``offset + 1``; the
+  result's ``next_offset`` is reported 0-based as well (line numbers stay line numbers).
+* ``edit``: ``edits[{oldText, newText}]`` -> apply_edit ``patches`` (all located against the
+  original file, all or nothing, overlaps refused); the legacy ``old_string``/``new_string`` ->
+  one edit. Both forms at once, or neither, is ``invalid_arguments``.
+* ``patch``: ``operation`` replace (default; ``search`` must be unique) and replace_all ->
+  apply_edit; prepend/append -> insert_text ``position: start/end`` (whole lines: a missing
+  final newline of ``content`` is supplied).
+* ``find`` -> find_files_glob (``dir`` -> ``path``), ``grep`` -> grep_search (``dir`` ->
+  ``path``; ``glob`` matches base names), ``ls`` -> list_directory, ``bash`` -> bash
+  (``timeout_ms``), ``task`` -> task, ``write`` -> write_file (creates or overwrites).
+* fiz's default excluded directories are .git, .hg, .svn, node_modules and vendor; zbtools'
+  default list is a superset (it adds target, __pycache__, .venv...). ``exclude_dirs`` replaces it
+  as in fiz. The parallel-safe flag of each tool is zbtools' own, which agrees with fiz's.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.dialects import Dialect, DialectTool, RouterTool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from zbtools.core.context import Context
+
+PATH_HELP = "File path (relative to working directory or absolute)"
+EXCLUDE_HELP = ("Override default excluded directories. By default, skips .git, .hg, .svn, "
+                "node_modules, and vendor/. Set to empty array [] to search all directories.")
+
+
+class BashParams(Struct):
+    command: str = field(help="Shell command to execute")
+    timeout_ms: int | None = field(default=None, help="Timeout in milliseconds (default 120000)")
+
+
+class EditItem(Struct):
+    oldText: str = field(help="Exact text to find (must be unique in the file and must not "
+                         "overlap with other edits)")
+    newText: str = field(help="Replacement text")
+
+
+class EditParams(Struct):
+    path: str = field(help=PATH_HELP)
+    edits: list[EditItem] | None = field(
+        default=None, help="One or more targeted replacements. Each edit is matched against the "
+        "original file, not incrementally. Do not include overlapping or nested edits. If two "
+        "changes touch the same block or nearby lines, merge them into one edit instead.")
+    old_string: str | None = field(default=None,
+                                   help="Legacy: exact string to find (use edits[] instead)")
+    new_string: str | None = field(default=None,
+                                   help="Legacy: replacement string (use edits[] instead)")
+
+
+class FindParams(Struct):
+    pattern: str = field(help="Path pattern to match (e.g. '**/*.go', 'cmd/**/main.go'). Use ** "
+                         "to match across directories.")
+    dir: str | None = field(default=None, help="Directory to search in (relative to working "
+                            "directory or absolute; defaults to working directory)")
+    exclude_dirs: list[str] | None = field(default=None, help=EXCLUDE_HELP)
+
+
+class GrepParams(Struct):
+    pattern: str = field(help="Regular expression to search for")
+    dir: str | None = field(default=None, help="Directory to search in (relative or absolute; "
+                            "defaults to working directory)")
+    glob: str | None = field(default=None, help="Restrict to files whose base names match this "
+                             "glob (e.g. '*.go', '*.ts')")
+    case_insensitive: bool | None = field(default=None,
+                                          help="Case-insensitive matching (default false)")
+    exclude_dirs: list[str] | None = field(default=None, help=EXCLUDE_HELP)
+
+
+class LsParams(Struct):
+    path: str | None = field(default=None, help="Directory to list (relative to working "
+                             "directory or absolute; defaults to working directory)")
+
+
+class PatchParams(Struct):
+    path: str = field(help=PATH_HELP)
+    search: str | None = field(default=None, help="Exact text to find in the file. Must match "
+                               "exactly (including whitespace). Will match first occurrence.")
+    content: str = field(help="Replacement text, or text to prepend/append")
+    operation: Literal["replace", "replace_all", "prepend", "append"] | None = field(
+        default=None, help="One of: 'replace' (default, search must be unique), 'replace_all' "
+        "(replace every occurrence), 'prepend' (insert at file start), 'append' (insert at "
+        "file end)")
+
+
+class ReadParams(Struct):
+    path: str = field(help=PATH_HELP)
+    offset: int | None = field(default=None, help="0-based line offset to start reading from")
+    limit: int | None = field(default=None, help="Maximum number of lines to return")
+
+
+class TaskParams(Struct):
+    operation: Literal["create", "update", "get", "list"] = field(
+        help="The operation to perform")
+    id: str | None = field(default=None,
+                           help="Task ID (required for update/get, ignored for create/list)")
+    title: str | None = field(default=None, help="Task title (required for create)")
+    description: str | None = field(default=None, help="Optional task description")
+    status: Literal["pending", "in_progress", "completed"] | None = field(
+        default=None, help="New status (required for update)")
+
+
+class WriteParams(Struct):
+    path: str = field(help=PATH_HELP)
+    content: str = field(help="Content to write to the file")
+
+
+def _invalid(message: str, hint: str, argument: str) -> ToolError:
+    return ToolError("invalid_arguments", message, hint=hint, details={"problems": [
+        {"problem": "invalid_combination", "argument": argument, "message": message}]})
+
+
+def _edit(params: EditParams, out: dict[str, Any]) -> None:
+    legacy = params.old_string is not None or params.new_string is not None
+    for key in ("edits", "old_string", "new_string"):
+        out.pop(key, None)
+    if params.edits is not None and legacy:
+        raise _invalid("give either edits[] or old_string/new_string, not both",
+                       "put every replacement in edits[]", "edits")
+    if params.edits is not None:
+        if not params.edits:
+            raise _invalid("edits is empty", 'give at least one {"oldText": ..., "newText": ...}',
+                           "edits")
+        out["patches"] = [{"old_text": e.oldText, "new_text": e.newText} for e in params.edits]
+        return
+    if params.old_string is None or params.new_string is None:
+        raise _invalid("edit needs edits[] (or the legacy old_string and new_string)",
+                       'e.g. {"path": "a.go", "edits": [{"oldText": "x := 1", "newText": '
+                       '"x := 2"}]}', "edits")
+    out["old_text"] = params.old_string
+    out["new_text"] = params.new_string
+
+
+def _read(params: ReadParams, out: dict[str, Any]) -> None:
+    if params.offset is not None:
+        if params.offset < 0:
+            raise _invalid(f"offset must be >= 0 (0-based), got {params.offset}",
+                           "offset 0 is the first line", "offset")
+        out["offset"] = params.offset + 1
+    if params.limit is not None and params.limit < 1:
+        raise _invalid(f"limit must be >= 1, got {params.limit}", "omit limit to read a page "
+                       "of up to 2000 lines", "limit")
+
+
+def _read_result(result: dict[str, Any]) -> dict[str, Any]:
+    out = dict(result)
+    if out.get("next_offset") is not None:
+        out["next_offset"] -= 1  # 0-based, like the offset fiz takes
+    return out
+
+
+def _read_error(error: ToolError) -> ToolError:
+    if error.code == "out_of_range" and "total_lines" in error.details:
+        total = error.details["total_lines"]
+        return ToolError("out_of_range", f"{error.message.split(':')[0]}: offset is past the "
+                         f"end of the file, which has {total} lines",
+                         hint=f"use an offset between 0 and {max(total - 1, 0)} (0-based)",
+                         details=error.details)
+    return error
+
+
+def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]]:
+    operation = params.operation or "replace"
+    if operation in ("prepend", "append"):
+        if params.search is not None:
+            raise _invalid(f"search is not used with operation {operation}",
+                           "omit search, or use operation replace", "search")
+        return "insert_text", {"path": params.path, "content": params.content,
+                               "position": "start" if operation == "prepend" else "end"}
+    if params.search is None:
+        raise _invalid(f"operation {operation} needs search (the exact text to replace)",
+                       'e.g. {"path": "a.go", "search": "x := 1", "content": "x := 2"}',
+                       "search")
+    args: dict[str, Any] = {"path": params.path, "old_text": params.search,
+                            "new_text": params.content}
+    if operation == "replace_all":
+        args["replace_all"] = True
+    return "apply_edit", args
+
+
+def _tools() -> list[DialectTool]:
+    return [
+        DialectTool("bash", "bash", params=BashParams, description=(
+            "Execute a shell command for targeted repo operations such as builds, tests, or "
+            "git. Do not use this for file discovery or file reading; use the find, grep, ls, "
+            "and read tools instead. Returns stdout, stderr, and exit code.")),
+        DialectTool("edit", "apply_edit", params=EditParams, translate=_edit, closed=True,
+                    description="Make targeted edits to a file using exact string replacement."),
+        DialectTool("find", "find_files_glob", params=FindParams, renames={"dir": "path"},
+                    description="Find files by path pattern. Use this instead of shell find or "
+                    "ls when locating files by name."),
+        DialectTool("grep", "grep_search", params=GrepParams, renames={"dir": "path"},
+                    description="Search file contents for a regex pattern. Use instead of "
+                    "grep/rg shell commands."),
+        DialectTool("ls", "list_directory", params=LsParams,
+                    description="List directory contents. Use instead of ls."),
+        RouterTool("patch", ("apply_edit", "insert_text"), params=PatchParams,
+                   route=_route_patch, closed=True, description=(
+                       "Make targeted edits to a file. Supports: replace (default), "
+                       "replace_all, prepend, and append operations.")),
+        DialectTool("read", "read_file", params=ReadParams, translate=_read, adapt=_read_result,
+                    adapt_error=_read_error,
+                    description="Read file contents. Use instead of cat/head/tail."),
+        DialectTool("task", "task", params=TaskParams, description=(
+            "Track subtasks in a multi-step plan: create, update, get, list.")),
+        DialectTool("write", "write_file", params=WriteParams, description=(
+            "Create or overwrite a file with the given content. Creates parent directories as "
+            "needed.")),
+    ]
+
+
+DIALECT = Dialect("fiz", _tools)

@@ -1,0 +1,134 @@
+"""The ``zkit`` dialect (seed 003): zkit/ai/tools/code, the coding toolset of zkit.
+
+Seed 003 names the tools and their behaviour but not their parameters, so the parameters are
+zbtools' own where the canonical tool does the same thing (the schema is then the canonical
+tool's), and a small documented set where zkit's behaviour differs:
+
+* ``read`` -> read_file with line hashes on by default ("stable line hashes for anchored
+  edits"): pass ``anchor: "LINE:HASH"`` from its output to ``edit``.
+* ``write`` -> write_file, create-only: an existing file is refused with ``already_exists``
+  naming ``edit`` (or ``write_append``) as the recovery path. ``write(path, "")`` scaffolds a file
+  for ``write_append`` chunks.
+* ``edit`` -> apply_edit with ``old_string``/``new_string``, ``replace_all`` and the line/hash
+  ``anchor``; near misses fail with the closest candidate and a whitespace-visible diff.
+* ``apply_patch`` -> apply_edit's ``patch`` (a unified diff; a Codex envelope works too).
+* ``bash`` -> bash whose foreground command still running at the timeout is handed to the
+  process manager (``on_timeout: background``) and returns a process id for ``bash_output``.
+* ``write_append``, ``grep``, ``glob``, ``ls``, ``bash_output``, ``stop_process``,
+  ``list_processes``, ``save_plan``, ``save_plan_append``, ``update_plan``: the canonical tools.
+  Plans are saved under ``.zbtools/plans/`` (zkit: ``.zarlcode/plans/``).
+
+``web_fetch`` and ``web_search`` map onto the canonical tools of the same names (issue 8) and
+are listed only once those exist (``DIALECT.unavailable()`` says so until then). zkit's
+MemoSource caching of pure tools has no equivalent: every call reads the disk.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.args import Struct, field
+from zbtools.dialects import Dialect, DialectTool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class ReadParams(Struct):
+    path: str = field(help="File path, relative to the workspace root")
+    offset: int | None = field(default=None, minimum=1,
+                               help="First line to read, 1-based (default 1)")
+    limit: int | None = field(default=None, minimum=1,
+                              help="Number of lines to read (default 2000)")
+    hashes: bool = field(default=True, help="Prefix each line with its LINE:HASH anchor for edit "
+                         "(default true)")
+
+
+class WriteParams(Struct):
+    path: str = field(help="File path of the NEW file, relative to the workspace root")
+    content: str = field(help="The file's content (\"\" to scaffold it for write_append)")
+
+
+class EditParams(Struct):
+    path: str = field(help="File to edit")
+    old_string: str = field(help="Exact text to replace (copy it from read output; must "
+                            "identify one place)")
+    new_string: str = field(help="Replacement text")
+    replace_all: bool = field(default=False, help="Replace every occurrence")
+    anchor: str | None = field(default=None, help="LINE:HASH from read: the match must include "
+                               "that line, unchanged")
+
+
+class PatchParams(Struct):
+    patch: str = field(help="A unified diff (---/+++/@@ hunks); it names the files it changes")
+    path: str | None = field(default=None,
+                             help="File to patch when the diff does not name it")
+
+
+def _write_error(error: ToolError) -> ToolError:
+    if error.code == "already_exists":
+        return ToolError("already_exists", error.message + " (write creates new files only)",
+                         hint="read the file and change it with edit, or add to it with "
+                         "write_append; write never overwrites", details=error.details)
+    return error
+
+
+def _write(params: WriteParams, out: dict[str, Any]) -> None:
+    out["overwrite"] = False
+
+
+def _tools() -> list[DialectTool]:
+    return [
+        DialectTool("read", "read_file", params=ReadParams, description=(
+            "Read a file with offset/limit paging; each line carries a stable LINE:HASH anchor "
+            "for anchored edits.")),
+        DialectTool("write", "write_file", params=WriteParams, translate=_write,
+                    adapt_error=_write_error, destructive=False, idempotent=False,
+                    description=(
+                        "Create a new file. Refuses to overwrite: an existing file is rejected; "
+                        "change it with edit, or scaffold with write(path, \"\") and add chunks "
+                        "with write_append.")),
+        DialectTool("write_append", "write_append", description=(
+            "Append text to a file (creating it): scaffold with write(path, \"\"), then add "
+            "large content in chunks.")),
+        DialectTool("edit", "apply_edit", params=EditParams,
+                    renames={"old_string": "old_text", "new_string": "new_text"},
+                    description=(
+                        "String-replace edit with optional line/hash anchor from read output. "
+                        "Near misses fail with the closest candidate and what differs.")),
+        DialectTool("apply_patch", "apply_edit", params=PatchParams,
+                    description="Apply a unified diff to files in the workspace."),
+        DialectTool("grep", "grep_search", description=(
+            "Workspace-rooted regex search of file contents with glob filtering.")),
+        DialectTool("glob", "find_files_glob", description=(
+            "Workspace path enumeration by glob pattern ('**/*.go').")),
+        DialectTool("ls", "list_directory",
+                    description="Structured single-level directory listing."),
+        DialectTool("bash", "bash", defaults={"on_timeout": "background"}, description=(
+            "Run a shell command. Short commands return output inline; a command still running "
+            "at the timeout keeps running and returns a process id: read it with bash_output, "
+            "end it with stop_process.")),
+        DialectTool("bash_output", "bash_output", description=(
+            "Read accumulated stdout/stderr of a background process, with cursor-based "
+            "polling.")),
+        DialectTool("stop_process", "stop_process", description=(
+            "Terminate a background process (SIGTERM with grace, then SIGKILL).")),
+        DialectTool("list_processes", "list_processes", description=(
+            "Inventory of tracked processes: running and recently exited.")),
+        DialectTool("save_plan", "save_plan", description=(
+            "Persist a plan-mode artifact as a markdown file under .zbtools/plans/<name>.md.")),
+        DialectTool("save_plan_append", "save_plan_append",
+                    description="Append a chunk to a plan file saved with save_plan."),
+        DialectTool("update_plan", "update_plan", description=(
+            "Update the live structured plan: an ordered list of steps, each pending, "
+            "in_progress or completed.")),
+        # listed as soon as the canonical tools exist (issue 8); their parameters are zbtools'
+        DialectTool("web_fetch", "web_fetch", description=(
+            "HTTP GET a URL and return its text (SSRF-guarded, capped output).")),
+        DialectTool("web_search", "web_search", description=(
+            "Search the web through a local SearXNG instance (default 10 results, at most "
+            "25).")),
+    ]
+
+
+DIALECT = Dialect("zkit", _tools)

@@ -1,0 +1,241 @@
+"""``zbtools mcp``: the tools of one dialect as a Model Context Protocol server on stdio.
+
+Built on the official ``mcp`` SDK's low-level ``Server`` (the optional extra ``zbtools[mcp]``),
+imported only here, so no other command pays for it. Usage::
+
+    zbtools mcp [--workspace DIR] [--dialect NAME]
+
+``tools/list`` offers every tool of the selected dialect (``--dialect``, else
+``$ZBTOOLS_DIALECT``, else ``zblade``) with its input schema, description and annotations
+(``readOnlyHint``, ``destructiveHint``, ``idempotentHint`` from the tool's declaration).
+``tools/call`` maps the dialect's arguments onto the canonical tool, runs it in-process exactly as
+the command line does (``zbtools.dialects.invoke``: the same validation, limits and workspace
+containment) and answers with
+
+* ``content``: one text block, the model-facing rendering of ``--format text`` (numbered lines
+  for reads, a diff for edits, the truncation notice with its spill file);
+* ``structuredContent``: the result object as the dialect shapes it (the ``result`` of the JSON
+  envelope for the canonical tools).
+
+A failure the tool documents (not found, no match, invalid arguments, refused for safety, ...)
+is an MCP *tool* error: ``isError: true``, the text ``error[code]: message`` plus ``hint:``,
+and the whole error envelope (``{"zbtools": 1, "ok": false, "error": {"code", "message",
+"hint", "details"}}``) as structured content, so the model can correct itself and a harness can
+branch on the code. A bug inside a tool is reported the same way as ``internal_error`` (the
+traceback goes to stderr with ``--debug`` or ``$ZBTOOLS_DEBUG``); the server keeps serving.
+Only a tool name the dialect does not have is a protocol error (``-32602``), as the
+specification asks.
+
+The protocol streams are private: before serving, the real stdin and stdout are duplicated onto
+close-on-exec descriptors that carry the protocol, descriptor 0 is pointed at ``/dev/null`` and
+descriptor 1 at stderr, and ``sys.stdout`` is ``sys.stderr``. Whatever a tool, a library or a
+forked helper prints lands on stderr, never inside a JSON-RPC frame, and nothing started by
+``run_command`` or ``bash`` can read the client's requests or write into its responses (their
+commands get ``/dev/null`` or their own stdin text, and pipes for stdout and stderr, in any case).
+
+Tool calls run in worker threads, so the server keeps answering (pings, cancellations, parallel
+reads) while a command runs. Tools declared ``parallel_safe`` run concurrently; the others take
+one lock, in call order.
+
+Failure modes: without the ``mcp`` package the command fails before serving with
+``usage_error`` and the install hint; an unusable workspace or dialect fails the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from zbtools.contract import ToolError, error_envelope
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from mcp import types as mcp_types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+    from zbtools.dialects import Dialect, DialectTool
+    from zbtools.entry import Options, Streams
+
+SERVER_NAME = "zbtools"
+# Tools that may reach anything (network, other paths); the others stay in the workspace.
+OPEN_WORLD = frozenset({"run_command", "bash"})
+INSTALL_HINT = "install the extra: pip install 'zbtools[mcp]' (or pipx inject zbtools mcp)"
+
+
+class Runner:
+    """Runs one tool call of the dialect in-process; never raises (but for unknown tools)."""
+
+    def __init__(self, dialect: Dialect, opts: Options, env: Mapping[str, str]) -> None:
+        self.dialect = dialect
+        self.opts = opts
+        self.env = env
+        self.debug = bool(opts.debug or env.get("ZBTOOLS_DEBUG"))
+
+    def call(self, tool: DialectTool, arguments: dict[str, Any]
+             ) -> tuple[bool, str, dict[str, Any]]:
+        """(is_error, text, structured content) of one call."""
+        from zbtools.contract import success_envelope
+        from zbtools.dialects import invoke
+        from zbtools.entry import _make_context
+        from zbtools.textout import render_error, render_text
+
+        ctx = None
+        try:
+            ctx = _make_context(self.opts, self.env)
+            outcome = invoke(tool, arguments, ctx)
+            payload = outcome.payload
+            envelope = success_envelope(tool.name, payload,
+                                        truncated=bool(payload.get("truncated", False)),
+                                        warnings=ctx.warnings)
+            text = render_text(outcome.spec, tool.name, envelope, outcome.result, ctx)
+            return False, text, payload
+        except ToolError as failure:
+            envelope = error_envelope(tool.name, failure)
+        except Exception as exc:  # the server outlives a bug in one tool
+            if self.debug:
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+            envelope = error_envelope(tool.name, ToolError(
+                "internal_error", f"internal error: {type(exc).__name__}: {exc}",
+                hint="a bug in zbtools; restart the server with --debug for a traceback on "
+                "stderr and report it"))
+        finally:
+            if ctx is not None:
+                ctx.workspace.close()
+        return True, render_error(envelope["error"]), envelope
+
+
+def tool_definition(tool: DialectTool) -> mcp_types.Tool:
+    from mcp import types
+
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.input_schema(),
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.read_only,
+            destructive_hint=tool.destructive,
+            idempotent_hint=tool.idempotent,
+            open_world_hint=tool.spec.name in OPEN_WORLD,
+        ),
+    )
+
+
+def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
+                 workspace_root: str) -> Server[Any]:
+    """The low-level ``Server`` for ``dialect`` (also what in-memory tests connect to)."""
+    import anyio
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    from zbtools import __version__
+
+    runner = Runner(dialect, opts, env)
+    tools = dialect.tools()
+    definitions = [tool_definition(t) for t in tools]
+    exclusive = anyio.Lock()
+
+    async def list_tools(ctx: ServerRequestContext[Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=definitions)
+
+    async def call_tool(ctx: ServerRequestContext[Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = dialect.lookup(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the "
+                           f"{dialect.name} dialect has: {', '.join(t.name for t in tools)}")
+        arguments = dict(params.arguments or {})
+        if tool.parallel_safe:
+            outcome = await anyio.to_thread.run_sync(runner.call, tool, arguments)
+        else:
+            async with exclusive:
+                outcome = await anyio.to_thread.run_sync(runner.call, tool, arguments)
+        is_error, text, structured = outcome
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=structured, is_error=is_error)
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=(f"Coding-agent tools ({dialect.name} dialect). Paths are relative to the "
+                      f"workspace root {workspace_root} (absolute paths must lie inside it)."),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def claim_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """Move the protocol off descriptors 0 and 1; return private (stdin, stdout) for it.
+
+    The private descriptors are close-on-exec; descriptor 0 becomes ``/dev/null`` and 1 a copy
+    of stderr, and ``sys.stdin``/``sys.stdout`` follow, so stray output cannot corrupt frames.
+    """
+    import fcntl
+
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    sys.stdout = sys.stderr
+    return os.fdopen(wire_in, "rb", buffering=0), os.fdopen(wire_out, "wb")
+
+
+def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str]) -> int:
+    """``zbtools mcp``: serve until the client closes stdin. Returns the exit status."""
+    if rest:
+        raise ToolError("usage_error", f"`zbtools mcp` takes no arguments, got {rest[0]!r}",
+                        hint="usage: zbtools mcp [--workspace DIR] [--dialect NAME]")
+    try:
+        import anyio  # noqa: F401 - probe the extra before touching any stream
+        import mcp.server.lowlevel  # noqa: F401
+    except ImportError as exc:
+        raise ToolError("usage_error", f"`zbtools mcp` needs the mcp package ({exc})",
+                        hint=INSTALL_HINT) from None
+    from zbtools.dialects import get_dialect
+    from zbtools.entry import _make_context
+
+    dialect = get_dialect(opts.dialect, env)
+    ctx = _make_context(opts, env)  # fail now, as a JSON error, if the workspace is unusable
+    root = ctx.workspace.root
+    ctx.workspace.close()
+    server = build_server(dialect, opts, env, root)
+    if streams.stdout is not sys.stdout or streams.stdin is not getattr(sys.stdin, "buffer",
+                                                                         None):
+        raise ToolError("usage_error", "`zbtools mcp` serves on the process's own stdin and "
+                        "stdout", hint="start it as a subprocess: zbtools mcp")
+    wire_in, wire_out = claim_protocol_streams()
+    anyio_run(server, wire_in, wire_out)
+    return 0
+
+
+def anyio_run(server: Server[Any], wire_in: BinaryIO, wire_out: BinaryIO) -> None:
+    import io
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8",
+                                                  write_through=True))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,249 @@
+"""Tool schemas from the parameter declarations: JSON Schema and the API tool formats.
+
+``struct_schema(Params)`` turns a ``Struct`` declaration (zbtools/core/args.py) into JSON Schema
+draft 2020-12: one property per field under its canonical name (aliases are accepted by the
+validator but not listed; the description carries the meaning), ``required`` for fields without
+a default, ``default``, ``minimum``/``maximum``, ``enum`` from ``Literal``, arrays, nested
+objects (closed: ``additionalProperties: false``, as the validator refuses unknown keys) and
+``dict[str, X]`` maps. An optional field whose default is null is advertised with its plain type
+(sending null still means "the default"); ``null`` is listed only where it is a value of its own.
+
+``tool_definition(tool, fmt)`` shapes one dialect tool for an API:
+
+* ``jsonschema``: the input schema as a standalone document (``$schema``, ``title``);
+* ``anthropic``: ``{name, description, input_schema}`` (Messages API ``tools``);
+* ``openai``: ``{type: "function", function: {name, description, parameters}}``;
+* ``openai-strict``: the same with ``strict: true`` and a schema obeying structured-outputs
+  strict mode: every object closed with every property required (optional ones made nullable:
+  the model sends null for "not given"), only the supported keywords (type, description,
+  properties, required, additionalProperties, items, enum, anyOf; defaults and bounds move into
+  the description), and free-form maps (``env`` of bash/run_command), which strict mode cannot
+  express, left out;
+* ``mcp``: ``{name, description, inputSchema, annotations}`` with the read-only, destructive,
+  idempotent and open-world hints.
+
+Failure modes: ``ValueError`` for a required free-form field in strict mode (no tool has one; a
+test walks every schema).
+"""
+
+from __future__ import annotations
+
+import copy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    from zbtools.core.args import FieldSpec, Struct, TypeSpec
+    from zbtools.dialects import Dialect, DialectTool
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+FORMATS = ("jsonschema", "anthropic", "openai", "openai-strict", "mcp")
+STRICT_KEYWORDS = {"type", "description", "properties", "required", "additionalProperties",
+                   "items", "enum", "anyOf", "const"}
+# tools whose effects reach beyond the workspace files: commands, the network
+OPEN_WORLD_CATEGORIES = {"commands", "web"}
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def type_schema(spec: TypeSpec, *, nullable: bool | None = None) -> dict[str, Any]:
+    """The schema of one parsed annotation; ``nullable`` overrides the annotation's ``| None``."""
+    null = spec.nullable if nullable is None else nullable
+    kind = spec.kind
+    out: dict[str, Any]
+    if kind == "literal":
+        choices = list(spec.choices)
+        out = {}
+        if all(isinstance(c, str) for c in choices):
+            out["type"] = ["string", "null"] if null else "string"
+        elif all(isinstance(c, int) for c in choices):
+            out["type"] = ["integer", "null"] if null else "integer"
+        out["enum"] = [*choices, None] if null else choices
+        return out
+    if kind == "struct":
+        assert spec.struct is not None
+        obj = struct_schema(spec.struct, closed=True)
+        return {"anyOf": [obj, {"type": "null"}]} if null else obj
+    if kind == "any":
+        return {}
+    json_type = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+                 "list": "array", "dict": "object"}[kind]
+    out = {"type": [json_type, "null"] if null else json_type}
+    if kind == "list":
+        assert spec.item is not None
+        out["items"] = type_schema(spec.item)
+    elif kind == "dict":
+        assert spec.item is not None
+        out["additionalProperties"] = type_schema(spec.item)
+    return out
+
+
+def field_schema(field: FieldSpec) -> dict[str, Any]:
+    assert field.type is not None
+    default = None if field.required else field.make_default()
+    advertise_null = field.type.nullable and (field.required or default is not None)
+    out = type_schema(field.type, nullable=advertise_null)
+    if field.help:
+        out = {**out, "description": field.help} if "anyOf" not in out else {
+            "description": field.help, **out}
+    if not field.required and default is not None:
+        out["default"] = default
+    if field.minimum is not None:
+        out["minimum"] = _number(field.minimum)
+    if field.maximum is not None:
+        out["maximum"] = _number(field.maximum)
+    return out
+
+
+def struct_schema(cls: type[Struct], *, wire_names: Mapping[str, str] | None = None,
+                  closed: bool = True) -> dict[str, Any]:
+    """JSON Schema of a ``Struct`` declaration (without ``$schema``: ready for an API)."""
+    wire = wire_names or {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, field in cls.fields().items():
+        key = wire.get(name, name)
+        properties[key] = field_schema(field)
+        if field.required:
+            required.append(key)
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = required
+    if closed:
+        out["additionalProperties"] = False
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenAI strict mode
+
+
+def _free_form(schema: Mapping[str, Any]) -> bool:
+    """A map or an anything: not expressible in strict mode."""
+    if not any(k in schema for k in ("type", "anyOf", "enum", "const")):
+        return True
+    extra = schema.get("additionalProperties")
+    return isinstance(extra, dict)
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    out = dict(schema)
+    if "anyOf" in out:
+        if {"type": "null"} not in out["anyOf"]:
+            out["anyOf"] = [*out["anyOf"], {"type": "null"}]
+        return out
+    kind = out.get("type")
+    if isinstance(kind, str):
+        out["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        out["type"] = [*kind, "null"]
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _describe_dropped(schema: dict[str, Any]) -> dict[str, Any]:
+    notes = []
+    if "default" in schema and "default" not in str(schema.get("description", "")).lower():
+        import json
+
+        notes.append(f"default {json.dumps(schema['default'])}")
+    if "minimum" in schema:
+        notes.append(f"minimum {schema['minimum']}")
+    if "maximum" in schema:
+        notes.append(f"maximum {schema['maximum']}")
+    out = {k: v for k, v in schema.items() if k in STRICT_KEYWORDS}
+    if notes:
+        text = out.get("description", "")
+        out["description"] = (f"{text} ({'; '.join(notes)})" if text
+                              else "; ".join(notes).capitalize())
+    return out
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Rewrite a schema for OpenAI structured outputs' strict mode (see the module docstring)."""
+    out = _describe_dropped(dict(schema))
+    if "anyOf" in out:
+        out["anyOf"] = [strict_schema(s) for s in out["anyOf"]]
+    if "items" in out:
+        out["items"] = strict_schema(out["items"])
+    if "properties" in out:
+        required = set(out.get("required", []))
+        properties: dict[str, Any] = {}
+        for key, sub in out["properties"].items():
+            if _free_form(sub):
+                if key in required:
+                    raise ValueError(f"required property {key!r} is free-form: strict mode "
+                                     "cannot express it")
+                continue
+            converted = strict_schema(sub)
+            properties[key] = converted if key in required else _nullable(converted)
+        out["properties"] = properties
+        out["required"] = list(properties)
+        out["additionalProperties"] = False
+    elif out.get("type") == "object":
+        out["properties"] = {}
+        out["required"] = []
+        out["additionalProperties"] = False
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool definitions
+
+
+def tool_annotations(tool: DialectTool) -> dict[str, Any]:
+    return {"readOnlyHint": tool.read_only, "destructiveHint": tool.destructive,
+            "idempotentHint": tool.idempotent,
+            "openWorldHint": tool.category in OPEN_WORLD_CATEGORIES}
+
+
+def tool_definition(tool: DialectTool, fmt: str) -> dict[str, Any]:
+    """One tool in one of ``FORMATS``."""
+    schema = tool.input_schema()
+    if fmt == "jsonschema":
+        return {"$schema": DRAFT, "title": tool.name, "description": tool.description,
+                **schema}
+    if fmt == "anthropic":
+        return {"name": tool.name, "description": tool.description, "input_schema": schema}
+    if fmt == "openai":
+        return {"type": "function", "function": {"name": tool.name,
+                                                 "description": tool.description,
+                                                 "parameters": schema}}
+    if fmt == "openai-strict":
+        return {"type": "function", "function": {"name": tool.name,
+                                                 "description": tool.description,
+                                                 "parameters": strict_schema(schema),
+                                                 "strict": True}}
+    if fmt == "mcp":
+        return {"name": tool.name, "description": tool.description, "inputSchema": schema,
+                "annotations": tool_annotations(tool)}
+    raise ValueError(f"unknown schema format {fmt!r}")
+
+
+def select_tools(dialect: Dialect, names: Iterable[str] = ()) -> list[DialectTool]:
+    """The dialect's tools, or the named ones (dialect or canonical names) in the order given."""
+    from zbtools.contract import ToolError
+
+    wanted = list(names)
+    if not wanted:
+        return dialect.tools()
+    out = []
+    for name in wanted:
+        tool = dialect.lookup(name)
+        if tool is None:
+            listed = [t.name for t in dialect.tools()]
+            raise ToolError("unknown_tool", f"no tool named {name!r} in the {dialect.name} "
+                            "dialect", hint=f"its tools: {', '.join(listed)}",
+                            details={"tools": listed})
+        out.append(tool)
+    return out
+
+
+def definitions(dialect: Dialect, fmt: str, names: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Every (or every named) tool of ``dialect`` in format ``fmt``."""
+    return [copy.deepcopy(tool_definition(t, fmt)) for t in select_tools(dialect, names)]
