@@ -472,6 +472,19 @@ def test_flags_use_the_dialect_names(ws: Path, cli: CliRunner) -> None:
     assert grep["matches"][0]["after"] == ["line 6"]
 
 
+def test_the_text_rendering_says_what_the_dialect_json_says(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", LINES)
+    call = cli("--dialect", "fiz", "read", "--path", "a.txt", "--offset", "1", "--limit", "1",
+               "--format", "text")
+    assert "continue with offset=2]" in call.out  # 0-based, as fiz's next_offset
+    json_call = cli("--dialect", "fiz", "read", "--path", "a.txt", "--offset", "1", "--limit",
+                    "1")
+    assert json_call.result["next_offset"] == 2
+    canonical = cli("read_file", "--path", "a.txt", "--offset", "2", "--limit", "1",
+                    "--format", "text")
+    assert "continue with offset=3]" in canonical.out
+
+
 def test_env_selects_the_dialect_and_the_flag_overrides_it(ws: Path, cli: CliRunner) -> None:
     put(ws, "a.txt", LINES)
     fiz = {"ZBTOOLS_DIALECT": "fiz"}

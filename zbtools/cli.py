@@ -201,6 +201,19 @@ def build_app() -> typer.Typer:
 
         raise typer.Exit(main_with_argv([*_globals(ctx), "batch"]))
 
+    @app.command(name="mcp")
+    def mcp_command(ctx: typer.Context) -> None:
+        """Serve the tools of the selected dialect over MCP on stdio (needs the mcp extra).
+
+        Register it with an MCP client, e.g. in .mcp.json: {"mcpServers": {"zbtools":
+        {"command": "zbtools", "args": ["--workspace", "/path/to/repo", "mcp"]}}}.
+
+        Tool failures are MCP tool errors (isError) with the error code, message and hint.
+        """
+        from zbtools.entry import main_with_argv
+
+        raise typer.Exit(main_with_argv([*_globals(ctx), "mcp"]))
+
     return app
 
 

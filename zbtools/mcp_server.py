@@ -60,8 +60,6 @@ if TYPE_CHECKING:
     from zbtools.entry import Options, Streams
 
 SERVER_NAME = "zbtools"
-# Tools that may reach anything (network, other paths); the others stay in the workspace.
-OPEN_WORLD = frozenset({"run_command", "bash"})
 INSTALL_HINT = "install the extra: pip install 'zbtools[mcp]' (or pipx inject zbtools mcp)"
 
 
@@ -112,15 +110,18 @@ class Runner:
 def tool_definition(tool: DialectTool) -> mcp_types.Tool:
     from mcp import types
 
+    from zbtools.schema import tool_annotations
+
+    hints = tool_annotations(tool)  # the same annotations as `zbtools schema --format mcp`
     return types.Tool(
         name=tool.name,
         description=tool.description,
         input_schema=tool.input_schema(),
         annotations=types.ToolAnnotations(
-            read_only_hint=tool.read_only,
-            destructive_hint=tool.destructive,
-            idempotent_hint=tool.idempotent,
-            open_world_hint=tool.spec.name in OPEN_WORLD,
+            read_only_hint=hints["readOnlyHint"],
+            destructive_hint=hints["destructiveHint"],
+            idempotent_hint=hints["idempotentHint"],
+            open_world_hint=hints["openWorldHint"],
         ),
     )
 

@@ -511,4 +511,14 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
         result = spec.run(params, ctx)
     except ToolError as exc:
         raise tool.adapt_error(exc) from None
-    return Outcome(spec, result, tool.from_canonical(result.to_json()))
+    raw = result.to_json()
+    payload = tool.from_canonical(dict(raw))
+    changed = {key: value for key, value in payload.items()
+               if key in raw and raw[key] != value and type(value) in (int, str, float, bool)}
+    if changed:
+        # The dialect changed plain values (fiz's 0-based next_offset): the text rendering
+        # must say what the JSON says, so it renders a copy carrying the adapted values.
+        clone = object.__new__(type(result))
+        clone.__dict__.update(vars(result), **changed)
+        result = clone
+    return Outcome(spec, result, payload)
