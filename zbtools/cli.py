@@ -123,6 +123,9 @@ def build_app() -> typer.Typer:
         dialect: Optional[str] = typer.Option(  # noqa: UP045
             None, "--dialect", help="Tool dialect: zblade (default), claude, zkit, fiz, "
             "anthropic, codex (else $ZBTOOLS_DIALECT)"),
+        approval: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--approval", help="Command approval policy for this call: allow, confirm "
+            "(ask on the terminal) or deny (else $ZBTOOLS_APPROVAL or [exec] approval)"),
         debug: bool = typer.Option(False, "--debug", help="Tracebacks on stderr"),
         version: bool = typer.Option(False, "--version", help="Print the version"),
     ) -> None:
@@ -148,7 +151,7 @@ def build_app() -> typer.Typer:
     def _globals(ctx: typer.Context) -> list[str]:
         params = ctx.parent.params if ctx.parent is not None else {}
         argv: list[str] = []
-        for key in ("workspace", "dialect"):
+        for key in ("workspace", "dialect", "approval"):
             if params.get(key):
                 argv += [f"--{key}", str(params[key])]
         return argv

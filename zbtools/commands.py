@@ -337,7 +337,7 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
 
     base = _make_context(opts, env)
     dialect = _dialect(opts, env) if uses_dialect(opts, env) else None
-    batch = Batch(base.workspace, base.limits, env, dialect, None,
+    batch = Batch(base.workspace, base.limits, base.env, dialect, None,
                   debug=opts.debug or bool(env.get("ZBTOOLS_DEBUG")))
     limit = base.limits.max_request_bytes
     stdin = streams.stdin

@@ -394,6 +394,10 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
                        "The tool dialect: tool and parameter names of another tool set "
                        "(``zblade``, ``claude``, ``zkit``, ``fiz``, ``anthropic``, ``codex``).")
     out += _definition("**--args** *JSON*", "All arguments as one JSON object.")
+    out += _definition("**--approval** *POLICY*",
+                       "The command approval policy for this call: ``allow``, ``confirm`` (ask "
+                       "on the controlling terminal) or ``deny``; overrides ``ZBTOOLS_APPROVAL`` "
+                       "and the configuration file.")
     out += _definition("**--stdin**", "Read the JSON request from stdin even when flags or "
                        "``--args`` are given.")
     out += _definition("**--debug**", "Print tracebacks of internal errors on stderr.")

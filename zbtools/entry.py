@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 FORMATS = ("json", "text", "human")
 VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "format",
-                 "--dialect": "dialect", "--args": "args"}
+                 "--dialect": "dialect", "--args": "args", "--approval": "approval"}
+APPROVAL_POLICIES = ("allow", "confirm", "deny")
 SWITCHES: dict[str, tuple[str, object]] = {
     "--json": ("format", "json"), "--text": ("format", "text"), "--human": ("format", "human"),
     "--debug": ("debug", True), "--stdin": ("stdin", True)}
@@ -64,6 +65,7 @@ class Options:
         self.format: str | None = None
         self.dialect: str | None = None
         self.args: str | None = None
+        self.approval: str | None = None  # overrides [exec] approval / ZBTOOLS_APPROVAL
         self.debug = False
         self.stdin = False  # read stdin even when flags or --args are given
         self.help = False
@@ -338,6 +340,12 @@ def _make_context(opts: Options, env: Mapping[str, str]) -> Context:
     from zbtools.core.context import Context
     from zbtools.core.workspace import Workspace
 
+    if opts.approval is not None:
+        if opts.approval not in APPROVAL_POLICIES:
+            raise ToolError("usage_error", f"unknown approval policy {opts.approval!r}",
+                            hint="use --approval allow, confirm or deny")
+        # The harness's choice for this call: it reaches run_command as the setting would.
+        env = {**env, "ZBTOOLS_APPROVAL": opts.approval}
     config = load_config(env)
     limits = load_limits(env, config)
     root = opts.workspace or env.get("ZBTOOLS_WORKSPACE") or os.getcwd()

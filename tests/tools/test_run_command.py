@@ -241,6 +241,28 @@ def test_approval_deny(cli: CliRunner, ws: Path) -> None:
     assert not (ws / "ran").exists()
 
 
+def test_the_approval_flag_overrides_the_configured_policy(cli: CliRunner, ws: Path) -> None:
+    denied = cli("--approval", "deny", "run_command", "--command", "touch ran")
+    assert denied.code == 3 and denied.error["code"] == "approval_denied"
+    assert "--approval allow" in denied.error["hint"]
+    assert not (ws / "ran").exists()
+    allowed = cli("--approval", "allow", "run_command", "--command", "touch ran",
+                  env={"ZBTOOLS_APPROVAL": "deny"})
+    assert allowed.result["exit_code"] == 0 and (ws / "ran").exists()
+    bad = cli("--approval", "sometimes", "run_command", "--command", "true")
+    assert bad.code == 2 and bad.error["code"] == "usage_error"
+    assert "allow, confirm or deny" in bad.error["hint"]
+
+
+def test_the_approval_flag_reaches_batch_calls(ws: Path) -> None:
+    from tests.conftest import run_inprocess
+
+    line = json.dumps({"id": 1, "tool": "run_command", "args": {"command": "touch ran"}})
+    call = run_inprocess(["--approval", "deny", "batch"], stdin=line + "\n", workspace=ws)
+    assert json.loads(call.out)["error"]["code"] == "approval_denied"
+    assert not (ws / "ran").exists()
+
+
 def test_approval_confirm_without_a_terminal_refuses(ws: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO), ZBTOOLS_WORKSPACE=str(ws),
                ZBTOOLS_APPROVAL="confirm")

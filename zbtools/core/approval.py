@@ -13,8 +13,8 @@ import os
 from zbtools.contract import ToolError
 
 TIMEOUT = 120.0
-HINT = ("set the approval policy to allow for trusted sessions: ZBTOOLS_APPROVAL=allow, or "
-        "approval = \"allow\" under [exec] in config.toml")
+HINT = ("set the approval policy to allow for trusted sessions: zbtools --approval allow, "
+        "ZBTOOLS_APPROVAL=allow, or approval = \"allow\" under [exec] in config.toml")
 
 
 def approve(policy: str, command: str, cwd: str) -> None:
