@@ -1,7 +1,8 @@
 """``--format human``: coloured rendering with rich for a person at a terminal (lazy import).
 
-Reads are shown with syntax highlighting and line numbers; other results use the text rendering;
-errors are printed in red to stderr with the hint in yellow.
+Reads are shown with syntax highlighting and line numbers; plans (a result with ``steps`` of
+``{title, status}``) as a coloured checklist; other results use the text rendering; errors are
+printed in red to stderr with the hint in yellow.
 """
 
 from __future__ import annotations
@@ -50,4 +51,29 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
         for warning in envelope.get("warnings", []):
             console.print(f"[yellow]warning:[/] {escape(warning)}")
         return
+    steps = result.get("steps") if isinstance(result, dict) else None
+    if isinstance(steps, list) and all(isinstance(s, dict) and "status" in s and "title" in s
+                                       for s in steps) and steps:
+        _checklist(console, steps, result.get("explanation"))
+        for warning in envelope.get("warnings", []):
+            console.print(f"[yellow]warning:[/] {escape(warning)}")
+        return
     console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")
+
+
+STEP_STYLES = {"completed": ("✔", "green"), "in_progress": ("▶", "bold yellow"),
+               "pending": ("○", "dim")}
+
+
+def _checklist(console: Any, steps: list[dict[str, Any]], explanation: str | None) -> None:
+    from rich.text import Text
+
+    done = sum(1 for s in steps if s["status"] == "completed")
+    console.print(Text.assemble(("plan ", "bold"), f"{done}/{len(steps)} completed"))
+    if explanation:
+        console.print(Text(explanation, style="italic"))
+    for number, step in enumerate(steps, 1):
+        mark, style = STEP_STYLES.get(step["status"], ("?", ""))
+        console.print(Text.assemble(f"{number:>3}. ", (mark, style), " ",
+                                    (str(step["title"]), style if step["status"] != "pending"
+                                     else "")))

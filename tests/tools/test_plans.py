@@ -260,11 +260,15 @@ def test_the_text_rendering_is_a_checklist(cli: CliRunner) -> None:
     assert cli("update_plan", "--index", "3", "--title", "Ship", "--text").out == expected
 
 
-def test_human_output_renders_the_checklist(ws: Path, cli: CliRunner) -> None:
-    ok(cli("update_plan", stdin={"steps": [{"title": "Read", "status": "completed"}]}))
+def test_human_output_renders_the_checklist_with_rich_marks(ws: Path, cli: CliRunner) -> None:
+    ok(cli("update_plan", stdin={"explanation": "why", "steps": [
+        {"title": "Read", "status": "completed"}, {"title": "Write", "status": "in_progress"},
+        {"title": "Ship"}]}))
     call = run_inprocess(["get_plan", "--human"], workspace=ws)
     assert call.code == 0
-    assert "1. [x] Read" in call.out
+    lines = call.out.splitlines()
+    assert lines[0] == "plan 1/3 completed" and lines[1] == "why"
+    assert lines[2:] == ["  1. ✔ Read", "  2. ▶ Write", "  3. ○ Ship"]  # not the [x] text
 
 
 def test_the_live_plan_lives_outside_the_workspace_and_per_workspace(
