@@ -264,6 +264,23 @@ def test_open_files_follow_move_file_and_disappear_with_delete_file(
     assert state(cli)["open_files"] == []
 
 
+def test_open_files_follow_renames_and_deletes_made_by_a_patch(ws: Path,
+                                                                cli: CliRunner) -> None:
+    put(ws, "old.py", "x = 1\n")
+    put(ws, "gone.py", "y = 2\n")
+    ok(cli("open_file", stdin={"path": "gone.py"}))
+    ok(cli("open_file", stdin={"path": "old.py", "line": 1}))
+    patch = ("*** Begin Patch\n*** Update File: old.py\n*** Move to: new.py\n@@\n-x = 1\n"
+             "+x = 10\n*** Delete File: gone.py\n*** End Patch\n")
+    ok(cli("apply_patch", stdin={"patch": patch}))
+    call = cli("get_editor_state")
+    assert ok(call)["open_files"] == ["new.py"]
+    assert ok(call)["active_file"] == "new.py"
+    # the patch already updated the tabs: nothing is found missing afterwards (the cursor's
+    # line changed, which is said, since the patch edited it)
+    assert not [w for w in call.json["warnings"] if "no longer exist" in w or "gone" in w]
+
+
 def test_the_cursor_follows_lines_inserted_above_it(ws: Path, cli: CliRunner) -> None:
     f = put(ws, "a.py", "alpha\nbeta\ngamma\n")
     ok(cli("open_file", stdin={"path": "a.py", "line": 2, "column": 3}))

@@ -389,16 +389,20 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
                 if change.done:
                     _rollback(change)
             raise
+        from zbtools.core.state import on_path_deleted, on_path_moved
         from zbtools.core.undo import record
 
         for change in changes:
             if change.action == "renamed":
                 record(ctx, change.rel, change.before, None, "apply_edit", change.mode)
                 record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit")
+                on_path_moved(ctx, change.rel, change.dest_rel or change.rel)  # tabs follow
             else:
                 record(ctx, change.rel, change.before,
                        None if change.action == "deleted" else change.after, "apply_edit",
                        change.mode)
+                if change.action == "deleted":
+                    on_path_deleted(ctx, change.rel)  # an open editor tab of it closes
         return PatchOutcome(changes, False)
     finally:
         for change in changes:
