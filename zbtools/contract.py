@@ -109,6 +109,24 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "approval_denied": (ExitCode.SAFETY, "the approval policy or the user refused the command"),
     "sandbox_unavailable": (ExitCode.SAFETY, "a sandbox was required but the kernel cannot "
                             "provide it (the command did not run)"),
+    "missing_dependency": (ExitCode.TOOL_FAILED, "an optional library is not installed (the "
+                           "error names the extra to install, e.g. zbtools[media])"),
+    "unsupported_format": (ExitCode.TOOL_FAILED, "the file or content is of a kind this tool "
+                           "cannot read (a corrupt image, PDF or notebook)"),
+    "encrypted_pdf": (ExitCode.TOOL_FAILED, "the PDF is encrypted and cannot be read"),
+    "no_text_layer": (ExitCode.TOOL_FAILED, "the PDF pages have no text layer (scanned images); "
+                      "OCR is needed"),
+    "blocked_address": (ExitCode.SAFETY, "the URL resolves to a loopback, private, link-local, "
+                        "multicast, reserved or metadata address (also after a redirect)"),
+    "not_configured": (ExitCode.TOOL_FAILED, "the tool needs a setting that is not configured "
+                       "(e.g. a SearXNG URL for web_search)"),
+    "fetch_failed": (ExitCode.TOOL_FAILED, "the HTTP request failed: DNS, connection, TLS, "
+                     "too many redirects, or an unusable response"),
+    "http_error": (ExitCode.TOOL_FAILED, "the server answered with an HTTP error status "
+                   "(4xx/5xx; status in details)"),
+    "timeout": (ExitCode.TOOL_FAILED, "the operation did not finish within its time limit"),
+    "render_unavailable": (ExitCode.TOOL_FAILED, "JavaScript rendering was required but no "
+                           "headless Chromium is installed"),
     "internal_error": (ExitCode.INTERNAL, "a bug in zbtools; rerun with --debug for a traceback"),
     "interrupted": (ExitCode.INTERRUPTED, "interrupted by a signal"),
 }

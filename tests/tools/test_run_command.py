@@ -185,9 +185,12 @@ def test_bare_form_from_the_issue_returns_promptly(cli: CliRunner) -> None:
 
 # ---- environment -------------------------------------------------------------------------------
 
-SECRETS = {"OPENAI_API_KEY": "sk-1", "GITHUB_TOKEN": "ghp-2", "MY_PASSWORD": "p3",
-           "AWS_SECRET_ACCESS_KEY": "s4", "SSH_AUTH_SOCK": "/tmp/agent.5",
-           "DATABASE_URL": "postgres://user:hunter2@db/x", "SOME_CREDENTIALS": "c6"}
+# Values long and odd enough never to occur by chance in the rest of the environment (a short
+# "s4" once matched a random temporary directory name).
+SECRETS = {"OPENAI_API_KEY": "sk-zq1-secret", "GITHUB_TOKEN": "ghp-zq2-secret",
+           "MY_PASSWORD": "pw-zq3-secret", "AWS_SECRET_ACCESS_KEY": "aws-zq4-secret",
+           "SSH_AUTH_SOCK": "/tmp/agent.zq5", "DATABASE_URL": "postgres://user:hunter2@db/x",
+           "SOME_CREDENTIALS": "cred-zq6-secret"}
 
 
 def test_secrets_are_not_passed_on(cli: CliRunner) -> None:
@@ -204,14 +207,15 @@ def test_passthrough_and_call_env(cli: CliRunner) -> None:
     call = cli("run_command", stdin={"command": "env", "env": {"EXTRA": "1"}},
                env={**SECRETS, "ZBTOOLS_ENV_PASSTHROUGH": "GITHUB_*,MY_PASSWORD"})
     out = call.result["stdout"]
-    assert "GITHUB_TOKEN=ghp-2" in out and "MY_PASSWORD=p3" in out and "EXTRA=1" in out
+    assert "GITHUB_TOKEN=ghp-zq2-secret" in out and "MY_PASSWORD=pw-zq3-secret" in out
+    assert "EXTRA=1" in out
     assert "OPENAI_API_KEY" not in out
 
 
 def test_passthrough_from_config(cli: CliRunner, tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('[exec]\nenv_passthrough = ["OPENAI_API_KEY"]\n')
     out = cli("run_command", "--command", "env", env=SECRETS).result["stdout"]
-    assert "OPENAI_API_KEY=sk-1" in out and "GITHUB_TOKEN" not in out
+    assert "OPENAI_API_KEY=sk-zq1-secret" in out and "GITHUB_TOKEN" not in out
 
 
 def test_bad_exec_config_is_a_usage_error(cli: CliRunner) -> None:

@@ -23,6 +23,11 @@ Command execution settings live in an ``[exec]`` table (approval, env_passthroug
 kill_grace, max_background, log_cap, guardrail, sandbox, ...; see ``load_exec_settings`` and the
 README), each overridable by ``ZBTOOLS_<KEY>``.
 
+The web tools read a ``[web]`` table (searxng_url, allow, timeout, max_timeout,
+max_download_bytes, max_redirects, user_agent, chromium, render_timeout; see
+``load_web_settings``), overridable by ``ZBTOOLS_WEB_<KEY>``, with ``ZBTOOLS_SEARXNG_URL``,
+``ZBTOOLS_WEB_ALLOW`` and ``ZBTOOLS_CHROMIUM`` for the three best known.
+
 Locations are computed by hand on Linux because importing platformdirs costs ~15 ms of a
 ~20 ms start-up budget; other platforms use platformdirs (lazily).
 
@@ -252,3 +257,92 @@ def load_exec_settings(env: Mapping[str, str], config: Mapping[str, Any] | None 
         if var in env:
             values[key] = _exec_value(key, env[var], var)
     return ExecSettings(**values)
+
+
+# ---- the web tools (web_fetch, web_search) ----------------------------------------------------
+
+_WEB_DEFAULTS: dict[str, Any] = {
+    "searxng_url": "", "allow": [], "timeout": 30.0, "max_timeout": 120.0,
+    "max_download_bytes": 10 * 1024 * 1024, "max_redirects": 10,
+    "user_agent": "zbtools-web-fetch/1 (+https://github.com/zbtools)", "chromium": "",
+    "render_timeout": 30.0,
+}
+# Environment variables: ZBTOOLS_WEB_<KEY>, except these two, named by the seeds and the issue.
+_WEB_ENV = {"searxng_url": "ZBTOOLS_SEARXNG_URL", "allow": "ZBTOOLS_WEB_ALLOW",
+            "chromium": "ZBTOOLS_CHROMIUM"}
+
+
+class WebSettings:
+    """The ``[web]`` section merged with environment variables (see ``web_env_var``).
+
+    ``allow``: hosts (``example.org``, ``*.example.org``), IP addresses or CIDR networks that
+    web_fetch may reach although they are loopback, private, link-local or reserved; in the
+    environment a comma-separated list (``ZBTOOLS_WEB_ALLOW=127.0.0.1,10.0.0.0/8``) that
+    replaces the config file's list. ``searxng_url``: the SearXNG instance web_search queries.
+    """
+
+    searxng_url: str
+    allow: list[str]
+    timeout: float
+    max_timeout: float
+    max_download_bytes: int
+    max_redirects: int
+    user_agent: str
+    chromium: str
+    render_timeout: float
+
+    def __init__(self, **values: Any) -> None:
+        for key, default in _WEB_DEFAULTS.items():
+            setattr(self, key, values.get(key, default))
+
+
+def web_env_var(key: str) -> str:
+    return _WEB_ENV.get(key, f"ZBTOOLS_WEB_{key.upper()}")
+
+
+def _web_value(key: str, value: object, where: str) -> Any:
+    default = _WEB_DEFAULTS[key]
+    if isinstance(default, list):
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [v.strip() for v in value if v.strip()]
+        raise ToolError("usage_error", f"{where} must be a list of strings, got {value!r}")
+    if isinstance(default, (int, float)):
+        number: float
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise ToolError("usage_error", f"{where}={value!r} is not a number") from None
+        elif type(value) in (int, float):
+            number = float(value)  # type: ignore[arg-type]
+        else:
+            raise ToolError("usage_error", f"{where} must be a number, got {value!r}")
+        if not number > 0 and not (key == "max_redirects" and number == 0):
+            raise ToolError("usage_error", f"{where} must be a positive number, got {value!r}")
+        return int(number) if isinstance(default, int) else number
+    if not isinstance(value, str):
+        raise ToolError("usage_error", f"{where} must be a string, got {value!r}")
+    return value.strip()
+
+
+def load_web_settings(env: Mapping[str, str], config: Mapping[str, Any] | None = None
+                      ) -> WebSettings:
+    """Defaults < config file ``[web]`` < environment variables."""
+    if config is None:
+        config = load_config(env)
+    section = config.get("web", {})
+    if not isinstance(section, dict):
+        raise ToolError("usage_error", "config: [web] must be a table")
+    values: dict[str, Any] = {}
+    for key, value in section.items():
+        if key not in _WEB_DEFAULTS:
+            raise ToolError("usage_error", f"config: unknown [web] setting {key!r}",
+                            hint=f"known settings: {', '.join(_WEB_DEFAULTS)}")
+        values[key] = _web_value(key, value, f"config [web] {key}")
+    for key in _WEB_DEFAULTS:
+        var = web_env_var(key)
+        if var in env:
+            values[key] = _web_value(key, env[var], var)
+    return WebSettings(**values)

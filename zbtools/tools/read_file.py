@@ -1,4 +1,6 @@
-"""Read a text file, with line numbers, a page at a time.
+"""Read a text file with line numbers, a page at a time; also images (returned as base64), the
+text of PDF pages and the cells of Jupyter notebooks. Failure modes: not_found, binary_file,
+out_of_range, too_large, encrypted_pdf, no_text_layer, missing_dependency.
 
 Returns up to ``limit`` lines (default 2000) starting at line ``offset`` (1-based, default 1), at
 most ``max_bytes`` (default 50 KB) of them; lines longer than 2000 characters are shown cut with
@@ -10,9 +12,22 @@ write to refuse it if the file changed meanwhile), its encoding, newline style a
 shows ``12:9f3a1c`` before the tab): pass ``anchor: "12:9f3a1c"`` to apply_edit to pin an edit to
 that line, refused with ``stale_anchor`` if the line changed.
 
+Also reads images (PNG, JPEG, GIF, WebP, BMP: ``kind: "image"`` with ``mime``, ``width``,
+``height`` and the bytes as base64 ``data``; SVG is text), PDFs (``kind: "pdf"``: the text of
+each page, ``pages: "1-5,8"`` selects pages, ``page_count``) and Jupyter notebooks (``kind:
+"notebook"``: cells in order with index, id, type, execution count, source and text outputs,
+images in outputs summarised; ``raw: true`` shows the JSON instead; edit cells with
+edit_notebook_cell). PDF and notebook text is paged like any text (offset, limit, max_bytes,
+next_offset). Images over ``max_image_pixels`` (25 million) or ``max_image_bytes`` (5 MiB) are
+refused with ``too_large`` unless ``downscale: true`` asks for a smaller copy;
+``include_data: false`` gives the metadata only. Images and PDFs need the optional libraries
+of ``pip install 'zbtools[media]'``.
+
 Limits and failure modes: ``not_found``, ``is_directory``, ``binary_file`` (NUL bytes in the
-first 8 KiB), ``special_file`` (FIFOs, sockets and devices are never opened for reading),
-``out_of_range`` (offset past the end; the details give the line count), ``outside_workspace``.
+first 8 KiB, and not an image or PDF), ``special_file`` (FIFOs, sockets and devices are never
+opened for reading), ``out_of_range`` (offset or pages past the end), ``outside_workspace``,
+``too_large``, ``unsupported_format`` (a corrupt image, PDF or notebook), ``encrypted_pdf``,
+``no_text_layer`` (a scanned PDF), ``missing_dependency`` (Pillow or pypdf not installed).
 Files over 8 MiB are read in bounded chunks: only the requested window is decoded, and
 ``total_lines``/``sha256`` are null unless the window reaches the end of the file. Files that are
 not UTF-8 are decoded with a detected encoding that round-trips exactly, else shown with U+FFFD
@@ -21,15 +36,32 @@ not UTF-8 are decoded with a detected encoding that round-trips exactly, else sh
 
 from __future__ import annotations
 
+from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
 from zbtools.core.lines import read_window
 from zbtools.registry import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from zbtools.core.context import Context
+    from zbtools.core.workspace import Resolved
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".gif", ".webp", ".bmp", ".dib")
+
+
+def kind_by_name(name: str) -> str | None:
+    """The reader a file name routes to (image, pdf, notebook), or None for text."""
+    lower = name.lower()
+    if lower.endswith(".ipynb"):
+        return "notebook"
+    if lower.endswith(".pdf"):
+        return "pdf"
+    if lower.endswith(IMAGE_SUFFIXES):
+        return "image"
+    return None
 
 
 class Params(Struct):
@@ -45,6 +77,19 @@ class Params(Struct):
                                   help="Most bytes of text to return (default 51200)")
     hashes: bool = field(default=False,
                          help="Add a short hash per line (anchors for apply_edit's anchor)")
+    pages: str | None = field(default=None,
+                              help='PDF pages to read, e.g. "1-5,8" or "3-" (default all)')
+    downscale: bool = field(default=False,
+                            help="Images over the limits: return a smaller copy instead of "
+                            "refusing")
+    max_image_pixels: int | None = field(default=None, minimum=1,
+                                         help="Largest image, in pixels (default 25000000)")
+    max_image_bytes: int | None = field(default=None, minimum=1024,
+                                        help="Largest image data, in bytes (default 5242880)")
+    include_data: bool = field(default=True,
+                               help="Images: include the base64 data (false: metadata only)")
+    raw: bool = field(default=False,
+                      help="Read a notebook or .pdf-named file as plain text lines")
 
 
 class Result(Struct):
@@ -63,6 +108,22 @@ class Result(Struct):
     next_offset: int | None = field(help="The offset to pass to read the next page")
     line_hashes: list[str] | None = field(
         help="With hashes: one 6-hex hash per returned line; anchor edits with 'LINE:HASH'")
+    kind: Literal["text", "image", "pdf", "notebook"] = field(
+        default="text", help="What was read: text, image, pdf or notebook")
+    mime: str | None = field(default=None, help="Images: the MIME type of data")
+    width: int | None = field(default=None, help="Images: width in pixels (of data)")
+    height: int | None = field(default=None, help="Images: height in pixels (of data)")
+    original_width: int | None = field(default=None, help="Images: width of the file")
+    original_height: int | None = field(default=None, help="Images: height of the file")
+    downscaled: bool | None = field(default=None, help="Images: data is a smaller copy")
+    data: str | None = field(default=None, help="Images: the image bytes, base64")
+    data_bytes: int | None = field(default=None, help="Images: size of data before base64")
+    page_count: int | None = field(default=None, help="PDFs: pages in the document")
+    pages: list[int] | None = field(default=None, help="PDFs: the pages returned")
+    cell_count: int | None = field(default=None, help="Notebooks: cells in the notebook")
+    cells: list[dict[str, Any]] | None = field(
+        default=None, help="Notebooks: the cells shown (index, id, cell_type, "
+        "execution_count, outputs, start_line, end_line in content)")
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -71,8 +132,24 @@ def run(params: Params, ctx: Context) -> Result:
     cap = limits.max_lines  # a per-call max_lines is already applied to ctx.limits
     count = min(params.limit, cap) if params.limit else cap
     with ctx.workspace.resolve(params.path) as res:
-        window = read_window(res, start, count, max_bytes=limits.max_bytes,
-                             max_line_chars=limits.max_line_chars)
+        kind = None if params.raw else kind_by_name(res.rel)
+        if kind is None:
+            try:
+                window = read_window(res, start, count, max_bytes=limits.max_bytes,
+                                     max_line_chars=limits.max_line_chars)
+            except ToolError as exc:
+                if exc.code != "binary_file":
+                    raise
+                from zbtools.core.richread import sniff
+
+                kind = sniff(res)
+                if kind is None:
+                    exc.hint = ("read_file shows text, images (PNG, JPEG, GIF, WebP, BMP), "
+                                "PDFs and notebooks; this is another binary format: use "
+                                "get_file_info for its size and type")
+                    raise
+        if kind is not None:
+            return _read_rich(kind, res, params, ctx, start, count)
         rel = res.rel
     more = window.has_more
     if window.invalid_utf8:
@@ -90,6 +167,22 @@ def run(params: Params, ctx: Context) -> Result:
         lines_cut=window.capped_lines, truncated=more,
         next_offset=window.last + 1 if more else None, line_hashes=hashes,
     )
+
+
+def _read_rich(kind: str, res: Resolved, params: Params, ctx: Context, start: int,
+               count: int) -> Result:
+    from zbtools.core import richread
+
+    if kind == "image":
+        fields = richread.read_image(res, params)
+        if fields["downscaled"]:
+            ctx.warn(f"the image was downscaled from {fields['original_width']}x"
+                     f"{fields['original_height']} to {fields['width']}x{fields['height']}")
+    elif kind == "pdf":
+        fields = richread.read_pdf(res, params, ctx.limits, start, count)
+    else:
+        fields = richread.read_notebook(res, params, ctx.limits, start, count)
+    return Result(**fields)
 
 
 def _lines(content: str) -> list[str]:
@@ -114,6 +207,12 @@ def render_window_text(numbered: str, result: Result) -> str:
 
 
 def render(result: Result) -> str:
+    if result.kind == "image":
+        shown = "" if result.data is None else "; the base64 data is in the JSON result"
+        scaled = (f", downscaled from {result.original_width}x{result.original_height}"
+                  if result.downscaled else "")
+        return (f"[image {result.path}: {result.mime}, {result.width}x{result.height} pixels"
+                f"{scaled}, {result.data_bytes} bytes{shown}]\n")
     lines = _lines(result.content)
     if result.line_hashes is not None:
         numbered = "".join(f"{n:6}:{h}\t{line}\n" for n, (line, h) in
