@@ -157,24 +157,110 @@ def _check_limit(key: str, value: object, where: str) -> int:
     return value
 
 
+# ---- tables of settings: [exec] and [web] ---------------------------------------------------
+
+
+class Section:
+    """One table of the config file: its defaults (whose types are the settings' types), the
+    allowed values of some, and each setting's environment variable. Lists in the environment
+    are comma-separated; booleans accept 1/0/true/false/yes/no/on/off; numbers must be
+    positive (``zero_ok`` names those that may be 0); strings must not be empty (but those in
+    ``empty_ok``)."""
+
+    def __init__(self, name: str, defaults: dict[str, Any], *,
+                 choices: dict[str, tuple[str, ...]] | None = None,
+                 env_prefix: str = "ZBTOOLS_", env_names: dict[str, str] | None = None,
+                 zero_ok: frozenset[str] = frozenset(),
+                 empty_ok: frozenset[str] = frozenset()) -> None:
+        self.name = name
+        self.defaults = defaults
+        self.choices = choices or {}
+        self.env_prefix = env_prefix
+        self.env_names = env_names or {}
+        self.zero_ok = zero_ok
+        self.empty_ok = empty_ok
+
+    def env_var(self, key: str) -> str:
+        return self.env_names.get(key, f"{self.env_prefix}{key.upper()}")
+
+    def coerce(self, key: str, value: object, where: str) -> Any:
+        default = self.defaults[key]
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                low = value.strip().lower()
+                if low in ("1", "true", "yes", "on"):
+                    return True
+                if low in ("0", "false", "no", "off", ""):
+                    return False
+            if type(value) is bool:
+                return value
+            raise ToolError("usage_error", f"{where} must be a boolean, got {value!r}")
+        if isinstance(default, list):
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return [v.strip() for v in value if v.strip()]
+            raise ToolError("usage_error", f"{where} must be a list of strings, got {value!r}")
+        if isinstance(default, (int, float)):
+            number: float
+            if isinstance(value, str):
+                try:
+                    number = float(value.strip())
+                except ValueError:
+                    raise ToolError("usage_error", f"{where}={value!r} is not a number") \
+                        from None
+            elif type(value) in (int, float):
+                number = float(value)  # type: ignore[arg-type]
+            else:
+                raise ToolError("usage_error", f"{where} must be a number, got {value!r}")
+            if not number > 0 and not (key in self.zero_ok and number == 0):
+                raise ToolError("usage_error",
+                                f"{where} must be a positive number, got {value!r}")
+            return int(number) if isinstance(default, int) else number
+        if not isinstance(value, str) or not (value.strip() or key in self.empty_ok):
+            raise ToolError("usage_error", f"{where} must be a string, got {value!r}")
+        value = value.strip()
+        choices = self.choices.get(key)
+        if choices and value not in choices:
+            raise ToolError("usage_error", f"{where} must be one of {', '.join(choices)}, "
+                            f"got {value!r}")
+        return value
+
+    def load(self, env: Mapping[str, str], config: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Defaults < the config file's table < the environment variables."""
+        if config is None:
+            config = load_config(env)
+        section = config.get(self.name, {})
+        if not isinstance(section, dict):
+            raise ToolError("usage_error", f"config: [{self.name}] must be a table")
+        values = dict(self.defaults)
+        for key, value in section.items():
+            if key not in self.defaults:
+                raise ToolError("usage_error", f"config: unknown [{self.name}] setting {key!r}",
+                                hint=f"known settings: {', '.join(self.defaults)}")
+            values[key] = self.coerce(key, value, f"config [{self.name}] {key}")
+        for key in self.defaults:
+            var = self.env_var(key)
+            if var in env:
+                values[key] = self.coerce(key, env[var], var)
+        return values
+
+
 # ---- command execution (run_command, bash, the process manager) -------------------------------
 
-_EXEC_DEFAULTS: dict[str, Any] = {
+EXEC = Section("exec", {
     "approval": "allow", "env_passthrough": [], "default_timeout": 120.0,
     "max_timeout": 3600.0, "kill_grace": 2.0, "max_background": 7200.0,
     "log_cap": 8 * 1024 * 1024, "guardrail": True, "guardrail_allow": [], "sandbox": "off",
     "require_sandbox": False, "network": "allow", "sandbox_read": [], "sandbox_write": [],
     "shell": "/bin/bash",
-}
-_EXEC_CHOICES = {"approval": ("allow", "confirm", "deny"),
-                 "sandbox": ("off", "auto", "landlock"), "network": ("allow", "deny")}
+}, choices={"approval": ("allow", "confirm", "deny"), "sandbox": ("off", "auto", "landlock"),
+            "network": ("allow", "deny")})
+_EXEC_DEFAULTS = EXEC.defaults
 
 
 class ExecSettings:
-    """The ``[exec]`` section merged with ``ZBTOOLS_<KEY>`` environment variables.
-
-    Lists in the environment are comma-separated; booleans accept 1/0/true/false/yes/no/on/off.
-    """
+    """The ``[exec]`` section merged with ``ZBTOOLS_<KEY>`` environment variables."""
 
     approval: str
     env_passthrough: list[str]
@@ -193,83 +279,30 @@ class ExecSettings:
     shell: str
 
     def __init__(self, **values: Any) -> None:
-        for key, default in _EXEC_DEFAULTS.items():
+        for key, default in EXEC.defaults.items():
             setattr(self, key, values.get(key, default))
-
-
-def _exec_value(key: str, value: object, where: str) -> Any:
-    default = _EXEC_DEFAULTS[key]
-    if isinstance(default, bool):
-        if isinstance(value, str):
-            low = value.strip().lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off", ""):
-                return False
-        if type(value) is bool:
-            return value
-        raise ToolError("usage_error", f"{where} must be a boolean, got {value!r}")
-    if isinstance(default, list):
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return list(value)
-        raise ToolError("usage_error", f"{where} must be a list of strings, got {value!r}")
-    if isinstance(default, (int, float)):
-        number: float
-        if isinstance(value, str):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                raise ToolError("usage_error", f"{where}={value!r} is not a number") from None
-        elif type(value) in (int, float):
-            number = float(value)  # type: ignore[arg-type]
-        else:
-            raise ToolError("usage_error", f"{where} must be a number, got {value!r}")
-        if not number > 0:
-            raise ToolError("usage_error", f"{where} must be a positive number, got {value!r}")
-        return int(number) if isinstance(default, int) else number
-    if not isinstance(value, str) or not value:
-        raise ToolError("usage_error", f"{where} must be a string, got {value!r}")
-    choices = _EXEC_CHOICES.get(key)
-    if choices and value not in choices:
-        raise ToolError("usage_error", f"{where} must be one of {', '.join(choices)}, "
-                        f"got {value!r}")
-    return value
 
 
 def load_exec_settings(env: Mapping[str, str], config: Mapping[str, Any] | None = None
                        ) -> ExecSettings:
     """Defaults < config file ``[exec]`` < ``ZBTOOLS_<KEY>`` environment variables."""
-    if config is None:
-        config = load_config(env)
-    section = config.get("exec", {})
-    if not isinstance(section, dict):
-        raise ToolError("usage_error", "config: [exec] must be a table")
-    values: dict[str, Any] = {}
-    for key, value in section.items():
-        if key not in _EXEC_DEFAULTS:
-            raise ToolError("usage_error", f"config: unknown [exec] setting {key!r}",
-                            hint=f"known settings: {', '.join(_EXEC_DEFAULTS)}")
-        values[key] = _exec_value(key, value, f"config [exec] {key}")
-    for key in _EXEC_DEFAULTS:
-        var = f"ZBTOOLS_{key.upper()}"
-        if var in env:
-            values[key] = _exec_value(key, env[var], var)
-    return ExecSettings(**values)
+    return ExecSettings(**EXEC.load(env, config))
 
 
 # ---- the web tools (web_fetch, web_search) ----------------------------------------------------
 
-_WEB_DEFAULTS: dict[str, Any] = {
+# Environment variables: ZBTOOLS_WEB_<KEY>, except three, named by the seeds and the issue.
+WEB = Section("web", {
     "searxng_url": "", "allow": [], "timeout": 30.0, "max_timeout": 120.0,
     "max_download_bytes": 10 * 1024 * 1024, "max_redirects": 10,
     "user_agent": "zbtools-web-fetch/1 (+https://github.com/zbtools)", "chromium": "",
     "render_timeout": 30.0,
-}
-# Environment variables: ZBTOOLS_WEB_<KEY>, except these two, named by the seeds and the issue.
-_WEB_ENV = {"searxng_url": "ZBTOOLS_SEARXNG_URL", "allow": "ZBTOOLS_WEB_ALLOW",
-            "chromium": "ZBTOOLS_CHROMIUM"}
+}, env_prefix="ZBTOOLS_WEB_", env_names={"searxng_url": "ZBTOOLS_SEARXNG_URL",
+                                         "allow": "ZBTOOLS_WEB_ALLOW",
+                                         "chromium": "ZBTOOLS_CHROMIUM"},
+    zero_ok=frozenset({"max_redirects"}), empty_ok=frozenset({"searxng_url", "chromium"}))
+_WEB_DEFAULTS = WEB.defaults
+web_env_var = WEB.env_var
 
 
 class WebSettings:
@@ -292,57 +325,11 @@ class WebSettings:
     render_timeout: float
 
     def __init__(self, **values: Any) -> None:
-        for key, default in _WEB_DEFAULTS.items():
+        for key, default in WEB.defaults.items():
             setattr(self, key, values.get(key, default))
-
-
-def web_env_var(key: str) -> str:
-    return _WEB_ENV.get(key, f"ZBTOOLS_WEB_{key.upper()}")
-
-
-def _web_value(key: str, value: object, where: str) -> Any:
-    default = _WEB_DEFAULTS[key]
-    if isinstance(default, list):
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return [v.strip() for v in value if v.strip()]
-        raise ToolError("usage_error", f"{where} must be a list of strings, got {value!r}")
-    if isinstance(default, (int, float)):
-        number: float
-        if isinstance(value, str):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                raise ToolError("usage_error", f"{where}={value!r} is not a number") from None
-        elif type(value) in (int, float):
-            number = float(value)  # type: ignore[arg-type]
-        else:
-            raise ToolError("usage_error", f"{where} must be a number, got {value!r}")
-        if not number > 0 and not (key == "max_redirects" and number == 0):
-            raise ToolError("usage_error", f"{where} must be a positive number, got {value!r}")
-        return int(number) if isinstance(default, int) else number
-    if not isinstance(value, str):
-        raise ToolError("usage_error", f"{where} must be a string, got {value!r}")
-    return value.strip()
 
 
 def load_web_settings(env: Mapping[str, str], config: Mapping[str, Any] | None = None
                       ) -> WebSettings:
     """Defaults < config file ``[web]`` < environment variables."""
-    if config is None:
-        config = load_config(env)
-    section = config.get("web", {})
-    if not isinstance(section, dict):
-        raise ToolError("usage_error", "config: [web] must be a table")
-    values: dict[str, Any] = {}
-    for key, value in section.items():
-        if key not in _WEB_DEFAULTS:
-            raise ToolError("usage_error", f"config: unknown [web] setting {key!r}",
-                            hint=f"known settings: {', '.join(_WEB_DEFAULTS)}")
-        values[key] = _web_value(key, value, f"config [web] {key}")
-    for key in _WEB_DEFAULTS:
-        var = web_env_var(key)
-        if var in env:
-            values[key] = _web_value(key, env[var], var)
-    return WebSettings(**values)
+    return WebSettings(**WEB.load(env, config))
