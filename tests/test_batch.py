@@ -55,6 +55,30 @@ def test_malformed_lines_yield_error_lines_and_processing_continues(ws: Path,
     assert [o["id"] for o in out] == [None, None, 1, 2, 3, 4, 5, 6, None, 9]
 
 
+def test_ids_of_every_json_type_come_back_as_valid_json(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\n")
+    ids = ['null', 'true', 'false', '0', '-0.0', '1.5e300', '123456789012345678901234567890',
+           '"x"', '"\\u00e9\\ud83d\\ude00"', '[]', '{}', '[1, {"a": [null]}]']
+    body = "".join('{"id": ' + i + ', "tool": "read_file", "args": {"path": "a.txt"}}\n'
+                   for i in ids)
+    body += '{"id": 1e400, "tool": "read_file", "args": {"path": "a.txt"}}\n'
+    body += '{"id": [-1e999], "tool": "read_file", "args": {"path": "a.txt"}}\n'
+    call = cli("batch", stdin=body.encode())
+    assert call.code == 0
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    out = [json.loads(line, parse_constant=refuse) for line in call.out.splitlines()]
+    assert [o["id"] for o in out[:len(ids)]] == [json.loads(i) for i in ids]
+    assert all(o["ok"] for o in out[:len(ids)])
+    for overflow in out[len(ids):]:  # a number no double holds cannot be echoed as JSON
+        assert overflow["id"] is None
+        assert overflow["error"]["code"] == "invalid_json"
+        assert "id" in overflow["error"]["message"] and overflow["error"]["hint"]
+    assert len(out) == len(ids) + 2
+
+
 def test_openai_style_requests(ws: Path, cli: CliRunner) -> None:
     (ws / "a.txt").write_text("one\n")
     call = cli("batch", stdin=jsonl(

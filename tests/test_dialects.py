@@ -1,4 +1,4 @@
-"""Dialects: each one's documented examples (seeds 002-004, Anthropic, Codex) through the real CLI.
+"""Dialects: each one's documented examples (seeds 000-004, Anthropic, Codex) through the real CLI.
 
 The parity table drives ``zbtools --dialect D TOOL`` in-process (``cli``) and, for a sample, as
 a real subprocess (``proc``), and checks the files and results. fiz's schemas are compared with
@@ -254,6 +254,74 @@ def result_has(**expected: Any) -> Check:
 SRC = "def foo():\n    x = 1\n    return x\n"
 # (id, dialect, tool, args, files before, check)
 TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
+    # zblade (seeds 000/001): the documented examples, verbatim
+    ("zblade-read-file", "zblade", "read_file", {"path": "src/main.rs"},
+     {"src/main.rs": "fn main() {}\n"}, content_is("fn main() {}\n")),
+    ("zblade-read-file-range", "zblade", "read_file_range",
+     {"path": "src/lib.rs", "start_line": 50, "end_line": 100, "context_lines": 3},
+     {"src/lib.rs": "".join(f"l{i}\n" for i in range(1, 121))},
+     result_has(start_line=50, end_line=100, first_line=47, last_line=103)),
+    ("zblade-write-file", "zblade", "write_file",
+     {"path": "src/new_module.rs", "content": "pub fn hello() {\n    println!(\"Hello!\");\n}\n"},
+     {}, file_is("src/new_module.rs", "pub fn hello() {\n    println!(\"Hello!\");\n}\n")),
+    ("zblade-edit-file", "zblade", "edit_file",
+     {"path": "src/main.rs", "old_content": "fn old_function()",
+      "new_content": "fn new_function()"}, {"src/main.rs": "fn old_function() {}\n"},
+     file_is("src/main.rs", "fn new_function() {}\n")),
+    ("zblade-apply-edit", "zblade", "apply_edit",
+     {"path": "src/lib.rs", "old_text": "let x = 5;", "new_text": "let x = 10;"},
+     {"src/lib.rs": "fn f() {\n    let x = 5;\n}\n"},
+     file_is("src/lib.rs", "fn f() {\n    let x = 10;\n}\n")),
+    ("zblade-apply-edit-patches", "zblade", "apply_edit",
+     {"path": "src/lib.rs", "patches": [{"old_text": "fn foo()", "new_text": "fn bar()"},
+                                        {"old_text": "let a = 1;", "new_text": "let a = 2;"}]},
+     {"src/lib.rs": "fn foo() {\n    let a = 1;\n}\n"},
+     file_is("src/lib.rs", "fn bar() {\n    let a = 2;\n}\n")),
+    ("zblade-delete-file", "zblade", "delete_file", {"path": "temp/old_file.txt"},
+     {"temp/old_file.txt": "x\n"},
+     lambda ws, call: not (ws / "temp/old_file.txt").exists() or pytest.fail(str(call))),
+    ("zblade-move-file", "zblade", "move_file",
+     {"source": "src/old_name.rs", "destination": "src/new_name.rs"},
+     {"src/old_name.rs": "x\n"}, file_is("src/new_name.rs", "x\n")),
+    ("zblade-copy-file", "zblade", "copy_file",
+     {"source": "templates/base.html", "destination": "src/templates/base.html"},
+     {"templates/base.html": "<html>\n"},
+     both(file_is("src/templates/base.html", "<html>\n"),
+          unchanged("templates/base.html", "<html>\n"))),
+    ("zblade-get-file-info", "zblade", "get_file_info", {"path": "Cargo.toml"},
+     {"Cargo.toml": "[package]\n"},
+     result_has(path="Cargo.toml", size=10, is_file=True, is_directory=False)),
+    ("zblade-create-directory", "zblade", "create_directory",
+     {"path": "src/modules/new_feature"}, {},
+     lambda ws, call: (ws / "src/modules/new_feature").is_dir() or pytest.fail(str(call))),
+    ("zblade-list-directory", "zblade", "list_directory", {"path": "src", "max_depth": 2},
+     {"src/a/b.rs": "", "src/a/c/d.rs": ""},
+     lambda ws, call: sorted(e["path"] for e in call.result["entries"]) == [
+         "src/a", "src/a/b.rs", "src/a/c"] or pytest.fail(str(call.result))),
+    ("zblade-workspace-structure", "zblade", "get_workspace_structure",
+     {"path": ".", "depth": 3, "limit": 100}, {"src/a/b.rs": ""},
+     lambda ws, call: call.code == 0 or pytest.fail(str(call))),
+    ("zblade-find-files", "zblade", "find_files", {"pattern": "test", "path": "src",
+                                                   "max_depth": 5},
+     {"src/x/my_test.rs": "", "src/main.rs": ""},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["src/x/my_test.rs"]
+     or pytest.fail(str(call.result))),
+    ("zblade-find-files-glob", "zblade", "find_files_glob", {"pattern": "**/*.tsx",
+                                                             "path": "src"},
+     {"src/a/App.tsx": "", "src/b.ts": ""},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["src/a/App.tsx"]
+     or pytest.fail(str(call.result))),
+    ("zblade-grep-search", "zblade", "grep_search", {"pattern": "fn\\s+main", "path": "src"},
+     {"src/main.rs": "fn  main() {}\n", "src/lib.rs": "fn other() {}\n"},
+     lambda ws, call: [(m["path"], m["line"]) for m in call.result["matches"]] == [
+         ("src/main.rs", 1)] or pytest.fail(str(call.result))),
+    ("zblade-codebase-search", "zblade", "codebase_search",
+     {"query": "struct.*Config", "file_pattern": "*.rs", "max_results": 20},
+     {"src/c.rs": "a\nb\npub struct AppConfig {}\nc\nd\ne\n", "x.toml": "struct Config\n"},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["src/c.rs"]
+     or pytest.fail(str(call.result))),
+    ("zblade-run-command", "zblade", "run_command", {"command": "echo built", "cwd": "."},
+     {}, result_has(exit_code=0, stdout="built\n")),
     # fiz (seed 004)
     ("fiz-read-offset-0", "fiz", "read", {"path": "a.txt", "offset": 0, "limit": 2},
      {"a.txt": LINES}, both(content_is("line 1\nline 2\n"), result_has(next_offset=2))),
@@ -319,6 +387,10 @@ TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
      file_is("new/dir/f.txt", "x\n")),
     ("fiz-write-overwrites", "fiz", "write", {"path": "f.txt", "content": "new\n"},
      {"f.txt": "old\n"}, file_is("f.txt", "new\n")),
+    ("fiz-task-list-by-status", "fiz", "task", {"operation": "list", "status": "pending"},
+     {}, result_has(tasks=[], operation="list")),
+    ("fiz-task-get-unknown", "fiz", "task", {"operation": "get", "id": "t404"}, {},
+     error_is("unknown_id")),
     # claude (seed 002)
     ("claude-read-1-based", "claude", "Read", {"file_path": "a.txt", "offset": 2, "limit": 2},
      {"a.txt": LINES}, content_is("line 2\nline 3\n")),
@@ -372,6 +444,23 @@ TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
      lambda ws, call: [s["status"] for s in call.result["steps"]] == ["in_progress",
                                                                        "pending"]
      or pytest.fail(str(call.result))),
+    ("zkit-save-plan-append", "zkit", "save_plan_append", {"name": "p", "content": "- b\n"},
+     {".zbtools/plans/p.md": "# Plan\n"}, file_is(".zbtools/plans/p.md", "# Plan\n- b\n")),
+    ("zkit-save-plan-exists", "zkit", "save_plan", {"name": "p", "content": "x"},
+     {".zbtools/plans/p.md": "# Plan\n"},
+     both(error_is("already_exists", text="save_plan_append"),
+          unchanged(".zbtools/plans/p.md", "# Plan\n"))),
+    ("zkit-grep", "zkit", "grep", {"pattern": "TODO", "glob": "*.go"},
+     {"a.go": "// TODO\n", "b.md": "TODO\n"},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["a.go"]
+     or pytest.fail(str(call.result))),
+    ("zkit-glob", "zkit", "glob", {"pattern": "**/*.go"}, {"cmd/x/main.go": "", "r.md": ""},
+     lambda ws, call: [m["path"] for m in call.result["matches"]] == ["cmd/x/main.go"]
+     or pytest.fail(str(call.result))),
+    ("zkit-bash", "zkit", "bash", {"command": "echo hi"}, {},
+     result_has(exit_code=0, stdout="hi\n")),
+    ("zkit-list-processes", "zkit", "list_processes", {}, {},
+     lambda ws, call: call.code == 0 or pytest.fail(str(call))),
     # anthropic text editor
     ("anthropic-view", "anthropic", "str_replace_based_edit_tool",
      {"command": "view", "path": "a.txt"}, {"a.txt": LINES}, content_is(LINES)),
@@ -442,6 +531,27 @@ def test_parity_table(ws: Path, cli: CliRunner, dialect: str, tool: str, args: d
     check(ws, call)
     if call.code == 0:
         assert call.json["tool"] == tool
+
+
+def test_the_seed_001_editor_examples_in_sequence(ws: Path, cli: CliRunner) -> None:
+    """open_file, goto_line, replace_selection and insert_at_cursor with seed 001's examples."""
+    put(ws, "src/main.rs", "".join(f"// line {i}\n" for i in range(1, 121)))
+    opened = cli("open_file", stdin={"path": "src/main.rs", "line": 42}).result
+    assert (opened["cursor_line"], opened["cursor_column"]) == (42, 1)
+    moved = cli("goto_line", stdin={"line": 100, "column": 15}).result
+    assert (moved["cursor_line"], moved["cursor_column"], moved["clamped"]) == (100, 12, True)
+    cli("select_range", stdin={"start_line": 100, "start_column": 4, "end_line": 100})
+    assert cli("get_selection").result["text"] == "line 100"
+    assert cli("replace_selection", stdin={"content": "new replacement text"}).code == 0
+    cli("goto_line", stdin={"line": 1})
+    assert cli("insert_at_cursor", stdin={"content": "// TODO: implement this\n"}).code == 0
+    lines = (ws / "src/main.rs").read_text().splitlines()
+    assert lines[0] == "// TODO: implement this" and lines[1] == "// line 1"
+    assert lines[100] == "// new replacement text"
+    state = cli("get_editor_state").result
+    assert (state["active_file"], state["open_files"], state["active_tab_index"]) == (
+        "src/main.rs", ["src/main.rs"], 0)
+    assert (state["cursor_line"], state["cursor_column"]) == (2, 1)
 
 
 SUBPROCESS = ["fiz-read-offset-0", "fiz-edit-edits", "zkit-write-refuses-existing",

@@ -54,3 +54,24 @@ def test_output_is_ascii_and_escapes_line_separators() -> None:
     assert out.isascii()
     assert "\n" not in out
     assert json.loads(out) == {"k": "caf\u00e9\u2028\x1b\n"}
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "[1.5e309]", '{"a": 9e999}'])
+def test_a_number_too_large_for_a_float_is_refused_not_read_as_infinity(text: str) -> None:
+    with pytest.raises(ValueError, match="too large"):
+        loads_strict(text)
+
+
+def test_large_but_finite_numbers_and_big_integers_still_parse() -> None:
+    assert loads_strict("[1.7e308, 10000000000000000000000000000000000]") == [
+        1.7e308, 10**34]
+
+
+def test_an_out_of_range_limit_setting_says_how_to_fix_it(tmp_path: Any) -> None:
+    from zbtools.contract import ToolError
+    from zbtools.core.config import load_limits
+
+    with pytest.raises(ToolError) as caught:
+        load_limits({"ZBTOOLS_MAX_REQUEST_BYTES": "10"}, {})
+    assert caught.value.code == "usage_error"
+    assert "the default is 16777216" in (caught.value.hint or "")

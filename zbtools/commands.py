@@ -246,6 +246,11 @@ class Batch:
         tool_name: str | None = None
         try:
             request = parse_request(line, "the request line")
+            if not _finite(request.get("id")):
+                raise ToolError("invalid_json", "the request id holds a number too large for "
+                                "a double (it would come back as Infinity, which is not JSON)",
+                                hint="use a string or a smaller number as the id; results "
+                                "come back in request order")
             request_id = request.get("id")
             tool_name, args = self._unpack(request)
             tool = self.lookup(tool_name)
@@ -312,6 +317,17 @@ class Batch:
                 '"read_file", "args": {...}}', details={"problems": problems})
         assert isinstance(tool, str)
         return tool, args
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` (a decoded JSON value) holds no infinite or NaN number."""
+    if type(value) is float:
+        return value - value == 0.0
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
 
 
 def _emit_line(streams: Streams, request_id: Any, envelope: dict[str, Any]) -> None:

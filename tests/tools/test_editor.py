@@ -327,6 +327,32 @@ def test_a_corrupt_or_future_editor_state_is_reported_and_never_overwritten(
     assert path.read_bytes() == content
 
 
+@pytest.mark.parametrize("cursor,selection", [([999, 1], [1, 1, 999, 5]), ([1, 99], None),
+                                              ([0, 0], None), ([1, 1], [0, 1, 1, 2])])
+def test_a_tampered_editor_state_never_edits_a_wrong_place(
+        ws: Path, cli: CliRunner, cursor: list[int], selection: list[int] | None) -> None:
+    """Positions the (unchanged) file cannot hold are lost (stale_file), or, when 0 (never
+    written by zbtools), state_corrupt: never an internal error, never an edit elsewhere."""
+    put(ws, "a.py", "one\ntwo\n")
+    ok(cli("open_file", stdin={"path": "a.py"}))
+    path = editor_file(ws)
+    doc = json.loads(path.read_text())
+    doc["tabs"][0]["cursor"], doc["tabs"][0]["selection"] = cursor, selection
+    path.write_text(json.dumps(doc))
+    before = snapshot(ws)
+    zero = 0 in cursor + (selection or [])
+    for tool in ("replace_selection", "insert_at_cursor"):
+        call = cli(tool, stdin={"content": "x"})
+        assert call.code == 1, call
+        assert call.error["code"] == ("state_corrupt" if zero else "stale_file")
+    assert snapshot(ws) == before
+    assert cli("get_selection").error["code"] == ("state_corrupt" if zero else "stale_file")
+    if not zero:  # setting the position again recovers
+        ok(cli("goto_line", stdin={"line": 1}))
+        assert ok(cli("insert_at_cursor", stdin={"content": "x"}))["changed"]
+        assert (ws / "a.py").read_text() == "xone\ntwo\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # select_range and get_selection
 

@@ -153,7 +153,8 @@ def load_limits(env: Mapping[str, str], config: Mapping[str, Any]) -> Limits:
 def _check_limit(key: str, value: object, where: str) -> int:
     minimum = LIMIT_KEYS[key][1]
     if type(value) is not int or value < minimum:
-        raise ToolError("usage_error", f"{where} must be an integer >= {minimum}, got {value!r}")
+        raise ToolError("usage_error", f"{where} must be an integer >= {minimum}, got {value!r}",
+                        hint=f"fix or remove {where}; the default is {LIMIT_KEYS[key][0]}")
     return value
 
 

@@ -121,6 +121,8 @@ class Tab:
         selection: Any = raw.get("selection")
         if not ints(cursor, 2) or not (selection is None or ints(selection, 4)):
             return None
+        if 0 in cursor or (selection and 0 in selection):
+            return None  # lines and columns are 1-based
         tab.cursor = (cursor[0], cursor[1])
         if selection:
             tab.selection = (selection[0], selection[1], selection[2], selection[3])
@@ -185,18 +187,24 @@ class Tab:
         lines) or ``lost`` (not found unambiguously; the positions are left as they were).
         """
         if sha == self.sha256:
+            if not self._fits(model):
+                return "lost"  # a tampered state: positions the text never had
             self.stat = st
             return "unchanged"
         delta = self._find(model)
         if delta is None:
             return "lost"
         self._shift(delta)
-        for line, column in self._positions():
-            if line > model.line_count or column > len(model.lines[line - 1]) + 1:
-                self._shift(-delta)
-                return "lost"
+        if not self._fits(model):
+            self._shift(-delta)
+            return "lost"
         self.place(model, sha, st, self.cursor, self.selection)
         return "shifted"
+
+    def _fits(self, model: TextModel) -> bool:
+        """Whether every position lies inside ``model``'s text."""
+        return all(1 <= line <= model.line_count and 1 <= column <= len(model.lines[line - 1]) + 1
+                   for line, column in self._positions())
 
     def _positions(self) -> list[tuple[int, int]]:
         out = [self.cursor]

@@ -31,10 +31,19 @@ class _ScannerContext:
         self.strict = True
         self.object_hook = None
         self.object_pairs_hook = object_pairs_hook
-        self.parse_float = float
+        self.parse_float = _finite_float
         self.parse_int = int
         self.parse_constant = parse_constant
         self.memo: dict[str, str] = {}
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one too large for a float (``1e400``) is refused rather than
+    read as infinity, which no JSON output could carry back."""
+    value = float(text)
+    if value - value != 0:  # inf or -inf (NaN cannot come from a JSON number)
+        raise ValueError(f"the number {text[:40]} is too large")
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
@@ -72,7 +81,7 @@ def loads_strict(text: str) -> Any:
     if _scan is None:  # pragma: no cover - other interpreters
         import json
 
-        return json.loads(text, parse_constant=_refuse_constant,
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float,
                           object_pairs_hook=_refuse_duplicates)
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
