@@ -155,6 +155,19 @@ def test_malformed_requests_are_invalid_json_with_exit_2(hello: Path, cli: CliRu
     assert call.error["hint"]
 
 
+@pytest.mark.parametrize("where", ["stdin", "--args"])
+@pytest.mark.parametrize("payload", ['{bad', '{"path": "hello.txt"', '{"a" 1}', "[1,", "{,}"])
+def test_malformed_json_is_invalid_json_in_a_fresh_process_too(hello: Path, proc: CliRunner,
+                                                               where: str, payload: str) -> None:
+    """A fresh interpreter has not imported json.decoder, through which _json reports syntax
+    errors (in-process tests have it already): this once came out as internal_error."""
+    call = proc("read_file", stdin=payload) if where == "stdin" else \
+        proc("read_file", "--args", payload)
+    assert call.code == ExitCode.USAGE, call
+    assert call.error["code"] == "invalid_json"
+    assert "is not valid JSON: " in call.error["message"] and call.error["hint"]
+
+
 def test_empty_stdin_means_no_arguments(cli: CliRunner) -> None:
     call = cli("read_file", stdin=b"  \n")
     assert call.error["code"] == "invalid_arguments"

@@ -88,6 +88,13 @@ def loads_strict(text: str) -> Any:
         value, end = _scan(text, start)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: char {stop.value}") from None
+    except SystemError:
+        # _json reports a syntax error through json.decoder.JSONDecodeError, which it looks up
+        # in sys.modules without importing it: on the fast path it is not there yet. Import it
+        # (only now, on malformed input) and scan again to get the real error.
+        import json.decoder
+
+        value, end = _scan(text, start)
     rest = text[end:]
     if rest.strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
