@@ -11,8 +11,9 @@ milliseconds and imports only the standard library plus ``zbtools.core.procfs`` 
    working-directory fd, sets ``PR_SET_PDEATHSIG(SIGKILL)``, disables core dumps, optionally
    confines itself with Landlock, and ``execve``s the shell (no ``preexec_fn``, no threads);
 3. waits for the leader; on timeout, a stop request (SIGTERM/SIGINT/SIGHUP to the supervisor) or
-   cancellation it sends SIGTERM to the process group and every descendant, waits the grace
-   period, then SIGKILLs whatever is left, repeating until no descendant remains; when the leader
+   cancellation it sends SIGTERM to the process group and every descendant (then SIGCONT, so
+   that stopped processes act on it), waits the grace period, then SIGKILLs whatever is left,
+   repeating until no descendant remains; when the leader
    exits by itself, descendants it left behind are stopped the same way (no orphans);
 4. reports: in ``fg`` mode a JSON status line on a status fd (the caller drains stdout/stderr
    itself and cancels by closing our stdin); in ``bg`` mode it detaches (double fork), tees the
@@ -291,10 +292,22 @@ class Supervisor:
                 sent += 1
             except OSError:
                 pass
+        stopped = []
         for st in procfs.descendants(me):
             if st.state != "Z" and procfs.signal_process(
                     st.pid, sig, st.start_time, lambda p: _below(p, me)):
                 sent += 1
+                if st.state in "Tt":
+                    stopped.append(st)
+        if sig == signal.SIGTERM:  # a stopped process acts on SIGTERM only once continued
+            if self.leader_status is None and self.pgid:
+                try:
+                    os.killpg(self.pgid, signal.SIGCONT)
+                except OSError:
+                    pass
+            for st in stopped:
+                procfs.signal_process(st.pid, signal.SIGCONT, st.start_time,
+                                      lambda p: _below(p, me))
         return sent
 
     def _live_descendants(self) -> list[procfs.Stat]:

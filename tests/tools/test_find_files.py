@@ -158,3 +158,36 @@ def test_searching_changes_nothing(ws: Path, cli: CliRunner) -> None:
     before = snapshot(ws)
     cli("find_files", stdin={"pattern": "c", "include_hidden": True})
     assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("tool,args", [
+    ("find_files", {"pattern": "bottom"}),
+    ("find_files_glob", {"pattern": "**/bottom.txt"}),
+    ("grep_search", {"pattern": "bottom"}),
+    ("grep_search", {"pattern": "bottom", "engine": "python", "output_mode": "count"}),
+    ("codebase_search", {"query": "bottom"}),
+    ("list_directory", {"max_depth": 512, "limit": 10000}),
+    ("get_workspace_structure", {"depth": 512}),
+])
+def test_a_tree_deeper_than_the_depth_cap_says_what_was_not_entered(
+        ws: Path, cli: CliRunner, tool: str, args: dict[str, Any]) -> None:
+    """600 levels: the walk stops at 512 and the result says so instead of a silent "nothing"."""
+    import os
+
+    from tests.tools._mutate import make_deep_tree
+    from zbtools.core.fsops import remove_tree
+
+    make_deep_tree(ws, "deep", 600, leaf="bottom.txt")
+    try:
+        call = cli(tool, stdin=args)
+        assert call.json["ok"] is True
+        warnings = call.json["warnings"]
+        assert any("deeper than 512 levels" in w for w in warnings), warnings
+        shallow = cli("list_directory", stdin={}).json["warnings"]
+        assert not any("deeper" in w for w in shallow)
+    finally:
+        fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            remove_tree(fd, "deep", "deep")
+        finally:
+            os.close(fd)

@@ -77,6 +77,39 @@ def test_job_that_ends_reports_exit_code(cli: CliRunner) -> None:
     assert out["exit_code"] == 7 and out["output"] == "done\n" and out["running"] is False
 
 
+def test_cursor_past_the_end_and_stopping_an_ended_job_are_not_errors(cli: CliRunner) -> None:
+    job_id = start(cli, "printf abc; exit 4", running=False)
+    wait_until(lambda: poll(cli, job_id)["status"] == "exited")
+    call = cli("bash_output", stdin={"id": job_id, "cursor": 10**9})
+    result = call.result
+    assert result["output"] == "" and result["next_cursor"] == 3 and result["dropped"] == 0
+    assert result["more"] is False and "past the end" in call.json["warnings"][0]
+    assert poll(cli, job_id, 3, wait_ms=200)["output"] == ""  # an ended job: no wait
+    stopped = cli("stop_process", stdin={"id": job_id}).result["stopped"][0]
+    assert stopped["was_running"] is False and stopped["status"] == "exited"
+    assert stopped["exit_code"] == 4
+    bad = cli("bash_output", stdin={"id": job_id, "cursor": -1})
+    assert bad.code == 2 and bad.error["code"] == "invalid_arguments"
+
+
+def test_a_job_survives_the_cli_call_and_its_closed_pipes(proc: CliRunner, cli: CliRunner,
+                                                          ws: Path) -> None:
+    """Started by a real ``zbtools`` process whose stdout/stderr pipes close when it exits (and
+    whose process group is gone): the job keeps running and is still polled and stopped."""
+    call = proc("bash", stdin={"command": "echo $$ > pids; while :; do echo tick; sleep 0.1; "
+                               "done", "background": True})
+    assert call.code == 0, call
+    job_id = call.result["id"]
+    pid = pids_in(ws / "pids")[0]
+    time.sleep(0.3)
+    assert alive(pid)
+    first = poll(cli, job_id)
+    wait_until(lambda: poll(cli, job_id)["bytes_total"] > first["bytes_total"])
+    assert poll(cli, job_id)["running"] is True
+    cli("stop_process", stdin={"id": job_id, "grace": 0.5})
+    assert not alive(pid)
+
+
 def test_ids_are_validated_tokens(cli: CliRunner) -> None:
     for bad in ("../../etc", "0123456789ab", "ABCDEF012345", "", "x" * 12):
         call = cli("bash_output", stdin={"id": bad})

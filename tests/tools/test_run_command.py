@@ -166,6 +166,19 @@ def test_term_ignoring_child_gets_sigkill(cli: CliRunner, ws: Path) -> None:
     assert not [p for p in pids_in(ws / "pids") if alive(p)]
 
 
+def test_a_stopped_tree_gets_sigterm_without_waiting_the_grace_period(cli: CliRunner,
+                                                                      ws: Path) -> None:
+    """A process stopped with SIGSTOP (or ^Z) cannot act on SIGTERM until continued: the
+    timeout continues it, so it ends by SIGTERM at once rather than by SIGKILL after the grace."""
+    command = "sleep 60 & echo $! > pids; kill -STOP $!; kill -STOP $$"
+    started = time.monotonic()
+    result = cli("run_command", stdin={"command": command, "timeout": 0.3},
+                 env={"ZBTOOLS_KILL_GRACE": "10"}).result
+    assert time.monotonic() - started < 3
+    assert result["timed_out"] is True and result["signal"] == "SIGTERM"
+    assert not [p for p in pids_in(ws / "pids") if alive(p)]
+
+
 def test_background_leftover_returns_promptly_and_is_stopped(cli: CliRunner, ws: Path) -> None:
     started = time.monotonic()
     call = run(cli, "(sleep 30 & echo $! > pids); echo hi")
@@ -276,6 +289,25 @@ def test_approval_confirm_without_a_terminal_refuses(ws: Path) -> None:
     envelope = json.loads(done.stdout)
     assert done.returncode == 3 and envelope["error"]["code"] == "approval_required"
     assert not (ws / "ran").exists()
+
+
+@pytest.mark.parametrize("args,code,exit_code", [
+    ({"command": "pwd", "cwd": "file.txt"}, "not_a_directory", 1),
+    ({"command": "pwd", "cwd": "missing"}, "not_found", 1),
+    ({"command": "pwd", "cwd": "../.."}, "outside_workspace", 3),
+    ({"command": "a\u0000b"}, "invalid_arguments", 2),
+    ({"command": "  "}, "invalid_arguments", 2),
+    ({"command": "env", "env": {"A=B": "1"}}, "invalid_arguments", 2),
+    ({"command": "env", "env": {"": "1"}}, "invalid_arguments", 2),
+])
+def test_refusals_have_a_code_and_a_hint_and_run_nothing(cli: CliRunner, ws: Path,
+                                                         args: dict[str, object], code: str,
+                                                         exit_code: int) -> None:
+    (ws / "file.txt").write_text("x")
+    call = cli("run_command", stdin=args)
+    assert call.code == exit_code and call.error["code"] == code
+    assert call.error["message"] and call.error["hint"], call.error
+    assert sorted(p.name for p in ws.iterdir()) == ["file.txt"]
 
 
 def test_timeout_above_maximum_is_lowered(cli: CliRunner) -> None:

@@ -128,7 +128,9 @@ def open_cwd(ctx: Context, cwd: str) -> tuple[int, str]:
                                                                   dir_fd=res.dir_fd)
         except OSError as exc:
             if exc.errno == 20:  # ENOTDIR
-                raise ToolError("not_a_directory", f"{cwd}: is not a directory") from exc
+                raise ToolError("not_a_directory", f"{cwd}: is not a directory",
+                                hint="cwd must be a directory; pass its parent, or omit cwd to "
+                                "run in the workspace root", details={"cwd": cwd}) from exc
             raise os_error(exc, cwd) from exc
         return fd, res.rel
 
@@ -153,11 +155,16 @@ def execute(ctx: Context, req: Request) -> dict[str, Any]:
     if not req.command.strip():
         raise ToolError("invalid_arguments", "command is empty", hint="give a shell command")
     if "\x00" in req.command:
-        raise ToolError("invalid_arguments", "command contains a NUL byte")
+        raise ToolError("invalid_arguments", "command contains a NUL byte",
+                        hint="a shell command cannot contain NUL; write binary data with printf "
+                        "escapes such as '\\0' instead")
     bad_env = [k for k in req.env if not k or "=" in k or "\x00" in k or "\x00" in req.env[k]]
     if bad_env:
-        raise ToolError("invalid_arguments", f"invalid environment variable name(s): "
-                        f"{', '.join(map(repr, bad_env))}")
+        raise ToolError("invalid_arguments", f"invalid environment variable name(s) or value(s): "
+                        f"{', '.join(map(repr, bad_env))}",
+                        hint="names must be non-empty without '=' or NUL, values without NUL, "
+                        "e.g. {\"env\": {\"RUST_LOG\": \"debug\"}}",
+                        details={"env": bad_env})
     check_guardrail(settings, req.command)
     timeout = _bounded_timeout(ctx, settings, req.timeout)
     from zbtools.core.proc import build_env, new_token, shell_argv

@@ -8,17 +8,21 @@ This is UX, not security. It catches the accidents a model makes in plain sight 
 Matching works on two forms of the command:
 
 * a parsed form: ``shlex`` with punctuation characters splits the command into simple commands at
-  ``; & | && || ( ) $( `` and newlines; leading ``sudo``, ``env``, ``command``, ``exec``,
-  ``nohup``, ``time``, ``nice``, ``timeout N``, ``xargs`` and ``VAR=value`` words are skipped, a
-  command word's directory is dropped (``/bin/rm`` is ``rm``), and the script of ``sh -c``,
-  ``bash -c`` and ``eval`` is checked recursively;
-* the raw string, for fork bombs, pipes into a shell and redirections onto block devices.
+  ``; & | && || ( ) $( `` and newlines (a backslash-newline continues the line, as in bash);
+  leading ``sudo``, ``env``, ``command``, ``exec``, ``nohup``, ``time``, ``nice``, ``timeout N``,
+  ``xargs`` and ``VAR=value`` words are skipped with their options (``sudo -u root``,
+  ``nice -n 5``), a command word's directory is dropped (``/bin/rm`` is ``rm``), and the script
+  of ``sh -c``, ``bash -c`` and ``eval`` is checked recursively;
+* the raw string, for fork bombs, downloads run by a shell (``curl ... | sh``, also through
+  ``sudo``/``tee`` stages, ``bash -c "$(curl ...)"`` and ``sh <(curl ...)``) and redirections
+  onto block devices.
 
 When ``shlex`` cannot parse the command (an unbalanced quote, common in heredocs), the raw string
 is split on whitespace and operators instead and the same rules apply; a parse failure alone does
 not refuse the command.
 
-``check(command, allowed)`` returns the first ``Violation`` (rule id and explanation) or ``None``.
+``check(command, allowed)`` returns the first ``Violation`` (rule id and explanation) of a rule
+not in ``allowed``, or ``None``: allowing one rule never hides another in the same command.
 """
 
 from __future__ import annotations
@@ -33,12 +37,26 @@ RULES: dict[str, str] = {
     "device-write": "redirecting output onto a block device",
     "fork-bomb": "a fork bomb",
     "chmod-root": "recursive chmod/chown of / or ~",
-    "pipe-to-shell": "piping a download (curl, wget) straight into a shell",
+    "pipe-to-shell": "running a download (curl, wget) straight in a shell",
     "force-push-main": "git push --force to main or master",
 }
 
 WRAPPERS = {"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "builtin",
             "doas", "xargs", "stdbuf", "setsid", "chroot", "then", "do", "else", "!", "{"}
+# Options of the wrappers that take a value as the next word (``sudo -u root``, ``nice -n 5``).
+WRAPPER_VALUES: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user",
+                       "--group", "--chdir", "--prompt", "--host", "--role", "--type",
+                       "--other-user", "--close-from", "--command-timeout"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
+    "xargs": frozenset({"-I", "-i", "-n", "-P", "-L", "-l", "-d", "-s", "-a", "-E", "-e",
+                        "--max-args", "--max-procs", "--delimiter", "--arg-file"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+}
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"}
 ROOT_TARGETS = {"/", "/*", "/.", "/..", "~", "~/", "~/*", "~/.", "$HOME", "${HOME}", "$HOME/",
                 "${HOME}/", "$HOME/*", "${HOME}/*", "/root", "/home", "/usr", "/etc", "/var",
@@ -46,11 +64,33 @@ ROOT_TARGETS = {"/", "/*", "/.", "/..", "~", "~/", "~/*", "~/.", "$HOME", "${HOM
 OPERATORS = {";", "&", "|", "&&", "||", "(", ")", ";;", "|&", "\n", "`", "$(", "<(", ">("}
 SAFE_DEVICES = re.compile(r"^/dev/(null|zero|full|stdout|stderr|stdin|tty|fd/\d+|random|urandom|"
                           r"shm/.*)$")
-FORK_BOMB = re.compile(r"(?P<f>[\w:.]+)\s*\(\)\s*\{[^}]*(?P=f)\s*\|\s*(?P=f)\s*&[^}]*\}")
-PIPE_SHELL = re.compile(r"\b(curl|wget|fetch)\b[^|;&\n]*\|\s*(sudo\s+)?(env\s+)?"
-                        r"(\S*/)?(ba|da|z|k|a)?sh\b(?!\s*-n\b)")
+FORK_BOMB = re.compile(r"(?<![\w:.])(?P<f>[\w:.]{1,64})\s*\(\)\s*\{[^}]{0,200}?(?P=f)\s*\|\s*"
+                       r"(?P=f)\s*&[^}]{0,200}\}")
+# curl ... [| stage ...] | [sudo -E] [env X=1] sh, looked for within one pipeline (see _downloads
+# _into_shell); every pattern here is linear in the command's length (test_huge_input_is_bounded).
+DOWNLOAD = re.compile(r"\b(curl|wget|fetch)\b")
+PIPELINE_SEPARATOR = re.compile(r"\|\||&&|[;&\n]")
+PIPE_INTO_SHELL = re.compile(r"\|\s*(sudo(\s+-\S+)*\s+)?(env(\s+(-\S+|\w+=\S*))*\s+)?"
+                             r"([^\s|;&]*/)?(ba|da|z|k|a)?sh\b(?!\s*-n\b)")
+# bash -c "$(curl ...)", sh <(curl ...), source <(wget ...)
+SUBST_SHELL = re.compile(r"(?:(?:^|[\s/;&|(])(?:ba|da|z|k|a)?sh\s+(?:-\w+\s+)*(?:-c\s+[\"']?"
+                         r"(?:\$\(|`)|<\()|(?:^|[\s;&|(])(?:source|\.)\s+<\()\s*"
+                         r"(?:[^\s|;&()]*/)?(?:curl|wget|fetch)\b")
 DEVICE_REDIRECT = re.compile(r">\s*/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|"
                              r"dm-\d|md\d|loop\d|disk/)")
+
+
+def _downloads_into_shell(command: str) -> bool:
+    """``curl ... | sh`` (also through more stages): a download piped into a shell."""
+    if SUBST_SHELL.search(command):
+        return True
+    if not DOWNLOAD.search(command):
+        return False
+    for pipeline in PIPELINE_SEPARATOR.split(command):
+        found = DOWNLOAD.search(pipeline)
+        if found and PIPE_INTO_SHELL.search(pipeline, found.end()):
+            return True
+    return False
 
 
 class Violation:
@@ -62,8 +102,14 @@ class Violation:
         self.segment = segment
 
 
+def _lines_joined(command: str) -> str:
+    """Newlines as the command separators they are; a backslash-newline joins two lines."""
+    return command.replace("\\\n", " ").replace("\n", " ; ")
+
+
 def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command.replace("$(", " ( ").replace("`", " ` "), posix=True,
+    lexer = shlex.shlex(_lines_joined(command).replace("$(", " ( ").replace("`", " ` "),
+                        posix=True,
                         punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -76,7 +122,8 @@ def _tokens(command: str) -> list[str]:
 
 
 def _loose_tokens(command: str) -> list[str]:
-    spaced = re.sub(r"(\|\||&&|[;&|()`\n])", r" \1 ", command.replace("$(", " ( "))
+    spaced = re.sub(r"(\|\||&&|[;&|()`\n])", r" \1 ",
+                    command.replace("\\\n", " ").replace("$(", " ( "))
     return [t.strip("'\"") for t in spaced.split()]
 
 
@@ -98,12 +145,13 @@ def _strip_wrappers(words: list[str]) -> list[str]:
         base = word.rsplit("/", 1)[-1]
         if "=" in word and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
             i += 1
-        elif base in WRAPPERS:
+        elif base in WRAPPERS or base == "timeout":
+            takes_value = WRAPPER_VALUES.get(base, frozenset())
             i += 1
             while i < len(words) and words[i].startswith("-"):  # the wrapper's own options
-                i += 1
-        elif base == "timeout" and i + 1 < len(words):
-            i += 2
+                i += 2 if words[i] in takes_value else 1
+            if base == "timeout":
+                i += 1  # the duration
         else:
             break
     return words[i:]
@@ -119,7 +167,7 @@ def _flags(words: list[str]) -> set[str]:
     return flags
 
 
-def _check_words(words: list[str], depth: int) -> str | None:
+def _check_words(words: list[str], depth: int, allowed: frozenset[str]) -> str | None:
     words = _strip_wrappers(words)
     if not words:
         return None
@@ -147,33 +195,33 @@ def _check_words(words: list[str], depth: int) -> str | None:
     if depth < 3:
         if name in SHELLS and "-c" in args[:3]:
             script = args[args.index("-c") + 1] if args.index("-c") + 1 < len(args) else ""
-            return _check(script, depth + 1)
+            return _check(script, depth + 1, allowed)
         if name == "eval":
-            return _check(" ".join(args), depth + 1)
+            return _check(" ".join(args), depth + 1, allowed)
     return None
 
 
-def _check(command: str, depth: int) -> str | None:
-    if FORK_BOMB.search(command):
+def _check(command: str, depth: int, allowed: frozenset[str]) -> str | None:
+    if "fork-bomb" not in allowed and FORK_BOMB.search(command):
         return "fork-bomb"
-    if PIPE_SHELL.search(command):
+    if "pipe-to-shell" not in allowed and _downloads_into_shell(command):
         return "pipe-to-shell"
-    if DEVICE_REDIRECT.search(command):
+    if "device-write" not in allowed and DEVICE_REDIRECT.search(command):
         return "device-write"
     try:
         tokens = _tokens(command)
     except ValueError:
         tokens = _loose_tokens(command)
     for segment in _segments(tokens):
-        rule = _check_words(segment, depth)
-        if rule is not None:
-            return rule
+        found = _check_words(segment, depth, allowed)
+        if found is not None and found not in allowed:
+            return found
     return None
 
 
 def check(command: str, allowed: list[str] | tuple[str, ...] = ()) -> Violation | None:
-    """The first rule ``command`` breaks (rules listed in ``allowed`` are skipped), or None."""
-    rule = _check(command, 0)
-    if rule is None or rule in allowed:
+    """The first rule ``command`` breaks among those not in ``allowed``, or None."""
+    rule = _check(command, 0, frozenset(allowed))
+    if rule is None:
         return None
     return Violation(rule, command if len(command) <= 200 else command[:200] + "...")

@@ -380,4 +380,5 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
         walk.close()
         engine.close()
     outcome.loops = walk.loops
+    outcome.depth_limited = walk.depth_limited
     return outcome

@@ -428,6 +428,7 @@ class Outcome:
         self.timed_out = False
         self.skipped = skipped
         self.loops = 0
+        self.depth_limited = False  # directories beyond walk.MAX_DEPTH were not entered
         self.engine = "python"
 
 
@@ -503,6 +504,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         if pool is not None:
             pool.close()
     outcome.loops = walk.loops
+    outcome.depth_limited = walk.depth_limited
     return _finish(outcome)
 
 

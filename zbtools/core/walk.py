@@ -28,9 +28,10 @@ Rules:
   say what it left out instead of answering an unexplained "nothing".
 
 Limits and failure modes: depth is bounded by ``max_depth`` and never beyond ``MAX_DEPTH``
-(``depth_limited`` tells); at most ``max_entries`` entries are produced (``truncated`` tells);
-the walk is iterative and holds at most ``HELD_DIRS`` directory descriptors besides the
-resolution's own, climbing back through a ``..`` checked by ``(st_dev, st_ino)``. A directory that
+(``depth_limited`` tells, and ``notes()`` words it for the tools' warnings); at most
+``max_entries`` entries are produced (``truncated`` tells); the walk is iterative and holds at
+most ``HELD_DIRS`` directory descriptors besides the resolution's own, climbing back through a
+``..`` checked by ``(st_dev, st_ino)``. A directory that
 cannot be opened or listed (permission, vanished, changed under us) is counted as ``unreadable``
 and the walk goes on. Ignore files over 1 MiB are not read, nor those above the workspace
 root or git's global ``core.excludesFile``. Matching is bucketed (about a microsecond per path
@@ -190,6 +191,17 @@ def ignored_by(layers: Sequence[Layer], rel: str, is_dir: bool) -> bool:
     return False
 
 
+def walk_notes(loops: int, depth_limited: bool) -> list[str]:
+    """The warnings for directory loops not entered again and for the depth cap."""
+    notes = []
+    if loops:
+        notes.append(f"{loops} directory loop(s) (bind mounts) were not entered again")
+    if depth_limited:
+        notes.append(f"directories deeper than {MAX_DEPTH} levels were not entered: their "
+                     "contents are not in the result; list or search from a deeper path")
+    return notes
+
+
 class Walk:
     """Iterate the entries below a directory of the workspace; see the module docstring."""
 
@@ -207,7 +219,7 @@ class Walk:
         self.exclude = frozenset(DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs)
         self.skipped = Skipped()
         self.truncated = False
-        self.depth_limited = False  # a directory at MAX_DEPTH was not entered
+        self.depth_limited = False  # a directory at MAX_DEPTH was not entered (see notes())
         self.loops = 0
         self.start_ignored = False  # the start (or a directory above it) is ignored
         self.parent_fd = -1  # the directory holding the entry just produced (see __iter__)
@@ -407,7 +419,7 @@ class Walk:
                 self.parent_fd = top.fd  # valid until the next step: open entry.name with it
                 yield entry
                 if not is_dir or entry.depth >= self.max_depth:
-                    if is_dir and self.depth_capped and entry.depth >= self.max_depth:
+                    if is_dir and entry.depth >= MAX_DEPTH:
                         self.depth_limited = True
                     continue
                 child = self._open_child(top, entry)
@@ -454,6 +466,10 @@ class Walk:
         if done.fd >= 0:
             os.close(done.fd)
             done.fd = -1
+
+    def notes(self) -> list[str]:
+        """Warnings a tool passes on after the walk: what it did not enter, and why."""
+        return walk_notes(self.loops, self.depth_limited)
 
     def stat(self, entry: Entry) -> None:
         """Fill ``entry.size``/``mtime`` of the entry just produced (for ``with_stat=False``)."""

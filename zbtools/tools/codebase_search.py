@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from zbtools.core.args import Struct, field
 from zbtools.registry import ToolSpec
-from zbtools.tools.grep_search import Result, render, to_result
+from zbtools.tools.grep_search import Result, render, to_result, warn_walk_notes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def run(params: Params, ctx: Context) -> Result:
     path_filter = PathFilter(split_globs(params.file_pattern or ""), [])
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
                           limit=params.max_results, per_file=False)
+    warn_walk_notes(outcome, ctx)
     return to_result(outcome, "content")
 
 

@@ -88,8 +88,9 @@ def wanted_type(kind: str, want: str) -> bool:
 
 
 def loop_warning(walk: Walk, ctx: Context) -> None:
-    if walk.loops:
-        ctx.warn(f"{walk.loops} directory loop(s) (bind mounts) were not entered again")
+    """Directory loops not entered again, and directories beyond the depth cap, as warnings."""
+    for note in walk.notes():
+        ctx.warn(note)
 
 
 def run(params: Params, ctx: Context) -> Result:

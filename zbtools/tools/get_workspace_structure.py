@@ -58,8 +58,8 @@ def run(params: Params, ctx: Context) -> Result:
     order = sorted(range(len(found)), key=lambda i: (found[i].depth, i))
     keep = sorted(order[:params.limit])
     entries = [to_entry(found[i]) for i in keep]
-    if walk.loops:
-        ctx.warn(f"{walk.loops} directory loop(s) (bind mounts) were not entered again")
+    for note in walk.notes():
+        ctx.warn(note)
     return Result(path=walk.rel, entries=entries, count=len(entries),
                   omitted=len(found) - len(entries), omitted_exact=not walk.truncated,
                   depth=params.depth, skipped=walk.skipped)

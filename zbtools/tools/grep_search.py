@@ -168,9 +168,16 @@ def run(params: Params, ctx: Context) -> Result:
                           include_hidden=params.include_hidden,
                           include_ignored=params.include_ignored,
                           exclude_dirs=params.exclude_dirs, rg=rg)
-    if outcome.loops:
-        ctx.warn(f"{outcome.loops} directory loop(s) (bind mounts) were not entered again")
+    warn_walk_notes(outcome, ctx)
     return to_result(outcome, params.output_mode)
+
+
+def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
+    """Directory loops and directories beyond the depth cap that were not searched."""
+    from zbtools.core.walk import walk_notes
+
+    for note in walk_notes(outcome.loops, outcome.depth_limited):
+        ctx.warn(note)
 
 
 def to_result(outcome: Outcome, mode: str) -> Result:

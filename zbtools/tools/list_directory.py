@@ -67,8 +67,8 @@ def run(params: Params, ctx: Context) -> Result:
                 max_entries=params.limit, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs)
     entries = [to_entry(e) for e in walk]
-    if walk.loops:
-        ctx.warn(f"{walk.loops} directory loop(s) (bind mounts) were not entered again")
+    for note in walk.notes():
+        ctx.warn(note)
     return Result(path=walk.rel, entries=entries, count=len(entries), truncated=walk.truncated,
                   skipped=walk.skipped)
 
