@@ -287,3 +287,12 @@ def test_a_utf8_bom_is_not_part_of_the_first_line(ws: Path, cli: CliRunner) -> N
     (ws / "bom.py").write_bytes(b"\xef\xbb\xbf# coding: utf-8\nx = 1\n")
     match, = cli("rg", stdin={"pattern": "coding"}).result["matches"]
     assert match["text"] == "# coding: utf-8"
+
+
+def test_an_explicit_zero_before_or_after_wins_over_context(ws: Path, cli: CliRunner) -> None:
+    make(ws, {"a.txt": "1\n2\nhit\n4\n5\n"})
+    match = cli("grep_search", stdin={"pattern": "hit", "context": 2, "before_context": 0}
+                ).result["matches"][0]
+    assert match["before"] == [] and match["after"] == ["4", "5"]
+    match = cli("grep_search", "-C", "1", "-A", "0", "--pattern", "hit").result["matches"][0]
+    assert match["before"] == ["2"] and match["after"] == []

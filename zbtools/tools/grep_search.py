@@ -71,10 +71,12 @@ class Params(WalkSwitches):
     output_mode: Literal["content", "files_with_matches", "count"] = field(
         default="content", help="content: matching lines; files_with_matches: paths only; "
         "count: matching lines per file")
-    before_context: int = field(default=0, minimum=0, maximum=MAX_CONTEXT, aliases=("B",),
-                                help="Lines of context before each match (content mode)")
-    after_context: int = field(default=0, minimum=0, maximum=MAX_CONTEXT, aliases=("A",),
-                               help="Lines of context after each match (content mode)")
+    before_context: int | None = field(
+        default=None, minimum=0, maximum=MAX_CONTEXT, aliases=("B",),
+        help="Lines of context before each match (content mode; wins over context)")
+    after_context: int | None = field(
+        default=None, minimum=0, maximum=MAX_CONTEXT, aliases=("A",),
+        help="Lines of context after each match (content mode; wins over context)")
     context: int | None = field(default=None, minimum=0, maximum=MAX_CONTEXT, aliases=("C",),
                                 help="Lines of context before and after each match (sets "
                                 "both when they are not given)")
@@ -153,8 +155,9 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
 def run(params: Params, ctx: Context) -> Result:
     from zbtools.core.search import PathFilter, Searcher, search_tree, split_globs
 
-    before = params.before_context or (params.context or 0)
-    after = params.after_context or (params.context or 0)
+    # An explicit before/after (even 0) wins over context, as -B/-A over -C in grep.
+    before = params.before_context if params.before_context is not None else params.context or 0
+    after = params.after_context if params.after_context is not None else params.context or 0
     per_file = params.output_mode != "content"
     searcher = Searcher(params.pattern, ignore_case=params.case_insensitive,
                         fixed_strings=params.fixed_strings, multiline=params.multiline,
