@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,89 @@ def test_claude_style_argument_names(ws: Path, cli: CliRunner) -> None:
     assert "replaced markdown cell 0 (id intro)" in cli(
         "edit_notebook_cell", "--path", "nb.ipynb", "--cell-index", "0", "--source", "#",
         *TEXT).out
+
+
+# ---- hostile notebooks (review of issue 8) -------------------------------------------------------
+
+
+def test_odd_output_shapes_are_shown_not_crashed_on(ws: Path, cli: CliRunner) -> None:
+    cells = [{"cell_type": "code", "execution_count": 1, "id": "a", "metadata": {},
+              "outputs": [{"output_type": "error", "ename": "E", "evalue": "v", "traceback": 5},
+                          {"output_type": "stream", "name": "stdout", "text": {"odd": 1}},
+                          {"output_type": "display_data", "data": {"text/plain": 7}},
+                          "not an object"],
+              "source": "x"}]
+    put(ws, notebook(cells))
+    call = cli("read_file", "--path", "nb.ipynb")
+    assert call.code == 0, call.json
+    assert "E: v" in call.result["content"]
+
+
+def test_a_deeply_nested_notebook_is_unsupported_format(ws: Path, cli: CliRunner) -> None:
+    text = ('{"cells": [], "metadata": {"x": ' + "[" * 100_000 + "]" * 100_000 +
+            '}, "nbformat": 4, "nbformat_minor": 5}')
+    put(ws, {}, text=text)
+    for call in (cli("read_file", "--path", "nb.ipynb"),
+                 cli("edit_notebook_cell", stdin={"path": "nb.ipynb", "mode": "insert",
+                                                  "source": "x"})):
+        assert call.code == 1, call.json
+        assert call.error["code"] == "unsupported_format"
+    assert (ws / "nb.ipynb").read_text() == text
+
+
+def test_colliding_cell_ids_are_refused_by_id_but_editable_by_index(ws: Path,
+                                                                    cli: CliRunner) -> None:
+    cells = [{"cell_type": "markdown", "id": "same", "metadata": {}, "source": "one"},
+             {"cell_type": "markdown", "id": "same", "metadata": {}, "source": "two"}]
+    path = put(ws, notebook(cells))
+    before = path.read_bytes()
+    for mode in ("replace", "delete", "insert"):
+        call = cli("edit_notebook_cell", stdin={"path": "nb.ipynb", "cell_id": "same",
+                                                "mode": mode, "source": "new"})
+        assert call.code == 1, call.json
+        assert call.error["code"] == "ambiguous_id"
+        assert call.error["details"]["cell_indexes"] == [0, 1]
+        assert path.read_bytes() == before
+    done = cli("edit_notebook_cell", stdin={"path": "nb.ipynb", "cell_index": 1,
+                                            "source": "changed"}).result
+    assert done["changed"] is True
+    assert json.loads(path.read_text())["cells"][1]["source"] == "changed"
+
+
+@pytest.mark.parametrize("layout", ["indent1-sorted", "indent2", "tab", "compact", "spaced",
+                                    "crlf", "bom", "no-final-newline"])
+def test_every_edit_on_every_layout_keeps_other_bytes(ws: Path, cli: CliRunner,
+                                                      layout: str) -> None:
+    data = notebook()
+    dumps: dict[str, Callable[[dict[str, Any]], str]] = {"indent1-sorted": nbformat_text,
+             "indent2": lambda d: json.dumps(d, indent=2) + "\n",
+             "tab": lambda d: json.dumps(d, indent="\t") + "\n",
+             "compact": lambda d: json.dumps(d, separators=(",", ":")),
+             "spaced": lambda d: json.dumps(d, indent=3).replace("[\n", "[ \n") + "\n\n",
+             "crlf": lambda d: (json.dumps(d, indent=1) + "\n").replace("\n", "\r\n"),
+             "bom": lambda d: "\ufeff" + json.dumps(d, indent=1) + "\n",
+             "no-final-newline": lambda d: json.dumps(d, indent=1)}
+    text = dumps[layout](data)
+    edits: list[dict[str, Any]] = []
+    for index in range(5):
+        edits.append({"mode": "insert", "cell_index": index, "source": f"new {index}\nline"})
+    for index in range(4):
+        edits.append({"mode": "delete", "cell_index": index})
+        edits.append({"mode": "replace", "cell_index": index, "source": "ré\nplaced"})
+        edits.append({"mode": "replace", "cell_index": index, "source": "as code",
+                      "cell_type": "code"})
+    for edit in edits:
+        path = put(ws, data, text=text)
+        call = cli("edit_notebook_cell", stdin={"path": "nb.ipynb", **edit})
+        assert call.code == 0, (layout, edit, call.json)
+        after = path.read_bytes().decode("utf-8")
+        if layout == "bom":
+            assert after.startswith("\ufeff")
+        parsed = json.loads(after.removeprefix("\ufeff"))
+        assert parsed["metadata"] == data["metadata"]
+        expected = len(data["cells"]) + (1 if edit["mode"] == "insert" else
+                                         -1 if edit["mode"] == "delete" else 0)
+        assert len(parsed["cells"]) == expected
+        assert after.endswith("\n") == text.endswith("\n")
+        if layout == "crlf":
+            assert "\n" not in after.replace("\r\n", "")

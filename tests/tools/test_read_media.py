@@ -271,3 +271,68 @@ def test_a_text_file_named_pdf_is_unsupported_unless_raw(ws: Path, cli: CliRunne
 def test_a_corrupt_pdf_is_unsupported_format(ws: Path, cli: CliRunner) -> None:
     (ws / "bad.pdf").write_bytes(b"%PDF-1.4\n\x00garbage without objects\n")
     assert cli("read_file", "--path", "bad.pdf").error["code"] == "unsupported_format"
+
+
+# ---- hostile files (review of issue 8) -----------------------------------------------------------
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG whose header claims ``width`` x ``height`` pixels (the pixel data is a stub)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b""))
+
+
+def test_a_header_claiming_100000x100000_pixels_is_refused_without_decoding(
+        ws: Path, cli: CliRunner) -> None:
+    (ws / "bomb.png").write_bytes(png_header_only(100_000, 100_000))
+    for args in ({}, {"downscale": True}):
+        call = cli("read_file", stdin={"path": "bomb.png", **args})
+        assert call.code == 2, call.json
+        assert call.error["code"] == "too_large"
+        assert call.error["details"]["width"] == 100_000
+        assert "<_io" not in call.error["message"]
+
+
+def test_downscale_never_decodes_a_huge_lossless_image(ws: Path, cli: CliRunner) -> None:
+    """Decoding 60 million pixels would take hundreds of MB: refused before decoding."""
+    (ws / "huge.png").write_bytes(png_header_only(10_000, 6_000))
+    call = cli("read_file", stdin={"path": "huge.png", "downscale": True})
+    assert call.error["code"] == "too_large", call.json
+    assert "decod" in call.error["message"]
+
+
+def test_a_large_jpeg_is_downscaled_from_a_reduced_decode(ws: Path, cli: CliRunner) -> None:
+    (ws / "photo.jpg").write_bytes(image_bytes("JPEG", (2400, 1600)))
+    result = cli("read_file", stdin={"path": "photo.jpg", "max_image_pixels": 100_000,
+                                     "downscale": True}).result
+    assert result["downscaled"] is True and result["mime"] == "image/jpeg"
+    assert result["width"] * result["height"] <= 100_000
+    assert (result["original_width"], result["original_height"]) == (2400, 1600)
+    assert abs(result["width"] / result["height"] - 1.5) < 0.02
+
+
+def test_a_corrupt_image_message_names_no_python_object(ws: Path, cli: CliRunner) -> None:
+    (ws / "bad.png").write_bytes(image_bytes("PNG")[:20])
+    call = cli("read_file", "--path", "bad.png")
+    assert call.error["code"] == "unsupported_format"
+    assert "<_io" not in call.error["message"] and "0x" not in call.error["message"]
+
+
+def test_a_pdf_with_an_unknown_stream_filter_is_unsupported_format(ws: Path,
+                                                                   cli: CliRunner) -> None:
+    pdf = make_pdf([["hello"]])
+    length = pdf.index(b"<< /Length ")
+    end = pdf.index(b">>", length)
+    pdf = pdf[:end] + b"/Filter /NoSuchDecode " + pdf[end:]
+    (ws / "odd.pdf").write_bytes(pdf)
+    call = cli("read_file", "--path", "odd.pdf")
+    assert call.code == 1, call.json
+    assert call.error["code"] == "unsupported_format"

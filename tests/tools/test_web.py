@@ -502,3 +502,140 @@ def test_an_offset_past_the_end_is_out_of_range(site: Server, cli: CliRunner) ->
     call = fetch(cli, f"{site.base}/page", offset=10_000)
     assert call.error["code"] == "out_of_range"
     assert call.error["details"]["total_chars"] < 10_000
+
+
+# ---- hostile servers and URLs (review of issue 8) ------------------------------------------------
+
+
+@pytest.fixture
+def hostile() -> Iterator[Server]:
+    import gzip
+
+    bomb = gzip.compress(b"\0" * 50_000_000, 9)
+
+    def raw(h: Any, status: int, headers: dict[str, str], body: bytes) -> None:
+        h.send_response(status)
+        for key, value in headers.items():
+            h.send_header(key, value)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    def slow_headers(h: Any) -> None:
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        try:
+            for _ in range(100):  # a header line every 0.2 s: each read is quick, the whole never
+                if hostile_server.release.wait(0.2):
+                    return
+                h.wfile.write(b"X-Drip: 1\r\n")
+                h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def slow_body(h: Any) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Content-Length", "100")
+        h.end_headers()
+        try:
+            for _ in range(100):
+                if hostile_server.release.wait(0.2):
+                    return
+                h.wfile.write(b"x")
+                h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    routes = {
+        "/gzip-bomb": lambda h: raw(h, 200, {"Content-Type": "text/plain",
+                                             "Content-Encoding": "gzip"}, bomb),
+        "/double-gzip": lambda h: raw(h, 200, {"Content-Type": "text/plain",
+                                               "Content-Encoding": "gzip, gzip"},
+                                      gzip.compress(gzip.compress(b"\0" * 1_000_000))),
+        "/brotli": lambda h: raw(h, 200, {"Content-Type": "text/plain",
+                                          "Content-Encoding": "br"}, b"\x0b\x02\x80hi\x03"),
+        "/gzip-page": lambda h: raw(h, 200, {"Content-Type": "text/plain",
+                                             "Content-Encoding": "gzip"},
+                                    gzip.compress(b"compressed hello\n")),
+        "/corrupt-gzip": lambda h: raw(h, 200, {"Content-Type": "text/plain",
+                                                "Content-Encoding": "gzip"},
+                                       b"\x1f\x8b\x08\x00garbage-not-deflate"),
+        "/deflate": lambda h: raw(h, 200, {"Content-Type": "text/plain",
+                                           "Content-Encoding": "deflate"},
+                                  __import__("zlib").compress(b"zlib wrapped\n")),
+        "/slow-headers": slow_headers,
+        "/slow-body": slow_body,
+        "/to-javascript": lambda h: raw(h, 302, {"Location": "javascript:alert(1)"}, b""),
+        "/mislabelled": lambda h: raw(h, 200, {"Content-Type": "text/plain; charset=utf-8"},
+                                      "caf\u00e9 na\u00efve d\u00e9j\u00e0 vu, "
+                                      "r\u00e9sum\u00e9\n".encode("latin-1") * 20),
+    }
+    hostile_server = Server("127.0.0.1", routes)
+    yield hostile_server
+    hostile_server.close()
+
+
+def test_malformed_urls_are_argument_errors_not_crashes(cli: CliRunner) -> None:
+    for url in ("http://0177.0.0.1/", "http://\uff11\uff12\uff17.0.0.1/", "http://[::1/"):
+        call = fetch(cli, url)
+        assert call.code == 2, (url, call.json)
+        assert call.error["code"] == "invalid_arguments", url
+
+
+def test_a_redirect_to_an_unparsable_location_fails_cleanly(hostile: Server,
+                                                            cli: CliRunner) -> None:
+    call = fetch(cli, f"{hostile.base}/to-javascript")
+    assert call.code == 1, call.json
+    assert call.error["code"] == "fetch_failed"
+
+
+def test_a_server_trickling_headers_cannot_outlast_the_timeout(hostile: Server,
+                                                               cli: CliRunner) -> None:
+    for route in ("/slow-headers", "/slow-body"):
+        started = time.monotonic()
+        call = fetch(cli, f"{hostile.base}{route}", timeout=1)
+        assert call.error["code"] == "timeout", (route, call.json)
+        assert time.monotonic() - started < 4, route
+
+
+def test_a_gzip_bomb_is_decompressed_only_up_to_the_cap(hostile: Server) -> None:
+    import tracemalloc
+
+    from zbtools.core.web import fetch as web_fetch
+
+    settings = load_web_settings({**ALLOW, "ZBTOOLS_WEB_MAX_DOWNLOAD_BYTES": "1000000"}, {})
+    tracemalloc.start()
+    try:
+        page = web_fetch(f"{hostile.base}/gzip-bomb", settings, timeout=10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert page.download_truncated is True
+    assert len(page.body) == 1_000_000
+    assert peak < 12_000_000, peak  # not the 50 MB the bomb expands to
+
+
+def test_content_encodings(hostile: Server, cli: CliRunner) -> None:
+    assert fetch(cli, f"{hostile.base}/gzip-page").result["content"] == "compressed hello\n"
+    assert fetch(cli, f"{hostile.base}/deflate").result["content"] == "zlib wrapped\n"
+    for route in ("/double-gzip", "/brotli", "/corrupt-gzip"):
+        call = fetch(cli, f"{hostile.base}{route}")
+        assert call.code == 1, (route, call.json)
+        assert call.error["code"] == "fetch_failed", route
+    assert "gzip" in hostile.headers[-1]["accept-encoding"]
+    assert "br" not in hostile.headers[-1]["accept-encoding"]
+
+
+def test_a_wrong_charset_declaration_falls_back_to_detection(hostile: Server,
+                                                             cli: CliRunner) -> None:
+    result = fetch(cli, f"{hostile.base}/mislabelled").result
+    assert "caf\u00e9" in result["content"] and "r\u00e9sum\u00e9" in result["content"]
+    assert "\ufffd" not in result["content"]
+    assert result["charset"] != "utf-8"
+
+
+def test_the_blocked_message_reads_well(cli: CliRunner) -> None:
+    call = cli("web_fetch", stdin={"url": "http://0.0.0.0:9/"})
+    assert call.code == 3
+    assert call.error["message"] == ("refused to connect to 0.0.0.0: it resolves to 0.0.0.0 "
+                                     "(unspecified address)")

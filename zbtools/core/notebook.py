@@ -60,10 +60,12 @@ def parse(raw: bytes, shown: str) -> Notebook:
         data = json.loads(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise _bad(shown, f"invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise _bad(shown, "JSON nested too deeply") from exc
     check(data, shown)
     try:
         spans, brackets = _scan(text)
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError, RecursionError) as exc:
         raise _bad(shown, f"unexpected JSON layout: {exc}") from exc
     if len(spans) != len(data["cells"]):
         raise _bad(shown, "the cells array could not be located")
@@ -182,7 +184,8 @@ def _output_text(output: dict[str, Any]) -> tuple[str, str]:
     if kind == "stream":
         return f"stream {output.get('name', 'stdout')}", _joined(output.get("text", ""))
     if kind == "error":
-        trace = "\n".join(_strip_ansi(str(t)) for t in output.get("traceback", []) or [])
+        lines = output.get("traceback")
+        trace = "\n".join(_strip_ansi(str(t)) for t in lines) if isinstance(lines, list) else ""
         head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
         return "error", trace if trace.strip() else head
     data = output.get("data", {})

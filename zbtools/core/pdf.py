@@ -61,7 +61,7 @@ def extract_pages(raw: bytes, shown: str, spec: str | None) -> tuple[int, list[t
     import io
 
     pypdf: Any = require("pypdf", "reading PDFs")
-    errors: Any = require("pypdf.errors", "reading PDFs")
+    errors: Any = require("pypdf.errors", "reading PDFs")  # DependencyError (AES) below
     try:
         reader = pypdf.PdfReader(io.BytesIO(raw))
         if reader.is_encrypted:
@@ -81,9 +81,13 @@ def extract_pages(raw: bytes, shown: str, spec: str | None) -> tuple[int, list[t
         out = [(n, _page_text(reader.pages[n - 1])) for n in pages]
     except ToolError:
         raise
-    except (errors.PyPdfError, ValueError, KeyError, TypeError, AttributeError,
-            RecursionError, OSError) as exc:
-        raise ToolError("unsupported_format", f"{shown}: the PDF cannot be read: {exc}",
+    except MemoryError:
+        raise
+    except Exception as exc:  # pypdf raises many kinds on malformed input:
+        # (PyPdfError, ValueError, KeyError, IndexError, NotImplementedError for unknown
+        # filters, AssertionError, zlib.error, struct.error, RecursionError, ...)
+        raise ToolError("unsupported_format", f"{shown}: the PDF cannot be read: "
+                        f"{exc or type(exc).__name__}",
                         hint="the file may be truncated or corrupt") from exc
     if out and not any(text.strip() for _, text in out):
         raise ToolError("no_text_layer", f"{shown}: the selected page(s) have no text layer; "

@@ -76,13 +76,44 @@ class Fetched:
 
 
 def _transport(policy: Policy, resolver: Callable[..., list[tuple[Any, ...]]] | None,
-               addresses: dict[str, str]) -> Any:
-    """An httpx transport whose every TCP connection goes to an address ``vet`` approved."""
+               addresses: dict[str, str], deadline: float) -> Any:
+    """An httpx transport whose every TCP connection goes to an address ``vet`` approved, and
+    whose every socket operation (connect, TLS handshake, each read and write, headers as well
+    as body) is given at most the time left before ``deadline``: a server that trickles bytes
+    cannot stretch the call beyond its timeout."""
     import socket
 
     httpx = require("httpx", "web_fetch")
     httpcore = require("httpcore", "web_fetch")
     certifi = require("certifi", "web_fetch")
+
+    def left(timeout: float | None, expired: type[Exception]) -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise expired("the overall deadline passed")
+        return remaining if timeout is None else min(timeout, remaining)
+
+    class DeadlineStream(httpcore.NetworkStream):  # type: ignore[misc, name-defined]
+        def __init__(self, stream: Any) -> None:
+            self.stream = stream
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            data: bytes = self.stream.read(max_bytes, left(timeout, httpcore.ReadTimeout))
+            return data
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self.stream.write(buffer, left(timeout, httpcore.WriteTimeout))
+
+        def close(self) -> None:
+            self.stream.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> Any:
+            return DeadlineStream(self.stream.start_tls(
+                ssl_context, server_hostname, left(timeout, httpcore.ConnectTimeout)))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self.stream.get_extra_info(info)
 
     class GuardedBackend(httpcore.SyncBackend):  # type: ignore[misc, name-defined]
         def connect_tcp(self, host: str, port: int, timeout: float | None = None,
@@ -97,13 +128,14 @@ def _transport(policy: Policy, resolver: Callable[..., list[tuple[Any, ...]]] | 
             failure: Exception | None = None
             for ip in vetted:
                 try:
-                    stream = super().connect_tcp(str(ip), port, timeout, local_address,
-                                                 socket_options)
+                    stream = super().connect_tcp(str(ip), port,
+                                                 left(timeout, httpcore.ConnectTimeout),
+                                                 local_address, socket_options)
                 except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                     failure = exc
                     continue
                 addresses[host] = str(ip)
-                return stream
+                return DeadlineStream(stream)
             assert failure is not None
             raise failure
 
@@ -121,7 +153,7 @@ def _transport(policy: Policy, resolver: Callable[..., list[tuple[Any, ...]]] | 
 
 def blocked_error(exc: BlockedAddress, url: str) -> ToolError:
     return ToolError("blocked_address", f"refused to connect to {exc.host}: it resolves to "
-                     f"{exc.address}, a {exc.reason}", hint="web_fetch only reaches public "
+                     f"{exc.address} ({exc.reason})", hint="web_fetch only reaches public "
                      "addresses; to allow this one on purpose add the host or network to "
                      "[web] allow in the config file or to ZBTOOLS_WEB_ALLOW",
                      details={"url": url, "host": exc.host, "address": exc.address,
@@ -138,10 +170,13 @@ def fetch(url: str, settings: WebSettings, *, timeout: float, accept: str = "*/*
     deadline = time.monotonic() + timeout
     addresses: dict[str, str] = {}
     out = Fetched()
+    built = False
     current = _check_url(url)
-    headers = {"User-Agent": settings.user_agent, "Accept": accept}
+    # only codings decoded here, with a bound on the output (``_read_capped``)
+    headers = {"User-Agent": settings.user_agent, "Accept": accept,
+               "Accept-Encoding": "gzip, deflate"}
     try:
-        with httpx.Client(transport=_transport(policy, resolver, addresses),
+        with httpx.Client(transport=_transport(policy, resolver, addresses, deadline),
                           follow_redirects=False, trust_env=False, headers=headers,
                           timeout=httpx.Timeout(timeout)) as client:
             for _hop in range(settings.max_redirects + 1):
@@ -150,11 +185,20 @@ def fetch(url: str, settings: WebSettings, *, timeout: float, accept: str = "*/*
                     raise httpx.TimeoutException("deadline")
                 request = client.build_request("GET", current,
                                                timeout=httpx.Timeout(left))
+                built = True  # from here on, an invalid URL comes from the server
                 response = client.send(request, stream=True)
                 try:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECT_STATUSES and location:
-                        target = _check_url(str(response.url.join(location)), hop=current)
+                        try:
+                            joined = str(response.url.join(location))
+                        except httpx.InvalidURL as exc:
+                            raise ToolError("fetch_failed", f"{current}: redirects to an "
+                                            f"invalid URL {location!r}: {exc}",
+                                            hint="the site's redirect is broken; try another "
+                                            "URL", details={"url": current,
+                                                            "location": location}) from exc
+                        target = _check_url(joined, hop=current)
                         out.redirects.append(target)
                         current = target
                         continue
@@ -169,6 +213,14 @@ def fetch(url: str, settings: WebSettings, *, timeout: float, accept: str = "*/*
                     response.close()
     except BlockedAddress as exc:
         raise blocked_error(exc, current) from exc
+    except httpx.InvalidURL as exc:  # from httpx's own parser, stricter than urlsplit
+        if built:
+            raise ToolError("fetch_failed", f"{current}: an invalid redirect: {exc}",
+                            hint="the site's redirect is broken; try another URL",
+                            details={"url": current}) from exc
+        raise ToolError("invalid_arguments", f"not a valid URL: {url!r} ({exc})",
+                        hint="give an http:// or https:// URL with a valid host name or "
+                        "IP address", details={"url": url}) from exc
     except httpx.TimeoutException as exc:
         raise ToolError("timeout", f"{current}: no complete answer within {timeout:g} s",
                         hint="try again later, or pass a larger timeout",
@@ -201,17 +253,61 @@ def _check_url(url: str, hop: str | None = None) -> str:
 
 
 def _read_capped(response: Any, cap: int, deadline: float, httpx: Any) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of the decoded body. The raw stream is decoded here, never by
+    httpx, so a compression bomb is inflated only up to the cap (``max_length``), and a
+    coding that cannot be bounded (stacked or unknown codings) is refused."""
+    inflate = _decoder(response.headers.get("content-encoding", ""), response)
     parts: list[bytes] = []
     total = 0
-    for chunk in response.iter_bytes():
+    for chunk in response.iter_raw():
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout("deadline")
-        parts.append(chunk)
-        total += len(chunk)
+        data = inflate(chunk, cap - total + 1) if inflate else chunk
+        parts.append(data)
+        total += len(data)
         if total > cap:
-            data = b"".join(parts)[:cap]
-            return data, True
+            return b"".join(parts)[:cap], True
     return b"".join(parts), False
+
+
+def _decoder(content_encoding: str, response: Any) -> Callable[[bytes, int], bytes] | None:
+    """A bounded decoder for the response's Content-Encoding (gzip or deflate), or None."""
+    import zlib
+
+    codings = [c.strip().lower() for c in content_encoding.split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if not codings:
+        return None
+    url = str(response.url)
+    if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+        raise ToolError("fetch_failed", f"{url}: the body uses the content encoding "
+                        f"{content_encoding!r}, which web_fetch does not decode",
+                        hint="only gzip and deflate are accepted (and asked for); the server "
+                        "ignored Accept-Encoding", details={"url": url,
+                                                            "content_encoding": content_encoding})
+    state: dict[str, Any] = {"z": None, "pending": b""}
+
+    def inflate(chunk: bytes, room: int) -> bytes:
+        data = state["pending"] + chunk
+        if state["z"] is None:
+            if codings[0] != "deflate":
+                state["z"] = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            elif len(data) < 2:
+                state["pending"] = data
+                return b""
+            else:  # "deflate" is zlib-wrapped by the standard, raw by some servers
+                wrapped = (data[0] & 0x0F) == 8 and ((data[0] << 8) | data[1]) % 31 == 0
+                state["z"] = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+            state["pending"] = b""
+        try:
+            out: bytes = state["z"].decompress(data, max(room, 1))
+        except zlib.error as exc:
+            raise ToolError("fetch_failed", f"{url}: the {codings[0]}-compressed body is "
+                            f"corrupt ({exc})", hint="the server sent a broken response; try "
+                            "again later", details={"url": url}) from exc
+        return out
+
+    return inflate
 
 
 # ---- decoding and conversion -------------------------------------------------------------------
@@ -247,7 +343,8 @@ def decode_text(body: bytes, charset: str | None, html: bool) -> tuple[str, str]
     candidates: list[str | None] = [charset] if charset else []
     if html:
         candidates.append(_meta_charset(body[:4096]))
-    for candidate in candidates:
+    declared: str | None = None
+    for candidate in [*candidates, "utf-8"]:
         if not candidate:
             continue
         try:
@@ -256,17 +353,28 @@ def decode_text(body: bytes, charset: str | None, html: bool) -> tuple[str, str]
             continue
         if codec in ("utf-16", "utf-32"):
             continue  # no BOM: a wrong label; the guesses below do better
-        return body.decode(codec, "replace"), codec
-    try:
-        return body.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
+        declared = declared or codec
+        if _decodes(body, codec):  # a wrong label (latin-1 sent as utf-8) is not trusted
+            return body.decode(codec, "replace"), codec
     from charset_normalizer import from_bytes
 
     best = from_bytes(body[:200_000]).best()
     if best is not None:
         return body.decode(best.encoding, "replace"), best.encoding
-    return body.decode("utf-8", "replace"), "utf-8"
+    codec = declared or "utf-8"
+    return body.decode(codec, "replace"), codec
+
+
+def _decodes(body: bytes, codec: str) -> bool:
+    """``body`` decodes strictly with ``codec``, an incomplete last character allowed (a body
+    cut at max_download_bytes may end inside one)."""
+    import codecs
+
+    try:
+        codecs.getincrementaldecoder(codec)("strict").decode(body, final=False)
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return True
 
 
 def _meta_charset(head: bytes) -> str | None:

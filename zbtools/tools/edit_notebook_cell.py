@@ -1,6 +1,6 @@
 """Edit one cell of a Jupyter notebook (.ipynb) by index or id: replace its source, insert a
 new cell, or delete it, keeping the rest of the file byte for byte. Failure modes: not_found,
-unsupported_format, out_of_range, unknown_id, stale_file, invalid_arguments.
+unsupported_format, out_of_range, unknown_id, ambiguous_id, stale_file, invalid_arguments.
 
 Cells are named by ``cell_index`` (0-based, as read_file shows them: ``[cell 3]``) or by
 ``cell_id``. ``mode: replace`` (default) sets the cell's source (``cell_type`` converts it too:
@@ -18,7 +18,8 @@ as ``expected_sha256`` to refuse the edit if the file changed meanwhile.
 
 Failure modes: ``not_found``, ``unsupported_format`` (not an nbformat 4 notebook),
 ``out_of_range`` (cell_index beyond the cells), ``unknown_id`` (no cell has cell_id; the ids are
-listed), ``invalid_arguments`` (no source for replace or insert, both cell_index and cell_id),
+listed), ``ambiguous_id`` (several cells have cell_id: use cell_index),
+``invalid_arguments`` (no source for replace or insert, both cell_index and cell_id),
 ``stale_file``, ``outside_workspace``.
 """
 
@@ -77,9 +78,13 @@ def _locate(nb: Notebook, params: Params, *, inserting: bool) -> int:
     if params.cell_index is not None and params.cell_id is not None:
         raise ToolError("invalid_arguments", "give cell_index or cell_id, not both")
     if params.cell_id is not None:
-        for index, cell in enumerate(cells):
-            if cell.get("id") == params.cell_id:
-                return index + 1 if inserting else index
+        found = [index for index, cell in enumerate(cells) if cell.get("id") == params.cell_id]
+        if len(found) > 1:
+            raise ToolError("ambiguous_id", f"{params.path}: {len(found)} cells have the id "
+                            f"{params.cell_id!r}", hint="name the cell by cell_index instead "
+                            "(read_file shows [cell N])", details={"cell_indexes": found[:200]})
+        if found:
+            return found[0] + 1 if inserting else found[0]
         ids = [c.get("id") for c in cells if isinstance(c.get("id"), str)]
         raise ToolError("unknown_id", f"{params.path}: no cell has id {params.cell_id!r}",
                         hint="read the notebook with read_file to see cell ids, or use "
