@@ -110,6 +110,25 @@ def test_read_file_gives_text_and_structured_content(ws: Path, mode: str) -> Non
     session(ws, body, mode=mode)
 
 
+def test_an_image_read_carries_an_image_block(ws: Path) -> None:
+    pil = pytest.importorskip("PIL.Image")
+    pil.new("RGB", (8, 6), (0, 128, 255)).save(ws / "pic.png")
+    import base64
+
+    async def body(client: Client) -> None:
+        result = await client.call_tool("read_file", {"path": "pic.png"})
+        assert result.is_error is False
+        kinds = [block.type for block in result.content]
+        assert kinds == ["text", "image"]
+        image = result.content[1]
+        assert isinstance(image, types.ImageContent) and image.mime_type == "image/png"
+        assert base64.b64decode(image.data) == (ws / "pic.png").read_bytes()
+        assert isinstance(result.structured_content, dict)
+        assert result.structured_content["width"] == 8
+
+    session(ws, body)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_failures_are_tool_errors_and_the_server_keeps_serving(ws: Path, mode: str) -> None:
     (ws / "a.txt").write_text("alpha\n")

@@ -15,7 +15,9 @@ containment) and answers with
 * ``content``: one text block, the model-facing rendering of ``--format text`` (numbered lines
   for reads, a diff for edits, the truncation notice with its spill file);
 * ``structuredContent``: the result object as the dialect shapes it (the ``result`` of the JSON
-  envelope for the canonical tools).
+  envelope for the canonical tools);
+* for an image read (``kind: "image"`` with its base64 ``data``), an MCP image block as well, so
+  the model sees the picture.
 
 A failure the tool documents (not found, no match, invalid arguments, refused for safety, ...)
 is an MCP *tool* error: ``isError: true``, the text ``error[code]: message`` plus ``hint:``,
@@ -158,8 +160,14 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
             async with exclusive:
                 outcome = await anyio.to_thread.run_sync(runner.call, tool, arguments)
         is_error, text, structured = outcome
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structured_content=structured, is_error=is_error)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+        if (not is_error and structured.get("kind") == "image"
+                and isinstance(structured.get("data"), str) and structured.get("mime")):
+            # An image read: the model sees the picture itself, not only its description.
+            content.append(types.ImageContent(type="image", data=structured["data"],
+                                              mime_type=str(structured["mime"])))
+        return types.CallToolResult(content=content, structured_content=structured,
+                                    is_error=is_error)
 
     return Server(
         SERVER_NAME,
