@@ -77,15 +77,14 @@ def compatible(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
         return False
     if fixed_strings:
         return True
-    try:
-        import re
-        from re import _parser as parser  # type: ignore[attr-defined]  # 3.11-3.13, guarded
-    except ImportError:  # pragma: no cover
+    from zbtools.core.search import parse_stdlib
+
+    got = parse_stdlib(pattern)
+    if got is None:
         return False
-    try:
-        parsed = parser.parse(pattern, 0)
-    except (re.error, RecursionError, OverflowError, ValueError):
-        return False
+    parser, parsed = got
+    import re
+
     if parsed.state.flags & ~(re.UNICODE):
         return False  # inline flags: (?x), (?s), (?i)... read differently
     allowed = {parser.LITERAL, parser.NOT_LITERAL, parser.ANY, parser.IN, parser.BRANCH,

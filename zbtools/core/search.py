@@ -142,6 +142,20 @@ def read_open(fd: int) -> bytes | str:
         return "unreadable"
 
 
+def parse_stdlib(pattern: str) -> tuple[Any, Any] | None:
+    """(``re._parser``, the pattern's parse tree), or None when the stdlib parser is missing
+    or cannot read the pattern (``regex``-only syntax, too deep, invalid)."""
+    try:
+        import re
+        from re import _parser as parser  # type: ignore[attr-defined]  # 3.11-3.13, guarded
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return parser, parser.parse(pattern, 0)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+
+
 def required_literal(pattern: str) -> bytes | None:
     """A literal every match must contain (PERFORMANCE 4, technique 4), or None.
 
@@ -149,15 +163,12 @@ def required_literal(pattern: str) -> bytes | None:
     parser (``re._parser``). Patterns it cannot parse (``regex``-only syntax), alternations,
     inline flags and runs shorter than 3 characters give None: then every file is searched.
     """
-    try:
-        import re
-        from re import _parser as parser  # type: ignore[attr-defined]  # 3.11-3.13, guarded
-    except ImportError:  # pragma: no cover
+    got = parse_stdlib(pattern)
+    if got is None:
         return None
-    try:
-        parsed = parser.parse(pattern, 0)
-    except (re.error, RecursionError, OverflowError, ValueError):
-        return None
+    parser, parsed = got
+    import re
+
     if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
         return None
     literal_op = parser.LITERAL
