@@ -50,6 +50,21 @@ def state_error(path: str, why: str) -> ToolError:
         "that wrote it", details={"state_file": path})
 
 
+def acquire_lock(path: str, *, shared: bool = False) -> int:
+    """Open (creating) the lock file ``path`` and ``flock`` it; closing the fd releases it.
+
+    Every read-modify-write of state holds one (DESIGN 8: agents call tools in parallel)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _io_error(exc: OSError, path: str) -> ToolError:
     return ToolError("io_error", f"state file {path}: {os.strerror(exc.errno or 0)}",
                      hint="check that the state directory is writable (ZBTOOLS_STATE_DIR)",
@@ -80,14 +95,10 @@ class StateFile:
         self._lock_fd = -1
 
     def __enter__(self) -> StateFile:
-        import fcntl
-
         lock_path = os.path.join(self.folder, f"{self.name}.lock")
         try:
-            self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            fcntl.flock(self._lock_fd, fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
+            self._lock_fd = acquire_lock(lock_path, shared=self.shared)
         except OSError as exc:
-            self.__exit__()
             raise _io_error(exc, lock_path) from exc
         try:
             self.data = self._load()

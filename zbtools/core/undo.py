@@ -47,12 +47,10 @@ class Journal:
         self.entries: list[dict[str, Any]] = []
 
     def __enter__(self) -> Journal:
-        import fcntl
+        from zbtools.core.state import acquire_lock
 
         os.makedirs(self.blobs, mode=0o700, exist_ok=True)
-        self._lock_fd = os.open(os.path.join(self.folder, "lock"),
-                                os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self._lock_fd = acquire_lock(os.path.join(self.folder, "lock"))
         try:
             self.entries = self._load()
         except BaseException:
