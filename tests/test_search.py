@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zbtools.contract import ToolError
 from zbtools.core.search import (
@@ -109,3 +111,32 @@ def test_a_required_literal_is_taken_from_the_pattern_when_it_is_safe() -> None:
     assert required_literal("foo.*bar") == b"foo"
     for unsafe in ("a|bcd", "(?i)hello", "x", r"\p{L}+abc", "(unclosed"):
         assert required_literal(unsafe) is None, unsafe
+
+
+@pytest.mark.parametrize(("pattern", "local"), [
+    ("def get_", True), (r"class \w+\(.*Error\)", True), ("(?<=a)xab", False),
+    (r"xab(?=\n)", False), (r"\Axab", False), ("(?i)xab", False), (r"(a)\1xab", False),
+    (r"\p{L}xab", False), ("a++", False)])
+def test_line_local_patterns_are_told_apart(pattern: str, local: bool) -> None:
+    from zbtools.core.search import line_local
+
+    assert line_local(pattern, fixed_strings=False, multiline=False) is local
+    assert line_local(pattern, fixed_strings=True, multiline=False) is True
+    assert line_local(pattern, fixed_strings=False, multiline=True) is False
+
+
+@given(data=st.binary(max_size=3000), literal=st.sampled_from([b"abc", b"\xff\x00z", b"def "]),
+       pad=st.integers(0, 50))
+@settings(max_examples=200, deadline=None)
+def test_a_file_is_searched_the_same_from_the_reused_buffer(data: bytes, literal: bytes,
+                                                            pad: int) -> None:
+    """search_bytes on a buffer longer than the file (stale bytes after it) answers as on the
+    file's own bytes."""
+    from zbtools.core.search import Searcher, _text
+
+    searcher = Searcher(literal.decode("latin-1"), fixed_strings=True, before=1, after=1)
+    buffer = bytearray(data + literal * pad)
+    got = searcher.search_bytes(buffer, len(data))
+    expected = searcher.search_text(_text(data)) if literal in data else []
+    assert [(h.line, h.lines, h.before, h.after) for h in got] == \
+        [(h.line, h.lines, h.before, h.after) for h in expected]

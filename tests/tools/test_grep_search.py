@@ -296,3 +296,20 @@ def test_an_explicit_zero_before_or_after_wins_over_context(ws: Path, cli: CliRu
     assert match["before"] == [] and match["after"] == ["4", "5"]
     match = cli("grep_search", "-C", "1", "-A", "0", "--pattern", "hit").result["matches"][0]
     assert match["before"] == ["2"] and match["after"] == []
+
+
+@pytest.mark.parametrize("size", [1024 * 1024 - 1, 1024 * 1024, 1024 * 1024 + 7, 3 * 1024 * 1024])
+def test_files_around_the_read_buffer_size_are_searched_whole(ws: Path, cli: CliRunner,
+                                                              size: int) -> None:
+    from zbtools.core.search import READ_BUFFER
+
+    assert READ_BUFFER == 1024 * 1024
+    body = ("x" * 99 + "\n") * (size // 100)
+    tail = "needle at the end\n"
+    (ws / "big.txt").write_text(body[:size - len(tail)] + tail)
+    (ws / "small.txt").write_text("needle\n")
+    result = cli("grep_search", "--pattern", "needle", "--engine", "python").result
+    found = {m["path"]: m["line"] for m in result["matches"]}
+    assert found["small.txt"] == 1
+    assert found["big.txt"] == (size - len(tail)) // 100 + 1
+    assert result["files_searched"] == 2

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     import subprocess
     import threading
     from collections.abc import Mapping, Sequence
-    from typing import Any
 
     from zbtools.core.search import FileStatus, PathFilter, RgRequest
     from zbtools.core.workspace import Workspace
@@ -72,51 +71,11 @@ def find_rg(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def compatible(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
-    """Whether ripgrep reads ``pattern`` exactly as the python engine does."""
-    if multiline:
-        return False
-    if fixed_strings:
-        return True
-    from zbtools.core.search import parse_stdlib
+    """Whether ripgrep reads ``pattern`` exactly as the python engine does: the line-local
+    patterns (``search.line_local``), whose constructs both dialects share."""
+    from zbtools.core.search import line_local
 
-    got = parse_stdlib(pattern)
-    if got is None:
-        return False
-    parser, parsed = got
-    import re
-
-    if parsed.state.flags & ~(re.UNICODE):
-        return False  # inline flags: (?x), (?s), (?i)... read differently
-    allowed = {parser.LITERAL, parser.NOT_LITERAL, parser.ANY, parser.IN, parser.BRANCH,
-               parser.SUBPATTERN, parser.MAX_REPEAT, parser.MIN_REPEAT, parser.AT,
-               parser.CATEGORY, parser.RANGE, parser.NEGATE}
-    # \A and \Z mean something else to ripgrep; ^ $ \b \B are per line in both.
-    anchors = {parser.AT_BEGINNING, parser.AT_END, parser.AT_BOUNDARY,
-               parser.AT_NON_BOUNDARY}
-    categories = {parser.CATEGORY_DIGIT, parser.CATEGORY_NOT_DIGIT, parser.CATEGORY_WORD,
-                  parser.CATEGORY_NOT_WORD, parser.CATEGORY_SPACE, parser.CATEGORY_NOT_SPACE}
-
-    def ok(items: Sequence[tuple[Any, Any]]) -> bool:
-        for op, arg in items:
-            if op not in allowed:
-                return False
-            if op is parser.AT and arg not in anchors:
-                return False
-            if op is parser.CATEGORY and arg not in categories:
-                return False
-            if op is parser.IN and not ok(arg):
-                return False
-            if op is parser.BRANCH and not all(ok(b) for b in arg[1]):
-                return False
-            if op is parser.SUBPATTERN and (arg[1] or arg[2] or not ok(arg[3])):
-                return False  # (group, added flags, removed flags, body)
-            if op in (parser.MAX_REPEAT, parser.MIN_REPEAT) and not ok(arg[2]):
-                return False
-        return True
-
-    # A literal ripgrep would read as syntax after our escaping cannot occur: the pattern is
-    # passed as is, and both dialects agree on every construct allowed above.
-    return ok(parsed.data)
+    return line_local(pattern, fixed_strings=fixed_strings, multiline=multiline)
 
 
 class _Batch:
