@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, CliRunner
 from zbtools import devgen, registry
 from zbtools.entry import VALUE_OPTIONS
 
@@ -194,3 +194,19 @@ def test_the_wheel_ships_man_page_and_completions(tmp_path: Path) -> None:
         assert set(data) == set(expected.values())
         for source, target in expected.items():
             assert zf.read(data[target]) == (REPO / source).read_bytes(), target
+
+
+def test_the_committed_schemas_are_what_the_schema_command_prints(cli: CliRunner) -> None:
+    import json as _json
+
+    from zbtools.dialects import DIALECTS
+    from zbtools.schema import FORMATS
+
+    folder = REPO / "schemas"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(DIALECTS)
+    for dialect in DIALECTS:
+        assert sorted(p.name for p in (folder / dialect).iterdir()) == sorted(
+            f"{fmt}.json" for fmt in FORMATS)
+    printed = cli("--dialect", "fiz", "schema", "--format", "openai-strict").out
+    assert _json.loads((folder / "fiz" / "openai-strict.json").read_text()) == \
+        _json.loads(printed)

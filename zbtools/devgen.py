@@ -16,6 +16,9 @@ Writes:
   build date, unless ``SOURCE_DATE_EPOCH`` is set (then that day, UTC); the date in the ``.TH``
   line is not compared by ``--check``, so a packager's ``SOURCE_DATE_EPOCH`` never reads as drift.
 
+* ``schemas/<dialect>/<format>.json``: ``zbtools --dialect D schema --format F`` for every
+  dialect and format, ready to paste into an API call without installing anything.
+
 The wheel ships the man page and completions as shared data (``pyproject.toml``), so
 ``pipx install zbtools`` links ``share/man/man1/zbtools.1``.
 
@@ -48,6 +51,7 @@ INDEX_PATH = os.path.join(ROOT, "zbtools", "tools", "_index.py")
 README_PATH = os.path.join(ROOT, "README.md")
 COMPLETIONS_DIR = os.path.join(ROOT, "completions")
 MAN_PATH = os.path.join(ROOT, "man", "zbtools.1")
+SCHEMAS_DIR = os.path.join(ROOT, "schemas")
 PROG = "zbtools"
 COMPLETE_VAR = "_ZBTOOLS_COMPLETE"  # what typer's scripts set; entry.main routes it to typer
 # shell -> file name under completions/ (the names bash-completion, zsh and fish look for)
@@ -539,6 +543,21 @@ def outputs() -> dict[str, str]:
     for shell, name in COMPLETION_FILES.items():
         out[os.path.join(COMPLETIONS_DIR, name)] = render_completion(shell)
     out[MAN_PATH] = render_man()
+    out.update(render_schemas())
+    return out
+
+
+def render_schemas() -> dict[str, str]:
+    """Every dialect's tool definitions in every schema format (what ``zbtools schema`` prints)."""
+    from zbtools.dialects import DIALECTS, get_dialect
+    from zbtools.schema import FORMATS, definitions
+
+    out: dict[str, str] = {}
+    for name in DIALECTS:
+        dialect = get_dialect(name, {})
+        for fmt in FORMATS:
+            path = os.path.join(SCHEMAS_DIR, name, f"{fmt}.json")
+            out[path] = json.dumps(definitions(dialect, fmt), indent=2, ensure_ascii=True) + "\n"
     return out
 
 
