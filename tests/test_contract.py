@@ -415,3 +415,11 @@ def test_failed_calls_leave_the_workspace_byte_identical(hello: Path, ws: Path,
         call = cli(*argv, stdin=stdin)
         assert call.code != 0
         assert snapshot(ws) == before
+
+
+def test_a_mistyped_flag_suggests_the_closest_one(cli: CliRunner) -> None:
+    call = cli("read_file", "--pth", "a.txt")
+    assert call.code == ExitCode.USAGE
+    assert "unknown flag --pth (did you mean '--path'?)" in call.error["message"]
+    call = cli("grep_search", "--pattern", "x", "--case_insensitiv")
+    assert "did you mean '--case-insensitive'?" in call.error["message"]

@@ -247,8 +247,12 @@ def _parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
             canonical = table.get(key[3:])
             negated = canonical is not None
         if canonical is None:
+            from zbtools.core.args import did_you_mean
+
+            flag_names = sorted({"--" + n.replace("_", "-") for n in table})
             problems.append({"problem": "unknown_argument", "argument": raw_name,
-                             "message": f"unknown flag --{raw_name}",
+                             "message": f"unknown flag --{raw_name}"
+                             + did_you_mean("--" + raw_name.replace("_", "-"), flag_names),
                              "accepted": sorted("--" + n.replace("_", "-") for f in
                                                 fields.values() for n in f.names)})
             if not eq and i < len(tokens) and not tokens[i].startswith("--"):

@@ -438,7 +438,7 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
                 "unknown_argument",
                 f"{prefix}{key}",
                 f"unknown argument {prefix}{key!s}"
-                + _did_you_mean(key, list(table)),
+                + did_you_mean(key, list(table)),
                 accepted=accepted,
             )
             continue
@@ -481,7 +481,8 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
     return cls(**values)
 
 
-def _did_you_mean(key: str, candidates: list[str]) -> str:
+def did_you_mean(key: str, candidates: list[str]) -> str:
+    """`` (did you mean 'path'?)`` for the closest candidate, or an empty string."""
     import difflib  # error path only
 
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)

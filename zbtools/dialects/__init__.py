@@ -43,7 +43,7 @@ from __future__ import annotations
 import importlib
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct
+from zbtools.core.args import Struct, did_you_mean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -256,7 +256,8 @@ class DialectTool:
                 accepted = sorted({*own_table} - {k.replace("_", "-") for k in own_table
                                                    if "_" in k})
                 problems.append({"problem": "unknown_argument", "argument": key,
-                                 "message": f"unknown argument {key}" + _close(key, accepted),
+                                 "message": f"unknown argument {key}"
+                                 + did_you_mean(key, accepted),
                                  "accepted": accepted})
         params = validate(self.params, own, problems)
         out: dict[str, Any] = {}
@@ -377,13 +378,6 @@ class RouterTool(DialectTool):
         from zbtools.textout import default_render
 
         return default_render(result.to_json())
-
-
-def _close(key: str, candidates: list[str]) -> str:
-    import difflib  # error path only
-
-    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Dialect:
