@@ -140,3 +140,30 @@ def test_a_file_is_searched_the_same_from_the_reused_buffer(data: bytes, literal
     expected = searcher.search_text(_text(data)) if literal in data else []
     assert [(h.line, h.lines, h.before, h.after) for h in got] == \
         [(h.line, h.lines, h.before, h.after) for h in expected]
+
+
+@given(text=st.text(alphabet="ab\n é.*x", max_size=80), needle=st.text(alphabet="ab é\nx",
+                                                                      min_size=0, max_size=4),
+       fixed=st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_a_plain_pattern_finds_what_the_regex_module_finds(text: str, needle: str,
+                                                          fixed: bool) -> None:
+    """Plain text skips the regex module (LiteralPattern); the hits stay the same."""
+    import regex
+
+    from zbtools.core.search import LiteralPattern, Searcher
+
+    searcher = Searcher(needle, fixed_strings=fixed, before=1, after=1)
+    assert isinstance(searcher.regex, LiteralPattern)
+    reference = Searcher(needle, fixed_strings=fixed, before=1, after=1)
+    reference.regex = regex.compile(regex.escape(needle), regex.MULTILINE | regex.VERSION0)
+    assert [(h.line, h.lines, h.before, h.after) for h in searcher.search_text(text)] == \
+        [(h.line, h.lines, h.before, h.after) for h in reference.search_text(text)]
+
+
+def test_patterns_with_syntax_or_ignore_case_still_use_the_regex_module() -> None:
+    from zbtools.core.search import LiteralPattern, Searcher
+
+    assert not isinstance(Searcher("a.b").regex, LiteralPattern)
+    assert not isinstance(Searcher("abc", ignore_case=True).regex, LiteralPattern)
+    assert isinstance(Searcher("a.b", fixed_strings=True).regex, LiteralPattern)

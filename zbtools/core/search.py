@@ -4,6 +4,7 @@
 ``regex`` module, imported here and only here, because it can stop a match after a timeout):
 ``ignore_case`` adds IGNORECASE, ``fixed_strings`` escapes the pattern, ``multiline`` adds
 DOTALL so a match may span lines. An invalid pattern raises ``regex_error`` with the position.
+Plain text searched case-sensitively skips the module altogether (``LiteralPattern``).
 
 ``Searcher.search_file`` reads one file's bytes through a directory descriptor (never a path
 string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over
@@ -46,9 +47,44 @@ FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 FileStatus = str
 
 
+REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+
+
+class LiteralPattern:
+    """What the search needs of a compiled pattern (``search`` -> ``start``/``end``), for plain
+    text: ``str.find`` instead of importing and compiling ``regex`` (10 ms of a call)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def search(self, string: str, pos: int = 0, endpos: int | None = None,
+               timeout: float | None = None) -> LiteralMatch | None:
+        at = string.find(self.text, pos, len(string) if endpos is None else endpos)
+        return None if at < 0 else LiteralMatch(at, at + len(self.text))
+
+
+class LiteralMatch:
+    __slots__ = ("_end", "_start")
+
+    def __init__(self, start: int, end: int) -> None:
+        self._start = start
+        self._end = end
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+
 def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
                     multiline: bool = False) -> Any:
-    """A compiled ``regex`` pattern; ``regex_error`` (with the position) if it is invalid."""
+    """A compiled ``regex`` pattern; ``regex_error`` (with the position) if it is invalid.
+
+    Plain text searched case-sensitively (``fixed_strings``, or a pattern without any regex
+    syntax character) gets a ``LiteralPattern``, which finds exactly the same matches."""
+    if not ignore_case and (fixed_strings or not REGEX_SYNTAX.intersection(pattern)):
+        return LiteralPattern(pattern)
     import regex
 
     flags = regex.MULTILINE | regex.VERSION0
