@@ -444,9 +444,13 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
             if any(v is not None for v in per_call.values()):
                 ctx.limits = ctx.limits.with_overrides(**per_call)
             result = spec.run(params, ctx)
-            payload = result.to_json()
-        envelope = success_envelope(tool, payload,
-                                    truncated=bool(payload.get("truncated", False)),
+            # The text rendering works from the result object: the JSON form (thousands of
+            # entries for a listing) is only built when it is printed.
+            payload = {} if fmt == "text" and spec.render_text is not None else \
+                result.to_json()
+        truncated = payload.get("truncated", False) if payload else \
+            getattr(result, "truncated", False)
+        envelope = success_envelope(tool, payload, truncated=bool(truncated),
                                     warnings=ctx.warnings)
         emit(streams, fmt, spec, tool, envelope, result, ctx)
         return 0
