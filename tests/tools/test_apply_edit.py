@@ -421,6 +421,27 @@ def test_a_big_file_is_edited_on_bytes_with_everything_else_untouched(
     # fast path only detects
 
 
+def test_a_big_file_whose_write_fails_reports_the_failure_and_stays_as_it_was(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The big-file path writes in a background thread while it counts lines: a failure
+    there is the call's error, never a success."""
+    from zbtools.contract import ToolError
+    from zbtools.core import editing
+
+    body = b"".join(b"line %07d\n" % i for i in range(500_000))  # ~6 MB
+    f = put(ws, "big.txt", body + b"UNIQUE MARKER\n")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise ToolError("no_space", "big.txt: no space left on device")
+
+    monkeypatch.setattr(editing, "atomic_write", full_disk)
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"path": "big.txt", "old_text": "UNIQUE MARKER",
+                                    "new_text": "changed"})
+    assert call.error["code"] == "no_space"
+    assert snapshot(ws) == before and f.read_bytes().endswith(b"UNIQUE MARKER\n")
+
+
 def test_patches_written_as_a_sequence_apply_in_order_with_a_warning(
         ws: Path, cli: CliRunner) -> None:
     f = put(ws, "a.txt", "alpha\nbeta\n")
