@@ -35,6 +35,25 @@ def test_results_in_order_with_their_ids(ws: Path, cli: CliRunner) -> None:
     assert list(out[0])[:4] == ["id", "zbtools", "tool", "ok"]
 
 
+def test_with_format_text_each_line_also_carries_the_model_facing_text(ws: Path,
+                                                                       cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("one\ntwo\n")
+    call = cli("batch", "--format", "text", stdin=jsonl(
+        {"id": 1, "tool": "read_file", "args": {"path": "a.txt"}},
+        {"id": 2, "tool": "read_file", "args": {"path": "missing.txt"}},
+        "not json"))
+    single = cli("read_file", "--path", "a.txt", "--text").out
+    out = lines(call.out)
+    assert [o["id"] for o in out] == [1, 2, None]
+    assert out[0]["result"]["content"] == "one\ntwo\n"  # still the whole envelope
+    assert out[0]["text"] == single
+    assert out[1]["text"].startswith("error[not_found]: missing.txt")
+    assert "\nhint: " in out[1]["text"]
+    assert out[2]["text"].startswith("error[invalid_json]: ")
+    assert "text" not in lines(cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "read_file", "args": {"path": "a.txt"}})).out)[0]
+
+
 def test_malformed_lines_yield_error_lines_and_processing_continues(ws: Path,
                                                                    cli: CliRunner) -> None:
     (ws / "a.txt").write_text("one\n")
@@ -53,6 +72,12 @@ def test_malformed_lines_yield_error_lines_and_processing_continues(ws: Path,
                      "invalid_arguments", "invalid_arguments", "invalid_arguments",
                      "not_found", "invalid_json", "ok"]
     assert [o["id"] for o in out] == [None, None, 1, 2, 3, 4, 5, 6, None, 9]
+
+
+def test_an_unknown_tool_suggests_close_names_as_on_the_command_line(cli: CliRunner) -> None:
+    out = lines(cli("batch", stdin=jsonl({"id": 1, "tool": "grep_serch"})).out)[0]
+    assert out["error"]["code"] == "unknown_tool"
+    assert out["error"]["hint"].startswith("did you mean grep_search")
 
 
 def test_ids_of_every_json_type_come_back_as_valid_json(ws: Path, cli: CliRunner) -> None:

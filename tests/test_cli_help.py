@@ -52,3 +52,11 @@ def test_a_command_run_through_typer_behaves_like_the_fast_path(ws: Path) -> Non
         os.chdir(old)
     assert result.exit_code == 0
     assert '"content": "x\\n"' in result.output
+
+
+def test_short_h_is_help_like_long_help(cli: CliRunner) -> None:
+    for argv in (["-h"], ["write_file", "-h"], ["grep_search", "-h"]):
+        call = cli(*argv)
+        assert call.code == 0, (argv, call.err)
+        assert "Usage" in call.out
+    assert "--content" in cli("write_file", "-h").out

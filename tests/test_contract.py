@@ -228,6 +228,12 @@ def test_human_format_renders_with_rich(hello: Path, ws: Path) -> None:
     assert "not_found" in error.err
 
 
+def test_human_format_numbers_only_the_lines_of_the_file(hello: Path, ws: Path) -> None:
+    call = run_inprocess(["read_file", "--path", "hello.txt", "--human"], workspace=ws)
+    numbered = [line.split()[0] for line in call.out.splitlines() if line.strip()]
+    assert numbered == ["1", "2", "3"]
+
+
 def test_an_unknown_format_is_a_usage_error_reported_as_json(hello: Path,
                                                              cli: CliRunner) -> None:
     call = cli("read_file", "--path", "hello.txt", "--format", "yaml")
@@ -423,3 +429,26 @@ def test_a_mistyped_flag_suggests_the_closest_one(cli: CliRunner) -> None:
     assert "unknown flag --pth (did you mean '--path'?)" in call.error["message"]
     call = cli("grep_search", "--pattern", "x", "--case_insensitiv")
     assert "did you mean '--case-insensitive'?" in call.error["message"]
+
+
+def test_a_number_argument_must_be_finite_from_flags_json_or_a_huge_integer(
+        ws: Path, cli: CliRunner) -> None:
+    huge = "1" + "0" * 400  # a JSON integer beyond any double
+    for argv, stdin in [
+        (["run_command", "--command", "touch ran", "--timeout", "nan"], None),
+        (["run_command", "--command", "touch ran", "--timeout", "inf"], None),
+        (["run_command", "--command", "touch ran", "--timeout", "1e400"], None),
+        (["run_command"], '{"command": "touch ran", "timeout": ' + huge + "}"),
+        (["grep_search", "--pattern", "x", "--timeout", "nan"], None),
+        (["stop_process", "--all", "--grace", "nan"], None),
+    ]:
+        call = cli("--approval", "allow", *argv, stdin=stdin)
+        assert call.code == ExitCode.USAGE, (argv, call)
+        assert call.error["code"] == "invalid_arguments"
+        assert "finite" in call.error["message"]
+    assert not (ws / "ran").exists()
+
+
+def test_an_integer_for_a_number_argument_is_still_accepted(ws: Path, cli: CliRunner) -> None:
+    call = cli("--approval", "allow", "run_command", stdin='{"command": "true", "timeout": 5}')
+    assert call.code == 0, call

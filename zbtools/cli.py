@@ -114,6 +114,8 @@ def build_app(rich: bool = True) -> typer.Typer:
         no_args_is_help=True,
         add_completion=True,
         pretty_exceptions_enable=False,
+        # -h as well: the fast path sends "-h" here as help (entry._split_argv)
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
 
     @app.callback()
@@ -202,6 +204,7 @@ def build_app(rich: bool = True) -> typer.Typer:
         Each line is {"id": ..., "tool": "read_file", "args": {...}} ("name"/"arguments" work
         too); each result line is the usual envelope with "id" first, in request order. A
         malformed line yields an error line and processing continues; EOF ends with status 0.
+        With --format text each envelope also carries "text", the rendering a model should see.
         """
         from zbtools.entry import main_with_argv
 

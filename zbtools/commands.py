@@ -15,7 +15,8 @@ and returns the exit status. ``--dialect`` (or ``$ZBTOOLS_DIALECT``) applies to 
   skipped; a malformed line yields an error line (``invalid_json``, ``invalid_arguments``,
   ``unknown_tool``, ``too_large``) and processing continues; EOF ends with status 0 whatever the
   calls returned. One workspace and configuration serve every call; each call gets a fresh
-  context (warnings, per-call limits).
+  context (warnings, per-call limits). With ``--format text`` each envelope also carries
+  ``"text"``: the rendering a model should see, as ``--format text`` prints it for one call.
 """
 
 from __future__ import annotations
@@ -218,8 +219,10 @@ class Batch:
     """One workspace, one configuration, many calls."""
 
     def __init__(self, workspace: Workspace, limits: Limits, env: Mapping[str, str],
-                 dialect: Dialect | None, state_root: str | None, debug: bool = False) -> None:
+                 dialect: Dialect | None, state_root: str | None, debug: bool = False,
+                 text: bool = False) -> None:
         self.workspace = workspace
+        self.text = text  # add the --format text rendering to each envelope as "text"
         self.limits = limits
         self.env = env
         self.dialect = dialect
@@ -255,21 +258,31 @@ class Batch:
             tool_name, args = self._unpack(request)
             tool = self.lookup(tool_name)
             if tool is None:
+                import difflib
+
                 listed = [t.name for t in self.dialect.tools()] if self.dialect else []
+                close = difflib.get_close_matches(tool_name, listed, n=3, cutoff=0.6)
                 raise ToolError("unknown_tool", f"no tool named {tool_name!r}",
-                                hint="`zbtools schema` (with the same --dialect) lists the "
-                                "tools", details={"tools": listed})
+                                hint=(f"did you mean {', '.join(close)}? " if close else "")
+                                + "`zbtools schema` (with the same --dialect) lists the tools",
+                                details={"tools": listed})
             tool_name = tool.name
             ctx = Context(self.workspace, limits=self.limits, env=self.env,
                           state_root=self.state_root)
             outcome = invoke(tool, args, ctx)
             self.state_root = ctx._state_root
             payload = outcome.payload
-            return request_id, success_envelope(
+            envelope = success_envelope(
                 tool_name, payload, truncated=bool(payload.get("truncated", False)),
                 warnings=ctx.warnings)
+            if self.text:
+                from zbtools.textout import render_text
+
+                envelope["text"] = render_text(outcome.spec, tool_name, envelope,
+                                               outcome.result, ctx)
+            return request_id, envelope
         except ToolError as failure:
-            return request_id, error_envelope(tool_name, failure)
+            return request_id, self.failed(tool_name, failure)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # one bad call never ends the batch
@@ -281,7 +294,15 @@ class Batch:
             bug = ToolError("internal_error", f"internal error: {type(exc).__name__}: {exc}",
                             hint="a bug in zbtools; rerun with --debug for a traceback on "
                             "stderr and report it")
-            return request_id, error_envelope(tool_name, bug)
+            return request_id, self.failed(tool_name, bug)
+
+    def failed(self, tool_name: str | None, failure: ToolError) -> dict[str, Any]:
+        envelope = error_envelope(tool_name, failure)
+        if self.text:
+            from zbtools.textout import render_error
+
+            envelope["text"] = render_error(envelope["error"])
+        return envelope
 
     @staticmethod
     def _unpack(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -354,7 +375,7 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
     base = _make_context(opts, env)
     dialect = _dialect(opts, env) if uses_dialect(opts, env) else None
     batch = Batch(base.workspace, base.limits, base.env, dialect, None,
-                  debug=opts.debug or bool(env.get("ZBTOOLS_DEBUG")))
+                  debug=opts.debug or bool(env.get("ZBTOOLS_DEBUG")), text=fmt == "text")
     limit = base.limits.max_request_bytes
     stdin = streams.stdin
     try:
@@ -367,7 +388,7 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
                 too_large = ToolError("too_large", f"the request line is larger than {limit} "
                                       "bytes", hint="send less content per call, or raise "
                                       "ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
-                _emit_line(streams, None, error_envelope(None, too_large))
+                _emit_line(streams, None, batch.failed(None, too_large))
                 continue
             if not line.strip():
                 continue

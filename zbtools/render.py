@@ -43,8 +43,10 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
 
         start = result.get("first_line") or result.get("start_line") or 1
         lexer = Syntax.guess_lexer(result["path"], code=result["content"][:4096])
-        console.print(Syntax(result["content"].replace("\r\n", "\n"), lexer, line_numbers=True,
-                             start_line=start, word_wrap=False))
+        code = result["content"].replace("\r\n", "\n")
+        # The final newline ends the last line; it does not start a numbered empty one.
+        code = code[:-1] if code.endswith("\n") else code
+        console.print(Syntax(code, lexer, line_numbers=True, start_line=start, word_wrap=False))
         if result.get("truncated"):
             more = result.get("next_offset") or result.get("next_start_line")
             console.print(f"[dim]… more lines follow; continue at line {more}[/]")

@@ -38,12 +38,30 @@ def default_render(result: dict[str, Any]) -> str:
 
 
 def render_error(error: dict[str, Any]) -> str:
+    """``error[code]: message``, the hint, and the details a model needs to correct itself.
+
+    The text is all a model sees (MCP clients pass it on; structuredContent often is not), so
+    the details a hint relies on are rendered too: every listed problem, the candidates of an
+    ambiguous edit with the line that tells each apart, and the diff against the closest
+    candidate of an edit that found nothing.
+    """
     out = f"error[{error['code']}]: {error['message']}\n"
     if error.get("hint"):
         out += f"hint: {error['hint']}\n"
-    problems = error.get("details", {}).get("problems") or []
+    details = error.get("details") or {}
+    problems = details.get("problems") or []
     if len(problems) > 1:
         out += "".join(f"  - {p['message']}\n" for p in problems)
+    for cand in details.get("candidates") or []:
+        if not isinstance(cand, dict) or "start_line" not in cand:
+            continue
+        first, last = cand["start_line"], cand.get("end_line", cand["start_line"])
+        line = f"  - line {first}" if first == last else f"  - lines {first}-{last}"
+        if "distinguishing_line" in cand:
+            line += f" (line {cand['distinguishing_line']}: {cand['distinguishing_text']})"
+        out += line + "\n"
+    if isinstance(details.get("diff"), str) and details["diff"]:
+        out += "closest match (- your old_text, + the file):\n" + details["diff"] + "\n"
     return out
 
 

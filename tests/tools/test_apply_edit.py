@@ -329,6 +329,31 @@ def test_the_text_rendering_shows_the_tier_and_the_diff(ws: Path, cli: CliRunner
     assert "+y" in out
 
 
+
+def test_an_ambiguous_edit_as_text_lists_each_candidate_with_the_line_that_tells_it_apart(
+        ws: Path, cli: CliRunner) -> None:
+    # The text is all a model sees through MCP; the hint must not point at hidden details.
+    put(ws, "a.py", "def f():\n    return 1\n\n\ndef g():\n    return 1\n")
+    out = cli("apply_edit", "--path", "a.py", "--old-text", "    return 1", "--new-text",
+              "    return 2", "--text").out
+    assert out.startswith("error[ambiguous_match]: ")
+    assert "details" not in out
+    assert "  - line 2 (line 1: def f():)\n" in out
+    assert "  - line 6 (line 5: def g():)\n" in out
+
+
+def test_a_missed_edit_as_text_shows_the_diff_against_the_closest_candidate(
+        ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.py", "def helper():\n    return 1\n\n\ndef other():\n    pass\n")
+    call = cli("apply_edit", "--text", stdin={"path": "a.py", "new_text": "x",
+                                              "old_text": "def helperX():\n    return 1"})
+    lines = call.out.splitlines()
+    assert lines[0].startswith("error[no_match]: ")
+    at = lines.index("closest match (- your old_text, + the file):")
+    # The file lines after the end of old_text are context, not something to add.
+    assert lines[at + 1:] == ["-       | def helperX():", "+     1 | def helper():",
+                              "      2 |     return 1", "      3 | ", "      4 | "]
+
 def test_a_hash_anchor_pins_the_edit_and_a_stale_one_is_refused(ws: Path,
                                                                 cli: CliRunner) -> None:
     f = put(ws, "a.py", "x = 1\nvalue = 0\nx = 1\n")
@@ -460,3 +485,24 @@ def test_the_file_s_curly_quotes_survive_in_the_unedited_part_of_a_changed_line(
         "new_text": 'She said "hello there" to the whole class today.'}).result
     assert result["matched_with"] == "typography"
     assert f.read_text() == "She said \u201chello there\u201d to the whole class today.\n"
+
+
+def test_parallel_edits_of_one_file_by_separate_processes_all_land(ws: Path) -> None:
+    # Agents fire tool calls in parallel, one process each: no edit may be silently dropped.
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    f = put(ws, "a.py", "".join(f"v{i} = 0\n" for i in range(8)))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    children = [subprocess.Popen(
+        [sys.executable, "-m", "zbtools", "apply_edit", "--args",
+         json.dumps({"path": "a.py", "old_text": f"v{i} = 0", "new_text": f"v{i} = 1"})],
+        cwd=ws, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE) for i in range(8)]
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, (out, err)
+    assert f.read_text() == "".join(f"v{i} = 1\n" for i in range(8))

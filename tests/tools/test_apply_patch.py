@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CliRunner, snapshot
+from tests.tools._mutate import fail_with
 
 
 def put(ws: Path, name: str, text: str | bytes) -> Path:
@@ -183,3 +187,31 @@ def test_codex_input_alias_and_apply_patch_name(ws: Path, cli: CliRunner) -> Non
     cli("apply_patch", stdin={"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n"
                                        "*** End Patch"}).result
     assert f.read_text() == "y\n"
+
+
+def test_a_rename_whose_source_cannot_be_removed_leaves_nothing_behind(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    put(ws, "m.py", SRC)
+    put(ws, "other.py", "x = 1\n")
+    before = snapshot(ws)
+    fail_with(monkeypatch, "unlink", errno.EPERM, when=lambda name, **kw: name == "m.py")
+    for text in ("*** Begin Patch\n*** Update File: other.py\n@@\n-x = 1\n+x = 2\n"
+                 "*** Update File: m.py\n*** Move to: pkg/sub/n.py\n@@ def g():\n"
+                 "-    return 2\n+    return 3\n*** End Patch\n",
+                 "diff --git a/m.py b/pkg/n.py\nsimilarity index 100%\n"
+                 "rename from m.py\nrename to pkg/n.py\n"):
+        call = cli("apply_edit", stdin={"patch": text})
+        assert call.code == 1 and call.error["code"] == "permission_denied", call
+        assert snapshot(ws) == before
+
+
+def test_a_created_file_that_cannot_be_written_leaves_no_new_directories(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    put(ws, "m.py", SRC)
+    before = snapshot(ws)
+    fail_with(monkeypatch, "write", errno.ENOSPC)
+    call = cli("apply_edit",
+               stdin={"patch": "*** Begin Patch\n*** Add File: pkg/sub/new.py\n+x\n"
+                      "*** End Patch\n"})
+    assert call.code == 1 and call.error["code"] == "no_space", call
+    assert snapshot(ws) == before

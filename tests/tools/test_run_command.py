@@ -94,6 +94,23 @@ def test_bash_timeout_ms_and_aliases(cli: CliRunner) -> None:
     assert cli("bash", "--command", "echo hi").result["stdout"] == "hi\n"
 
 
+def test_a_timeout_as_text_says_how_it_ended_and_the_duration_once(cli: CliRunner) -> None:
+    out = cli("run_command", "--command", "sleep 20", "--timeout", "0.2", "--text").out
+    last = out.splitlines()[-1]
+    assert last.startswith("[timed out, ended by SIGTERM; ") and last.endswith(" ms]")
+    assert last.count(" ms") == 1
+
+
+def test_a_bash_timeout_under_a_second_that_fires_warns_that_it_is_in_milliseconds(
+        cli: CliRunner) -> None:
+    # `timeout: 30` meant as run_command's seconds stops the command after 30 ms.
+    call = cli("bash", stdin={"command": "sleep 20", "timeout": 30})
+    assert call.result["timed_out"] is True
+    assert any("milliseconds" in w and "timeout_ms: 30000" in w for w in call.json[
+        "warnings"])
+    assert cli("bash", stdin={"command": "echo hi", "timeout": 900}).json["warnings"] == []
+
+
 # ---- output ------------------------------------------------------------------------------------
 
 def test_undecodable_bytes_and_control_sequences_keep_json_valid(cli: CliRunner) -> None:
@@ -234,6 +251,23 @@ def test_passthrough_from_config(cli: CliRunner, tmp_path: Path) -> None:
 def test_bad_exec_config_is_a_usage_error(cli: CliRunner) -> None:
     call = cli("run_command", "--command", "true", env={"ZBTOOLS_APPROVAL": "maybe"})
     assert call.error["code"] == "usage_error"
+
+
+def test_an_infinite_or_fractional_count_setting_is_a_usage_error_not_a_crash(
+        cli: CliRunner, ws: Path) -> None:
+    for value in ("inf", "1e400", "-inf", "0.5"):
+        call = cli("run_command", "--command", "touch ran", env={"ZBTOOLS_LOG_CAP": value})
+        assert call.code == 2 and call.error["code"] == "usage_error", value
+        assert "ZBTOOLS_LOG_CAP" in call.error["message"]
+    assert not (ws / "ran").exists()
+
+
+def test_an_infinite_config_number_is_a_usage_error(cli: CliRunner, tmp_path: Path) -> None:
+    for setting in ("kill_grace = inf", "log_cap = 1" + "0" * 400):
+        (tmp_path / "config.toml").write_text(f"[exec]\n{setting}\n")
+        call = cli("run_command", "--command", "true")
+        assert call.code == 2 and call.error["code"] == "usage_error", setting
+        assert setting.split()[0] in call.error["message"]
 
 
 # ---- policy ------------------------------------------------------------------------------------

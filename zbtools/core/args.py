@@ -369,6 +369,18 @@ def _check_value(
                 "wrong_type", where, f"{where} must be {expected}, got {_json_type_name(value)}"
             )
             return value
+        if kind == "float":
+            # NaN and infinity pass no range check (a flag's "nan", "inf", "1e400"), and an
+            # integer beyond a double crashes the tool's arithmetic: refused here, whatever the
+            # source of the arguments.
+            try:
+                number = float(value)
+            except OverflowError:
+                number = float("inf")
+            if number - number != 0:
+                problems.add("out_of_range", where,
+                             f"{where} must be a finite number, got {number}")
+                return value
         if fspec is not None:
             if fspec.minimum is not None and value < fspec.minimum:
                 problems.add(

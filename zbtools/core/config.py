@@ -211,13 +211,23 @@ class Section:
                     raise ToolError("usage_error", f"{where}={value!r} is not a number") \
                         from None
             elif type(value) in (int, float):
-                number = float(value)  # type: ignore[arg-type]
+                try:
+                    number = float(value)  # type: ignore[arg-type]
+                except OverflowError:  # a TOML integer beyond any double
+                    number = float("inf")
             else:
                 raise ToolError("usage_error", f"{where} must be a number, got {value!r}")
             if not number > 0 and not (key in self.zero_ok and number == 0):
                 raise ToolError("usage_error",
                                 f"{where} must be a positive number, got {value!r}")
-            return int(number) if isinstance(default, int) else number
+            if number - number != 0:  # inf (1e400 too): int() would crash, sleeps never end
+                raise ToolError("usage_error", f"{where} must be a finite number, got {value!r}")
+            if isinstance(default, int):
+                if number != int(number):
+                    raise ToolError("usage_error",
+                                    f"{where} must be a whole number, got {value!r}")
+                return int(number)
+            return number
         if not isinstance(value, str) or not (value.strip() or key in self.empty_ok):
             raise ToolError("usage_error", f"{where} must be a string, got {value!r}")
         value = value.strip()

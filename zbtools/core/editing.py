@@ -14,6 +14,8 @@ hold, or non-ASCII text for a file that is not valid UTF-8: that would mix encod
 
 from __future__ import annotations
 
+import os
+
 from zbtools.contract import ToolError
 from zbtools.core.textio import atomic_write, check_expected, decode, read_bytes, sha256_hex
 
@@ -68,7 +70,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     """
     from zbtools.core.matching import MatchError, unified_diff
 
-    with ctx.workspace.resolve(path) as res:
+    with _EditLock(ctx, not dry_run), ctx.workspace.resolve(path) as res:
         data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None and len(data) >= FAST_PATH_BYTES:
@@ -96,6 +98,36 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
 
 
 FAST_PATH_BYTES = 4 * 1024 * 1024
+
+
+class _EditLock:
+    """Hold the workspace's edit lock (``edits.lock`` in its state directory) while inside.
+
+    Agents fire edits in parallel, one process each: two edits of one file would otherwise
+    both read the old text and the second rename would silently drop the first edit. Under
+    the lock each read-modify-write sees the previous one's result. A state directory that
+    cannot be used only loses this protection (the edit still runs). (A class, not
+    contextlib: the JSON path's import budget has no room for contextlib's imports.)
+    """
+
+    def __init__(self, ctx: Context, wanted: bool) -> None:
+        self.ctx = ctx
+        self.wanted = wanted
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        if self.wanted:
+            from zbtools.core.state import acquire_lock
+
+            try:
+                self.fd = acquire_lock(os.path.join(self.ctx.state_dir, "edits.lock"))
+            except OSError:
+                self.fd = -1
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = -1
 
 
 def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str, str],
@@ -305,8 +337,12 @@ def _commit(change: FileChange) -> None:
     assert change.res is not None
     if change.action == "created":
         assert change.after is not None
-        change.res.ensure_parents()
-        atomic_write(change.res, change.after, create_only=True, shown=change.shown)
+        try:
+            change.res.ensure_parents()
+            atomic_write(change.res, change.after, create_only=True, shown=change.shown)
+        except BaseException:
+            change.res.rollback_parents()
+            raise
     elif change.action == "deleted":
         assert change.res.name is not None
         try:
@@ -322,13 +358,29 @@ def _commit(change: FileChange) -> None:
                          shown=change.shown)
     else:  # renamed
         assert change.dest is not None and change.after is not None
-        change.dest.ensure_parents()
-        atomic_write(change.dest, change.after, create_only=True, mode=change.mode,
-                     shown=change.dest_rel or change.shown)
-        if change.mode is not None and change.dest.name is not None:
-            os.chmod(change.dest.name, change.mode, dir_fd=change.dest.dir_fd)
-        assert change.res.name is not None
-        os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+        assert change.res.name is not None and change.dest.name is not None
+        written = False
+        try:
+            change.dest.ensure_parents()
+            atomic_write(change.dest, change.after, create_only=True, mode=change.mode,
+                         shown=change.dest_rel or change.shown)
+            written = True
+            if change.mode is not None:
+                os.chmod(change.dest.name, change.mode, dir_fd=change.dest.dir_fd)
+            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+        except BaseException as exc:
+            # Not done: the copy at the destination and its new parents are taken back here.
+            if written:
+                try:
+                    os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
+                except OSError:
+                    pass
+            change.dest.rollback_parents()
+            if isinstance(exc, OSError):
+                from zbtools.core.workspace import os_error
+
+                raise os_error(exc, change.shown) from exc
+            raise
     change.done = True
 
 

@@ -620,8 +620,9 @@ def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candid
         "ambiguous_match",
         f"{request.label}old_text matches {len(chosen)} places ({chosen[0].tier}): "
         f"{places}{more}",
-        hint="add a line that appears only at the place you mean (see distinguishing_line in "
-        f"details), or pass start_line (e.g. start_line={example}) or occurrence",
+        hint="add a line that appears only at the place you mean (each candidate is listed "
+        f"with the nearest line that tells it apart), or pass start_line (e.g. "
+        f"start_line={example}) or occurrence",
         details={"tier": chosen[0].tier, "count": len(chosen), "candidates": described})
 
 
@@ -1092,6 +1093,10 @@ def _bounded_diff(pattern: list[str], window: list[str], start: int, limit: int 
         if op == "equal":
             out.append(f"  {start + j1 + 1:>5} | {window[j1][:SNIPPET_CHARS]}" if i2 - i1 == 1
                        else f"        ({i2 - i1} equal lines)")
+            continue
+        if op == "insert" and i1 == len(pattern):
+            # The file lines after the end of old_text are context, not a difference.
+            out += [f"  {start + j + 1:>5} | {window[j][:SNIPPET_CHARS]}" for j in range(j1, j2)]
             continue
         out += [f"- {'':>5} | {_visible(line) if _strip(line) == _strip(window[j1 + k]) else line[:SNIPPET_CHARS]}"  # noqa: E501
                 if j1 + k < j2 else f"- {'':>5} | {line[:SNIPPET_CHARS]}"

@@ -69,7 +69,12 @@ def run(params: Params, ctx: Context) -> Result:
                   background=params.background, on_timeout=params.on_timeout,
                   merge_stderr=params.merge_stderr, raw=params.raw, sandbox=params.sandbox,
                   require_sandbox=params.require_sandbox, network=params.network)
-    return to_result(execute(ctx, req))
+    result = to_result(execute(ctx, req))
+    if result.timed_out and params.timeout_ms is not None and params.timeout_ms < 1000:
+        # `timeout: 30` meant as seconds (run_command's unit) is 30 ms here: say so.
+        ctx.warn(f"timeout_ms is in milliseconds: {params.timeout_ms} ms; for "
+                 f"{params.timeout_ms} seconds pass timeout_ms: {params.timeout_ms * 1000}")
+    return result
 
 
 TOOL = ToolSpec(

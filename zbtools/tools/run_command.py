@@ -131,7 +131,7 @@ def render(result: Result) -> str:
                 f"(cursor {result.next_cursor}), stop with stop_process]\n")
         return out
     if result.timed_out:
-        end = f"timed out after {result.duration_ms} ms, ended by {result.signal or 'SIGKILL'}"
+        end = f"timed out, ended by {result.signal or 'SIGKILL'}"  # the duration follows
     elif result.signal:
         end = f"killed by {result.signal}"
     else:
