@@ -506,3 +506,54 @@ def test_parallel_edits_of_one_file_by_separate_processes_all_land(ws: Path) -> 
         out, err = child.communicate(timeout=120)
         assert child.returncode == 0, (out, err)
     assert f.read_text() == "".join(f"v{i} = 1\n" for i in range(8))
+
+
+def test_parallel_edits_patches_appends_and_editor_writes_all_land(ws: Path) -> None:
+    """Every file-changing tool holds the same workspace lock: an append, a patch or an editor
+    write that races an edit of the same file is never undone by the edit's rename."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    f = put(ws, "a.py", "".join(f"v{i} = 0\n" for i in range(6)))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    calls = []
+    for i in range(3):
+        calls.append(["apply_edit", {"path": "a.py", "old_text": f"v{i} = 0",
+                                     "new_text": f"v{i} = 1"}])
+    for i in range(3, 6):
+        calls.append(["apply_patch", {"patch": f"--- a/a.py\n+++ b/a.py\n@@\n-v{i} = 0\n"
+                                               f"+v{i} = 1\n"}])
+    for i in range(4):
+        calls.append(["write_append", {"path": "a.py", "content": f"tail{i} = 1\n"}])
+    children = [subprocess.Popen(
+        [sys.executable, "-m", "zbtools", tool, "--args", json.dumps(args)], cwd=ws, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for tool, args in calls]
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, (out, err)
+    lines = f.read_text().splitlines()
+    assert lines[:6] == [f"v{i} = 1" for i in range(6)]
+    assert sorted(lines[6:]) == [f"tail{i} = 1" for i in range(4)]
+
+
+def test_the_edit_lock_creates_nothing_and_is_reentrant(ws: Path) -> None:
+    from tests.conftest import snapshot
+    from zbtools.core.context import Context
+    from zbtools.core.state import EditLock
+    from zbtools.core.workspace import Workspace
+
+    put(ws, "a.txt", "x\n")
+    before = snapshot(ws.parent)
+    workspace = Workspace(str(ws))
+    ctx = Context(workspace, state_root=str(ws.parent / "never-created"))
+    try:
+        with EditLock(ctx), EditLock(ctx):  # nested: the inner one is a no-op, no deadlock
+            assert ctx.holds_edit_lock
+        assert not ctx.holds_edit_lock
+    finally:
+        workspace.close()
+    assert snapshot(ws.parent) == before

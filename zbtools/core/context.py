@@ -35,6 +35,7 @@ class Context:
         self._state_root = state_root
         self.clock = clock
         self.warnings: list[str] = []
+        self.holds_edit_lock = False  # see core.state.EditLock
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

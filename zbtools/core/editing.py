@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
+from zbtools.core.state import EditLock
 from zbtools.core.textio import atomic_write, check_expected, decode, read_bytes, sha256_hex
 
 TYPE_CHECKING = False
@@ -70,7 +71,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     """
     from zbtools.core.matching import MatchError, unified_diff
 
-    with _EditLock(ctx, not dry_run), ctx.workspace.resolve(path) as res:
+    with EditLock(ctx, not dry_run), ctx.workspace.resolve(path) as res:
         data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None and len(data) >= FAST_PATH_BYTES:
@@ -100,36 +101,6 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
 FAST_PATH_BYTES = 4 * 1024 * 1024
 
 
-class _EditLock:
-    """Hold the workspace's edit lock (``edits.lock`` in its state directory) while inside.
-
-    Agents fire edits in parallel, one process each: two edits of one file would otherwise
-    both read the old text and the second rename would silently drop the first edit. Under
-    the lock each read-modify-write sees the previous one's result. A state directory that
-    cannot be used only loses this protection (the edit still runs). (A class, not
-    contextlib: the JSON path's import budget has no room for contextlib's imports.)
-    """
-
-    def __init__(self, ctx: Context, wanted: bool) -> None:
-        self.ctx = ctx
-        self.wanted = wanted
-        self.fd = -1
-
-    def __enter__(self) -> None:
-        if self.wanted:
-            from zbtools.core.state import acquire_lock
-
-            try:
-                self.fd = acquire_lock(os.path.join(self.ctx.state_dir, "edits.lock"))
-            except OSError:
-                self.fd = -1
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)  # closing releases the flock
-            self.fd = -1
-
-
 def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str, str],
                      path: str, dry_run: bool, tool: str) -> EditOutcome | None:
     """An exact, unique edit in a big UTF-8 file, done on bytes (PERFORMANCE section 7).
@@ -138,7 +109,6 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     binary, old and new contain no CR, and old occurs exactly once (overlapping occurrences
     counted). The bytes outside the match are copied untouched by construction.
     """
-    import os
 
     from zbtools.core.matching import Applied, unified_diff
 
@@ -332,7 +302,6 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
 
 
 def _commit(change: FileChange) -> None:
-    import os
 
     assert change.res is not None
     if change.action == "created":
@@ -386,7 +355,6 @@ def _commit(change: FileChange) -> None:
 
 def _rollback(change: FileChange) -> None:
     """Best effort: put a committed change back (the originals are held in memory)."""
-    import os
 
     assert change.res is not None
     try:

@@ -502,7 +502,10 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
     try:
         params = validate(spec.params, canonical, None if tool.declares_params else problems)
         apply_call_limits(params, ctx)
-        result = spec.run(params, ctx)
+        from zbtools.core.state import EditLock, changes_files
+
+        with EditLock(ctx, changes_files(spec)):
+            result = spec.run(params, ctx)
     except ToolError as exc:
         raise tool.adapt_error(exc) from None
     raw = result.to_json()
