@@ -519,15 +519,15 @@ def test_parallel_edits_patches_appends_and_editor_writes_all_land(ws: Path) -> 
 
     f = put(ws, "a.py", "".join(f"v{i} = 0\n" for i in range(6)))
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    calls = []
+    calls: list[tuple[str, dict[str, str]]] = []
     for i in range(3):
-        calls.append(["apply_edit", {"path": "a.py", "old_text": f"v{i} = 0",
-                                     "new_text": f"v{i} = 1"}])
+        calls.append(("apply_edit", {"path": "a.py", "old_text": f"v{i} = 0",
+                                     "new_text": f"v{i} = 1"}))
     for i in range(3, 6):
-        calls.append(["apply_patch", {"patch": f"--- a/a.py\n+++ b/a.py\n@@\n-v{i} = 0\n"
-                                               f"+v{i} = 1\n"}])
+        calls.append(("apply_patch", {"patch": f"--- a/a.py\n+++ b/a.py\n@@\n-v{i} = 0\n"
+                                               f"+v{i} = 1\n"}))
     for i in range(4):
-        calls.append(["write_append", {"path": "a.py", "content": f"tail{i} = 1\n"}])
+        calls.append(("write_append", {"path": "a.py", "content": f"tail{i} = 1\n"}))
     children = [subprocess.Popen(
         [sys.executable, "-m", "zbtools", tool, "--args", json.dumps(args)], cwd=ws, env=env,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -552,8 +552,8 @@ def test_the_edit_lock_creates_nothing_and_is_reentrant(ws: Path) -> None:
     ctx = Context(workspace, state_root=str(ws.parent / "never-created"))
     try:
         with EditLock(ctx), EditLock(ctx):  # nested: the inner one is a no-op, no deadlock
-            assert ctx.holds_edit_lock
-        assert not ctx.holds_edit_lock
+            held = ctx.holds_edit_lock
+        assert held and not ctx.holds_edit_lock
     finally:
         workspace.close()
     assert snapshot(ws.parent) == before
