@@ -494,7 +494,7 @@ def test_a_rendering_over_max_lines_is_cut_and_spilled_whole(
     tail = lines[lines.index(notice) + 1:]
     assert head == full.splitlines()[:len(head)] and head
     assert tail == full.splitlines()[-len(tail):] and tail
-    match = re.search(r"full output saved to (\S+?);", notice)
+    match = re.search(r"full output saved to (\S+) \(read_file reads it\);", notice)
     assert match is not None, notice
     spill = Path(match.group(1))
     assert spill.is_file()
@@ -644,3 +644,35 @@ def test_following_pages_reproduces_the_decoded_text(lines: list[str], final_new
             assert window.sha256 == hashlib.sha256(text.encode()).hexdigest()
         finally:
             workspace.close()
+
+
+def test_the_spill_file_a_cut_result_names_can_be_read_back(ws: Path, cli: CliRunner) -> None:
+    import re
+
+    (ws / "many.txt").write_text("".join(f"line {i}\n" for i in range(6000)))
+    cut = cli("grep_search", "--pattern", "line", "--head-limit", "10000", "--format", "text",
+              "--engine", "python")
+    spill = re.search(r"full output saved to (\S+) \(read_file reads it\)", cut.out)
+    assert spill is not None, cut.out[-400:]
+    back = cli("read_file", "--path", spill.group(1), "--offset", "5999", "--limit", "2").result
+    assert back["content"] == "many.txt:5999:line 5998\nmany.txt:6000:line 5999\n"
+    assert back["path"] == spill.group(1)
+
+
+def test_only_the_spill_folder_is_readable_outside_the_workspace(ws: Path, cli: CliRunner,
+                                                                 tmp_path: Path) -> None:
+    from zbtools.core.context import Context
+    from zbtools.core.workspace import Workspace
+
+    workspace = Workspace(str(ws))
+    try:
+        state = Context(workspace, state_root=str(tmp_path / "state")).state_dir
+    finally:
+        workspace.close()
+    (Path(state) / "spill").mkdir(parents=True)
+    (Path(state) / "secret.json").write_text("{}")
+    (Path(state) / "spill" / "link.txt").symlink_to(Path(state) / "secret.json")
+    for path in (f"{state}/secret.json", f"{state}/spill/../secret.json",
+                 f"{state}/spill/link.txt", f"{state}/spill"):
+        call = cli("read_file", "--path", path)
+        assert call.error["code"] in ("outside_workspace", "is_directory"), (path, call)

@@ -40,17 +40,32 @@ class Context:
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 
-    @property
-    def state_dir(self) -> str:
-        """This workspace's private state directory (created on demand, mode 0700)."""
+    def state_path(self) -> str:
+        """Where this workspace's state directory is (not created)."""
         if self._state_root is None:
             from zbtools.core.config import state_root
 
             self._state_root = state_root(self.env)
         key = sha256_hex(os.fsencode(self.workspace.root))[:16]
-        path = os.path.join(self._state_root, key)
+        return os.path.abspath(os.path.join(self._state_root, key))
+
+    @property
+    def state_dir(self) -> str:
+        """This workspace's private state directory (created on demand, mode 0700)."""
+        path = self.state_path()
         os.makedirs(path, mode=0o700, exist_ok=True)
         return path
+
+    def spill_file(self, path: str) -> str | None:
+        """``path``'s name when it names a spill file of this workspace (which read_file may
+        read although it lies outside the workspace), else None."""
+        if not os.path.isabs(path):
+            return None
+        folder, name = os.path.split(os.path.normpath(path))
+        spill = os.path.join(self.state_path(), "spill")
+        if not name or os.path.normcase(folder) != os.path.normcase(spill):
+            return None
+        return name
 
     def spill(self, tool: str, text: str) -> str:
         """Keep ``text`` in a spill file and return its absolute path."""

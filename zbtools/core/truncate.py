@@ -108,7 +108,7 @@ def cut_text(text: str, *, max_bytes: int, max_lines: int, head_lines: int, tail
     if omitted_lines:
         notice += f": lines {first_omitted}-{first_omitted + omitted_lines - 1} of {total_lines}"
     if spill_path:
-        notice += f"; full output saved to {spill_path}"
+        notice += f"; full output saved to {spill_path} (read_file reads it)"
     if how_to_continue:
         notice += f"; {how_to_continue}"
     notice += " ...]"

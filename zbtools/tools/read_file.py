@@ -23,6 +23,10 @@ refused with ``too_large`` unless ``downscale: true`` asks for a smaller copy;
 ``include_data: false`` gives the metadata only. Images and PDFs need the optional libraries
 of ``pip install 'zbtools[media]'``.
 
+A result cut to the size limits names a spill file holding its full text (``full output saved
+to /.../spill/NAME.txt``): read_file reads that absolute path too, although it lies outside the
+workspace (only files directly in this workspace's spill folder).
+
 Limits and failure modes: ``not_found``, ``is_directory``, ``binary_file`` (NUL bytes in the
 first 8 KiB, and not an image or PDF), ``special_file`` (FIFOs, sockets and devices are never
 opened for reading), ``out_of_range`` (offset or pages past the end), ``outside_workspace``,
@@ -36,6 +40,8 @@ not UTF-8 are decoded with a detected encoding that round-trips exactly, else sh
 
 from __future__ import annotations
 
+import os
+
 from zbtools.contract import ToolError
 from zbtools.core.args import Struct, field
 from zbtools.core.lines import read_window
@@ -45,8 +51,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+    from zbtools.core.config import Limits
     from zbtools.core.context import Context
-    from zbtools.core.workspace import Resolved
+    from zbtools.core.workspace import Resolved, Workspace
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".gif", ".webp", ".bmp", ".dib")
@@ -131,8 +138,26 @@ def run(params: Params, ctx: Context) -> Result:
     start = params.offset or 1
     cap = limits.max_lines  # a per-call max_lines is already applied to ctx.limits
     count = min(params.limit, cap) if params.limit else cap
-    with ctx.workspace.resolve(params.path) as res:
-        kind = None if params.raw else kind_by_name(res.rel)
+    workspace = ctx.workspace
+    spill_name = ctx.spill_file(params.path)
+    if spill_name is not None:
+        # A result cut to the limits names its spill file (outside the workspace, in
+        # zbtools' own state): reading it back is the one read allowed there, contained in
+        # that folder by the same resolver.
+        from zbtools.core.workspace import Workspace
+
+        workspace = Workspace(os.path.dirname(os.path.normpath(params.path)))
+    try:
+        return _read(params, ctx, workspace, spill_name, start, count, limits)
+    finally:
+        if workspace is not ctx.workspace:
+            workspace.close()
+
+
+def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | None,
+          start: int, count: int, limits: Limits) -> Result:
+    with workspace.resolve(spill_name or params.path) as res:
+        kind = None if params.raw or spill_name else kind_by_name(res.rel)
         if kind is None:
             try:
                 window = read_window(res, start, count, max_bytes=limits.max_bytes,
@@ -150,7 +175,7 @@ def run(params: Params, ctx: Context) -> Result:
                     raise
         if kind is not None:
             return _read_rich(kind, res, params, ctx, start, count)
-        rel = res.rel
+        rel = os.path.normpath(params.path) if spill_name else res.rel
     more = window.has_more
     if window.invalid_utf8:
         ctx.warn("the file is not valid UTF-8: undecodable bytes are shown as U+FFFD; edits "
