@@ -644,3 +644,24 @@ def test_absolute_paths_inside_the_workspace(ws: Path, cli: CliRunner) -> None:
     assert call.result["content"] == "line 1\n"
     outside = cli("--dialect", "claude", "Read", stdin={"file_path": "/etc/passwd"})
     assert outside.error["code"] == "outside_workspace"
+
+
+@pytest.mark.parametrize(("dialect", "tool", "args", "said", "not_said"), [
+    ("claude", "Edit", {"file_path": "a.txt", "old_string": "absent", "new_string": "x"},
+     "old_string", "old_text"),
+    ("fiz", "edit", {"path": "a.txt", "edits": [{"oldText": "absent", "newText": "x"}]},
+     "edits[0]: oldText", "old_text"),
+    ("fiz", "patch", {"path": "a.txt", "search": "absent", "content": "x"}, "search was not",
+     "old_text"),
+    ("anthropic", "str_replace_based_edit_tool",
+     {"command": "str_replace", "path": "a.txt", "old_str": "absent", "new_str": "x"},
+     "old_str", "old_text"),
+])
+def test_errors_name_parameters_as_the_dialect_schema_does(
+        ws: Path, cli: CliRunner, dialect: str, tool: str, args: dict[str, Any], said: str,
+        not_said: str) -> None:
+    put(ws, "a.txt", LINES)
+    error = cli("--dialect", dialect, tool, stdin=args).error
+    assert error["code"] == "no_match"
+    text = error["message"] + " " + error["hint"]
+    assert said in text and not_said not in text

@@ -94,6 +94,7 @@ class DialectTool:
         translate: Callable[[Any, dict[str, Any]], None] | None = None,
         adapt: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         adapt_error: Callable[[ToolError], ToolError] | None = None,
+        error_names: Mapping[str, str] | None = None,
         wire_names: Mapping[str, str] | None = None,
         closed: bool | None = None,
         aliases: tuple[str, ...] = (),
@@ -112,6 +113,10 @@ class DialectTool:
         self._translate = translate
         self._adapt = adapt
         self._adapt_error = adapt_error
+        # canonical word -> the dialect's, for error messages and hints (beyond ``renames``)
+        self.error_names = {canonical: name for name, canonical in self.renames.items()
+                            if "_" in canonical and canonical != name}
+        self.error_names.update(error_names or {})
         self.wire_names = dict(wire_names or {})
         self.closed = closed
         self.aliases = aliases
@@ -285,8 +290,20 @@ class DialectTool:
         return self._adapt(result) if self._adapt is not None else result
 
     def adapt_error(self, error: ToolError) -> ToolError:
-        """Reword a canonical error for the dialect (e.g. name the dialect's recovery tool)."""
-        return self._adapt_error(error) if self._adapt_error is not None else error
+        """Reword a canonical error for the dialect (e.g. name the dialect's recovery tool), and
+        call its parameters by the dialect's names: a Claude ``Edit`` miss says ``old_string``,
+        the name in the model's schema, not the canonical ``old_text``."""
+        if self._adapt_error is not None:
+            error = self._adapt_error(error)
+        own = self.error_names
+        if own:
+            import re
+
+            words = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, own)) + r")(?![\w-])")
+            error.message = words.sub(lambda m: own[m.group(1)], error.message)
+            if error.hint:
+                error.hint = words.sub(lambda m: own[m.group(1)], error.hint)
+        return error
 
     def __repr__(self) -> str:
         return f"DialectTool({self.name!r} -> {self.target!r})"

@@ -138,7 +138,9 @@ def _tools() -> list[DialectTool]:
     return [RouterTool(
         NAME, ("read_file", "read_file_range", "list_directory", "write_file", "apply_edit",
                "insert_text", "undo"),
-        params=Params, route=_route, aliases=("str_replace_editor",), description=(
+        params=Params, route=_route, aliases=("str_replace_editor",),
+        error_names={"old_text": "old_str", "new_text": "new_str"},
+        description=(
             "Custom editing tool for viewing, creating and editing files. `view` shows a file "
             "with line numbers (cat -n) or lists a directory two levels deep; `create` makes a "
             "new file (never overwrites); `str_replace` replaces `old_str`, which must occur "

@@ -196,6 +196,8 @@ def _tools() -> list[DialectTool]:
             "git. Do not use this for file discovery or file reading; use the find, grep, ls, "
             "and read tools instead. Returns stdout, stderr, and exit code.")),
         DialectTool("edit", "apply_edit", params=EditParams, translate=_edit, closed=True,
+                    error_names={"patches": "edits", "old_text": "oldText",
+                                 "new_text": "newText"},
                     description="Make targeted edits to a file using exact string replacement."),
         DialectTool("find", "find_files_glob", params=FindParams, renames={"dir": "path"},
                     description="Find files by path pattern. Use this instead of shell find or "
@@ -206,7 +208,8 @@ def _tools() -> list[DialectTool]:
         DialectTool("ls", "list_directory", params=LsParams,
                     description="List directory contents. Use instead of ls."),
         RouterTool("patch", ("apply_edit", "insert_text"), params=PatchParams,
-                   route=_route_patch, closed=True, description=(
+                   route=_route_patch, closed=True,
+                   error_names={"old_text": "search", "new_text": "content"}, description=(
                        "Make targeted edits to a file. Supports: replace (default), "
                        "replace_all, prepend, and append operations.")),
         DialectTool("read", "read_file", params=ReadParams, translate=_read, adapt=_read_result,
