@@ -557,3 +557,11 @@ def test_the_edit_lock_creates_nothing_and_is_reentrant(ws: Path) -> None:
     finally:
         workspace.close()
     assert snapshot(ws.parent) == before
+
+
+def test_an_ambiguous_match_names_each_line_once_with_its_count(ws: Path, cli: CliRunner) -> None:
+    put(ws, "a.txt", "foo\nfoo bar foo\nfoo\n")
+    error = cli("apply_edit", stdin={"path": "a.txt", "old_text": "foo", "new_text": "x"}).error
+    assert error["code"] == "ambiguous_match"
+    assert error["message"].endswith("line 1, line 2 (2 times), line 3")
+    assert error["details"]["count"] == 4

@@ -611,8 +611,13 @@ def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candid
     listed = sorted(chosen, key=lambda c: abs(c.first_line - (request.start_line or 0))
                     if request.start_line else c.start)
     described = [_describe(model, c, chosen) for c in listed[:MAX_CANDIDATES_LISTED]]
-    places = ", ".join(f"lines {d['start_line']}-{d['end_line']}" if d["start_line"] !=
-                       d["end_line"] else f"line {d['start_line']}" for d in described)
+    labels: dict[str, int] = {}  # several matches in one line are named once, with a count
+    for d in described:
+        label = f"lines {d['start_line']}-{d['end_line']}" if d["start_line"] != \
+            d["end_line"] else f"line {d['start_line']}"
+        labels[label] = labels.get(label, 0) + 1
+    places = ", ".join(label if n == 1 else f"{label} ({n} times)"
+                       for label, n in labels.items())
     more = f" and {len(chosen) - MAX_CANDIDATES_LISTED} more" if len(chosen) > \
         MAX_CANDIDATES_LISTED else ""
     example = described[0]["start_line"]
