@@ -728,3 +728,17 @@ def test_open_file_renders_a_one_line_summary_as_text(ws: Path, cli: CliRunner) 
     assert cli("open_file", "--path", "a.py", "--text").out == (
         "opened a.py at line 1, column 1 (tab 1 of 1, 2 lines)\n")
     assert cli("open_file", "--path", "a.py", "--text").out.startswith("activated a.py")
+
+
+@pytest.mark.parametrize("order", [("b.py", "a.py"), ("a.py", "b.py")])
+def test_a_file_moved_over_the_active_tab_keeps_that_path_active(
+        ws: Path, cli: CliRunner, order: tuple[str, str]) -> None:
+    put(ws, "a.py", "a\n")
+    put(ws, "b.py", "b\n")
+    for name in order:
+        ok(cli("open_file", stdin={"path": name}))
+    ok(cli("open_file", stdin={"path": "a.py"}))  # a.py is the active tab
+    ok(cli("move_file", stdin={"source": "b.py", "destination": "a.py", "overwrite": True}))
+    after = state(cli)
+    assert after["open_files"] == ["a.py"]
+    assert after["active_file"] == "a.py"

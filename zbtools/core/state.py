@@ -279,7 +279,11 @@ def _update_editor_paths(ctx: Context, change: Any) -> None:
             targets = {new for _, new, moved in renamed if moved}
             kept = []
             for tab, new, moved in renamed:
-                if new is None or (not moved and new in targets):
+                if new is not None and not moved and new in targets:
+                    if tab["path"] == active:
+                        new_active = new  # the tab moved over it takes its place, active too
+                    continue
+                if new is None:
                     continue
                 if tab["path"] == active:
                     new_active = new
