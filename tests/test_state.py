@@ -164,9 +164,14 @@ def test_a_moved_file_or_directory_is_followed_by_its_open_files(ctx: Context) -
 
 
 def test_a_file_moved_over_an_open_one_replaces_its_tab(ctx: Context) -> None:
+    """The path stays open (and active if it was), as in an editor; edits at its old
+    positions are still re-anchored against the new content or refused as stale."""
     editor_doc(ctx, ["a.py", "b.py"], "b.py")
     on_path_moved(ctx, "a.py", "b.py")
-    assert editor_paths(ctx) == (["b.py"], None)
+    assert editor_paths(ctx) == (["b.py"], "b.py")
+    editor_doc(ctx, ["a.py", "b.py"], "a.py")
+    on_path_moved(ctx, "a.py", "b.py")
+    assert editor_paths(ctx) == (["b.py"], "b.py")
 
 
 def test_a_deleted_file_or_directory_closes_its_tabs_and_leaves_none_active(
