@@ -443,10 +443,7 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
             per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
             if any(v is not None for v in per_call.values()):
                 ctx.limits = ctx.limits.with_overrides(**per_call)
-            from zbtools.core.state import EditLock, changes_files
-
-            with EditLock(ctx, changes_files(spec)):
-                result = spec.run(params, ctx)
+            result = spec.call(params, ctx)
             # The text rendering works from the result object: the JSON form (thousands of
             # entries for a listing) is only built when it is printed.
             payload = {} if fmt == "text" and spec.render_text is not None else \

@@ -71,6 +71,22 @@ class ToolSpec:
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
+    @property
+    def changes_files(self) -> bool:
+        """Whether a call holds the workspace edit lock (``core.state.EditLock``): every tool
+        that is not read-only, but the commands (a build must not keep edits waiting)."""
+        return not self.read_only and self.category != "commands"
+
+    def call(self, params: Any, ctx: Context) -> Struct:
+        """Run the tool, under the workspace edit lock when it changes files. Every surface
+        (command line, batch, MCP, dialects) calls tools through here."""
+        if not self.changes_files:
+            return self.run(params, ctx)
+        from zbtools.core.state import EditLock
+
+        with EditLock(ctx):
+            return self.run(params, ctx)
+
 
 def _load(module_name: str) -> ToolSpec | None:
     try:

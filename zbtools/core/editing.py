@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.state import EditLock
 from zbtools.core.textio import atomic_write, check_expected, decode, read_bytes, sha256_hex
 
 TYPE_CHECKING = False
@@ -71,7 +70,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     """
     from zbtools.core.matching import MatchError, unified_diff
 
-    with EditLock(ctx, not dry_run), ctx.workspace.resolve(path) as res:
+    with ctx.workspace.resolve(path) as res:
         data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None and len(data) >= FAST_PATH_BYTES:

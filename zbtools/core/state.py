@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.context import Context
-    from zbtools.registry import ToolSpec
 
 STATE_VERSION = 1
 EDITOR = "editor"
@@ -113,12 +112,6 @@ class EditLock:
             os.close(self.fd)  # closing releases the flock
             self.fd = -1
             self.ctx.holds_edit_lock = False
-
-
-def changes_files(spec: ToolSpec) -> bool:
-    """Whether a tool's call holds the ``EditLock``: every tool that is not read-only, but the
-    commands (a build must not keep edits waiting for minutes)."""
-    return not spec.read_only and spec.category != "commands"
 
 
 def _io_error(exc: OSError, path: str) -> ToolError:

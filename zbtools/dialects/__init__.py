@@ -383,7 +383,7 @@ class RouterTool(DialectTool):
             raise ToolError("unknown_tool", f"{self.name}: {name} is not available")
         target = validate(spec.params, canonical)
         apply_call_limits(target, ctx)
-        return spec.run(target, ctx)
+        return spec.call(target, ctx)
 
     def _render(self, result: Any) -> str:
         from zbtools.registry import find
@@ -519,10 +519,7 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
     try:
         params = validate(spec.params, canonical, None if tool.declares_params else problems)
         apply_call_limits(params, ctx)
-        from zbtools.core.state import EditLock, changes_files
-
-        with EditLock(ctx, changes_files(spec)):
-            result = spec.run(params, ctx)
+        result = spec.call(params, ctx)
     except ToolError as exc:
         raise tool.adapt_error(exc) from None
     raw = result.to_json()
