@@ -2,7 +2,7 @@
 
 Three parts, each printing a table (``--only`` picks some):
 
-1. **engine** (MATCHING.md section 8.5): ``zbtools.core.matching.apply_requests(text,
+1. **engine** (MATCHING.md section 8.5): ``zbtools.core.editing.matching.apply_requests(text,
    [Request(old, new)])`` timed with ``time.perf_counter`` (the call only). By default every
    case runs in a fresh ``VENV/bin/python -I`` that has imported what the tool imports before
    the call, so lazy imports (rapidfuzz) and a cold heap count as in a real call;
@@ -355,7 +355,7 @@ class Timed:
 CHILD = r"""
 import hashlib, json, sys, time
 import zbtools.tools.apply_edit
-from zbtools.core.matching import MatchError, Request, apply_requests
+from zbtools.core.editing.matching import MatchError, Request, apply_requests
 with open(sys.argv[1], encoding="utf-8", newline="") as fh:
     text = fh.read()
 case = json.loads(sys.stdin.read())
@@ -413,8 +413,9 @@ class FreshRunner(Runner):
         self.python, self.work, self.env = python, work, env
         self.files: dict[str, Path] = {}
         self.description = (f"each case in a fresh `{python} -I` that imports "
-                            "zbtools.tools.apply_edit and zbtools.core.matching (as the tool has "
-                            "before it calls the engine) and reads the file, then times the call")
+                            "zbtools.tools.apply_edit and zbtools.core.editing.matching (as the "
+                            "tool has before it calls the engine) and reads the file, then times "
+                            "the call")
 
     def once(self, case: Case, bucket: Bucket, profile: Path | None = None
              ) -> tuple[float, str, bool | None, int | None]:
@@ -446,7 +447,7 @@ class WarmRunner(Runner):
 
     def once(self, case: Case, bucket: Bucket, profile: Path | None = None
              ) -> tuple[float, str, bool | None, int | None]:
-        from zbtools.core.matching import Applied, MatchError, Request, apply_requests
+        from zbtools.core.editing.matching import Applied, MatchError, Request, apply_requests
 
         request = Request(case.old, case.new)
 

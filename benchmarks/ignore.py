@@ -98,7 +98,7 @@ def main() -> int:
     except ImportError:
         print("pathspec is not installed (pip install pathspec)", file=sys.stderr)
         return 2
-    from zbtools.core.ignore import IgnoreRules
+    from zbtools.core.search.ignore import IgnoreRules
 
     items = paths(args.paths)
     print(f"# {len(items):,} paths; best of {args.runs} runs; microseconds per path")

@@ -129,8 +129,8 @@ def test_to_and_from_canonical() -> None:
 
 
 def test_invoke_runs_a_dialect_tool(ws: Path) -> None:
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Workspace
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Workspace
 
     put(ws, "a.txt", LINES)
     tool = get_dialect("fiz").lookup("read")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zbtools.core.fastjson import dumps_ascii, loads_strict
+from zbtools.core.call.fastjson import dumps_ascii, loads_strict
 
 
 def json_values(*, finite: bool) -> st.SearchStrategy[Any]:
@@ -69,7 +69,7 @@ def test_large_but_finite_numbers_and_big_integers_still_parse() -> None:
 
 def test_an_out_of_range_limit_setting_says_how_to_fix_it(tmp_path: Any) -> None:
     from zbtools.contract import ToolError
-    from zbtools.core.config import load_limits
+    from zbtools.core.call.config import load_limits
 
     with pytest.raises(ToolError) as caught:
         load_limits({"ZBTOOLS_MAX_REQUEST_BYTES": "10"}, {})

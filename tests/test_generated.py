@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import REPO, CliRunner
 from zbtools import devgen, registry
 from zbtools.entry import VALUE_OPTIONS
+from zbtools.toolspec import ToolSpec
 
 TOOLS = registry.all_tools()
 
@@ -22,7 +23,7 @@ def test_generated_files_are_up_to_date() -> None:
 
 
 def test_the_index_maps_every_name_and_alias_to_its_module() -> None:
-    from zbtools.tools._index import NAMES
+    from zbtools.toolindex import NAMES
 
     assert registry.name_index() == NAMES
     for spec in TOOLS:
@@ -32,9 +33,9 @@ def test_the_index_maps_every_name_and_alias_to_its_module() -> None:
 
 
 def test_a_stale_index_costs_time_not_correctness(monkeypatch: pytest.MonkeyPatch) -> None:
-    from zbtools.tools import _index
+    from zbtools import toolindex
 
-    monkeypatch.setattr(_index, "NAMES", {})
+    monkeypatch.setattr(toolindex, "NAMES", {})
     found = registry.find("create_file")
     assert found is not None and found.name == "write_file"
     assert registry.find("no_such_tool") is None
@@ -42,7 +43,7 @@ def test_a_stale_index_costs_time_not_correctness(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("spec", TOOLS, ids=lambda s: s.name)
-def test_every_tool_is_documented_and_declared(spec: registry.ToolSpec) -> None:
+def test_every_tool_is_documented_and_declared(spec: ToolSpec) -> None:
     assert spec.summary and spec.summary.endswith(".")
     assert "ailure modes" in spec.details, "the docstring must state its failure modes"
     # Tool flags shadow the output switches (--text, --json, --human) after the tool name, but

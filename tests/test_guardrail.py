@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from zbtools.core.guardrail import RULES, check
+from zbtools.core.processes.guardrail import RULES, check
 
 REFUSED = [
     ("rm -rf /", "rm-root"),

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zbtools.core.ignore import IgnoreRules, parse_line, translate
-from zbtools.core.walk import Walk
-from zbtools.core.workspace import Workspace
+from zbtools.core.files.workspace import Workspace
+from zbtools.core.search.ignore import IgnoreRules, parse_line, translate
+from zbtools.core.search.walk import Walk
 
 GIT = shutil.which("git")
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,

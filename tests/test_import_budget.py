@@ -3,7 +3,7 @@
 Deterministic, unlike a timing test: a fresh interpreter runs one call and reports which modules
 it loaded. Typer, click, rich, pydantic and mcp belong to --help and human output only;
 dataclasses, inspect and typing together cost more than a third of the start-up budget, and
-json/re/enum another quarter (zbtools.core.fastjson drives the C codec directly instead).
+json/re/enum another quarter (zbtools.core.call.fastjson drives the C codec directly instead).
 """
 
 from __future__ import annotations

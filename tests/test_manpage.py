@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import REPO
 from zbtools import devgen, registry
 from zbtools.contract import ERROR_CODES
+from zbtools.toolspec import ToolSpec
 
 PAGE = (REPO / "man" / "zbtools.1").read_text(encoding="utf-8")
 SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "TOOLS", "EXIT STATUS",
@@ -40,7 +41,7 @@ def test_sections_in_order() -> None:
 
 
 @pytest.mark.parametrize("spec", registry.all_tools(), ids=lambda s: s.name)
-def test_every_tool_and_parameter_is_documented(spec: registry.ToolSpec) -> None:
+def test_every_tool_and_parameter_is_documented(spec: ToolSpec) -> None:
     tools = _section("TOOLS")
     start = tools.index(f"\n.SS {spec.name}\n")
     stop = tools.find("\n.SS ", start + 1)
@@ -75,13 +76,13 @@ def test_every_environment_variable_in_the_code_is_documented() -> None:
     used: set[str] = set()
     for path in (REPO / "zbtools").rglob("*.py"):
         used |= set(re.findall(r"\bZBTOOLS_[A-Z][A-Z_]*[A-Z]\b", path.read_text("utf-8")))
-    from zbtools.core.config import _EXEC_DEFAULTS, LIMIT_KEYS
+    from zbtools.core.call.config import EXEC_DEFAULTS, LIMIT_KEYS
 
-    used |= {f"ZBTOOLS_{k.upper()}" for k in (*LIMIT_KEYS, *_EXEC_DEFAULTS)}
-    from zbtools.core import config
+    used |= {f"ZBTOOLS_{k.upper()}" for k in (*LIMIT_KEYS, *EXEC_DEFAULTS)}
+    from zbtools.core.call import config
 
     if hasattr(config, "web_env_var"):
-        used |= {config.web_env_var(k) for k in config._WEB_DEFAULTS}
+        used |= {config.web_env_var(k) for k in config.WEB_DEFAULTS}
     environment = _section("ENVIRONMENT")
     missing = sorted(v for v in used if f".B {v}\n" not in environment)
     assert not missing, f"undocumented in the man page (add them to devgen.ENVIRONMENT): {missing}"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from zbtools.core.matching import (
+from zbtools.core.editing.matching import (
     FileModel,
     MatchError,
     Request,
@@ -122,7 +122,7 @@ def test_a_character_edit_can_join_lines_and_keep_the_final_newline_state() -> N
 @given(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=30),
        st.lists(st.sampled_from(["a", "b", "x", "y"]), max_size=30))
 def test_line_opcodes_transform_one_list_into_the_other(a: list[str], b: list[str]) -> None:
-    from zbtools.core.matching import line_opcodes
+    from zbtools.core.editing.matching import line_opcodes
 
     rebuilt: list[str] = []
     at_a = at_b = 0
@@ -143,7 +143,7 @@ def test_the_unified_diff_matches_difflib_when_the_alignment_is_the_same(
         a: list[str], b: list[str]) -> None:
     import difflib
 
-    from zbtools.core.matching import line_opcodes, unified_diff
+    from zbtools.core.editing.matching import line_opcodes, unified_diff
 
     mine = unified_diff("f", "".join(a), "".join(b))
     if line_opcodes(a, b) == difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

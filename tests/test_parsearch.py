@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from zbtools.core import parsearch
-from zbtools.core.search import PathFilter, Searcher, search_tree
-from zbtools.core.workspace import Workspace
+from zbtools.core.files.workspace import Workspace
+from zbtools.core.search import parallel as parsearch
+from zbtools.core.search.engine import PathFilter, Searcher, search_tree
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliRunner
-from zbtools.core import procfs
+from zbtools.core.processes import procfs
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
 

@@ -1,4 +1,5 @@
-"""zbtools.core.search: pattern compilation, line-oriented matching, context, cut lines, globs."""
+"""zbtools.core.search.engine: pattern compilation, line-oriented matching, context, cut lines,
+globs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zbtools.contract import ToolError
-from zbtools.core.search import (
+from zbtools.core.search.engine import (
     MAX_LINE_CHARS,
     PathFilter,
     Searcher,
@@ -104,7 +105,7 @@ def test_types_select_extensions_and_unknown_types_are_rejected() -> None:
 
 
 def test_a_required_literal_is_taken_from_the_pattern_when_it_is_safe() -> None:
-    from zbtools.core.search import required_literal
+    from zbtools.core.search.engine import required_literal
 
     assert required_literal("def get_") == b"def get_"
     assert required_literal(r"class \w+\(.*Error\)") == b"class "
@@ -118,7 +119,7 @@ def test_a_required_literal_is_taken_from_the_pattern_when_it_is_safe() -> None:
     (r"xab(?=\n)", False), (r"\Axab", False), ("(?i)xab", False), (r"(a)\1xab", False),
     (r"\p{L}xab", False), ("a++", False)])
 def test_line_local_patterns_are_told_apart(pattern: str, local: bool) -> None:
-    from zbtools.core.search import line_local
+    from zbtools.core.search.engine import line_local
 
     assert line_local(pattern, fixed_strings=False, multiline=False) is local
     assert line_local(pattern, fixed_strings=True, multiline=False) is True
@@ -132,7 +133,7 @@ def test_a_file_is_searched_the_same_from_the_reused_buffer(data: bytes, literal
                                                             pad: int) -> None:
     """search_bytes on a buffer longer than the file (stale bytes after it) answers as on the
     file's own bytes."""
-    from zbtools.core.search import Searcher, _text
+    from zbtools.core.search.engine import Searcher, _text
 
     searcher = Searcher(literal.decode("latin-1"), fixed_strings=True, before=1, after=1)
     buffer = bytearray(data + literal * pad)
@@ -151,7 +152,7 @@ def test_a_plain_pattern_finds_what_the_regex_module_finds(text: str, needle: st
     """Plain text skips the regex module (LiteralPattern); the hits stay the same."""
     import regex
 
-    from zbtools.core.search import LiteralPattern, Searcher
+    from zbtools.core.search.engine import LiteralPattern, Searcher
 
     searcher = Searcher(needle, fixed_strings=fixed, before=1, after=1)
     assert isinstance(searcher.regex, LiteralPattern)
@@ -162,7 +163,7 @@ def test_a_plain_pattern_finds_what_the_regex_module_finds(text: str, needle: st
 
 
 def test_patterns_with_syntax_or_ignore_case_still_use_the_regex_module() -> None:
-    from zbtools.core.search import LiteralPattern, Searcher
+    from zbtools.core.search.engine import LiteralPattern, Searcher
 
     assert not isinstance(Searcher("a.b").regex, LiteralPattern)
     assert not isinstance(Searcher("abc", ignore_case=True).regex, LiteralPattern)

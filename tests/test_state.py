@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from zbtools.contract import ToolError
-from zbtools.core.context import Context
-from zbtools.core.state import STATE_VERSION, StateFile, on_path_deleted, on_path_moved
-from zbtools.core.workspace import Workspace
+from zbtools.core.call.context import Context
+from zbtools.core.files.workspace import Workspace
+from zbtools.core.state.store import STATE_VERSION, StateFile, on_path_deleted, on_path_moved
 
 
 @pytest.fixture

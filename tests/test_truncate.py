@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zbtools.core.truncate import count_lines, cut_text
+from zbtools.core.call.truncate import count_lines, cut_text
 
 NOTICE = re.compile(r"\[\.\.\. (\d+) lines \((\d+) bytes\) omitted[^\n]* \.\.\.\]\n")
 

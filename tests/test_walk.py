@@ -1,5 +1,5 @@
-"""The shared walker (zbtools/core/walk.py): ignore rules, hidden and excluded entries, symlinks,
-depth, descriptors and unreadable directories, all counted, never fatal."""
+"""The shared walker (zbtools/core/search/walk.py): ignore rules, hidden and excluded entries,
+symlinks, depth, descriptors and unreadable directories, all counted, never fatal."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import pytest
 from tests.conftest import REPO
 from tests.tools._mutate import make_deep_tree, open_files_limit
 from zbtools.contract import ToolError
-from zbtools.core.fsops import remove_tree
-from zbtools.core.walk import MAX_DEPTH, Walk
-from zbtools.core.workspace import Workspace
+from zbtools.core.files.fsops import remove_tree
+from zbtools.core.files.workspace import Workspace
+from zbtools.core.search.walk import MAX_DEPTH, Walk
 
 
 @pytest.fixture
@@ -277,12 +277,12 @@ def test_the_start_must_be_an_existing_directory_inside_the_workspace(
 def test_the_ignore_matcher_is_imported_only_when_an_ignore_file_exists(
         with_ignore_file: bool) -> None:
     probe = ("import sys, tempfile, os\n"
-             "from zbtools.core.workspace import Workspace\n"
-             "from zbtools.core.walk import Walk\n"
+             "from zbtools.core.files.workspace import Workspace\n"
+             "from zbtools.core.search.walk import Walk\n"
              "d = tempfile.mkdtemp(); open(os.path.join(d, 'a'), 'w').close()\n"
              f"if {with_ignore_file}: open(os.path.join(d, '.gitignore'), 'w').write('*.o')\n"
              "list(Walk(Workspace(d), '.'))\n"
-             "print('zbtools.core.ignore' in sys.modules, 'pathspec' in sys.modules)\n")
+             "print('zbtools.core.search.ignore' in sys.modules, 'pathspec' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
                           text=True, check=True)
     assert done.stdout.split() == [str(with_ignore_file), "False"]

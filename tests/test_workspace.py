@@ -1,4 +1,5 @@
-"""Path resolution and containment: ``zbtools.core.workspace`` (DESIGN 4, SECURITY 4.2, T1-T5).
+"""Path resolution and containment: ``zbtools.core.files.workspace``
+(DESIGN 4, SECURITY 4.2, T1-T5).
 
 The layout every test starts from (``ws`` fixture of conftest)::
 
@@ -22,7 +23,7 @@ import pytest
 
 from tests.conftest import Call, CliRunner, snapshot
 from zbtools.contract import ExitCode, ToolError
-from zbtools.core.workspace import HELD_DIRS, MAX_SYMLINK_HOPS, Resolved, Workspace
+from zbtools.core.files.workspace import HELD_DIRS, MAX_SYMLINK_HOPS, Resolved, Workspace
 
 SECRET = "top secret"
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from zbtools.contract import ToolError
-from zbtools.core.workspace import Workspace
+from zbtools.core.files.workspace import Workspace
 
 # Repeated names are drawn more often: directories and links make the interesting paths.
 COMPONENTS = [

@@ -18,9 +18,9 @@ from zbtools import __version__
 from zbtools.contract import ERROR_CODES
 
 if TYPE_CHECKING:
-    from zbtools.core.args import FieldSpec
+    from zbtools.core.call.args import FieldSpec
     from zbtools.entry import Streams
-    from zbtools.registry import ToolSpec
+    from zbtools.toolspec import ToolSpec
 
 EPILOG = (
     "Arguments: a JSON object on stdin, --args JSON, or --param VALUE flags (flags win). "

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from zbtools.core.config import Limits
-    from zbtools.core.workspace import Workspace
+    from zbtools.core.call.config import Limits
+    from zbtools.core.files.workspace import Workspace
     from zbtools.dialects import Dialect, DialectTool
     from zbtools.entry import Options, Streams
 
@@ -241,7 +241,7 @@ class Batch:
 
     def call(self, line: bytes) -> tuple[Any, dict[str, Any]]:
         """One request line -> (its id, the result envelope)."""
-        from zbtools.core.context import Context
+        from zbtools.core.call.context import Context
         from zbtools.dialects import invoke
         from zbtools.entry import parse_request
 
@@ -352,7 +352,7 @@ def _finite(value: Any) -> bool:
 
 
 def _emit_line(streams: Streams, request_id: Any, envelope: dict[str, Any]) -> None:
-    from zbtools.core.fastjson import dumps_ascii
+    from zbtools.core.call.fastjson import dumps_ascii
 
     _out(streams, dumps_ascii({"id": request_id, **envelope}) + "\n")
 

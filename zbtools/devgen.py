@@ -2,7 +2,7 @@
 
 Writes:
 
-* ``zbtools/tools/_index.py``: every tool name and alias -> module (the fast lookup);
+* ``zbtools/toolindex.py``: every tool name and alias -> module (the fast lookup);
 * the tools reference and error-code table in ``README.md`` between the ``<!-- tools:begin -->``
   / ``<!-- tools:end -->`` and ``<!-- errors:begin -->`` / ``<!-- errors:end -->`` markers;
 * ``completions/zbtools.bash``, ``completions/_zbtools`` (zsh) and ``completions/zbtools.fish``:
@@ -43,11 +43,11 @@ from zbtools.registry import all_tools, name_index
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from zbtools.core.args import FieldSpec
-    from zbtools.registry import ToolSpec
+    from zbtools.core.call.args import FieldSpec
+    from zbtools.toolspec import ToolSpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INDEX_PATH = os.path.join(ROOT, "zbtools", "tools", "_index.py")
+INDEX_PATH = os.path.join(ROOT, "zbtools", "toolindex.py")
 README_PATH = os.path.join(ROOT, "README.md")
 COMPLETIONS_DIR = os.path.join(ROOT, "completions")
 MAN_PATH = os.path.join(ROOT, "man", "zbtools.1")
@@ -163,7 +163,7 @@ ENVIRONMENT: dict[str, str] = {
 INTERNAL_ENVIRONMENT = {"ZBTOOLS_JOB": "A token set in the environment of every command that "
                         "run_command and bash start, so that its processes can be found and "
                         "stopped even after their supervisor is gone."}
-# [exec] settings (zbtools/core/config.py _EXEC_DEFAULTS), each overridable as ZBTOOLS_<KEY>.
+# [exec] settings (zbtools/core/call/config.py EXEC_DEFAULTS), each overridable as ZBTOOLS_<KEY>.
 EXEC_MEANINGS: dict[str, str] = {
     "approval": "Commands run only after approval: ``allow``, ``confirm`` (asked on the "
                 "controlling terminal) or ``deny``.",
@@ -185,7 +185,7 @@ EXEC_MEANINGS: dict[str, str] = {
     "shell": "The shell that runs commands (falls back to ``/bin/sh``).",
 }
 
-# [web] settings (zbtools/core/config.py _WEB_DEFAULTS), each overridable by an environment
+# [web] settings (zbtools/core/call/config.py WEB_DEFAULTS), each overridable by an environment
 # variable (config.web_env_var: ZBTOOLS_WEB_<KEY>, or a name of its own).
 WEB_MEANINGS: dict[str, str] = {
     "searxng_url": "The SearXNG instance that ``web_search`` queries.",
@@ -316,9 +316,9 @@ def man_date(env: Mapping[str, str]) -> str:
 
 
 def _web_environment() -> dict[str, str]:
-    from zbtools.core import config
+    from zbtools.core.call import config
 
-    defaults: dict[str, object] = getattr(config, "_WEB_DEFAULTS", {})
+    defaults: dict[str, object] = getattr(config, "WEB_DEFAULTS", {})
     env_var = getattr(config, "web_env_var", lambda key: f"ZBTOOLS_WEB_{key.upper()}")
     out: dict[str, str] = {}
     for key, default in defaults.items():
@@ -336,7 +336,7 @@ def _web_environment() -> dict[str, str]:
 
 
 def render_man_rst(env: Mapping[str, str] | None = None) -> str:
-    from zbtools.core.config import _EXEC_DEFAULTS, LIMIT_KEYS
+    from zbtools.core.call.config import EXEC_DEFAULTS, LIMIT_KEYS
 
     env = os.environ if env is None else env
     tools = all_tools()
@@ -443,7 +443,7 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
         entries[f"ZBTOOLS_{key.upper()}"] = (
             f"Limit: {meaning} (default {default}, at least {minimum}; also ``{key}`` under "
             "``[limits]`` in the configuration file).")
-    for key, default in _EXEC_DEFAULTS.items():
+    for key, default in EXEC_DEFAULTS.items():
         meaning = EXEC_MEANINGS.get(key, "")
         if isinstance(default, list):
             shown = "empty"

@@ -34,17 +34,17 @@ import os
 import sys
 
 from zbtools.contract import ToolError, error_envelope, success_envelope
-from zbtools.core.fastjson import dumps_ascii, loads_strict
+from zbtools.core.call.fastjson import dumps_ascii, loads_strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, MutableMapping
     from typing import Any, BinaryIO, TextIO
 
-    from zbtools.core.args import FieldSpec, Struct
-    from zbtools.core.context import Context
+    from zbtools.core.call.args import FieldSpec, Struct
+    from zbtools.core.call.context import Context
     from zbtools.dialects import DialectTool
-    from zbtools.registry import ToolSpec
+    from zbtools.toolspec import ToolSpec
 
 FORMATS = ("json", "text", "human")
 VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "format",
@@ -202,7 +202,7 @@ def _split_argv(argv: list[str], opts: Options, env: Mapping[str, str] | None = 
 def _flag_table(structs: list[type[Struct]]
                 ) -> tuple[dict[str, str], dict[str, FieldSpec]]:
     """Every spelling -> field name, and field name -> its spec; the first struct wins."""
-    from zbtools.core.args import alias_table
+    from zbtools.core.call.args import alias_table
 
     table: dict[str, str] = {}
     fields: dict[str, FieldSpec] = {}
@@ -224,7 +224,7 @@ def _parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
     validation, so one error lists everything wrong with the call. ``structs`` are the
     declarations the flags may belong to (a dialect tool's own, then its canonical tool's).
     """
-    from zbtools.core.args import coerce_flag
+    from zbtools.core.call.args import coerce_flag
 
     table, fields = _flag_table(structs)
     values: dict[str, Any] = {}
@@ -247,7 +247,7 @@ def _parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
             canonical = table.get(key[3:])
             negated = canonical is not None
         if canonical is None:
-            from zbtools.core.args import did_you_mean
+            from zbtools.core.call.args import did_you_mean
 
             flag_names = sorted({"--" + n.replace("_", "-") for n in table})
             problems.append({"problem": "unknown_argument", "argument": raw_name,
@@ -340,9 +340,9 @@ def _read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
 
 
 def _make_context(opts: Options, env: Mapping[str, str]) -> Context:
-    from zbtools.core.config import load_config, load_limits
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Workspace
+    from zbtools.core.call.config import load_config, load_limits
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Workspace
 
     if opts.approval is not None:
         if opts.approval not in APPROVAL_POLICIES:
@@ -437,7 +437,7 @@ def run(argv: list[str], streams: Streams, env: MutableMapping[str, str] | Mappi
             outcome = invoke(dtool, merged, ctx, flag_problems)
             result, payload = outcome.result, outcome.payload
         else:
-            from zbtools.core.args import validate
+            from zbtools.core.call.args import validate
 
             params = validate(spec.params, merged, flag_problems)
             per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}

@@ -1,7 +1,8 @@
-"""The tool registry: ``ToolSpec`` and discovery of ``zbtools/tools/*.py``.
+"""The tool registry: discovery of ``zbtools/tools/*.py``.
 
-A tool is one module under ``zbtools/tools/`` that defines ``TOOL = ToolSpec(...)``. Looking a
-tool up by name imports only that module: the generated index ``zbtools/tools/_index.py`` maps
+A tool is one module under ``zbtools/tools/`` that defines ``TOOL = ToolSpec(...)``
+(``zbtools.toolspec``). Looking a tool up by name imports only that module: the generated index
+``zbtools/toolindex.py`` maps
 every name and alias to its module (``python -m zbtools.devgen`` writes it, a test checks it).
 A name missing from the index (a tool added without regenerating) is still found: first by
 module name, then by importing every tool module, so a stale index costs time, never
@@ -13,79 +14,10 @@ from __future__ import annotations
 import importlib
 import os
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    from zbtools.core.args import Struct
-    from zbtools.core.context import Context
+from zbtools.toolspec import ToolSpec
 
 TOOLS_PACKAGE = "zbtools.tools"
 TOOLS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools")
-
-
-class ToolSpec:
-    """Everything the surfaces need to know about one tool."""
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        params: type[Struct],
-        result: type[Struct],
-        run: Callable[[Any, Context], Struct],
-        doc: str | None,
-        aliases: tuple[str, ...] = (),
-        read_only: bool = False,
-        destructive: bool = False,
-        idempotent: bool = False,
-        parallel_safe: bool = False,
-        render_text: Callable[[Any], str] | None = None,
-        category: str = "files",
-    ) -> None:
-        self.name = name
-        self.params = params
-        self.result = result
-        self.run = run
-        self.doc = (doc or "").strip()
-        self.aliases = aliases
-        self.read_only = read_only
-        self.destructive = destructive
-        self.idempotent = idempotent
-        self.parallel_safe = parallel_safe
-        self.render_text = render_text
-        self.category = category
-
-    @property
-    def summary(self) -> str:
-        """The first paragraph of the module docstring: what agents see as the description."""
-        return " ".join(self.doc.split("\n\n", 1)[0].split())
-
-    @property
-    def details(self) -> str:
-        parts = self.doc.split("\n\n", 1)
-        return parts[1].strip() if len(parts) > 1 else ""
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-    @property
-    def changes_files(self) -> bool:
-        """Whether a call holds the workspace edit lock (``core.state.EditLock``): every tool
-        that is not read-only, but the commands (a build must not keep edits waiting)."""
-        return not self.read_only and self.category != "commands"
-
-    def call(self, params: Any, ctx: Context) -> Struct:
-        """Run the tool, under the workspace edit lock when it changes files. Every surface
-        (command line, batch, MCP, dialects) calls tools through here."""
-        if not self.changes_files:
-            return self.run(params, ctx)
-        from zbtools.core.state import EditLock
-
-        with EditLock(ctx):
-            return self.run(params, ctx)
 
 
 def _load(module_name: str) -> ToolSpec | None:
@@ -114,7 +46,7 @@ def find(name: str) -> ToolSpec | None:
         return None
     name = name.replace("-", "_")
     try:
-        from zbtools.tools._index import NAMES
+        from zbtools.toolindex import NAMES
     except ImportError:  # pragma: no cover - index not generated yet
         NAMES = {}
     module = NAMES.get(name)
@@ -139,7 +71,7 @@ def all_tools() -> list[ToolSpec]:
 
 
 def name_index() -> dict[str, str]:
-    """name or alias -> module, as written to ``tools/_index.py``."""
+    """name or alias -> module, as written to ``toolindex.py``."""
     index: dict[str, str] = {}
     for module in module_names():
         spec = _load(module)

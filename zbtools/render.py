@@ -11,9 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
     from zbtools.entry import Streams
-    from zbtools.registry import ToolSpec
+    from zbtools.toolspec import ToolSpec
 
 
 def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],

@@ -1,7 +1,7 @@
 """Tool schemas from the parameter declarations: JSON Schema and the API tool formats.
 
-``struct_schema(Params)`` turns a ``Struct`` declaration (zbtools/core/args.py) into JSON Schema
-draft 2020-12: one property per field under its canonical name (aliases are accepted by the
+``struct_schema(Params)`` turns a ``Struct`` declaration (``zbtools.core.call.args``) into JSON
+Schema draft 2020-12: one property per field under its canonical name (aliases are accepted by the
 validator but not listed; the description carries the meaning), ``required`` for fields without
 a default, ``default``, ``minimum``/``maximum``, ``enum`` from ``Literal``, arrays, nested
 objects (closed: ``additionalProperties: false``, as the validator refuses unknown keys) and
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-    from zbtools.core.args import FieldSpec, Struct, TypeSpec
+    from zbtools.core.call.args import FieldSpec, Struct, TypeSpec
     from zbtools.dialects import Dialect, DialectTool
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 
-from zbtools.core.truncate import count_lines, cut_text
+from zbtools.core.call.truncate import count_lines, cut_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.core.context import Context
-    from zbtools.registry import ToolSpec
+    from zbtools.core.call.context import Context
+    from zbtools.toolspec import ToolSpec
 
 NOTICE_LINES = 8  # footer and warning lines a full page may carry beyond max_lines
 NOTICE_BYTES = 4096

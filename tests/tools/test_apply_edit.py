@@ -451,7 +451,7 @@ def test_a_big_file_whose_write_fails_reports_the_failure_and_stays_as_it_was(
     """The big-file path writes in a background thread while it counts lines: a failure
     there is the call's error, never a success."""
     from zbtools.contract import ToolError
-    from zbtools.core import editing
+    from zbtools.core.editing import cycle as editing
 
     body = b"".join(b"line %07d\n" % i for i in range(500_000))  # ~6 MB
     f = put(ws, "big.txt", body + b"UNIQUE MARKER\n")
@@ -542,9 +542,9 @@ def test_parallel_edits_patches_appends_and_editor_writes_all_land(ws: Path) -> 
 
 def test_the_edit_lock_creates_nothing_and_is_reentrant(ws: Path) -> None:
     from tests.conftest import snapshot
-    from zbtools.core.context import Context
-    from zbtools.core.state import EditLock
-    from zbtools.core.workspace import Workspace
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.core.state.store import EditLock
 
     put(ws, "a.txt", "x\n")
     before = snapshot(ws.parent)

@@ -119,7 +119,7 @@ def test_open_file_refuses_paths_outside_the_workspace(ws: Path, cli: CliRunner)
 
 def test_open_file_refuses_files_over_the_editor_limit(
         ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    from zbtools.core import editor
+    from zbtools.core.editing import editor
 
     monkeypatch.setattr(editor, "MAX_EDITOR_BYTES", 10)
     put(ws, "big.txt", "x" * 11)
@@ -128,7 +128,7 @@ def test_open_file_refuses_files_over_the_editor_limit(
 
 def test_opening_more_than_the_tab_limit_closes_the_oldest_inactive_tab(
         ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    from zbtools.core import editor
+    from zbtools.core.editing import editor
 
     monkeypatch.setattr(editor, "MAX_TABS", 2)
     for name in ("a", "b", "c"):

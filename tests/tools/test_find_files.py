@@ -175,7 +175,7 @@ def test_a_tree_deeper_than_the_depth_cap_says_what_was_not_entered(
     import os
 
     from tests.tools._mutate import make_deep_tree
-    from zbtools.core.fsops import remove_tree
+    from zbtools.core.files.fsops import remove_tree
 
     make_deep_tree(ws, "deep", 600, leaf="bottom.txt")
     try:

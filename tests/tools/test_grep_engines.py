@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliRunner
-from zbtools.core import rgsearch
-from zbtools.core.rgsearch import compatible, find_rg
+from zbtools.core.search import ripgrep as rgsearch
+from zbtools.core.search.ripgrep import compatible, find_rg
 
 RG = find_rg(os.environ)
 needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (pip install 'zbtools[rg]')")

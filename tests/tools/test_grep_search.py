@@ -203,7 +203,7 @@ def test_a_catastrophic_pattern_returns_quickly_flagged_or_as_regex_timeout(
 
 def test_the_rg_engine_answers_a_catastrophic_pattern_in_linear_time(ws: Path,
                                                                      cli: CliRunner) -> None:
-    from zbtools.core.rgsearch import find_rg
+    from zbtools.core.search.ripgrep import find_rg
 
     if find_rg() is None:
         pytest.skip("no rg binary")
@@ -301,7 +301,7 @@ def test_an_explicit_zero_before_or_after_wins_over_context(ws: Path, cli: CliRu
 @pytest.mark.parametrize("size", [1024 * 1024 - 1, 1024 * 1024, 1024 * 1024 + 7, 3 * 1024 * 1024])
 def test_files_around_the_read_buffer_size_are_searched_whole(ws: Path, cli: CliRunner,
                                                               size: int) -> None:
-    from zbtools.core.search import READ_BUFFER
+    from zbtools.core.search.engine import READ_BUFFER
 
     assert READ_BUFFER == 1024 * 1024
     body = ("x" * 99 + "\n") * (size // 100)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import CliRunner, snapshot
 from tests.tools._mutate import fail_with, leftovers, ok
-from zbtools.core import fsops
+from zbtools.core.files import fsops
 
 SOURCE_ALIASES = ["source", "src", "from_path", "old_path"]
 DESTINATION_ALIASES = ["destination", "dest", "dst", "target", "to_path", "new_path"]

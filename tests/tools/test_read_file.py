@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CliRunner
-from zbtools.core.lines import read_window
-from zbtools.core.workspace import Workspace
+from zbtools.core.files.lines import read_window
+from zbtools.core.files.workspace import Workspace
 
 TEXT = ("--format", "text")
 
@@ -661,8 +661,8 @@ def test_the_spill_file_a_cut_result_names_can_be_read_back(ws: Path, cli: CliRu
 
 def test_only_the_spill_folder_is_readable_outside_the_workspace(ws: Path, cli: CliRunner,
                                                                  tmp_path: Path) -> None:
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Workspace
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Workspace
 
     workspace = Workspace(str(ws))
     try:

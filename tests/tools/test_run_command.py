@@ -360,7 +360,7 @@ def test_missing_shell_falls_back_and_bad_command_reports(cli: CliRunner) -> Non
 # ---- sandbox -----------------------------------------------------------------------------------
 
 def landlock_abi() -> int:
-    from zbtools.core.landlock import abi_version
+    from zbtools.core.processes.landlock import abi_version
 
     return abi_version()
 
@@ -402,7 +402,7 @@ def test_sandbox_can_deny_the_network(cli: CliRunner) -> None:
 
 def test_require_sandbox_fails_closed_without_landlock(cli: CliRunner, ws: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from zbtools.core import landlock
+    from zbtools.core.processes import landlock
 
     monkeypatch.setattr(landlock, "abi_version", lambda: 0)
     call = run(cli, "touch ran", require_sandbox=True)

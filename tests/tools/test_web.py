@@ -23,8 +23,8 @@ import pytest
 
 from tests.conftest import CliRunner
 from zbtools.contract import ToolError
-from zbtools.core import ssrf
-from zbtools.core.config import load_web_settings
+from zbtools.core.call.config import load_web_settings
+from zbtools.core.web import ssrf
 
 TEXT = ("--format", "text")
 ALLOW = {"ZBTOOLS_WEB_ALLOW": "127.0.0.1"}
@@ -356,7 +356,7 @@ def test_the_connection_goes_to_the_vetted_address_not_a_second_lookup(
         site: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     """DNS rebinding: the first answer is vetted and used; a later, different answer is never
     asked for, because the connection is made to the vetted IP itself."""
-    from zbtools.core.web import fetch as web_fetch
+    from zbtools.core.web.client import fetch as web_fetch
 
     resolver = fake_resolver([["127.0.0.1"], ["169.254.169.254"]])
     settings = load_web_settings({"ZBTOOLS_WEB_ALLOW": "127.0.0.1"}, {})
@@ -601,7 +601,7 @@ def test_a_server_trickling_headers_cannot_outlast_the_timeout(hostile: Server,
 def test_a_gzip_bomb_is_decompressed_only_up_to_the_cap(hostile: Server) -> None:
     import tracemalloc
 
-    from zbtools.core.web import fetch as web_fetch
+    from zbtools.core.web.client import fetch as web_fetch
 
     settings = load_web_settings({**ALLOW, "ZBTOOLS_WEB_MAX_DOWNLOAD_BYTES": "1000000"}, {})
     tracemalloc.start()

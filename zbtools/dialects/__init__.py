@@ -43,15 +43,15 @@ from __future__ import annotations
 import importlib
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, did_you_mean
+from zbtools.core.call.args import Struct, did_you_mean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from zbtools.core.context import Context
-    from zbtools.registry import ToolSpec
+    from zbtools.core.call.context import Context
+    from zbtools.toolspec import ToolSpec
 
 DIALECTS: tuple[str, ...] = ("zblade", "claude", "zkit", "fiz", "anthropic", "codex")
 DEFAULT_DIALECT = "zblade"
@@ -230,11 +230,11 @@ class DialectTool:
         own when this tool declares its parameters; otherwise the canonical validation reports
         them (``invoke`` passes them on).
         """
-        from zbtools.core.args import _json_type_name, alias_table, validate
+        from zbtools.core.call.args import alias_table, json_type_name, validate
 
         if type(args) is not dict:
             raise ToolError("invalid_arguments",
-                            f"arguments must be a JSON object, got {_json_type_name(args)}",
+                            f"arguments must be a JSON object, got {json_type_name(args)}",
                             hint=f"send one JSON object of {self.name}'s parameters")
         if self.identity:
             return dict(args)
@@ -342,7 +342,7 @@ class RouterTool(DialectTool):
     @property
     def spec(self) -> ToolSpec:
         if self._spec is None:
-            from zbtools.registry import ToolSpec
+            from zbtools.toolspec import ToolSpec
 
             self._spec = ToolSpec(name=self.name, params=self.params, result=Routed,
                                   run=self._run, doc=self.description,
@@ -360,11 +360,11 @@ class RouterTool(DialectTool):
     def to_canonical(self, args: dict[str, Any],
                      problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Validate against the dialect's parameters; the route is chosen when the call runs."""
-        from zbtools.core.args import _json_type_name, validate
+        from zbtools.core.call.args import json_type_name, validate
 
         if type(args) is not dict:
             raise ToolError("invalid_arguments",
-                            f"arguments must be a JSON object, got {_json_type_name(args)}",
+                            f"arguments must be a JSON object, got {json_type_name(args)}",
                             hint=f"send one JSON object of {self.name}'s parameters")
         renamed = {}
         wire = {v: k for k, v in self.wire_names.items()}
@@ -374,7 +374,7 @@ class RouterTool(DialectTool):
         return renamed
 
     def _run(self, params: Any, ctx: Context) -> Struct:
-        from zbtools.core.args import validate
+        from zbtools.core.call.args import validate
         from zbtools.registry import find
 
         name, canonical = self._route(params, ctx)
@@ -512,7 +512,7 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
     Raises ``ToolError`` (already adapted to the dialect) for every documented failure; the
     caller owns ``ctx`` (its warnings are the call's warnings).
     """
-    from zbtools.core.args import validate
+    from zbtools.core.call.args import validate
 
     canonical = tool.to_canonical(args, problems)
     spec = tool.spec

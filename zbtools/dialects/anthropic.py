@@ -23,14 +23,14 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
+from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool, RouterTool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 NAME = "str_replace_based_edit_tool"
 

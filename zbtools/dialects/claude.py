@@ -22,7 +22,7 @@ Mapping decisions:
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
+from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool
 
 TYPE_CHECKING = False

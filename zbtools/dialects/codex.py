@@ -17,7 +17,7 @@ Not mapped: ``view_image`` (zbtools reads text only) and Codex's experimental to
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
+from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool
 
 TYPE_CHECKING = False

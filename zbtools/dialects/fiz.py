@@ -22,14 +22,14 @@ lists, ``additionalProperties: false`` where fiz has it). Mapping decisions:
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
+from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool, RouterTool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 PATH_HELP = "File path (relative to working directory or absolute)"
 EXCLUDE_HELP = ("Override default excluded directories. By default, skips .git, .hg, .svn, "

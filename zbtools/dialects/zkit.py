@@ -26,7 +26,7 @@ MemoSource caching of pure tools has no equivalent: every call reads the disk.
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
+from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool
 
 TYPE_CHECKING = False

@@ -32,17 +32,17 @@ with ``hashes: true`` no longer matches that line), ``binary_file``, ``not_found
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.editing import edit_file_text
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.cycle import edit_file_text
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.core.context import Context
-    from zbtools.core.editing import EditOutcome
-    from zbtools.core.matching import Applied
+    from zbtools.core.call.context import Context
+    from zbtools.core.editing.cycle import EditOutcome
+    from zbtools.core.editing.matching import Applied
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
 OLD_ALIASES = ("old_string", "old_str")
@@ -104,7 +104,7 @@ class Result(Struct):
 
 
 def _requests(params: Params) -> list[Any]:
-    from zbtools.core.matching import Request
+    from zbtools.core.editing.matching import Request
 
     single = params.old_text is not None or params.new_text is not None
     if single and params.patches is not None:
@@ -136,8 +136,8 @@ def _anchored(request: Any, anchor: str | None, end_anchor: str | None) -> Any:
 
 
 def _run_patch(params: Params, ctx: Context) -> Result:
-    from zbtools.core.editing import apply_patch_text
-    from zbtools.core.textio import sha256_hex
+    from zbtools.core.editing.cycle import apply_patch_text
+    from zbtools.core.files.textio import sha256_hex
 
     if params.old_text is not None or params.new_text is not None or params.patches:
         raise ToolError("invalid_arguments", "give either patch or old_text/new_text/patches",
@@ -165,7 +165,7 @@ def _run_patch(params: Params, ctx: Context) -> Result:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core import matching
+    from zbtools.core.editing import matching
 
     if params.patch is not None:
         return _run_patch(params, ctx)

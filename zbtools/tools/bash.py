@@ -19,8 +19,7 @@ Failure modes: as run_command: ``guardrail_refused``, ``approval_required``,
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
 from zbtools.tools.run_command import (
     BACKGROUND_ALIASES,
     COMMAND_ALIASES,
@@ -29,12 +28,13 @@ from zbtools.tools.run_command import (
     render,
     to_result,
 )
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):
@@ -62,7 +62,7 @@ class Params(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.execution import Request, execute
+    from zbtools.core.processes.execution import Request, execute
 
     timeout = None if params.timeout_ms is None else params.timeout_ms / 1000.0
     req = Request(command=params.command, cwd=params.cwd, env=params.env, timeout=timeout,

@@ -16,12 +16,12 @@ never paths) or unknown in this workspace (ended processes are forgotten after 2
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 ID_ALIASES = ("process_id", "bash_id", "shell_id", "job_id")
 
@@ -52,8 +52,8 @@ class Result(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core import jobs
-    from zbtools.core.proc import clean_text
+    from zbtools.core.processes import jobs
+    from zbtools.core.processes.proc import clean_text
 
     meta = jobs.read_meta(ctx, params.id)
     if params.wait_ms:

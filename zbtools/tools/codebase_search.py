@@ -19,13 +19,13 @@ Errors: ``regex_error`` (invalid pattern, with its position), ``not_found``,
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
 from zbtools.tools.grep_search import Result, render, to_result, warn_walk_notes
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 CONTEXT_LINES = 2
 TIMEOUT = 10.0
@@ -43,7 +43,7 @@ class Params(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.search import PathFilter, Searcher, search_tree, split_globs
+    from zbtools.core.search.engine import PathFilter, Searcher, search_tree, split_globs
 
     searcher = Searcher(params.query, before=CONTEXT_LINES, after=CONTEXT_LINES,
                         timeout=TIMEOUT)

@@ -24,11 +24,10 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.fsops import copy_tree, entry_kind, remove_tree, rename_noreplace
-from zbtools.core.textio import atomic_write, read_bytes, temp_name
-from zbtools.core.workspace import DIR_FLAGS, os_error
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.fsops import copy_tree, entry_kind, remove_tree, rename_noreplace
+from zbtools.core.files.textio import atomic_write, read_bytes, temp_name
+from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.tools.move_file import (
     DESTINATION_ALIASES,
     SOURCE_ALIASES,
@@ -36,10 +35,11 @@ from zbtools.tools.move_file import (
     open_destination,
     open_source,
 )
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

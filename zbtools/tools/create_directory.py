@@ -14,13 +14,13 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.workspace import os_error
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.workspace import os_error
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.fsops import entry_kind, remove_tree
-from zbtools.core.textio import temp_name
-from zbtools.core.workspace import DIR_FLAGS, os_error
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.fsops import entry_kind, remove_tree
+from zbtools.core.files.textio import temp_name
+from zbtools.core.files.workspace import DIR_FLAGS, os_error
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
 
@@ -74,7 +74,7 @@ def run(params: Params, ctx: Context) -> Result:
                 os.unlink(res.name, dir_fd=res.dir_fd)
             except OSError as exc:
                 raise os_error(exc, params.path) from exc
-            from zbtools.core.state import on_path_deleted
+            from zbtools.core.state.store import on_path_deleted
 
             on_path_deleted(ctx, res.rel)  # an open editor tab of it closes
             is_link = kind == "symlink"
@@ -102,7 +102,7 @@ def run(params: Params, ctx: Context) -> Result:
             except OSError:
                 err.message += f"; the part not yet deleted remains as {hidden}"
             raise
-        from zbtools.core.state import on_path_deleted
+        from zbtools.core.state.store import on_path_deleted
 
         on_path_deleted(ctx, res.rel)
         return Result(path=res.rel, type="directory", files_deleted=count.files,

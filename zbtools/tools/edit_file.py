@@ -12,17 +12,17 @@ Failure modes: ``no_match`` (with the closest candidate and what differs), ``amb
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.editing import edit_file_text
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.cycle import edit_file_text
 from zbtools.tools.apply_edit import PATH_ALIASES, single_result
 from zbtools.tools.apply_edit import Result as ApplyResult
 from zbtools.tools.apply_edit import render as render_apply
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
-    from zbtools.core.matching import Applied
+    from zbtools.core.call.context import Context
+    from zbtools.core.editing.matching import Applied
 
 
 class Params(Struct):
@@ -35,7 +35,7 @@ class Params(Struct):
 
 
 def run(params: Params, ctx: Context) -> ApplyResult:
-    from zbtools.core import matching
+    from zbtools.core.editing import matching
 
     request = matching.Request(params.old_content, params.new_content)
 

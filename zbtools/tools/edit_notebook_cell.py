@@ -28,15 +28,15 @@ from __future__ import annotations
 import copy
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
-    from zbtools.core.notebook import Notebook
+    from zbtools.core.call.context import Context
+    from zbtools.core.media.notebook import Notebook
 
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 
@@ -105,8 +105,8 @@ def _locate(nb: Notebook, params: Params, *, inserting: bool) -> int:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core import notebook
-    from zbtools.core.textio import atomic_write, read_bytes, sha256_hex
+    from zbtools.core.files.textio import atomic_write, read_bytes, sha256_hex
+    from zbtools.core.media import notebook
 
     if params.mode != "delete" and params.source is None:
         raise ToolError("invalid_arguments", f"{params.mode} needs source",
@@ -114,7 +114,7 @@ def run(params: Params, ctx: Context) -> Result:
     with ctx.workspace.resolve(params.path) as res:
         raw = read_bytes(res, max_bytes=MAX_NOTEBOOK_BYTES, shown=params.path)
         if params.expected_sha256 is not None:
-            from zbtools.core.textio import check_expected
+            from zbtools.core.files.textio import check_expected
 
             check_expected(raw, params.expected_sha256, params.path)
         nb = notebook.parse(raw, params.path)
@@ -150,7 +150,7 @@ def run(params: Params, ctx: Context) -> Result:
         data = nb.encode(text)
         if changed:
             atomic_write(res, data, expected_sha256=params.expected_sha256, shown=params.path)
-            from zbtools.core.undo import record
+            from zbtools.core.editing.undo import record
 
             record(ctx, res.rel, raw, data, "edit_notebook_cell")
         cell_id = cell.get("id")

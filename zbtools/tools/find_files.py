@@ -26,17 +26,17 @@ search a subdirectory); ``max_depth`` at most 512. Unreadable directories are co
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.tools.get_file_info import iso_utc
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
-    from zbtools.core.walk import Entry as WalkEntry
+    from zbtools.core.call.context import Context
+    from zbtools.core.search.walk import Entry as WalkEntry
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000

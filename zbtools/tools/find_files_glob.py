@@ -33,9 +33,8 @@ characters or expands to more than 1000 alternatives; ``not_found``, ``not_a_dir
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.walk import DEFAULT_EXCLUDED_DIRS, MAX_DEPTH, Skipped, Walk, WalkSwitches
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.tools.find_files import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -47,14 +46,15 @@ from zbtools.tools.find_files import (
     to_match,
     wanted_type,
 )
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Literal
 
-    from zbtools.core.context import Context
-    from zbtools.core.walk import Entry as WalkEntry
+    from zbtools.core.call.context import Context
+    from zbtools.core.search.walk import Entry as WalkEntry
 
 MAX_ALTERNATIVES = 1000
 MAGIC = frozenset("*?[\\")

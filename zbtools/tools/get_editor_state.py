@@ -19,14 +19,14 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.editor import Editor, load, stat_key
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.editor import Editor, load, stat_key
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
-    from zbtools.core.editor import Tab
+    from zbtools.core.call.context import Context
+    from zbtools.core.editing.editor import Tab
 
 
 class Params(Struct):

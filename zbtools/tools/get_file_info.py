@@ -20,16 +20,16 @@ import stat
 import time
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.fsops import entry_kind
-from zbtools.core.textio import CHUNK, READ_FLAGS, decode, looks_binary, read_fd, sniff_bom
-from zbtools.core.workspace import DIR_FLAGS
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.fsops import entry_kind
+from zbtools.core.files.textio import CHUNK, READ_FLAGS, decode, looks_binary, read_fd, sniff_bom
+from zbtools.core.files.workspace import DIR_FLAGS
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Resolved
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved
 
 COUNT_LINES_LIMIT = 256 * 1024 * 1024
 DECODE_WHOLE_LIMIT = 8 * 1024 * 1024

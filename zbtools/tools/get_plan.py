@@ -12,16 +12,16 @@ never overwritten), ``io_error``.
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.plans import checklist, load_steps
-from zbtools.core.state import PLAN, StateFile
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.state.plans import checklist, load_steps
+from zbtools.core.state.store import PLAN, StateFile
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class PlanStep(Struct):

@@ -17,14 +17,14 @@ counted in ``skipped.unreadable``. Errors: ``not_found``, ``not_a_directory``,
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
 from zbtools.tools.list_directory import Entry, skipped_note, to_entry, tree_lines
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200

@@ -11,13 +11,13 @@ file disappeared), ``binary_file``, ``too_large``, ``state_corrupt``.
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.editor import Editor, load
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.editor import Editor, load
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 LINE_TEXT_CHARS = 500
 

@@ -35,16 +35,16 @@ its position), ``not_found``, ``outside_workspace``, ``invalid_arguments`` (unkn
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.walk import Skipped, WalkSwitches
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.search.walk import Skipped, WalkSwitches
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
-    from zbtools.core.search import Outcome, RgRequest
+    from zbtools.core.call.context import Context
+    from zbtools.core.search.engine import Outcome, RgRequest
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 10_000
@@ -133,8 +133,8 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
     from zbtools.contract import ToolError
     if params.engine == "python" or (params.engine == "auto" and prefilter is not None):
         return None  # the common case: decided without a PATH search or a pattern parse
-    from zbtools.core.rgsearch import compatible, find_rg
-    from zbtools.core.search import RgRequest
+    from zbtools.core.search.engine import RgRequest
+    from zbtools.core.search.ripgrep import compatible, find_rg
 
     binary = find_rg(ctx.env)
     fits = compatible(params.pattern, fixed_strings=params.fixed_strings,
@@ -153,7 +153,7 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.search import PathFilter, Searcher, search_tree, split_globs
+    from zbtools.core.search.engine import PathFilter, Searcher, search_tree, split_globs
 
     # An explicit before/after (even 0) wins over context, as -B/-A over -C in grep.
     before = params.before_context if params.before_context is not None else params.context or 0
@@ -177,7 +177,7 @@ def run(params: Params, ctx: Context) -> Result:
 
 def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
     """Directory loops and directories beyond the depth cap that were not searched."""
-    from zbtools.core.walk import walk_notes
+    from zbtools.core.search.walk import walk_notes
 
     for note in walk_notes(outcome.loops, outcome.depth_limited):
         ctx.warn(note)

@@ -13,16 +13,16 @@ Failure modes: ``no_active_file``, ``stale_file``, ``encoding_error``, ``binary_
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.editor import edit_active
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.editor import edit_active
 from zbtools.tools.replace_selection import Result, to_result
 from zbtools.tools.replace_selection import render as render_edit
 from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

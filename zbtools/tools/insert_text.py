@@ -15,19 +15,19 @@ Failure modes: ``out_of_range`` (insert_line beyond the end; the details give th
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.editing import edit_file_text
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.cycle import edit_file_text
 from zbtools.tools.apply_edit import PATH_ALIASES, single_result
 from zbtools.tools.apply_edit import Result as ApplyResult
 from zbtools.tools.apply_edit import render as render_apply
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
-    from zbtools.core.matching import Applied
+    from zbtools.core.call.context import Context
+    from zbtools.core.editing.matching import Applied
 
 
 class Params(Struct):
@@ -43,7 +43,7 @@ class Params(Struct):
 
 
 def run(params: Params, ctx: Context) -> ApplyResult:
-    from zbtools.core import matching
+    from zbtools.core.editing import matching
 
     if (params.insert_line is None) == (params.position is None):
         raise ToolError("invalid_arguments", "give exactly one of insert_line and position",

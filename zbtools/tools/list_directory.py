@@ -18,14 +18,14 @@ file), ``outside_workspace``.
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
-    from zbtools.core.walk import Entry as WalkEntry
+    from zbtools.core.call.context import Context
+    from zbtools.core.search.walk import Entry as WalkEntry
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000

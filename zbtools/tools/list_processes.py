@@ -10,12 +10,12 @@ Failure modes: only ``usage_error`` for a malformed ``[exec]`` configuration.
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):
@@ -43,7 +43,7 @@ class Result(Struct):
 def run(params: Params, ctx: Context) -> Result:
     import time
 
-    from zbtools.core import jobs
+    from zbtools.core.processes import jobs
 
     out = []
     for meta in jobs.list_jobs(ctx):

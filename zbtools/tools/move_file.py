@@ -22,15 +22,15 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.fsops import entry_kind, rename_noreplace
-from zbtools.core.workspace import os_error
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.fsops import entry_kind, rename_noreplace
+from zbtools.core.files.workspace import os_error
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Resolved
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved
 
 SOURCE_ALIASES = ("src", "from_path", "old_path")
 DESTINATION_ALIASES = ("dest", "dst", "target", "to_path", "new_path")
@@ -141,7 +141,7 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             dst.rollback_parents()
             raise
-        from zbtools.core.state import on_path_moved
+        from zbtools.core.state.store import on_path_moved
 
         on_path_moved(ctx, src.rel, dst.rel)  # open editor tabs follow the move
         if stat.S_ISLNK(src.st.st_mode) and dst.parent_rel != src.parent_rel:

@@ -14,14 +14,14 @@ from a newer zbtools; it is never overwritten).
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.editor import Editor, load
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.editor import Editor, load
 from zbtools.tools.write_file import PATH_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

@@ -43,17 +43,17 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.lines import read_window
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.lines import read_window
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    from zbtools.core.config import Limits
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Resolved, Workspace
+    from zbtools.core.call.config import Limits
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved, Workspace
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".gif", ".webp", ".bmp", ".dib")
@@ -144,7 +144,7 @@ def run(params: Params, ctx: Context) -> Result:
         # A result cut to the limits names its spill file (outside the workspace, in
         # zbtools' own state): reading it back is the one read allowed there, contained in
         # that folder by the same resolver.
-        from zbtools.core.workspace import Workspace
+        from zbtools.core.files.workspace import Workspace
 
         workspace = Workspace(os.path.dirname(os.path.normpath(params.path)))
     try:
@@ -165,7 +165,7 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
             except ToolError as exc:
                 if exc.code != "binary_file":
                     raise
-                from zbtools.core.richread import sniff
+                from zbtools.core.media.richread import sniff
 
                 kind = sniff(res)
                 if kind is None:
@@ -182,7 +182,7 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
                  "keep the original bytes")
     hashes = None
     if params.hashes:
-        from zbtools.core.textio import line_hash
+        from zbtools.core.files.textio import line_hash
 
         hashes = [line_hash(line) for line in _lines(window.content)]
     return Result(
@@ -196,7 +196,7 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
 
 def _read_rich(kind: str, res: Resolved, params: Params, ctx: Context, start: int,
                count: int) -> Result:
-    from zbtools.core import richread
+    from zbtools.core.media import richread
 
     if kind == "image":
         fields = richread.read_image(res, params)

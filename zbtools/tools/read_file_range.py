@@ -17,14 +17,14 @@ Otherwise as read_file: ``not_found``, ``is_directory``, ``binary_file``, ``spec
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.lines import read_window
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.lines import read_window
 from zbtools.tools.read_file import PATH_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

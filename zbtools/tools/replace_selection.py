@@ -16,15 +16,15 @@ written in the file's encoding), ``binary_file``, ``permission_denied``, ``too_l
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.core.editor import edit_active
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.editor import edit_active
 from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
-    from zbtools.core.editor import EditReport
+    from zbtools.core.call.context import Context
+    from zbtools.core.editing.editor import EditReport
 
 
 class Params(Struct):

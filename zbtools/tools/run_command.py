@@ -38,14 +38,14 @@ required and the kernel cannot provide it; nothing ran), ``spawn_failed``, ``not
 
 from __future__ import annotations
 
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 COMMAND_ALIASES = ("cmd", "script")
 CWD_ALIASES = ("workdir", "working_directory", "dir", "directory")
@@ -110,7 +110,7 @@ def to_result(fields: dict[str, Any]) -> Result:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.execution import Request, execute
+    from zbtools.core.processes.execution import Request, execute
 
     req = Request(command=params.command, cwd=params.cwd, env=params.env, stdin=params.stdin,
                   timeout=params.timeout, background=params.background,

@@ -14,15 +14,15 @@ or track progress with update_plan), ``invalid_arguments`` (a bad name), ``encod
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.plans import plan_name, plan_path
-from zbtools.core.textio import FileFormat, atomic_write, sha256_hex
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.textio import FileFormat, atomic_write, sha256_hex
+from zbtools.core.state.plans import plan_name, plan_path
 from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 NAME_ALIASES = ("plan_name", "plan")
 
@@ -67,7 +67,7 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             res.rollback_parents()
             raise
-        from zbtools.core.undo import record
+        from zbtools.core.editing.undo import record
 
         record(ctx, res.rel, None, data, "save_plan")
         return Result(name=name, path=res.rel, size=len(data), sha256=sha256_hex(data),

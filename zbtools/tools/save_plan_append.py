@@ -13,16 +13,16 @@ Failure modes: ``not_found`` (no plan of that name: create it with save_plan),
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.plans import PLAN_DIR, plan_name, plan_path
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.state.plans import PLAN_DIR, plan_name, plan_path
 from zbtools.tools import write_append
 from zbtools.tools.save_plan import NAME_ALIASES
 from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

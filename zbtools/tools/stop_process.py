@@ -14,13 +14,13 @@ when neither ``id`` nor ``all`` is given, or both.
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
 from zbtools.tools.bash_output import ID_ALIASES
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):
@@ -45,7 +45,7 @@ class Result(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core import jobs
+    from zbtools.core.processes import jobs
 
     if params.id is None and not params.all:
         raise ToolError("invalid_arguments", "give the id of a process, or all: true",

@@ -16,15 +16,15 @@ task state file is unreadable or from a newer zbtools; it is never overwritten).
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.state import TASKS, StateFile
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.state.store import TASKS, StateFile
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 STATUSES = ("pending", "in_progress", "completed")
 MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}

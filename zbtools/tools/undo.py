@@ -18,16 +18,16 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.textio import atomic_write, read_bytes, sha256_hex
-from zbtools.core.undo import Journal
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.editing.undo import Journal
+from zbtools.core.files.textio import atomic_write, read_bytes, sha256_hex
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 
 class Params(Struct):

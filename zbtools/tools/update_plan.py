@@ -19,23 +19,23 @@ zbtools; it is never overwritten).
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.plans import (
+from zbtools.core.call.args import Struct, field
+from zbtools.core.state.plans import (
     MAX_STEPS,
     check_one_in_progress,
     check_title,
     load_steps,
 )
-from zbtools.core.state import PLAN, StateFile
-from zbtools.registry import ToolSpec
+from zbtools.core.state.store import PLAN, StateFile
 from zbtools.tools.get_plan import Result, plan_result
 from zbtools.tools.get_plan import render as render_plan
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 TITLE_ALIASES = ("step", "content", "text")
 
@@ -76,7 +76,7 @@ def _invalid(message: str, hint: str) -> ToolError:
 
 def _replace(state: StateFile, old: list[dict[str, Any]], steps: list[Step]
              ) -> list[dict[str, Any]]:
-    from zbtools.core.plans import new_id
+    from zbtools.core.state.plans import new_id
 
     if len(steps) > MAX_STEPS:
         raise _invalid(f"a plan has at most {MAX_STEPS} steps, got {len(steps)}",

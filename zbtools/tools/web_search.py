@@ -21,14 +21,14 @@ Failure modes: ``not_configured`` (no instance set; the hint gives the setup ste
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 DEFAULT_RESULTS = 10
 MAX_RESULTS = 25
@@ -85,9 +85,9 @@ def search_url(base: str, params: Params) -> str:
 def run(params: Params, ctx: Context) -> Result:
     from urllib.parse import urlsplit
 
-    from zbtools.core.config import load_web_settings
-    from zbtools.core.fastjson import loads_strict
-    from zbtools.core.web import fetch
+    from zbtools.core.call.config import load_web_settings
+    from zbtools.core.call.fastjson import loads_strict
+    from zbtools.core.web.client import fetch
 
     if not params.query.strip():
         raise ToolError("invalid_arguments", "the query is empty", hint="give search terms")

@@ -18,8 +18,8 @@ even for root), ``no_space``, ``outside_workspace``.
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.textio import (
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.textio import (
     FileFormat,
     append_in_place,
     atomic_write,
@@ -27,14 +27,14 @@ from zbtools.core.textio import (
     probe_format,
     sha256_hex,
 )
-from zbtools.registry import ToolSpec
 from zbtools.tools.write_file import CONTENT_ALIASES, PATH_ALIASES, prepare_target
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
+    from zbtools.core.call.context import Context
 
 HASH_LIMIT = 8 * 1024 * 1024
 
@@ -75,7 +75,7 @@ def run(params: Params, ctx: Context) -> Result:
             except BaseException:
                 res.rollback_parents()
                 raise
-            from zbtools.core.undo import record
+            from zbtools.core.editing.undo import record
 
             record(ctx, res.rel, None, data, "write_append")
             return Result(path=res.rel, created=True, bytes_appended=len(data), size=len(data),
@@ -95,7 +95,7 @@ def run(params: Params, ctx: Context) -> Result:
         unchanged_meanwhile = old is not None and size == len(old) + len(data)
         digest = None
         if old is not None and unchanged_meanwhile:
-            from zbtools.core.undo import record
+            from zbtools.core.editing.undo import record
 
             record(ctx, res.rel, old, old + data, "write_append")
             if size <= HASH_LIMIT:

@@ -25,16 +25,22 @@ import codecs
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.args import Struct, field
-from zbtools.core.textio import FileFormat, atomic_write, convert_newlines, probe_format, sha256_hex
-from zbtools.registry import ToolSpec
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.textio import (
+    FileFormat,
+    atomic_write,
+    convert_newlines,
+    probe_format,
+    sha256_hex,
+)
+from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from zbtools.core.context import Context
-    from zbtools.core.workspace import Resolved
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
 CONTENT_ALIASES = ("contents", "text", "data")
@@ -93,7 +99,7 @@ def prepare_target(ctx: Context, path: str) -> Resolved:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.textio import newline_style
+    from zbtools.core.files.textio import newline_style
 
     with prepare_target(ctx, params.path) as res:
         fmt: FileFormat | None = None
@@ -120,7 +126,7 @@ def run(params: Params, ctx: Context) -> Result:
             res.rollback_parents()
             raise
         if outcome.changed and (old is not None or outcome.created):
-            from zbtools.core.undo import record
+            from zbtools.core.editing.undo import record
 
             record(ctx, res.rel, old, data, "write_file")
         action: Literal["created", "overwritten", "unchanged"] = (

@@ -1,0 +1,587 @@
+"""Declaring, validating and coercing tool arguments (DESIGN sections 2 and 10).
+
+A tool declares its parameters as a ``Struct`` subclass with annotated fields::
+
+    class Params(Struct):
+        path: str = field(aliases=("file_path", "filepath"), help="File path")
+        offset: int | None = field(default=None, minimum=1, help="First line")
+
+The same declaration yields validation, command-line flags, JSON Schema and documentation.
+We do not use ``dataclasses`` or pydantic here: importing ``dataclasses`` alone costs about 10 ms
+(``inspect`` and friends), a third of the whole start-up budget of a cold call. Annotations stay
+strings (``from __future__ import annotations``) and are parsed once, on first use, by a tiny
+parser that understands the types tools use: ``str``, ``int``, ``float``, ``bool``,
+``Literal[...]``, ``list[X]``, ``dict[str, X]``, nested ``Struct`` subclasses, and ``X | None``.
+
+Validation reports every problem at once (unknown keys, missing keys, wrong types, two aliases of
+the same field given together, values out of range) in one ``invalid_arguments`` error whose
+details list each problem and the accepted names. Booleans are never accepted as integers, NaN is
+rejected earlier by the JSON parser, and ``null`` for an optional field means "use the default".
+
+Failure modes: a declaration that this parser cannot read raises ``TypeError`` at first use, which
+the test suite catches for every registered tool.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from zbtools.contract import ToolError
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
+
+    T = TypeVar("T", bound="Struct")
+else:
+
+    def dataclass_transform(**_kwargs: object) -> object:
+        return lambda cls: cls
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class FieldSpec:
+    """One declared field: its type, default, aliases and documentation."""
+
+    __slots__ = (
+        "aliases",
+        "annotation",
+        "default",
+        "default_factory",
+        "help",
+        "maximum",
+        "minimum",
+        "name",
+        "type",
+    )
+
+    def __init__(
+        self,
+        *,
+        default: Any = MISSING,
+        default_factory: Callable[[], Any] | None = None,
+        aliases: tuple[str, ...] = (),
+        help: str = "",
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> None:
+        self.name = ""
+        self.annotation = ""
+        self.type: TypeSpec | None = None
+        self.default = default
+        self.default_factory = default_factory
+        self.aliases = aliases
+        self.help = help
+        self.minimum = minimum
+        self.maximum = maximum
+
+    @property
+    def required(self) -> bool:
+        return self.default is MISSING and self.default_factory is None
+
+    def make_default(self) -> Any:
+        if self.default_factory is not None:
+            return self.default_factory()
+        return self.default
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+def field(
+    *,
+    default: Any = MISSING,
+    default_factory: Callable[[], Any] | None = None,
+    aliases: tuple[str, ...] = (),
+    help: str = "",
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> Any:
+    """Declare a field; typed ``Any`` so that ``path: str = field(...)`` type-checks."""
+    return FieldSpec(
+        default=default,
+        default_factory=default_factory,
+        aliases=aliases,
+        help=help,
+        minimum=minimum,
+        maximum=maximum,
+    )
+
+
+class TypeSpec:
+    """A parsed annotation."""
+
+    __slots__ = ("choices", "item", "kind", "nullable", "struct")
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        nullable: bool = False,
+        choices: tuple[Any, ...] = (),
+        item: TypeSpec | None = None,
+        struct: type[Struct] | None = None,
+    ) -> None:
+        self.kind = kind  # str int float bool literal list dict struct any
+        self.nullable = nullable
+        self.choices = choices
+        self.item = item
+        self.struct = struct
+
+    def describe(self) -> str:
+        if self.kind == "literal":
+            base = " | ".join(repr(c) for c in self.choices)
+        elif self.kind == "list":
+            assert self.item is not None
+            base = f"list of {self.item.describe()}"
+        elif self.kind == "dict":
+            assert self.item is not None
+            base = f"object of {self.item.describe()}"
+        elif self.kind == "struct":
+            assert self.struct is not None
+            base = "object"
+        elif self.kind == "str":
+            base = "string"
+        elif self.kind == "int":
+            base = "integer"
+        elif self.kind == "float":
+            base = "number"
+        elif self.kind == "bool":
+            base = "boolean"
+        else:
+            base = "any"
+        return f"{base} or null" if self.nullable else base
+
+
+def _literal_choices(inner: str) -> list[Any]:
+    """``'a', "b", 3`` -> ["a", "b", 3] (no ``re``: it costs ~4 ms of start-up)."""
+    choices: list[Any] = []
+    for item in _split_top(inner, ","):
+        if len(item) >= 2 and item[0] == item[-1] and item[0] in "'\"":
+            choices.append(item[1:-1])
+        elif item.lstrip("-").isdigit():
+            choices.append(int(item))
+        elif item:
+            raise TypeError(f"unsupported Literal value {item!r}")
+    return choices
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def parse_annotation(text: str, namespace: dict[str, Any]) -> TypeSpec:
+    """Parse an annotation string such as ``"list[Patch] | None"``."""
+    alternatives = _split_top(text, "|")
+    nullable = "None" in alternatives
+    rest = [a for a in alternatives if a != "None"]
+    if len(rest) != 1:
+        raise TypeError(f"unsupported annotation {text!r}: one type plus optional None")
+    body = rest[0]
+    spec: TypeSpec
+    if body in ("str", "int", "float", "bool", "Any"):
+        spec = TypeSpec("any" if body == "Any" else body)
+    elif body.startswith("Literal[") and body.endswith("]"):
+        choices = _literal_choices(body[len("Literal[") : -1])
+        if not choices:
+            raise TypeError(f"empty Literal in {text!r}")
+        spec = TypeSpec("literal", choices=tuple(choices))
+    elif body.startswith("list[") and body.endswith("]"):
+        spec = TypeSpec("list", item=parse_annotation(body[5:-1], namespace))
+    elif body.startswith("dict[") and body.endswith("]"):
+        key, value = _split_top(body[5:-1], ",")
+        if key != "str":
+            raise TypeError(f"dict keys must be str in {text!r}")
+        spec = TypeSpec("dict", item=parse_annotation(value, namespace))
+    else:
+        target = namespace.get(body)
+        if not (isinstance(target, type) and issubclass(target, Struct)):
+            raise TypeError(f"unsupported annotation {text!r}")
+        spec = TypeSpec("struct", struct=target)
+    spec.nullable = nullable
+    return spec
+
+
+@dataclass_transform(field_specifiers=(field,), kw_only_default=True)
+class Struct:
+    """Base of parameter and result declarations.
+
+    Subclasses get keyword construction, ``to_json`` and a field table. Field order is
+    declaration order (inherited fields first), which is the order of flags and docs.
+    """
+
+    _fields_cache: ClassVar[dict[str, FieldSpec] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._fields_cache = None
+
+    def __init__(self, **values: Any) -> None:
+        specs = type(self).fields()
+        if len(values) == len(specs) and values.keys() == specs.keys():
+            self.__dict__.update(values)  # every field given: the common case for results
+            return
+        for name, spec in specs.items():
+            if name in values:
+                value = values.pop(name)
+            elif spec.required:
+                raise TypeError(f"{type(self).__name__} missing {name}")
+            else:
+                value = spec.make_default()
+            setattr(self, name, value)
+        if values:
+            raise TypeError(f"{type(self).__name__} got unknown {sorted(values)}")
+
+    @classmethod
+    def fields(cls) -> dict[str, FieldSpec]:
+        cached: dict[str, FieldSpec] | None = cls.__dict__.get("_fields_cache")
+        if cached is not None:
+            return cached
+        out: dict[str, FieldSpec] = {}
+        # A class's own fields first, then inherited ones (a shared base such as the walk
+        # switches comes after a tool's main parameters); a redeclared field keeps its override.
+        for klass in cls.__mro__:
+            if klass is Struct or not issubclass(klass, Struct):
+                continue
+            namespace = vars(sys.modules[klass.__module__])
+            for name, annotation in klass.__dict__.get("__annotations__", {}).items():
+                if name.startswith("_") or str(annotation).startswith("ClassVar") or \
+                        name in out:
+                    continue
+                declared = klass.__dict__.get(name, MISSING)
+                if isinstance(declared, FieldSpec):
+                    spec = declared
+                else:
+                    spec = FieldSpec(default=declared)
+                spec.name = name
+                spec.annotation = str(annotation)
+                spec.type = parse_annotation(spec.annotation, namespace)
+                out[name] = spec
+        cls._fields_cache = out
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: _dump(getattr(self, name)) for name in type(self).fields()}
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in type(self).fields())
+        return f"{type(self).__name__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Struct) and type(other) is type(self) \
+            and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _dump(value: Any) -> Any:
+    if type(value) in _SCALARS:  # most values: results can hold thousands of entries
+        return value
+    if isinstance(value, Struct):
+        return value.to_json()
+    if isinstance(value, list | tuple):
+        return [_dump(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _dump(v) for k, v in value.items()}
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+
+
+def json_type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def add(self, kind: str, where: str, message: str, **extra: Any) -> None:
+        self.items.append({"problem": kind, "argument": where, "message": message, **extra})
+
+
+def _check_value(
+    spec: TypeSpec, value: Any, where: str, problems: _Problems, fspec: FieldSpec | None
+) -> Any:
+    if value is None:
+        if spec.nullable:
+            return None
+        problems.add("wrong_type", where, f"{where} must be {spec.describe()}, got null")
+        return None
+    kind = spec.kind
+    if kind == "any":
+        return value
+    if kind == "str":
+        if type(value) is not str:
+            problems.add(
+                "wrong_type", where, f"{where} must be a string, got {json_type_name(value)}"
+            )
+        return value
+    if kind == "bool":
+        if type(value) is not bool:
+            problems.add(
+                "wrong_type", where, f"{where} must be true or false, got {json_type_name(value)}"
+            )
+        return value
+    if kind in ("int", "float"):
+        ok = type(value) is int or (kind == "float" and type(value) is float)
+        if not ok:
+            expected = "an integer" if kind == "int" else "a number"
+            problems.add(
+                "wrong_type", where, f"{where} must be {expected}, got {json_type_name(value)}"
+            )
+            return value
+        if kind == "float":
+            # NaN and infinity pass no range check (a flag's "nan", "inf", "1e400"), and an
+            # integer beyond a double crashes the tool's arithmetic: refused here, whatever the
+            # source of the arguments.
+            try:
+                number = float(value)
+            except OverflowError:
+                number = float("inf")
+            if number - number != 0:
+                problems.add("out_of_range", where,
+                             f"{where} must be a finite number, got {number}")
+                return value
+        if fspec is not None:
+            if fspec.minimum is not None and value < fspec.minimum:
+                problems.add(
+                    "out_of_range", where, f"{where} must be >= {fspec.minimum:g}, got {value}"
+                )
+            if fspec.maximum is not None and value > fspec.maximum:
+                problems.add(
+                    "out_of_range", where, f"{where} must be <= {fspec.maximum:g}, got {value}"
+                )
+        return value
+    if kind == "literal":
+        if value not in spec.choices or type(value) is bool:
+            choices = ", ".join(repr(c) for c in spec.choices)
+            problems.add(
+                "invalid_choice", where, f"{where} must be one of {choices}, got {value!r}"
+            )
+        return value
+    if kind == "list":
+        if type(value) is not list:
+            problems.add(
+                "wrong_type", where, f"{where} must be an array, got {json_type_name(value)}"
+            )
+            return value
+        assert spec.item is not None
+        return [
+            _check_value(spec.item, item, f"{where}[{i}]", problems, None)
+            for i, item in enumerate(value)
+        ]
+    if kind == "dict":
+        if type(value) is not dict:
+            problems.add(
+                "wrong_type", where, f"{where} must be an object, got {json_type_name(value)}"
+            )
+            return value
+        assert spec.item is not None
+        return {
+            k: _check_value(spec.item, v, f"{where}.{k}", problems, None) for k, v in value.items()
+        }
+    assert spec.struct is not None
+    if type(value) is not dict:
+        problems.add(
+            "wrong_type", where, f"{where} must be an object, got {json_type_name(value)}"
+        )
+        return value
+    return _build(spec.struct, value, f"{where}.", problems)
+
+
+def alias_table(cls: type[Struct]) -> dict[str, str]:
+    """Map every accepted spelling (name, alias, kebab-case) to the canonical field name."""
+    table: dict[str, str] = {}
+    for name, spec in cls.fields().items():
+        for spelling in spec.names:
+            table[spelling] = name
+            table[spelling.replace("_", "-")] = name
+    return table
+
+
+def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems) -> T | None:
+    specs = cls.fields()
+    table = alias_table(cls)
+    given: dict[str, tuple[str, Any]] = {}
+    for key, value in data.items():
+        canonical = table.get(key)
+        if canonical is None:
+            accepted = sorted({s for spec in specs.values() for s in spec.names})
+            problems.add(
+                "unknown_argument",
+                f"{prefix}{key}",
+                f"unknown argument {prefix}{key!s}"
+                + did_you_mean(key, list(table)),
+                accepted=accepted,
+            )
+            continue
+        if canonical in given:
+            other = given[canonical][0]
+            problems.add(
+                "conflicting_aliases",
+                f"{prefix}{canonical}",
+                f"{prefix}{other} and {prefix}{key} are two names for the same argument; "
+                "give only one",
+            )
+            continue
+        given[canonical] = (key, value)
+    values: dict[str, Any] = {}
+    for name, spec in specs.items():
+        assert spec.type is not None
+        if name in given:
+            key, value = given[name]
+            if value is None and not spec.type.nullable and not spec.required:
+                values[name] = spec.make_default()
+                continue
+            if value is None and spec.required:
+                problems.add(
+                    "missing_argument", f"{prefix}{name}", f"{prefix}{name} is required, got null"
+                )
+                continue
+            values[name] = _check_value(spec.type, value, f"{prefix}{key}", problems, spec)
+        elif spec.required:
+            names = " / ".join(spec.names)
+            problems.add(
+                "missing_argument",
+                f"{prefix}{name}",
+                f"missing required argument {prefix}{name}"
+                + (f" (accepted names: {names})" if spec.aliases else ""),
+            )
+        else:
+            values[name] = spec.make_default()
+    if problems.items:
+        return None
+    return cls(**values)
+
+
+def did_you_mean(key: str, candidates: list[str]) -> str:
+    """`` (did you mean 'path'?)`` for the closest candidate, or an empty string."""
+    import difflib  # error path only
+
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def validate(cls: type[T], data: Any, earlier: list[dict[str, Any]] | None = None) -> T:
+    """Build ``cls`` from a decoded JSON object, or raise one ``invalid_arguments`` error.
+
+    ``earlier`` carries problems already found (e.g. in command-line flags) to report together.
+    """
+    if type(data) is not dict:
+        raise ToolError(
+            "invalid_arguments",
+            f"arguments must be a JSON object, got {json_type_name(data)}",
+            hint="send one JSON object such as {\"path\": \"src/main.py\"}",
+        )
+    problems = _Problems()
+    problems.items.extend(earlier or [])
+    built = _build(cls, data, "", problems)
+    if built is None or problems.items:
+        raise invalid_arguments_error(cls, problems.items)
+    return built
+
+
+def invalid_arguments_error(cls: type[Struct], items: list[dict[str, Any]]) -> ToolError:
+    specs = cls.fields()
+    accepted = {
+        name: {"type": spec.type.describe() if spec.type else "", "aliases": list(spec.aliases),
+               "required": spec.required}
+        for name, spec in specs.items()
+    }
+    messages = "; ".join(p["message"] for p in items)
+    required = [n for n, s in specs.items() if s.required]
+    hint = "fix every listed problem and call again"
+    if required:
+        hint += f"; required: {', '.join(required)}"
+    return ToolError(
+        "invalid_arguments",
+        f"{len(items)} problem{'s' if len(items) != 1 else ''} with the arguments: {messages}",
+        hint=hint,
+        details={"problems": items, "accepted": accepted},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Command-line flags
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def coerce_flag(spec: FieldSpec, raw: str) -> Any:
+    """Turn a flag's text into the JSON value its field expects (validation happens later)."""
+    assert spec.type is not None
+    kind = spec.type.kind
+    if spec.type.nullable and raw in ("null", "none"):
+        return None
+    if kind == "str":
+        return raw
+    if kind == "bool":
+        low = raw.lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        return raw  # reported as wrong_type by validation
+    if kind == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            return raw
+    if kind == "float":
+        try:
+            return float(raw)
+        except ValueError:
+            return raw
+    if kind == "literal":
+        for choice in spec.type.choices:
+            if str(choice) == raw:
+                return choice
+        return raw
+    from zbtools.core.call.fastjson import loads_strict
+
+    try:
+        return loads_strict(raw)
+    except (ValueError, RecursionError):
+        if kind == "list" and spec.type.item is not None and spec.type.item.kind == "str":
+            return [raw]
+        return raw

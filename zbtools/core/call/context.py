@@ -1,0 +1,92 @@
+"""The per-call context handed to every tool: workspace, limits, state directory, clock.
+
+Tools never read globals or the environment directly; everything they may depend on is here, so
+tests and ``batch`` mode can build contexts explicitly.
+
+State lives outside the workspace (DESIGN section 8) under
+``<state root>/<first 16 hex of sha256(workspace real path)>/``, created with mode 0700 on first
+use only. Spill files (full text of truncated results) are written to its ``spill/`` folder and
+pruned to the newest 200 files.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from zbtools.core.call.config import Limits
+from zbtools.core.files.textio import sha256_hex
+from zbtools.core.files.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+SPILL_KEEP = 200
+
+
+class Context:
+    def __init__(self, workspace: Workspace, *, limits: Limits | None = None,
+                 env: Mapping[str, str] | None = None, state_root: str | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.workspace = workspace
+        self.limits = limits or Limits()
+        self.env: Mapping[str, str] = env if env is not None else os.environ
+        self._state_root = state_root
+        self.clock = clock
+        self.warnings: list[str] = []
+        self.holds_edit_lock = False  # see core.state.EditLock
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    def state_path(self) -> str:
+        """Where this workspace's state directory is (not created)."""
+        if self._state_root is None:
+            from zbtools.core.call.config import state_root
+
+            self._state_root = state_root(self.env)
+        key = sha256_hex(os.fsencode(self.workspace.root))[:16]
+        return os.path.abspath(os.path.join(self._state_root, key))
+
+    @property
+    def state_dir(self) -> str:
+        """This workspace's private state directory (created on demand, mode 0700)."""
+        path = self.state_path()
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+
+    def spill_file(self, path: str) -> str | None:
+        """``path``'s name when it names a spill file of this workspace (which read_file may
+        read although it lies outside the workspace), else None."""
+        if not os.path.isabs(path):
+            return None
+        folder, name = os.path.split(os.path.normpath(path))
+        spill = os.path.join(self.state_path(), "spill")
+        if not name or os.path.normcase(folder) != os.path.normcase(spill):
+            return None
+        return name
+
+    def spill(self, tool: str, text: str) -> str:
+        """Keep ``text`` in a spill file and return its absolute path."""
+        folder = os.path.join(self.state_dir, "spill")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(self.clock()))
+        path = os.path.join(folder, f"{stamp}-{tool}-{os.urandom(4).hex()}.txt")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(text)
+        self._prune(folder)
+        return path
+
+    @staticmethod
+    def _prune(folder: str) -> None:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        for name in names[:-SPILL_KEEP]:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass

@@ -1,0 +1,428 @@
+"""The read-modify-write cycle shared by the edit tools.
+
+Reads the file once (regular files only, binary refused), checks ``expected_sha256``, decodes it
+with full fidelity (``textio.decode``), lets the matcher compute the new text, encodes it the way
+the file was (encoding, BOM, undecodable bytes), and writes it atomically, refusing with
+``stale_file`` if the file changed between the read and the write. ``dry_run`` stops before the
+write and returns the same report and diff.
+
+Failure modes: the matcher's refusals (``no_match``, ``ambiguous_match``, ``overlapping_edits``,
+``no_change``, ``placeholder_in_new``), ``encoding_error`` (new text the file's encoding cannot
+hold, or non-ASCII text for a file that is not valid UTF-8: that would mix encodings),
+``binary_file``, ``not_found``, ``is_directory``, ``stale_file``, ``permission_denied``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zbtools.contract import ToolError
+from zbtools.core.files.textio import atomic_write, check_expected, decode, read_bytes, sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from zbtools.core.call.context import Context
+    from zbtools.core.editing.matching import Applied
+    from zbtools.core.files.workspace import Resolved
+
+MAX_EDIT_BYTES = 256 * 1024 * 1024
+
+
+class EditOutcome:
+    def __init__(self, path: str, applied: Applied, diff: str, sha256: str | None, changed: bool,
+                 dry_run: bool) -> None:
+        self.path = path
+        self.applied = applied
+        self.diff = diff
+        self.sha256 = sha256
+        self.changed = changed
+        self.dry_run = dry_run
+
+
+def to_tool_error(err: Any) -> ToolError:
+    return ToolError(err.code, err.message, hint=err.hint, details=err.details)
+
+
+def check_new_text(texts: list[str], invalid_utf8: bool, shown: str) -> None:
+    if not invalid_utf8:
+        return
+    for text in texts:
+        for ch in text:
+            if ord(ch) > 127 and not 0xDC80 <= ord(ch) <= 0xDCFF:
+                raise ToolError(
+                    "encoding_error", f"{shown}: is not valid UTF-8 and the new text contains "
+                    f"{ch!r}; writing it would mix encodings in one file",
+                    hint="use only ASCII in the new text, or convert the file to UTF-8 first "
+                    "(write_file with encoding: utf-8)", details={"character": ch})
+
+
+def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
+                   new_texts: list[str], *, expected_sha256: str | None,
+                   dry_run: bool, tool: str = "apply_edit",
+                   simple: tuple[str, str] | None = None) -> EditOutcome:
+    """Apply ``compute`` to the file's text and write the result (unless ``dry_run``).
+
+    ``simple`` = (old, new) marks a plain single edit without hints: on a big UTF-8 file it is
+    first tried on the bytes (``_bytes_fast_path``), without decoding or splitting the file.
+    """
+    from zbtools.core.editing.matching import MatchError, unified_diff
+
+    with ctx.workspace.resolve(path) as res:
+        data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
+        check_expected(data, expected_sha256, path)
+        if simple is not None and len(data) >= FAST_PATH_BYTES:
+            fast = _bytes_fast_path(ctx, res, data, simple, path, dry_run, tool)
+            if fast is not None:
+                return fast
+        decoded = decode(data, shown=path)
+        check_new_text(new_texts, decoded.invalid_utf8, path)
+        try:
+            applied = compute(decoded.text)
+        except MatchError as err:
+            raise to_tool_error(err) from None
+        rel = res.rel
+        if not applied.changed:
+            return EditOutcome(rel, applied, "", sha256_hex(data), False, dry_run)
+        new_data = decoded.encode(applied.text)
+        diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
+        if dry_run:
+            return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
+        atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path)
+        from zbtools.core.editing.undo import record
+
+        record(ctx, rel, data, new_data, tool)
+        return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, False)
+
+
+FAST_PATH_BYTES = 4 * 1024 * 1024
+
+
+def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str, str],
+                     path: str, dry_run: bool, tool: str) -> EditOutcome | None:
+    """An exact, unique edit in a big UTF-8 file, done on bytes (PERFORMANCE section 7).
+
+    Returns None (use the full engine) unless: the file is UTF-8 (optionally with a BOM) and not
+    binary, old and new contain no CR, and old occurs exactly once (overlapping occurrences
+    counted). The bytes outside the match are copied untouched by construction.
+    """
+
+    from zbtools.core.editing.matching import Applied, unified_diff
+
+    old, new = simple
+    if not old.strip() or "\r" in old or "\r" in new or old == new:
+        return None
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    if data.find(b"\x00", 0, 8192) != -1 or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    try:
+        needle = old.encode("utf-8")
+        replacement = new.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    first = data.find(needle, start)
+    if first == -1 or data.find(needle, first + 1) != -1:
+        return None  # absent or ambiguous: the full engine explains it
+    end = first + len(needle)
+    if b"\n" in replacement and b"\n" not in needle and \
+            data.count(b"\r\n") > data.count(b"\n") - data.count(b"\r\n"):
+        replacement = replacement.replace(b"\n", b"\r\n")  # a CRLF file gets CRLF lines
+    # The changed lines plus 3 lines of context each side, for the diff.
+    region_start = data.rfind(b"\n", 0, first) + 1
+    context_before = 0
+    while context_before < 3 and region_start > start:
+        region_start = data.rfind(b"\n", 0, region_start - 1) + 1
+        context_before += 1
+    region_end = end
+    for _ in range(4):
+        stop = data.find(b"\n", region_end)
+        region_end = len(data) if stop == -1 else stop + 1
+    try:  # both sides must be whole UTF-8 characters; strict decoding of the region checks it
+        head = data[region_start:first].decode("utf-8")
+        tail = data[end:region_end].decode("utf-8")
+        needle.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
+    line = data.count(b"\n", 0, first) + 1
+    last = line + needle.count(b"\n")
+    diff = unified_diff(res.rel, head + old + tail, head + new + tail,
+                        first_line=line - context_before)
+    report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
+                              "matched_with": "exact", "transforms": [],
+                              "disambiguated_by": None}
+    applied = Applied("", [report], True, [])
+    new_size = len(data) - len(needle) + len(replacement)
+    # The result's sha256 is a full extra pass (~25 ms per 50 MB): like reads of huge files,
+    # edits of files over HASH_RESULT_BYTES report null and keep the cost near a copy's.
+    digest = _hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None
+    if dry_run:
+        return EditOutcome(res.rel, applied, diff, digest, True, True)
+    assert res.name is not None
+    # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double the cost.
+    seen = os.stat(res.name, dir_fd=res.dir_fd)
+    atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True, parts=pieces)
+    if new_size <= HASH_RESULT_BYTES:
+        from zbtools.core.editing.undo import record
+
+        record(ctx, res.rel, data, b"".join(pieces), tool)
+    else:
+        ctx.warn(f"{res.rel} is larger than {HASH_RESULT_BYTES >> 20} MiB: this change is not "
+                 "kept for undo and its sha256 is not computed")
+    return EditOutcome(res.rel, applied, diff, digest, True, False)
+
+
+HASH_RESULT_BYTES = 16 * 1024 * 1024
+
+
+def _hash_parts(pieces: list[memoryview]) -> str:
+    import hashlib
+
+    hasher = hashlib.sha256()
+    for piece in pieces:
+        hasher.update(piece)
+    return hasher.hexdigest()
+
+
+def _display(text: str, decoded: Any) -> str:
+    if not decoded.invalid_utf8:
+        return text
+    return str(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-file patches
+
+
+class FileChange:
+    """One file of a patch: what it was, what it becomes, and how to undo it."""
+
+    def __init__(self, shown: str, action: str) -> None:
+        self.shown = shown
+        self.action = action  # updated | created | deleted | renamed
+        self.res: Resolved | None = None
+        self.dest: Resolved | None = None
+        self.rel = shown
+        self.dest_rel: str | None = None
+        self.before: bytes | None = None
+        self.after: bytes | None = None
+        self.mode: int | None = None
+        self.reports: list[dict[str, Any]] = []
+        self.diff = ""
+        self.done = False
+
+    def close(self) -> None:
+        for res in (self.res, self.dest):
+            if res is not None:
+                res.close()
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.rel, "action": self.action,
+                               "edits": len(self.reports)}
+        if self.dest_rel is not None:
+            out["destination"] = self.dest_rel
+        return out
+
+
+class PatchOutcome:
+    def __init__(self, changes: list[FileChange], dry_run: bool) -> None:
+        self.changes = changes
+        self.dry_run = dry_run
+
+
+def _label(change_path: str, count: int) -> str:
+    return f"{change_path}: " if count > 1 else ""
+
+
+def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
+    import stat as stat_module
+
+    from zbtools.core.editing.matching import MatchError, apply_requests, unified_diff
+    from zbtools.core.editing.patching import hunk_requests
+
+    if patch.kind == "add":
+        change = FileChange(shown, "created")
+        change.res = ctx.workspace.resolve(shown, create_parents=True)
+        if change.res.exists:
+            raise ToolError("already_exists", f"{shown}: the patch adds this file, but it "
+                            "exists", hint="use an Update section (or a diff with context) to "
+                            "change an existing file", details={"path": shown})
+        text = "\n".join(patch.add_lines) + ("" if patch.add_no_newline or not patch.add_lines
+                                             else "\n")
+        change.after = text.encode("utf-8")
+        change.rel = change.res.rel
+        change.diff = unified_diff(change.rel, "", text)
+        return change
+    change = FileChange(shown, "deleted" if patch.kind == "delete" else "updated")
+    change.res = ctx.workspace.resolve(shown)
+    data = read_bytes(change.res, max_bytes=MAX_EDIT_BYTES, shown=shown)
+    assert change.res.st is not None
+    change.mode = stat_module.S_IMODE(change.res.st.st_mode)
+    change.before = data
+    change.rel = change.res.rel
+    decoded = decode(data, shown=shown)
+    if patch.kind == "delete":
+        if patch.hunks:
+            expected = [line for h in patch.hunks for line in h.old]
+            actual = decoded.text.replace("\r\n", "\n").split("\n")
+            if actual and actual[-1] == "":
+                actual.pop()
+            if [a.rstrip() for a in actual] != [e.rstrip() for e in expected]:
+                raise ToolError("no_match", f"{label}the patch deletes {shown}, but the file's "
+                                "content differs from the lines the patch removes",
+                                hint="read the file again; delete it with delete_file if that is "
+                                "still intended")
+        change.diff = unified_diff(change.rel, decoded.display_text(), "")
+        return change
+    try:
+        requests = hunk_requests(patch, label)
+        check_new_text([r.new for r in requests], decoded.invalid_utf8, shown)
+        applied = apply_requests(decoded.text, requests) if requests else None
+    except MatchError as err:
+        raise to_tool_error(err) from None
+    new_text = applied.text if applied is not None else decoded.text
+    change.after = decoded.encode(new_text)
+    change.reports = applied.reports if applied is not None else []
+    for warning in applied.warnings if applied is not None else []:
+        ctx.warn(warning)
+    if patch.new_path is not None:
+        change.action = "renamed"
+        change.dest = ctx.workspace.resolve(patch.new_path, follow_last=False,
+                                            create_parents=True)
+        if change.dest.exists:
+            raise ToolError("already_exists", f"{patch.new_path}: the patch moves {shown} "
+                            "there, but it exists", details={"path": patch.new_path})
+        change.dest_rel = change.dest.rel
+    change.diff = unified_diff(change.rel, decoded.display_text(),
+                               _display(new_text, decoded))
+    return change
+
+
+def _commit(change: FileChange) -> None:
+
+    assert change.res is not None
+    if change.action == "created":
+        assert change.after is not None
+        try:
+            change.res.ensure_parents()
+            atomic_write(change.res, change.after, create_only=True, shown=change.shown)
+        except BaseException:
+            change.res.rollback_parents()
+            raise
+    elif change.action == "deleted":
+        assert change.res.name is not None
+        try:
+            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+        except OSError as exc:
+            from zbtools.core.files.workspace import os_error
+
+            raise os_error(exc, change.shown) from exc
+    elif change.action == "updated":
+        assert change.after is not None and change.before is not None
+        if change.after != change.before:
+            atomic_write(change.res, change.after, expected_sha256=sha256_hex(change.before),
+                         shown=change.shown)
+    else:  # renamed
+        assert change.dest is not None and change.after is not None
+        assert change.res.name is not None and change.dest.name is not None
+        written = False
+        try:
+            change.dest.ensure_parents()
+            atomic_write(change.dest, change.after, create_only=True, mode=change.mode,
+                         shown=change.dest_rel or change.shown)
+            written = True
+            if change.mode is not None:
+                os.chmod(change.dest.name, change.mode, dir_fd=change.dest.dir_fd)
+            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+        except BaseException as exc:
+            # Not done: the copy at the destination and its new parents are taken back here.
+            if written:
+                try:
+                    os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
+                except OSError:
+                    pass
+            change.dest.rollback_parents()
+            if isinstance(exc, OSError):
+                from zbtools.core.files.workspace import os_error
+
+                raise os_error(exc, change.shown) from exc
+            raise
+    change.done = True
+
+
+def _rollback(change: FileChange) -> None:
+    """Best effort: put a committed change back (the originals are held in memory)."""
+
+    assert change.res is not None
+    try:
+        if change.action == "created" and change.res.name is not None:
+            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
+            change.res.rollback_parents()
+        elif change.action == "deleted" and change.before is not None:
+            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
+        elif change.action == "updated" and change.before is not None:
+            atomic_write(change.res, change.before)
+        elif change.action == "renamed" and change.before is not None:
+            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
+            if change.dest is not None and change.dest.name is not None:
+                os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
+                change.dest.rollback_parents()
+    except (OSError, ToolError):
+        pass
+
+
+def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
+                     dry_run: bool) -> PatchOutcome:
+    """Parse a unified diff or Codex patch, validate every file, then write them all."""
+    from zbtools.core.editing.matching import MatchError
+    from zbtools.core.editing.patching import parse_patch
+
+    try:
+        patches = parse_patch(text)
+    except MatchError as err:
+        raise to_tool_error(err) from None
+    for patch in patches:
+        if patch.path == "":
+            if default_path is None:
+                raise ToolError("invalid_arguments", "the patch has hunks but no file headers",
+                                hint="give path, or add --- a/FILE / +++ b/FILE headers")
+            patch.path = default_path
+    names = [p.path for p in patches]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ToolError("patch_parse_error", f"the patch names {duplicates[0]} more than once",
+                        hint="merge its hunks into one section")
+    changes: list[FileChange] = []
+    try:
+        for patch in patches:
+            changes.append(_prepare(ctx, patch, patch.path, _label(patch.path, len(patches))))
+        if dry_run:
+            return PatchOutcome(changes, True)
+        try:
+            for change in changes:
+                _commit(change)
+        except BaseException:
+            for change in reversed(changes):
+                if change.done:
+                    _rollback(change)
+            raise
+        from zbtools.core.editing.undo import record
+        from zbtools.core.state.store import on_path_deleted, on_path_moved
+
+        for change in changes:
+            if change.action == "renamed":
+                record(ctx, change.rel, change.before, None, "apply_edit", change.mode)
+                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit")
+                on_path_moved(ctx, change.rel, change.dest_rel or change.rel)  # tabs follow
+            else:
+                record(ctx, change.rel, change.before,
+                       None if change.action == "deleted" else change.after, "apply_edit",
+                       change.mode)
+                if change.action == "deleted":
+                    on_path_deleted(ctx, change.rel)  # an open editor tab of it closes
+        return PatchOutcome(changes, False)
+    finally:
+        for change in changes:
+            change.close()

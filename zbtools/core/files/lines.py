@@ -1,0 +1,269 @@
+"""Reading a window of lines from a text file, in bounded memory.
+
+Lines are separated by ``\\n`` (a ``\\r`` before it belongs to the line ending); numbering is
+1-based; a final newline does not start another line, so an empty file has 0 lines.
+
+Files up to ``FULL_SCAN_BYTES`` (8 MiB), and every UTF-16/UTF-32 file, are read whole: the
+result then knows ``total_lines`` and ``sha256`` (the token edits can require), and the encoding
+is detected on the whole content. Larger files are streamed in 1 MiB chunks: newlines are counted
+with ``bytes.count``/``split`` until the window starts, only the window is decoded, and reading
+stops once it is complete, so the cost is proportional to the window's offset, not the file's
+size, and memory is bounded by the chunk size plus the window. For those, ``total_lines`` and
+``sha256`` are reported only when the scan reaches the end of the file (the window ends at or
+runs into it); otherwise they are ``null``. A single line longer than the collection cap (at
+least 1 MiB) is shown cut rather than read whole.
+
+Shown lines longer than ``max_line_chars`` are cut with a marker; the window also stops early
+(``truncated``) once its ``cat -n`` rendering would exceed ``max_bytes``, and says which line to
+continue from.
+"""
+
+from __future__ import annotations
+
+import os
+
+from zbtools.contract import ToolError
+from zbtools.core.files.textio import (
+    CHUNK,
+    decode,
+    looks_binary,
+    newline_style,
+    open_regular,
+    read_fd,
+    sha256_fd,
+    sha256_hex,
+    sniff_bom,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.files.workspace import Resolved
+
+FULL_SCAN_BYTES = 8 * 1024 * 1024
+WIDE_TEXT_LIMIT = 256 * 1024 * 1024  # UTF-16/32 files must be decoded whole
+LINE_PREFIX_DIGITS = 6  # "     12\t" in the numbered rendering: a tab and a newline more
+
+
+class Window:
+    """A contiguous run of lines and what is known about the whole file."""
+
+    def __init__(self) -> None:
+        self.first = 1  # line number of lines[0]
+        self.lines: list[str] = []  # shown text of each line, without its line ending
+        self.content = ""  # the window's text with its line endings (exact unless lines were cut)
+        self.total_lines: int | None = None
+        self.sha256: str | None = None
+        self.size = 0
+        self.encoding = "utf-8"
+        self.newline = "none"
+        self.invalid_utf8 = False
+        self.capped_lines = 0  # lines shown cut at max_line_chars
+        self.truncated = False  # stopped by max_bytes/max_lines before the requested end
+        self.has_more = False  # lines exist after the window
+
+    @property
+    def last(self) -> int:
+        """Line number of the last line in the window (``first - 1`` when empty)."""
+        return self.first + len(self.lines) - 1
+
+    def numbered(self) -> str:
+        """``cat -n`` rendering of the window."""
+        return "".join(f"{n:6}\t{line}\n" for n, line in enumerate(self.lines, self.first))
+
+
+def _nbytes(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def fill_window(window: Window, pieces: list[str], ends: list[bool], *, max_bytes: int,
+          max_line_chars: int, open_ended: bool = False) -> None:
+    """Shape raw line texts into the window, honouring the byte budget.
+
+    ``open_ended``: the last piece is only the start of a line too long to read whole.
+    """
+    shown: list[str] = []
+    exact: list[str] = []
+    used = 0
+    number = window.first
+    for index, (piece, has_end) in enumerate(zip(pieces, ends, strict=True)):
+        line = piece[:-1] if piece.endswith("\r") else piece
+        if len(line) > max_line_chars:
+            more = len(line) - max_line_chars
+            amount = f"more than {more}" if open_ended and index == len(pieces) - 1 else more
+            line = f"{line[:max_line_chars]}… [line cut: {amount} more characters]"
+            window.capped_lines += 1
+        cost = _nbytes(line) + max(LINE_PREFIX_DIGITS, len(str(number))) + 2
+        number += 1
+        if shown and used + cost > max_bytes:
+            window.truncated = True
+            window.has_more = True
+            break
+        used += cost
+        shown.append(line)
+        carriage = "\r" if piece.endswith("\r") else ""
+        exact.append(line + carriage + ("\n" if has_end else ""))
+    window.lines = shown
+    window.content = "".join(exact)
+
+
+def read_window(res: Resolved, start: int, count: int | None, *, max_bytes: int,
+                max_line_chars: int, full_scan_bytes: int = FULL_SCAN_BYTES) -> Window:
+    """Read lines ``start .. start+count-1`` (``count=None``: to the end of the file)."""
+    fd, st = open_regular(res)
+    try:
+        head = os.read(fd, CHUNK)
+        window = Window()
+        bom = sniff_bom(head[:4])
+        if bom is None and looks_binary(head):
+            raise ToolError("binary_file", f"{res.requested}: is a binary file (it contains "
+                            "NUL bytes)", hint="text tools do not read binary files; use "
+                            "get_file_info for its size", details={"size": st.st_size})
+        wide = bom is not None and bom[0] != "utf-8"
+        if st.st_size <= full_scan_bytes or wide:
+            limit = WIDE_TEXT_LIMIT if wide else None
+            data = head + read_fd(fd, None if limit is None else limit)
+            if limit is not None and len(data) > limit:
+                raise ToolError("too_large", f"{res.requested}: a {bom and bom[0]} file larger "
+                                f"than {limit} bytes cannot be read")
+            _whole(window, data, res.requested, start, count, max_bytes, max_line_chars)
+        else:
+            _stream(window, fd, head, res.requested, start, count, max_bytes, max_line_chars)
+        return window
+    finally:
+        os.close(fd)
+
+
+def _whole(window: Window, data: bytes, shown: str, start: int, count: int | None,
+           max_bytes: int, max_line_chars: int) -> None:
+    decoded = decode(data, shown=shown)
+    text = decoded.display_text()
+    window.size = len(data)
+    window.sha256 = sha256_hex(data)
+    window.encoding = decoded.encoding_label
+    window.newline = decoded.newline
+    window.invalid_utf8 = decoded.invalid_utf8
+    pieces = text.split("\n")
+    final_newline = text.endswith("\n")
+    if final_newline or not text:
+        pieces.pop()
+    total = len(pieces)
+    window.total_lines = total
+    window.first = start
+    if start > max(total, 1):
+        raise beyond_end_error(shown, start, total)
+    stop = total if count is None else min(total, start - 1 + count)
+    chosen = pieces[start - 1:stop]
+    ends = [i < total - 1 or final_newline for i in range(start - 1, stop)]
+    fill_window(window, chosen, ends, max_bytes=max_bytes, max_line_chars=max_line_chars)
+    window.has_more = window.has_more or window.last < total
+
+
+def beyond_end_error(shown: str, start: int, total: int) -> ToolError:
+    return ToolError("out_of_range", f"{shown}: line {start} is beyond the end of the file, "
+                     f"which has {total} line{'s' if total != 1 else ''}",
+                     hint=f"use a start line between 1 and {max(total, 1)}",
+                     details={"total_lines": total, "start_line": start})
+
+
+def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count: int | None,
+            max_bytes: int, max_line_chars: int) -> None:
+    """Chunked scan for big files: skip ``start-1`` newlines, then collect the window."""
+    window.size = os.fstat(fd).st_size
+    bom = sniff_bom(head[:4])
+    offset = len(bom[1]) if bom else 0
+    window.encoding = "utf-8-bom" if bom else "utf-8"
+    last_byte = head[-1:]
+    line_no = 1
+    chunk = head[offset:]
+    # A generous cap on collected bytes: the window is cut to max_bytes anyway, and a single
+    # enormous line must not be read whole.
+    collect_cap = max(4 * max_bytes, 1 << 20) + 4 * max_line_chars
+    collected: list[bytes] = []
+    collected_bytes = 0
+    newlines_in_window = 0
+    want = count
+    started = start == 1
+    eof = False
+    done = False
+    while not done:
+        if not started:
+            need = start - line_no
+            found = chunk.count(b"\n")
+            if found < need:
+                line_no += found
+                chunk = b""
+            else:
+                chunk = chunk.split(b"\n", need)[-1]
+                line_no = start
+                started = True
+        if started and chunk:
+            if want is not None:
+                found = chunk.count(b"\n")
+                if newlines_in_window + found >= want:
+                    cut = 0
+                    for _ in range(want - newlines_in_window):
+                        cut = chunk.index(b"\n", cut) + 1
+                    collected.append(chunk[:cut])
+                    done = True
+                    if chunk[cut:]:
+                        window.has_more = True
+                    else:  # the window ends at a chunk's end: maybe exactly at the file's end
+                        extra = os.read(fd, 1)
+                        window.has_more = bool(extra)
+                        eof = not extra
+                    break
+                newlines_in_window += found
+            collected.append(chunk)
+            collected_bytes += len(chunk)
+            if collected_bytes > collect_cap:
+                window.truncated = True
+                window.has_more = True
+                break
+        chunk = os.read(fd, CHUNK)
+        if not chunk:
+            eof = True
+            break
+        last_byte = chunk[-1:]
+    if eof and not started:
+        total = line_no - 1 + (1 if last_byte not in (b"", b"\n") else 0)
+        raise beyond_end_error(shown, start, total)
+    raw = b"".join(collected)
+    complete = b"\n" in raw
+    if window.truncated and not raw.endswith(b"\n"):
+        # The cap cut a line short: drop it (it starts the next window), unless it is the only
+        # line, which is then shown cut at max_line_chars instead; an incomplete UTF-8 sequence
+        # at its end is no decoding error.
+        raw = raw[:raw.rindex(b"\n") + 1] if complete else _trim_partial_utf8(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        window.invalid_utf8 = True
+    window.newline = newline_style(raw)
+    pieces = text.split("\n")
+    final_newline = text.endswith("\n")
+    if final_newline or not text:
+        pieces.pop()
+    ends = [i < len(pieces) - 1 or final_newline for i in range(len(pieces))]
+    window.first = start
+    if eof:
+        if start > 1 and not pieces:
+            raise beyond_end_error(shown, start, start - 1)
+        # Hashed only now that the window reached the end: a window in the middle of a huge
+        # file never pays for hashing it (the builtin SHA-256 runs at ~300 MB/s here).
+        window.sha256 = sha256_fd(fd)
+        window.total_lines = start - 1 + len(pieces)
+    fill_window(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars,
+          open_ended=window.truncated and not complete)
+
+
+def _trim_partial_utf8(data: bytes) -> bytes:
+    """``data`` without a UTF-8 sequence cut short at its end."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:  # ASCII: nothing is cut
+            return data
+        if byte >= 0xC0:  # a lead byte: does its sequence fit in what follows?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data

@@ -1,0 +1,702 @@
+"""Reading and writing files without losing a byte (DESIGN section 5, SECURITY 4.3-4.4).
+
+Reading:
+
+* Only regular files are opened (``O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`` relative to the parent's
+  fd, then ``fstat``): FIFOs, sockets and devices are refused with ``special_file`` before a single
+  byte is read, so a read never hangs.
+* Encoding, in ripgrep's order: a BOM (UTF-8, UTF-32 before UTF-16), else a NUL byte in the first
+  8 KiB means binary (``binary_file``), else strict UTF-8, else a guess that is accepted only if
+  it round-trips the bytes exactly, else UTF-8 with ``surrogateescape`` (lossless for editing;
+  shown with U+FFFD and ``invalid_utf8: true``). There is no guess for bytes that are mostly
+  well-formed UTF-8 (a UTF-8 file with a few bad bytes); else the guess is Windows-1252 when the
+  bytes read as Western text in it (the common legacy case, which charset-normalizer often
+  misreads in short files: "café" as Urdu cp1006), else charset-normalizer's best code page.
+* Line windows of big files are read in 1 MiB chunks and located with ``bytes.count``/``find``;
+  the whole file is never decoded or split (a 100 MB file is read with about 2 MiB of buffers).
+
+Writing:
+
+* Atomic: a temp file ``.<name>.zbtmp-<hex>`` created with ``O_EXCL | O_NOFOLLOW`` in the same
+  directory, written in a loop (short writes), mode and owner copied, ``fsync``, ``rename`` with
+  dir fds, ``fsync`` of the directory. A crash leaves the old or the new file, never half of one;
+  ENOSPC and friends happen before the rename and leave the original untouched.
+* Create-only publishes with ``link()`` (fails on any existing name, even a dangling symlink).
+* Replacing a file with several hard links breaks the link (reported as ``hardlink_broken``);
+  in-place appends refuse such files instead (``hardlink_refused``).
+* Writing bytes identical to the current content does nothing (``changed: false``, mtime kept).
+* Read-only files (no write bit) are refused with ``permission_denied``, by replacing writes and
+  by appends alike, even for root: a rename would bypass the mode the user set.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from zbtools.contract import ToolError
+from zbtools.core.files.workspace import os_error
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.files.workspace import Resolved
+
+if TYPE_CHECKING:
+    from hashlib import sha256 as sha256  # noqa: PLC0414 - explicit re-export for mypy
+else:
+    try:  # hashlib pulls in OpenSSL bindings (~3 ms); the builtin module is enough for SHA-256
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - other interpreters
+        from hashlib import sha256
+
+
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+BINARY_SNIFF_BYTES = 8192
+CHUNK = 1 << 20
+
+BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+LINE_HASH_CHARS = 6
+
+
+def line_hash(line: str) -> str:
+    """The short, stable hash of one line's text (no line ending) used by hash anchors."""
+    digest: str = sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
+    return digest[:LINE_HASH_CHARS]
+
+
+FAST_HASH_BYTES = 1 << 20
+
+
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data``: the builtin module for small data (no import cost), OpenSSL's
+    (about 5x faster, but ~3.6 ms to import) from 1 MiB up."""
+    if len(data) >= FAST_HASH_BYTES:
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
+    digest: str = sha256(data).hexdigest()
+    return digest
+
+
+def sha256_fd(fd: int) -> str:
+    """SHA-256 of a whole open file, read with ``pread`` from offset 0 in 1 MiB chunks."""
+    import hashlib
+
+    hasher = hashlib.sha256()
+    offset = 0
+    while True:
+        chunk = os.pread(fd, CHUNK, offset)
+        if not chunk:
+            return hasher.hexdigest()
+        hasher.update(chunk)
+        offset += len(chunk)
+
+
+def sniff_bom(head: bytes) -> tuple[str, bytes] | None:
+    for bom, encoding in BOMS:
+        if head.startswith(bom):
+            return encoding, bom
+    return None
+
+
+def looks_binary(head: bytes) -> bool:
+    """ripgrep's rule: binary iff a NUL byte appears (we look at the first 8 KiB)."""
+    return head.find(b"\x00", 0, BINARY_SNIFF_BYTES) != -1
+
+
+def newline_style(data: bytes | str) -> str:
+    """``lf``, ``crlf``, ``cr``, ``mixed`` or ``none`` for bytes or text."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    crlf = data.count(b"\r\n")
+    lf = data.count(b"\n") - crlf
+    cr = data.count(b"\r") - crlf
+    kinds = [k for k, n in (("crlf", crlf), ("lf", lf), ("cr", cr)) if n]
+    if not kinds:
+        return "none"
+    return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def dominant_newline(data: bytes) -> str:
+    """The newline new lines should take: the most common style (ties and none: LF)."""
+    crlf = data.count(b"\r\n")
+    lf = data.count(b"\n") - crlf
+    return "\r\n" if crlf > lf else "\n"
+
+
+class Decoded:
+    """Text decoded from bytes, with everything needed to encode it back identically."""
+
+    __slots__ = ("bom", "encoding", "invalid_utf8", "newline", "text")
+
+    def __init__(self, text: str, encoding: str, bom: bytes, newline: str,
+                 invalid_utf8: bool) -> None:
+        self.text = text
+        self.encoding = encoding  # a Python codec name
+        self.bom = bom
+        self.newline = newline  # lf crlf cr mixed none
+        self.invalid_utf8 = invalid_utf8  # text holds surrogate escapes of undecodable bytes
+
+    @property
+    def errors(self) -> str:
+        return "surrogateescape" if self.invalid_utf8 else "strict"
+
+    def encode(self, text: str) -> bytes:
+        """Encode ``text`` the way the original was, or raise ``encoding_error``."""
+        try:
+            return self.bom + text.encode(self.encoding, self.errors)
+        except UnicodeEncodeError as exc:
+            bad = text[exc.start:exc.end]
+            raise ToolError(
+                "encoding_error",
+                f"the text contains {bad!r}, which the file's encoding {self.encoding} cannot "
+                "represent",
+                hint="use only characters the file's encoding supports, or convert the file to "
+                "UTF-8 first (write_file with the full content)",
+                details={"encoding": self.encoding, "character": bad},
+            ) from exc
+
+    def display_text(self) -> str:
+        """The text for showing: undecodable bytes become U+FFFD."""
+        if not self.invalid_utf8:
+            return self.text
+        return self.text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+    @property
+    def encoding_label(self) -> str:
+        label = self.encoding.replace("_", "-").lower()
+        return f"{label}-bom" if self.bom and label == "utf-8" else label
+
+
+def decode(data: bytes, *, shown: str = "") -> Decoded:
+    """Decode file bytes per the module rules; raise ``binary_file`` for binary data."""
+    bom = sniff_bom(data[:4])
+    if bom is not None:
+        encoding, bom_bytes = bom
+        body = data[len(bom_bytes):]
+        try:
+            text = body.decode(encoding)
+        except UnicodeDecodeError:
+            if encoding == "utf-8":
+                text = body.decode("utf-8", "surrogateescape")
+                return Decoded(text, "utf-8", bom_bytes, newline_style(text), True)
+            # Not valid UTF-16/32 after all: the "BOM" was the start of 8-bit text or binary
+            # data (e.g. Latin-1 "\xff\xfe..."); detect it like a file without a BOM.
+        else:
+            return Decoded(text, encoding, bom_bytes, newline_style(text), False)
+    if looks_binary(data):
+        raise ToolError("binary_file", f"{shown}: is a binary file (it contains NUL bytes)",
+                        hint="text tools do not read binary files; use get_file_info for its "
+                        "size and type", details={"path": shown, "size": len(data)})
+    try:
+        return Decoded(data.decode("utf-8"), "utf-8", b"", newline_style(data), False)
+    except UnicodeDecodeError:
+        pass
+    guess = _guess_encoding(data)
+    if guess is not None:
+        try:
+            text = data.decode(guess)
+            if text.encode(guess) == data:
+                return Decoded(text, guess, b"", newline_style(text), False)
+        except (UnicodeError, LookupError):
+            pass
+    return Decoded(data.decode("utf-8", "surrogateescape"), "utf-8", b"", newline_style(data),
+                   True)
+
+
+def _guess_encoding(data: bytes) -> str | None:
+    """The likely encoding of bytes that are neither UTF-8 nor marked by a BOM, or ``None``."""
+    sample = data[: 1 << 20]
+    import re  # lazy: only non-UTF-8 files get here
+
+    high = len(sample) - len(sample.translate(None, bytes(range(0x80, 0x100))))
+    in_utf8 = sum(len(m) for m in re.findall(_UTF8_SEQUENCE, sample))
+    if in_utf8 * 2 >= high:
+        return None  # mostly well-formed UTF-8: a UTF-8 file with a few bad bytes
+    if _reads_as_western(sample):
+        return "cp1252"
+    try:
+        from charset_normalizer import from_bytes  # lazy: ~15 ms, only for non-UTF-8 files
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    for match in from_bytes(sample):
+        encoding = str(match.encoding)
+        # UTF-16/32 without a BOM and without NUL bytes is implausible; ASCII/UTF-8 failed already
+        if encoding not in ("ascii", "utf_8") and not encoding.startswith(("utf_16", "utf_32")):
+            return encoding
+    return None
+
+
+_UTF8_SEQUENCE = rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+
+# Non-ASCII punctuation that may stand between two letters in Western text: don't, x·y, a–b.
+_INWORD_MARKS = frozenset("\u2019\u2018\u00b7\u2013\u2014")
+
+
+def _reads_as_western(sample: bytes) -> bool:
+    """Whether ``sample`` decodes in Windows-1252 to plausible Western text.
+
+    Single-byte Cyrillic, Greek, Hebrew or Arabic text decoded this way is mostly accented
+    letters; Central European code pages and multi-byte CJK encodings put symbols inside words
+    (cp1250 "Zażółć" reads "Za¿ó³æ"). Either makes the sample implausible. The letters of the
+    first 64 KiB are examined.
+    """
+    try:
+        text = sample.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    letters = accented = 0
+    previous_letter = False
+    mark_after_letter = False
+    for char in text[:65536]:
+        if char.isalpha():
+            letters += 1
+            if not char.isascii():
+                accented += 1
+            if mark_after_letter:
+                return False  # a symbol between two letters
+            previous_letter = True
+            mark_after_letter = False
+        else:
+            mark_after_letter = (previous_letter and not char.isascii()
+                                 and char not in _INWORD_MARKS)
+            previous_letter = False
+    return accented * 2 <= letters
+
+
+def apply_newline(text: str, newline: str) -> str:
+    """Give text with bare LF line ends the requested style; text already using CR is kept."""
+    if newline == "\r\n" and "\r" not in text and "\n" in text:
+        return text.replace("\n", "\r\n")
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.stat_result]:
+    """Open the resolved final entry for reading; it must be a regular file."""
+    shown = shown or res.requested
+    if res.name is None or res.st is None:
+        if res.name is None:
+            raise ToolError("is_directory", f"{shown}: is the workspace root directory",
+                            hint="use list_directory to see a directory")
+        raise ToolError("not_found", f"{shown}: no such file",
+                        hint="check the path with list_directory or find_files",
+                        details={"path": shown})
+    if stat.S_ISDIR(res.st.st_mode):
+        raise ToolError("is_directory", f"{shown}: is a directory, not a file",
+                        hint="use list_directory to see a directory")
+    if not stat.S_ISREG(res.st.st_mode):
+        raise _special(shown, res.st)
+    try:
+        fd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
+    except OSError as exc:
+        raise os_error(exc, shown) from exc
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ToolError("is_directory", f"{shown}: is a directory, not a file")
+        raise _special(shown, st)
+    return fd, st
+
+
+def _special(shown: str, st: os.stat_result) -> ToolError:
+    mode = st.st_mode
+    kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+            else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+    return ToolError("special_file", f"{shown}: is a {kind}, not a regular file",
+                     hint="only regular files are read or written", details={"kind": kind})
+
+
+def read_fd(fd: int, limit: int | None = None) -> bytes:
+    """Read from ``fd`` to EOF (or ``limit`` bytes), whatever ``st_size`` claims.
+
+    A regular file is first read with one ``read`` of its size (no chunk list to join: for a
+    50 MB file that saves a copy and ~20 ms); ``/proc``-style files that report size 0 and
+    files that grew meanwhile fall through to the chunked loop.
+    """
+    parts: list[bytes] = []
+    total = 0
+    try:
+        size = os.fstat(fd).st_size
+    except OSError:
+        size = 0
+    if size > CHUNK and (limit is None or size < limit):
+        first = os.read(fd, size)
+        parts.append(first)
+        total = len(first)
+        if total == size:
+            more = os.read(fd, 1)
+            if not more:
+                return first
+            parts.append(more)
+            total += 1
+    while True:
+        want = CHUNK if limit is None else min(CHUNK, limit - total)
+        if want <= 0:
+            break
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
+
+
+def read_bytes(res: Resolved, *, max_bytes: int | None = None, shown: str | None = None) -> bytes:
+    """The whole content of a regular file; ``too_large`` beyond ``max_bytes``."""
+    fd, st = open_regular(res, shown=shown)
+    try:
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise ToolError("too_large", f"{shown or res.requested}: {st.st_size} bytes exceeds "
+                            f"the {max_bytes}-byte limit for this operation",
+                            hint="read it in ranges with read_file_range")
+        data = read_fd(fd, None if max_bytes is None else max_bytes + 1)
+        if max_bytes is not None and len(data) > max_bytes:
+            raise ToolError("too_large", f"{shown or res.requested}: exceeds the "
+                            f"{max_bytes}-byte limit for this operation")
+        return data
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+class WriteOutcome:
+    __slots__ = ("changed", "created", "hardlink_broken", "old_size", "owner_changed")
+
+    def __init__(self) -> None:
+        self.created = False
+        self.changed = True
+        self.hardlink_broken = False
+        self.owner_changed = False
+        self.old_size: int | None = None
+
+
+def _unlink_quiet(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def temp_name(name: str, tag: str = "zbtmp") -> str:
+    """A hidden sibling name ``.<name>.<tag>-<hex>`` that fits in NAME_MAX (255 bytes).
+
+    The original name is cut to at most 100 *bytes* (at a character boundary): names of 100
+    characters can be 400 bytes in UTF-8, and the temp name must never be the one that is too long.
+    """
+    raw = os.fsencode(name)
+    if len(raw) > 100:
+        raw = raw[:100]
+        while raw and raw[-1] & 0xC0 == 0x80:  # drop a cut multi-byte sequence: continuations
+            raw = raw[:-1]
+        if raw and raw[-1] >= 0xC0:  # ... and its lead byte
+            raw = raw[:-1]
+        name = os.fsdecode(raw)
+    return f".{name}.{tag}-{os.urandom(6).hex()}"
+
+
+def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None:
+    if expected_sha256 is None:
+        return
+    actual = sha256_hex(data)
+    if actual != expected_sha256.lower():
+        raise ToolError("stale_file", f"{shown}: changed since it was read (sha256 differs)",
+                        hint="read the file again and redo the change against its current "
+                        "content", details={"expected_sha256": expected_sha256,
+                                            "current_sha256": actual})
+
+
+def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
+                 expected_sha256: str | None = None, mode: int | None = None,
+                 shown: str | None = None,
+                 unchanged_since: os.stat_result | None = None,
+                 known_changed: bool = False,
+                 parts: list[memoryview] | None = None) -> WriteOutcome:
+    """Replace (or create) the resolved final entry with ``data`` atomically.
+
+    ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
+    mtime differ from that earlier ``stat`` (a cheap staleness check for big files). ``parts``,
+    when given, are written one after the other instead of ``data`` (a big file edited in the
+    middle is never joined into a second copy); they require ``known_changed``.
+
+    A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
+    exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
+    """
+    shown = shown or res.requested
+    if res.name is None:
+        raise ToolError("workspace_root_protected", f"{shown}: is the workspace root",
+                        hint="write to a file path inside the workspace")
+    outcome = WriteOutcome()
+    dir_fd, name = res.dir_fd, res.name
+    old_st: os.stat_result | None = None
+    try:
+        ofd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        ofd = -1
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the name is (now) a symlink: resolution must be redone
+            raise ToolError("path_changed", f"{shown}: is a symbolic link that could not be "
+                            "followed safely", hint="call the tool again") from exc
+        if exc.errno == errno.EISDIR:
+            raise ToolError("is_directory", f"{shown}: is a directory",
+                            hint="give a file path, not a directory") from exc
+        raise os_error(exc, shown) from exc
+    if ofd >= 0:
+        try:
+            old_st = os.fstat(ofd)
+            if stat.S_ISDIR(old_st.st_mode):
+                raise ToolError("is_directory", f"{shown}: is a directory",
+                                hint="give a file path, not a directory")
+            if not stat.S_ISREG(old_st.st_mode):
+                raise _special(shown, old_st)
+            if create_only:
+                raise ToolError("already_exists", f"{shown}: already exists",
+                                hint="use edit_file/apply_edit to change it, or pass "
+                                "overwrite: true to replace it whole",
+                                details={"path": shown, "size": old_st.st_size})
+            if unchanged_since is not None and (
+                    old_st.st_ino, old_st.st_size, old_st.st_mtime_ns) != (
+                    unchanged_since.st_ino, unchanged_since.st_size,
+                    unchanged_since.st_mtime_ns):
+                raise ToolError("stale_file", f"{shown}: changed while being edited",
+                                hint="read the file again and redo the edit")
+            if not old_st.st_mode & 0o222:
+                raise ToolError("permission_denied", f"{shown}: is read-only (mode "
+                                f"{stat.S_IMODE(old_st.st_mode):04o})",
+                                hint="make it writable first if replacing it is intended")
+            # The old bytes are read only to check expected_sha256 or to detect a no-op write
+            # (same size); a caller that knows the content differs skips that second read.
+            old = read_fd(ofd) if (expected_sha256 is not None or (
+                old_st.st_size == len(data) and not known_changed)) else None
+            if old is not None:
+                check_expected(old, expected_sha256, shown)
+                if old == data:
+                    outcome.changed = False
+                    outcome.old_size = len(old)
+                    return outcome
+            outcome.old_size = old_st.st_size
+        finally:
+            os.close(ofd)
+    else:
+        if expected_sha256 is not None:
+            raise ToolError("stale_file", f"{shown}: no longer exists (expected_sha256 given)",
+                            hint="read the file again; it was deleted or moved",
+                            details={"expected_sha256": expected_sha256, "current_sha256": None})
+        outcome.created = True
+    tmp = temp_name(name)
+    fd = -1
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=dir_fd)
+        for piece in parts if parts is not None else [memoryview(data)]:
+            view = piece
+            while view:
+                view = view[os.write(fd, view):]
+        if old_st is not None:
+            os.fchmod(fd, stat.S_IMODE(old_st.st_mode))
+            try:
+                os.fchown(fd, old_st.st_uid, old_st.st_gid)
+            except PermissionError:
+                outcome.owner_changed = True
+        else:
+            os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~current_umask())
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        if old_st is None:
+            # No-clobber publish: link() fails on any existing name, even a dangling symlink.
+            try:
+                os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            except FileExistsError:
+                raise ToolError("already_exists", f"{shown}: was created by someone else "
+                                "meanwhile", hint="read it and decide; nothing was written") \
+                    from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                if create_only:
+                    raise ToolError("io_error", f"{shown}: the filesystem has no hard links, "
+                                    "so create-only cannot be atomic") from exc
+                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                os.unlink(tmp, dir_fd=dir_fd)
+        else:
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            outcome.hardlink_broken = old_st.st_nlink > 1
+        try:
+            os.fsync(dir_fd)
+        except OSError:
+            pass  # some filesystems refuse fsync on directories; the rename is done
+        return outcome
+    except ToolError:
+        if fd >= 0:
+            os.close(fd)
+        _unlink_quiet(tmp, dir_fd)
+        raise
+    except OSError as exc:
+        if fd >= 0:
+            os.close(fd)
+        _unlink_quiet(tmp, dir_fd)
+        raise os_error(exc, shown) from exc
+
+
+def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
+                    shown: str) -> tuple[bool, int]:
+    """Append ``data`` to an existing regular file; returns (hardlinks_ok, new_size).
+
+    In place (``O_APPEND``): a crash can leave a partial tail, which is acceptable for appends.
+    """
+    assert res.name is not None
+    try:
+        fd = os.open(res.name, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=res.dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ToolError("path_changed", f"{shown}: became a symbolic link",
+                            hint="call the tool again") from exc
+        if exc.errno == errno.ENXIO:  # FIFO without reader
+            raise ToolError("special_file", f"{shown}: is a FIFO, not a regular file") from exc
+        raise os_error(exc, shown) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _special(shown, st)
+        if not st.st_mode & 0o222:  # our own check: root would be let through by the kernel
+            raise ToolError("permission_denied", f"{shown}: is read-only (mode "
+                            f"{stat.S_IMODE(st.st_mode):04o})",
+                            hint="make it writable first if appending to it is intended")
+        if st.st_nlink > 1:
+            raise ToolError("hardlink_refused", f"{shown}: has {st.st_nlink} hard links; an "
+                            "in-place append would change every one of them",
+                            hint="write the whole new content with write_file (which breaks the "
+                            "link) if that is intended")
+        if expected_sha256 is not None:
+            rfd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
+            try:
+                check_expected(read_fd(rfd), expected_sha256, shown)
+            finally:
+                os.close(rfd)
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:
+            if view.nbytes != len(data):  # a partial append: cut the tail back off
+                try:
+                    os.ftruncate(fd, st.st_size)
+                except OSError:
+                    pass
+            raise os_error(exc, shown) from exc
+        return True, st.st_size + len(data)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format of an existing file, for writing new text the way the file already is
+
+
+class FileFormat:
+    """How an existing file encodes text: what new text written into it should follow."""
+
+    __slots__ = ("binary", "bom", "encoding", "ends_with_newline", "invalid_utf8", "newline",
+                 "size")
+
+    def __init__(self, encoding: str = "utf-8", bom: bytes = b"", newline: str = "\n",
+                 ends_with_newline: bool = True, binary: bool = False, size: int = 0,
+                 invalid_utf8: bool = False) -> None:
+        self.encoding = encoding
+        self.bom = bom
+        self.newline = newline  # "\n" or "\r\n": the file's dominant line ending
+        self.ends_with_newline = ends_with_newline
+        self.binary = binary
+        self.size = size
+        self.invalid_utf8 = invalid_utf8
+
+    @property
+    def style(self) -> str:
+        return "crlf" if self.newline == "\r\n" else "lf"
+
+    @property
+    def label(self) -> str:
+        label = self.encoding.replace("_", "-").lower()
+        return f"{label}-bom" if self.bom and label == "utf-8" else label
+
+    def encode(self, text: str, *, with_bom: bool) -> bytes:
+        errors = "surrogateescape" if self.invalid_utf8 else "strict"
+        decoded = Decoded("", self.encoding, self.bom if with_bom else b"", self.style,
+                          self.invalid_utf8 and errors == "surrogateescape")
+        return decoded.encode(text)
+
+
+PROBE_WHOLE_BYTES = 8 * 1024 * 1024
+
+
+def probe_format(res: Resolved, *, shown: str | None = None) -> tuple[FileFormat, bytes | None]:
+    """The format of the existing regular file ``res``, and its bytes when it is small."""
+    fd, st = open_regular(res, shown=shown)
+    try:
+        whole = st.st_size <= PROBE_WHOLE_BYTES
+        data = read_fd(fd) if whole else os.read(fd, CHUNK)
+        last = data[-1:] if whole else os.pread(fd, 1, max(st.st_size - 1, 0))
+    finally:
+        os.close(fd)
+    fmt = FileFormat(size=st.st_size, ends_with_newline=last in (b"\n", b""))
+    fmt.newline = dominant_newline(data)
+    bom = sniff_bom(data[:4])
+    if bom is None and looks_binary(data):
+        fmt.binary = True
+        return fmt, data if whole else None
+    if bom is not None:
+        fmt.encoding, fmt.bom = bom
+        if fmt.encoding != "utf-8":  # count newlines in the decoded text, not the raw bytes
+            try:
+                fmt.newline = dominant_newline(data[len(fmt.bom):].decode(fmt.encoding)
+                                               .encode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        return fmt, data if whole else None
+    sample = data if whole else data[: len(data) - 4]
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError:
+        decoded = decode(sample, shown=shown or res.requested)
+        fmt.encoding = decoded.encoding
+        fmt.invalid_utf8 = decoded.invalid_utf8
+    return fmt, data if whole else None
+
+
+def convert_newlines(text: str, mode: str, fmt: FileFormat | None) -> str:
+    """Apply a ``newline`` argument (auto, lf, crlf, as_is) to text about to be written."""
+    if mode == "as_is":
+        return text
+    if mode == "lf":
+        return text.replace("\r\n", "\n")
+    if mode == "crlf":
+        return text.replace("\r\n", "\n").replace("\n", "\r\n")
+    if fmt is not None and fmt.newline == "\r\n":
+        return apply_newline(text, "\r\n")
+    return text

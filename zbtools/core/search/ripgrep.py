@@ -1,0 +1,342 @@
+"""grep_search's ``rg`` engine: our walk picks the files, ripgrep searches them (PERFORMANCE 4).
+
+The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
+skipped counts) is the same ``core.walk.Walk`` as the python engine's, and each file it keeps is
+opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most
+``MAX_FILE_BYTES``, no NUL byte in the first 8 KiB, exactly the python engine's rules) and
+handed to ``rg`` as an inherited descriptor (``/dev/fd/N``), so ripgrep reads the very file we
+vetted and never resolves a path: containment is the walk's. Batches of ``BATCH_FILES`` files
+run in up to ``IN_FLIGHT`` ``rg`` processes while the walk goes on; their output
+(``--null``-separated ``path\\0line:text`` records, or counts) is put back in walk order and
+replayed through ``search.record``, so limits, truncation and counts are the python engine's.
+
+Only patterns both engines read the same way go to ``rg``: ``compatible`` accepts literals,
+classes, ``\\d \\w \\s \\b``, anchors, groups, alternation and repetition, and refuses
+backreferences, lookaround, conditionals, possessive/atomic groups and ``regex``-only syntax
+(``\\p{..}``). Multiline searches always use the python engine.
+
+Failure modes: no ``rg`` binary (``find_rg``: ``ZBTOOLS_RG``, ``PATH``, then the interpreter's
+scripts directory, where the ``ripgrep`` wheel of ``zbtools[rg]`` puts it) or a pattern outside
+the shared syntax means ``engine: auto`` uses python and ``engine: rg`` fails with
+``invalid_arguments``. A batch whose ``rg`` fails (exit 2 with no output) is searched by the
+python engine instead. The timeout kills the running batches (``timed_out``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from zbtools.core.search.engine import (
+    BINARY_PROBE,
+    FILE_FLAGS,
+    MAX_FILE_BYTES,
+    Hit,
+    Outcome,
+    Replay,
+    Searcher,
+    SearchTimeout,
+    Slot,
+    cut_line,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    import threading
+    from collections.abc import Mapping, Sequence
+
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.core.search.engine import FileStatus, PathFilter, RgRequest
+
+BATCH_FILES = 512
+IN_FLIGHT = 2
+NO_HIT = Hit(0, [], [], [])
+
+
+def find_rg(env: Mapping[str, str] | None = None) -> str | None:
+    """The ``rg`` binary to use, or None."""
+    import shutil
+    import sys
+
+    env = os.environ if env is None else env
+    explicit = env.get("ZBTOOLS_RG")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    found = shutil.which("rg", path=env.get("PATH"))
+    if found:
+        return found
+    beside = os.path.join(os.path.dirname(sys.executable), "rg")
+    return beside if os.access(beside, os.X_OK) else None
+
+
+def compatible(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
+    """Whether ripgrep reads ``pattern`` exactly as the python engine does: the line-local
+    patterns (``search.line_local``), whose constructs both dialects share."""
+    from zbtools.core.search.engine import line_local
+
+    return line_local(pattern, fixed_strings=fixed_strings, multiline=multiline)
+
+
+class _Batch:
+    def __init__(self, slots: list[Slot], proc: subprocess.Popen[bytes],
+                 thread: threading.Thread, box: list[bytes]) -> None:
+        self.slots = slots
+        self.proc = proc
+        self.thread = thread
+        self.box = box
+
+
+class RgSearch:
+    """One ``search_tree`` call on the rg engine; see the module docstring."""
+
+    def __init__(self, rg: str, searcher: Searcher, outcome: Outcome, pattern: str, *,
+                 ignore_case: bool, fixed_strings: bool, limit: int, per_file: bool) -> None:
+        self.searcher = searcher
+        self.replay = Replay(outcome, limit, per_file)
+        self.limit = limit
+        self.per_file = per_file
+        args = [rg, "--no-config", "--color", "never", "--no-heading", "--with-filename",
+                "--null", "--text", "--no-ignore", "--hidden", "--no-messages",
+                # Transcoding from UTF-8 puts U+FFFD where bytes are invalid and drops a BOM,
+                # as the python engine's decode does: '.' then matches the same characters.
+                "--encoding", "utf-8"]
+        if ignore_case:
+            args.append("--ignore-case")
+        if fixed_strings:
+            args.append("--fixed-strings")
+        if per_file:
+            args.append("--count")
+        else:
+            args += ["--line-number", "--max-count", str(limit + 1)]
+            if searcher.before:
+                args += ["--before-context", str(searcher.before)]
+            if searcher.after:
+                args += ["--after-context", str(searcher.after)]
+        self.args = [*args, "--regexp", pattern, "--"]
+        self.batch_files = batch_size()
+        self.pending: list[Slot] = []
+        self.batches: list[_Batch] = []
+
+    @property
+    def stopped(self) -> bool:
+        return self.replay.stopped
+
+    def add(self, dir_fd: int, name: str, rel: str) -> None:
+        slot = self.replay.slot(rel)
+        status = _vet(dir_fd, name, slot)
+        if status is not None:
+            slot.status = status
+            self.replay.advance()
+            return
+        self.pending.append(slot)
+        if len(self.pending) >= self.batch_files:
+            self._launch()
+
+    def finish(self) -> None:
+        if self.pending and not self.stopped:
+            self._launch()
+        while self.batches and not self.stopped:
+            self._collect(self.batches.pop(0))
+        self.replay.advance()
+
+    def close(self) -> None:
+        for batch in self.batches:
+            batch.proc.kill()
+            batch.proc.wait()
+            batch.thread.join()
+        self.batches.clear()
+        for slot in self.pending + self.replay.queue:
+            if slot.fd >= 0:
+                os.close(slot.fd)
+                slot.fd = -1
+
+    def _launch(self) -> None:
+        import subprocess
+        import threading
+
+        while len(self.batches) >= IN_FLIGHT and not self.stopped:
+            self._collect(self.batches.pop(0))
+        slots, self.pending = self.pending, []
+        if self.stopped:
+            return
+        fds = [slot.fd for slot in slots]
+        try:
+            proc = subprocess.Popen([*self.args, *(f"/dev/fd/{fd}" for fd in fds)],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, pass_fds=fds)
+        except OSError:
+            self._search_here(slots)
+            self.replay.advance()
+            return
+        box: list[bytes] = []
+        assert proc.stdout is not None
+        stdout = proc.stdout
+        thread = threading.Thread(target=lambda: box.append(stdout.read()), daemon=True)
+        thread.start()
+        self.batches.append(_Batch(slots, proc, thread, box))
+
+    def _collect(self, batch: _Batch) -> None:
+        left = self.searcher.time_left()
+        batch.thread.join(max(left, 0))
+        if batch.thread.is_alive():  # out of time
+            batch.proc.kill()
+            batch.proc.wait()
+            batch.thread.join()
+            for slot in batch.slots:
+                slot.status = "timeout"
+        else:
+            code = batch.proc.wait()
+            data = batch.box[0] if batch.box else b""
+            if code == 2 and not data:
+                self._search_here(batch.slots)
+            else:
+                self._parse(batch.slots, data)
+        for slot in batch.slots:
+            if slot.fd >= 0:
+                os.close(slot.fd)
+                slot.fd = -1
+        self.replay.advance()
+
+    def _search_here(self, slots: list[Slot]) -> None:
+        """The python engine on the batch's already open files (its rg failed)."""
+        wanted = None if self.per_file else self.limit + 1
+        for slot in slots:
+            try:
+                slot.status, slot.hits = self.searcher.search_open(slot.fd, wanted)
+            except SearchTimeout:
+                slot.status, slot.hits = "timeout", []
+
+    def _parse(self, slots: list[Slot], data: bytes) -> None:
+        by_fd = {f"/dev/fd/{slot.fd}".encode(): slot for slot in slots}
+        for slot in slots:
+            slot.status = "ok"
+        if self.per_file:
+            for line in data.split(b"\n"):
+                path, sep, count = line.partition(b"\0")
+                counted = by_fd.get(path) if sep else None
+                if counted is not None and count.isdigit():
+                    counted.hits = [NO_HIT] * int(count)
+            return
+        rows: dict[bytes, dict[int, tuple[bool, bytes]]] = {}
+        for line in data.split(b"\n"):
+            path, sep, rest = line.partition(b"\0")
+            if not sep:
+                continue  # "--" between context groups, or the final empty piece
+            i = 0
+            while i < len(rest) and 48 <= rest[i] <= 57:
+                i += 1
+            if i == 0 or i >= len(rest):
+                continue
+            rows.setdefault(path, {})[int(rest[:i])] = (rest[i] == 58, rest[i + 1:])  # ':'
+        for path, lines in rows.items():
+            found = by_fd.get(path)
+            if found is not None:
+                found.hits = self._hits(lines)
+
+    def _hits(self, lines: dict[int, tuple[bool, bytes]]) -> list[Hit]:
+        text: dict[int, str] = {}
+
+        def line_text(number: int) -> str:
+            got = text.get(number)
+            if got is None:
+                raw = lines[number][1]
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                got = text[number] = raw.decode("utf-8", "replace")
+            return got
+
+        hits: list[Hit] = []
+        before_n, after_n = self.searcher.before, self.searcher.after
+        for number in sorted(lines):
+            if not lines[number][0]:
+                continue
+            own = line_text(number)
+            column = 0
+            if len(own) > 500:
+                m = self.searcher.regex.search(own)
+                column = m.start() if m is not None else 0
+            before = [cut_line(line_text(n)) for n in range(max(1, number - before_n), number)
+                      if n in lines]
+            after: list[str] = []
+            for n in range(number + 1, number + after_n + 1):
+                if n not in lines:
+                    break
+                after.append(cut_line(line_text(n)))
+            hits.append(Hit(number, [cut_line(own, column)], before, after))
+        return hits
+
+
+def batch_size() -> int:
+    """``BATCH_FILES``, or fewer when the open-files limit could not hold every batch's files
+    (the running batches and the one being filled, plus the walk's and a margin)."""
+    import resource
+
+    try:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):  # pragma: no cover
+        return 16
+    if soft == resource.RLIM_INFINITY:
+        return BATCH_FILES
+    return max(1, min(BATCH_FILES, (soft - 128) // (IN_FLIGHT + 1)))
+
+
+def _vet(dir_fd: int, name: str, slot: Slot) -> FileStatus | None:
+    """Open and check one file as the python engine would; None: give it to rg (fd kept)."""
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return "unreadable"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            status = "other"
+        elif st.st_size > MAX_FILE_BYTES:
+            status = "too_large"
+        elif os.pread(fd, BINARY_PROBE, 0).find(b"\0") >= 0:
+            status = "binary"
+        else:
+            slot.fd = fd
+            return None
+    except OSError:
+        status = "unreadable"
+    os.close(fd)
+    return status
+
+
+def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path: str,
+                   path_filter: PathFilter, *, limit: int, per_file: bool,
+                   include_hidden: bool, include_ignored: bool,
+                   exclude_dirs: Sequence[str] | None) -> Outcome:
+    """``search.search_tree`` for a directory, with ripgrep doing the matching."""
+    from zbtools.core.search.walk import Walk
+
+    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
+                include_hidden=include_hidden, include_ignored=include_ignored,
+                exclude_dirs=exclude_dirs, with_stat=False)
+    outcome = Outcome(walk.rel, walk.skipped)
+    outcome.engine = "rg"
+    prefix = "" if walk.rel == "." else walk.rel + "/"
+    engine = RgSearch(rg.binary, searcher, outcome, rg.pattern, ignore_case=rg.ignore_case,
+                      fixed_strings=rg.fixed_strings, limit=limit, per_file=per_file)
+    try:
+        for entry in walk:
+            if entry.kind != "file":
+                continue
+            if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
+                                                              entry.name):
+                continue
+            engine.add(walk.parent_fd, entry.name, entry.rel)
+            if engine.stopped:
+                break
+            if searcher.time_left() <= 0:
+                outcome.timed_out = True
+                break
+        engine.finish()
+        engine.replay.settle()
+    finally:
+        walk.close()
+        engine.close()
+    outcome.loops = walk.loops
+    outcome.depth_limited = walk.depth_limited
+    return outcome

@@ -1,0 +1,487 @@
+"""The one directory walker every listing and search tool shares (SECURITY 4.7, PERFORMANCE 4-6).
+
+``Walk(workspace, path, ...)`` resolves ``path`` through ``Workspace.resolve`` and iterates the
+entries below it in a deterministic pre-order (siblings sorted by name), each with its path
+relative to the workspace root in POSIX form. It never uses a path string to reach a directory:
+every directory is opened with ``openat(parent_fd, name, O_DIRECTORY | O_NOFOLLOW)`` and listed
+with ``os.scandir(fd)``, so a directory swapped for a symlink mid-walk fails instead of escaping.
+While the consumer handles an entry, ``parent_fd`` is its directory's descriptor: tools that read
+files open ``entry.name`` with ``dir_fd=walk.parent_fd`` (and ``O_NOFOLLOW``), never a path.
+
+Rules:
+
+* Symlinks are reported (type ``symlink``, with their text) and never followed, so the walk
+  cannot leave the workspace; directories are also tracked by ``(st_dev, st_ino)`` so a bind
+  mount loop is entered once (``loops`` counts the refusals).
+* Default excluded directories (``DEFAULT_EXCLUDED_DIRS``: ``.git``, ``node_modules``,
+  ``target``, ``__pycache__``, ...) are never entered; ``exclude_dirs`` replaces the list
+  (``[]`` excludes nothing).
+* Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden``.
+* Ignore files, with git's semantics through ``core/ignore.py`` (imported only when an
+  ignore file exists): ``.git/info/exclude`` at the workspace root, then in every directory its
+  ``.gitignore`` and ``.ignore`` (the latter wins), each applying to its own subtree, deeper
+  files winning over shallower ones, negations (``!keep.log``) included. Ignored directories are
+  pruned, never entered. ``include_ignored`` turns this off. A directory named explicitly as the
+  start is listed even if an ancestor's rules ignore it (then only the rules inside it apply).
+* Everything skipped is counted in ``skipped`` (``ignored``, ``hidden``, ``excluded_dirs``,
+  ``unreadable``; ``binary`` and ``too_large`` are for the tools that read files), so a tool can
+  say what it left out instead of answering an unexplained "nothing".
+
+Limits and failure modes: depth is bounded by ``max_depth`` and never beyond ``MAX_DEPTH``
+(``depth_limited`` tells, and ``notes()`` words it for the tools' warnings); at most
+``max_entries`` entries are produced (``truncated`` tells); the walk is iterative and holds at
+most ``HELD_DIRS`` directory descriptors besides the resolution's own, climbing back through a
+``..`` checked by ``(st_dev, st_ino)``. A directory that
+cannot be opened or listed (permission, vanished, changed under us) is counted as ``unreadable``
+and the walk goes on. Ignore files over 1 MiB are not read, nor those above the workspace
+root or git's global ``core.excludesFile``. Matching is bucketed (about a microsecond per path
+whatever the number of rules, see ``core/ignore.py``). The start
+path fails with ``not_found``, ``not_a_directory`` or ``outside_workspace``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from zbtools.contract import ToolError
+from zbtools.core.call.args import Struct, field
+from zbtools.core.files.fsops import entry_kind
+from zbtools.core.files.workspace import DIR_FLAGS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.core.search.ignore import IgnoreRules
+
+DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
+    ".git", ".hg", ".svn", ".bzr", "node_modules", "target", "__pycache__", "vendor",
+    ".zbtools", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
+)
+
+
+class WalkSwitches(Struct):
+    """The walk options every listing and search tool accepts (declared once, inherited)."""
+
+    include_hidden: bool = field(default=False, help="Also include names starting with '.'")
+    include_ignored: bool = field(default=False,
+                                  help="Also include entries matched by .gitignore/.ignore")
+    exclude_dirs: list[str] | None = field(
+        default=None, help="Directory names never entered, replacing the default list "
+        "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
+IGNORE_FILES = (".gitignore", ".ignore")  # in increasing precedence
+MAX_DEPTH = 512
+HELD_DIRS = 32
+IGNORE_FILE_LIMIT = 1024 * 1024
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+class Skipped(Struct):
+    ignored: int = field(default=0, help="Entries matched by .gitignore/.ignore/.git/info/exclude")
+    hidden: int = field(default=0, help="Hidden entries (names starting with '.')")
+    binary: int = field(default=0, help="Binary files not searched")
+    too_large: int = field(default=0, help="Files over the size limit not searched")
+    excluded_dirs: int = field(default=0,
+                               help="Directories not entered by default (.git, node_modules...)")
+    unreadable: int = field(default=0, help="Directories or files that could not be read")
+
+    def total(self) -> int:
+        return (self.ignored + self.hidden + self.binary + self.too_large + self.excluded_dirs
+                + self.unreadable)
+
+    def describe(self) -> str:
+        """``2 hidden, 1 ignored`` (non-zero kinds only), or an empty string."""
+        parts = []
+        for key, n in self.to_json().items():
+            if n:
+                label = ("excluded director" + ("y" if n == 1 else "ies")
+                         if key == "excluded_dirs" else key.replace("_", " "))
+                parts.append(f"{n} {label}")
+        return ", ".join(parts)
+
+    def remedy(self, verb: str) -> str:
+        """``; to search them: include_hidden: true, ...`` for the switches that would help."""
+        hints = [hint for hint, n in (("include_hidden: true", self.hidden),
+                                      ("include_ignored: true", self.ignored),
+                                      ("exclude_dirs: []", self.excluded_dirs)) if n]
+        return f"; to {verb} them: {', '.join(hints)}" if hints else ""
+
+
+class Entry:
+    """One entry met by the walk (symlinks are never followed)."""
+
+    __slots__ = ("depth", "kind", "mtime", "name", "rel", "size", "target")
+
+    def __init__(self, rel: str, name: str, kind: str, size: int | None, depth: int,
+                 target: str | None, mtime: float = 0.0) -> None:
+        self.rel = rel
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.depth = depth
+        self.target = target
+        self.mtime = mtime  # st_mtime of the entry itself (lstat)
+
+    def __repr__(self) -> str:
+        return f"Entry({self.rel!r}, {self.kind})"
+
+
+# An ignore layer: (directory prefix relative to the root, "" or "a/b/", compiled rules).
+Layer = tuple[str, "IgnoreRules"]
+
+
+class _Frame:
+    __slots__ = ("children", "depth", "fd", "ident", "layers", "pos", "rel")
+
+    def __init__(self, fd: int, rel: str, depth: int, layers: tuple[Layer, ...]) -> None:
+        self.fd = fd
+        self.rel = rel
+        self.depth = depth
+        self.layers = layers
+        st = os.fstat(fd)
+        self.ident = (st.st_dev, st.st_ino)
+        self.children: list[tuple[Entry, bool]] = []  # (entry, descend into it)
+        self.pos = 0
+
+
+def _read_small(dir_fd: int, name: str) -> str | None:
+    """A regular file's text (``None`` if absent, not regular, unreadable or over 1 MiB)."""
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > IGNORE_FILE_LIMIT:
+            return None
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _compile(text: str) -> IgnoreRules:
+    from zbtools.core.search.ignore import IgnoreRules
+
+    return IgnoreRules.parse(text)
+
+
+def _name_of(item: os.DirEntry[str]) -> str:
+    return item.name
+
+
+def ignored_by(layers: Sequence[Layer], rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` (relative to the root) is ignored: the innermost deciding rule wins."""
+    name = rel[rel.rfind("/") + 1:]
+    for prefix, rules in reversed(layers):
+        if prefix and not rel.startswith(prefix):
+            continue
+        decided = rules.decide(rel[len(prefix):], name, is_dir)
+        if decided is not None:
+            return decided
+    return False
+
+
+def walk_notes(loops: int, depth_limited: bool) -> list[str]:
+    """The warnings for directory loops not entered again and for the depth cap."""
+    notes = []
+    if loops:
+        notes.append(f"{loops} directory loop(s) (bind mounts) were not entered again")
+    if depth_limited:
+        notes.append(f"directories deeper than {MAX_DEPTH} levels were not entered: their "
+                     "contents are not in the result; list or search from a deeper path")
+    return notes
+
+
+class Walk:
+    """Iterate the entries below a directory of the workspace; see the module docstring."""
+
+    def __init__(self, workspace: Workspace, path: str = ".", *, max_depth: int = 1,
+                 max_entries: int = 100_000, include_hidden: bool = False,
+                 include_ignored: bool = False,
+                 exclude_dirs: Sequence[str] | None = None, with_stat: bool = True) -> None:
+        self.workspace = workspace
+        self.with_stat = with_stat  # False: entries carry no size/mtime (``stat`` gets them)
+        self.max_depth = min(max_depth, MAX_DEPTH)
+        self.depth_capped = max_depth > MAX_DEPTH
+        self.max_entries = max_entries
+        self.include_hidden = include_hidden
+        self.include_ignored = include_ignored
+        self.exclude = frozenset(DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs)
+        self.skipped = Skipped()
+        self.truncated = False
+        self.depth_limited = False  # a directory at MAX_DEPTH was not entered (see notes())
+        self.loops = 0
+        self.start_ignored = False  # the start (or a directory above it) is ignored
+        self.parent_fd = -1  # the directory holding the entry just produced (see __iter__)
+        self._visited: set[tuple[int, int]] = set()
+        with workspace.resolve(path) as res:
+            if res.st is None:
+                raise ToolError("not_found", f"{path}: no such file or directory",
+                                hint="check the path with list_directory",
+                                details={"path": path})
+            if not stat.S_ISDIR(res.st.st_mode):
+                raise ToolError("not_a_directory", f"{path}: is a {entry_kind(res.st.st_mode)}, "
+                                "not a directory", hint="use get_file_info or read_file on "
+                                "files", details={"path": path})
+            self.rel = res.rel
+            try:
+                fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd) if res.name is not None \
+                    else os.dup(res.dir_fd)
+            except OSError as exc:
+                from zbtools.core.files.workspace import os_error
+
+                raise os_error(exc, path) from exc
+        self._start_fd = fd
+        self._start_layers: tuple[Layer, ...] = ()
+        if not include_ignored:
+            try:
+                self._start_layers = self._ancestor_layers()
+            except BaseException:
+                os.close(fd)
+                raise
+
+    # -- ignore files ---------------------------------------------------------------------
+
+    def _ancestor_layers(self) -> tuple[Layer, ...]:
+        """The ignore rules that apply at the start: info/exclude and every ancestor's files."""
+        root_fd = self.workspace.root_fd
+        layers: list[Layer] = []
+        exclude = self._read_path(root_fd, [".git", "info", "exclude"])
+        if exclude:
+            layers.append(("", _compile(exclude)))
+        parts = [] if self.rel == "." else self.rel.split("/")
+        fd = os.dup(root_fd)
+        try:
+            for i in range(len(parts)):
+                layers.extend(self._own_layers(fd, "/".join(parts[:i])))
+                nxt = os.open(parts[i], DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+        except OSError:
+            pass  # changed under us: the walk itself will meet the same problem
+        finally:
+            os.close(fd)
+        if parts and any(ignored_by(layers, "/".join(parts[:i]), True)
+                         for i in range(1, len(parts) + 1)):
+            self.start_ignored = True
+            return ()  # named explicitly: list it, with only the rules found inside it
+        return tuple(layers)
+
+    @staticmethod
+    def _read_path(root_fd: int, parts: list[str]) -> str | None:
+        fd = os.dup(root_fd)
+        try:
+            for comp in parts[:-1]:
+                nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+            return _read_small(fd, parts[-1])
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _own_layers(fd: int, rel: str, names: frozenset[str] | None = None) -> list[Layer]:
+        prefix = "" if rel in ("", ".") else rel + "/"
+        out: list[Layer] = []
+        for name in IGNORE_FILES:
+            if names is not None and name not in names:
+                continue
+            text = _read_small(fd, name)
+            rules = _compile(text) if text else None
+            if rules:
+                out.append((prefix, rules))
+        return out
+
+    # -- the walk -------------------------------------------------------------------------
+
+    def _scan(self, frame: _Frame) -> None:
+        """List ``frame``'s directory: classify, count and sort its children."""
+        try:
+            with os.scandir(frame.fd) as it:
+                raw = list(it)
+        except OSError:
+            self.skipped.unreadable += 1
+            return
+        if not self.include_ignored:
+            names = frozenset(e.name for e in raw if e.name in IGNORE_FILES)
+            if names:
+                frame.layers = (*frame.layers, *self._own_layers(frame.fd, frame.rel, names))
+        prefix = "" if frame.rel == "." else frame.rel + "/"
+        depth = frame.depth + 1
+        kept: list[tuple[Entry, bool]] = []
+        exclude = self.exclude
+        include_hidden = self.include_hidden
+        layers = frame.layers
+        with_stat = self.with_stat
+        skipped = self.skipped
+        raw.sort(key=_name_of)
+        for item in raw:
+            name = item.name
+            try:
+                is_dir = item.is_dir(follow_symlinks=False)
+            except OSError:
+                skipped.unreadable += 1
+                continue
+            if is_dir and name in exclude:
+                skipped.excluded_dirs += 1
+                continue
+            if not include_hidden and name[0] == ".":
+                skipped.hidden += 1
+                continue
+            rel = prefix + name
+            if layers and ignored_by(layers, rel, is_dir):
+                skipped.ignored += 1
+                continue
+            size: int | None = None
+            mtime = 0.0
+            try:
+                if with_stat:
+                    st = item.stat(follow_symlinks=False)
+                    kind = entry_kind(st.st_mode)
+                    size = None if kind == "directory" else st.st_size
+                    mtime = st.st_mtime
+                elif is_dir:
+                    kind = "directory"
+                elif item.is_file(follow_symlinks=False):
+                    kind = "file"
+                elif item.is_symlink():
+                    kind = "symlink"
+                else:
+                    kind = entry_kind(item.stat(follow_symlinks=False).st_mode)
+            except OSError:
+                skipped.unreadable += 1
+                continue
+            target = None
+            if kind == "symlink":
+                try:
+                    target = os.readlink(name, dir_fd=frame.fd)
+                except OSError:
+                    target = None
+            kept.append((Entry(rel, name, kind, size, depth, target, mtime), is_dir))
+        frame.children = kept
+
+    def _open_child(self, parent: _Frame, entry: Entry) -> _Frame | None:
+        try:
+            fd = os.open(entry.name, DIR_FLAGS, dir_fd=parent.fd)
+        except OSError:
+            self.skipped.unreadable += 1
+            return None
+        try:
+            frame = _Frame(fd, entry.rel, entry.depth, parent.layers)
+        except OSError:
+            os.close(fd)
+            self.skipped.unreadable += 1
+            return None
+        if frame.ident in self._visited:
+            os.close(fd)
+            self.loops += 1
+            return None
+        self._visited.add(frame.ident)
+        return frame
+
+    def __iter__(self) -> Iterator[Entry]:
+        fd, self._start_fd = self._start_fd, -1
+        if fd < 0:
+            raise RuntimeError("a Walk is iterated once")
+        try:
+            stack = [_Frame(fd, self.rel, 0, self._start_layers)]
+        except OSError:
+            os.close(fd)
+            self.skipped.unreadable += 1
+            return
+        self._visited.add(stack[0].ident)
+        produced = 0
+        try:
+            self._scan(stack[0])
+            while stack:
+                top = stack[-1]
+                if top.pos >= len(top.children):
+                    self._pop(stack)
+                    continue
+                entry, is_dir = top.children[top.pos]
+                top.pos += 1
+                if produced >= self.max_entries:
+                    self.truncated = True
+                    return
+                produced += 1
+                self.parent_fd = top.fd  # valid until the next step: open entry.name with it
+                yield entry
+                if not is_dir or entry.depth >= self.max_depth:
+                    if is_dir and entry.depth >= MAX_DEPTH:
+                        self.depth_limited = True
+                    continue
+                child = self._open_child(top, entry)
+                if child is None:
+                    continue
+                stack.append(child)
+                if len(stack) > HELD_DIRS + 1:  # the start and the newest HELD_DIRS stay open
+                    old = stack[-HELD_DIRS - 2]
+                    if old.fd >= 0 and len(stack) - HELD_DIRS - 2 > 0:
+                        os.close(old.fd)
+                        old.fd = -1
+                self._scan(child)
+        finally:
+            self.parent_fd = -1
+            for frame in stack:
+                if frame.fd >= 0:
+                    os.close(frame.fd)
+                    frame.fd = -1
+
+    def _pop(self, stack: list[_Frame]) -> None:
+        """Leave the top directory; reopen its parent through a checked ``..`` if it was closed."""
+        done = stack.pop()
+        if stack and stack[-1].fd < 0:
+            parent = stack[-1]
+            try:
+                if done.fd < 0:
+                    raise OSError("parent lost")
+                fd = os.open("..", DIR_FLAGS, dir_fd=done.fd)
+            except OSError:
+                fd = -1
+            else:
+                try:
+                    st = os.fstat(fd)
+                    same = (st.st_dev, st.st_ino) == parent.ident
+                except OSError:
+                    same = False
+                if not same:
+                    os.close(fd)
+                    fd = -1
+            if fd < 0:  # moved under us: what remains of it is not listed
+                self.skipped.unreadable += 1
+                parent.children = parent.children[:parent.pos]
+            parent.fd = fd
+        if done.fd >= 0:
+            os.close(done.fd)
+            done.fd = -1
+
+    def notes(self) -> list[str]:
+        """Warnings a tool passes on after the walk: what it did not enter, and why."""
+        return walk_notes(self.loops, self.depth_limited)
+
+    def stat(self, entry: Entry) -> None:
+        """Fill ``entry.size``/``mtime`` of the entry just produced (for ``with_stat=False``)."""
+        try:
+            st = os.stat(entry.name, dir_fd=self.parent_fd, follow_symlinks=False)
+        except OSError:
+            return
+        entry.mtime = st.st_mtime
+        if entry.kind != "directory":
+            entry.size = st.st_size
+
+    def close(self) -> None:
+        if self._start_fd >= 0:
+            os.close(self._start_fd)
+            self._start_fd = -1

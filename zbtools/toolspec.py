@@ -1,0 +1,84 @@
+"""What a tool declares: ``ToolSpec``, the object each module under ``zbtools/tools/`` exports.
+
+A tool module defines ``Params`` and ``Result`` (``Struct`` declarations), a ``run`` function and
+``TOOL = ToolSpec(...)``. Everything the surfaces show of a tool comes from here: its names, its
+description (the module docstring), its parameters and result, its annotations (read-only,
+destructive, idempotent, parallel-safe) and its text rendering. ``ToolSpec.call`` is the one
+place a tool runs: it takes the workspace edit lock for every tool that changes files.
+
+Imports only ``zbtools.core``; the registry (which finds tool modules) sits above the tools.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from zbtools.core.call.args import Struct
+    from zbtools.core.call.context import Context
+
+
+class ToolSpec:
+    """Everything the surfaces need to know about one tool."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        params: type[Struct],
+        result: type[Struct],
+        run: Callable[[Any, Context], Struct],
+        doc: str | None,
+        aliases: tuple[str, ...] = (),
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        parallel_safe: bool = False,
+        render_text: Callable[[Any], str] | None = None,
+        category: str = "files",
+    ) -> None:
+        self.name = name
+        self.params = params
+        self.result = result
+        self.run = run
+        self.doc = (doc or "").strip()
+        self.aliases = aliases
+        self.read_only = read_only
+        self.destructive = destructive
+        self.idempotent = idempotent
+        self.parallel_safe = parallel_safe
+        self.render_text = render_text
+        self.category = category
+
+    @property
+    def summary(self) -> str:
+        """The first paragraph of the module docstring: what agents see as the description."""
+        return " ".join(self.doc.split("\n\n", 1)[0].split())
+
+    @property
+    def details(self) -> str:
+        parts = self.doc.split("\n\n", 1)
+        return parts[1].strip() if len(parts) > 1 else ""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    @property
+    def changes_files(self) -> bool:
+        """Whether a call holds the workspace edit lock (``zbtools.core.state.store.EditLock``):
+        every tool that is not read-only, but the commands (a build must not keep edits
+        waiting)."""
+        return not self.read_only and self.category != "commands"
+
+    def call(self, params: Any, ctx: Context) -> Struct:
+        """Run the tool, under the workspace edit lock when it changes files. Every surface
+        (command line, batch, MCP, dialects) calls tools through here."""
+        if not self.changes_files:
+            return self.run(params, ctx)
+        from zbtools.core.state.store import EditLock
+
+        with EditLock(ctx):
+            return self.run(params, ctx)
