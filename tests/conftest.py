@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from zbtools.entry import Streams, run
+from zbtools.dispatch import Streams
+from zbtools.entry import run
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -7,12 +7,13 @@ from pathlib import Path
 from typer.testing import CliRunner as TyperRunner
 
 from tests.conftest import CliRunner, run_inprocess
-from zbtools.cli import build_app
+from zbtools.entry import main_with_argv
 from zbtools.registry import all_tools
+from zbtools.surfaces.cli import build_app
 
 
 def test_top_level_help_lists_every_tool_and_the_exit_codes() -> None:
-    result = TyperRunner().invoke(build_app(), ["--help"], terminal_width=200)
+    result = TyperRunner().invoke(build_app(main_with_argv), ["--help"], terminal_width=200)
     assert result.exit_code == 0
     for spec in all_tools():
         assert spec.name in result.output
@@ -20,7 +21,8 @@ def test_top_level_help_lists_every_tool_and_the_exit_codes() -> None:
 
 
 def test_tool_help_shows_parameters_aliases_limits_and_an_example() -> None:
-    result = TyperRunner().invoke(build_app(), ["read_file", "--help"], terminal_width=200)
+    result = TyperRunner().invoke(build_app(main_with_argv), ["read_file", "--help"],
+                                  terminal_width=200)
     assert result.exit_code == 0
     for text in ("--path", "--file-path", "--offset", "--limit", "out_of_range",
                  "Example: echo"):
@@ -47,7 +49,7 @@ def test_a_command_run_through_typer_behaves_like_the_fast_path(ws: Path) -> Non
     old = os.getcwd()
     os.chdir(ws)
     try:
-        result = TyperRunner().invoke(build_app(), ["read_file", "--path", "a.txt"])
+        result = TyperRunner().invoke(build_app(main_with_argv), ["read_file", "--path", "a.txt"])
     finally:
         os.chdir(old)
     assert result.exit_code == 0

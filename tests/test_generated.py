@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import REPO, CliRunner
 from zbtools import devgen, registry
-from zbtools.entry import VALUE_OPTIONS
+from zbtools.dispatch import VALUE_OPTIONS
 from zbtools.toolspec import ToolSpec
 
 TOOLS = registry.all_tools()
@@ -201,7 +201,7 @@ def test_the_committed_schemas_are_what_the_schema_command_prints(cli: CliRunner
     import json as _json
 
     from zbtools.dialects import DIALECTS
-    from zbtools.schema import FORMATS
+    from zbtools.dialects.definitions import FORMATS
 
     folder = REPO / "schemas"
     assert sorted(p.name for p in folder.iterdir()) == sorted(DIALECTS)

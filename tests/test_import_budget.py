@@ -80,7 +80,7 @@ def test_a_canonical_call_loads_no_dialect_and_no_schema(ws: Path) -> None:
     (ws / "a.txt").write_text("hi\n")
     mods = loaded_full(["read_file", "--path", "a.txt"], ws)
     assert not {m for m in mods if m.startswith(("zbtools.dialects", "zbtools.schema",
-                                                 "zbtools.commands"))}
+                                                 "zbtools.surfaces"))}
 
 
 PATCH = b'{"input": "*** Begin Patch\\n*** Add File: b.txt\\n+x\\n*** End Patch"}'

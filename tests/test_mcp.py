@@ -334,8 +334,8 @@ def test_a_tool_call_does_not_load_the_mcp_sdk_or_docutils(ws: Path) -> None:
 def test_in_memory_client_sees_the_same_server(ws: Path) -> None:
     """The server object itself, without a subprocess (fast feedback for the mapping)."""
     from zbtools.dialects import get_dialect
-    from zbtools.entry import Options
-    from zbtools.mcp_server import build_server
+    from zbtools.dispatch import Options
+    from zbtools.surfaces.mcp_server import build_server
 
     (ws / "a.txt").write_text("alpha\n")
     opts = Options()
@@ -366,8 +366,8 @@ def _dialect_names() -> list[str]:
 @pytest.mark.parametrize("name", _dialect_names())
 def test_every_dialect_lists_its_tools_with_their_annotations(ws: Path, name: str) -> None:
     from zbtools.dialects import get_dialect
-    from zbtools.entry import Options
-    from zbtools.mcp_server import build_server
+    from zbtools.dispatch import Options
+    from zbtools.surfaces.mcp_server import build_server
 
     dialect = get_dialect(name, {})
     opts = Options()

@@ -11,7 +11,8 @@ import pytest
 
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search import parallel as parsearch
-from zbtools.core.search.engine import PathFilter, Searcher, search_tree
+from zbtools.core.search.engine import PathFilter, Searcher
+from zbtools.core.search.tree import search_tree
 
 
 @pytest.fixture

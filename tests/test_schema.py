@@ -12,14 +12,8 @@ import pytest
 
 from tests.conftest import CliRunner
 from zbtools.dialects import DIALECTS, get_dialect
-from zbtools.schema import (
-    DRAFT,
-    FORMATS,
-    OPEN_WORLD_CATEGORIES,
-    STRICT_KEYWORDS,
-    definitions,
-    strict_schema,
-)
+from zbtools.dialects.definitions import FORMATS, OPEN_WORLD_CATEGORIES, definitions
+from zbtools.schema import DRAFT, STRICT_KEYWORDS, strict_schema
 
 META = jsonschema.Draft202012Validator
 

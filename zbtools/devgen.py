@@ -6,8 +6,8 @@ Writes:
 * the tools reference and error-code table in ``README.md`` between the ``<!-- tools:begin -->``
   / ``<!-- tools:end -->`` and ``<!-- errors:begin -->`` / ``<!-- errors:end -->`` markers;
 * ``completions/zbtools.bash``, ``completions/_zbtools`` (zsh) and ``completions/zbtools.fish``:
-  typer's completion scripts for the app of ``zbtools/cli.py``. They ask the program itself for
-  candidates (``_ZBTOOLS_COMPLETE=complete_<shell> zbtools``, routed to typer by
+  typer's completion scripts for the app of ``zbtools/surfaces/cli.py``. They ask the program
+  itself for candidates (``_ZBTOOLS_COMPLETE=complete_<shell> zbtools``, routed to typer by
   ``entry.main``), so the tools, aliases and flags offered are always those of the installed
   registry;
 * ``man/zbtools.1``: the manual page, reStructuredText built from the registry and the contract
@@ -131,7 +131,7 @@ def render_readme(current: str) -> str:
 
 
 def render_completion(shell: str) -> str:
-    """Typer's completion script for ``shell``, for the app of ``zbtools/cli.py``."""
+    """Typer's completion script for ``shell``, for the app of ``zbtools/surfaces/cli.py``."""
     from typer._completion_shared import get_completion_script  # noqa: TID251 - dev tool
 
     return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
@@ -550,7 +550,7 @@ def outputs() -> dict[str, str]:
 def render_schemas() -> dict[str, str]:
     """Every dialect's tool definitions in every schema format (what ``zbtools schema`` prints)."""
     from zbtools.dialects import DIALECTS, get_dialect
-    from zbtools.schema import FORMATS, definitions
+    from zbtools.dialects.definitions import FORMATS, definitions
 
     out: dict[str, str] = {}
     for name in DIALECTS:

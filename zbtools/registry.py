@@ -2,11 +2,14 @@
 
 A tool is one module under ``zbtools/tools/`` that defines ``TOOL = ToolSpec(...)``
 (``zbtools.toolspec``). Looking a tool up by name imports only that module: the generated index
-``zbtools/toolindex.py`` maps
-every name and alias to its module (``python -m zbtools.devgen`` writes it, a test checks it).
-A name missing from the index (a tool added without regenerating) is still found: first by
-module name, then by importing every tool module, so a stale index costs time, never
-correctness. Everything that lists tools (CLI help, schemas, docs) uses ``all_tools()``.
+``zbtools/toolindex.py`` maps every name and alias to its module (``python -m zbtools.devgen``
+writes it, a test checks it). A name missing from the index (a tool added without regenerating)
+is still found: first by module name, then by importing every tool module, so a stale index
+costs time, never correctness. Everything that lists tools (CLI help, schemas, docs) uses
+``all_tools()``.
+
+Sits above the tools (it imports them by name); the tools themselves import only
+``zbtools.toolspec`` and ``zbtools.core``.
 """
 
 from __future__ import annotations

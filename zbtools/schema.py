@@ -1,4 +1,4 @@
-"""Tool schemas from the parameter declarations: JSON Schema and the API tool formats.
+"""JSON Schema from the parameter declarations, and its strict-mode form.
 
 ``struct_schema(Params)`` turns a ``Struct`` declaration (``zbtools.core.call.args``) into JSON
 Schema draft 2020-12: one property per field under its canonical name (aliases are accepted by the
@@ -8,19 +8,14 @@ objects (closed: ``additionalProperties: false``, as the validator refuses unkno
 ``dict[str, X]`` maps. An optional field whose default is null is advertised with its plain type
 (sending null still means "the default"); ``null`` is listed only where it is a value of its own.
 
-``tool_definition(tool, fmt)`` shapes one dialect tool for an API:
+``strict_schema(schema)`` makes a schema obey OpenAI's structured-outputs strict mode: every
+object closed with every property required (optional ones made nullable: the model sends null
+for "not given"), only the supported keywords (type, description, properties, required,
+additionalProperties, items, enum, anyOf; defaults and bounds move into the description), and
+free-form maps (``env`` of bash/run_command), which strict mode cannot express, left out. A
+dialect's tools in the API formats are shaped by ``zbtools.dialects.definitions``.
 
-* ``jsonschema``: the input schema as a standalone document (``$schema``, ``title``);
-* ``anthropic``: ``{name, description, input_schema}`` (Messages API ``tools``);
-* ``openai``: ``{type: "function", function: {name, description, parameters}}``;
-* ``openai-strict``: the same with ``strict: true`` and a schema obeying structured-outputs
-  strict mode: every object closed with every property required (optional ones made nullable:
-  the model sends null for "not given"), only the supported keywords (type, description,
-  properties, required, additionalProperties, items, enum, anyOf; defaults and bounds move into
-  the description), and free-form maps (``env`` of bash/run_command), which strict mode cannot
-  express, left out;
-* ``mcp``: ``{name, description, inputSchema, annotations}`` with the read-only, destructive,
-  idempotent and open-world hints.
+May import ``zbtools.core`` only: the dialects are built on it, never the other way round.
 
 Failure modes: ``ValueError`` for a required free-form field in strict mode (no tool has one; a
 test walks every schema).
@@ -28,22 +23,16 @@ test walks every schema).
 
 from __future__ import annotations
 
-import copy
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
     from zbtools.core.call.args import FieldSpec, Struct, TypeSpec
-    from zbtools.dialects import Dialect, DialectTool
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-FORMATS = ("jsonschema", "anthropic", "openai", "openai-strict", "mcp")
 STRICT_KEYWORDS = {"type", "description", "properties", "required", "additionalProperties",
                    "items", "enum", "anyOf", "const"}
-# tools whose effects reach beyond the workspace files: commands, the network
-OPEN_WORLD_CATEGORIES = {"commands", "web"}
 
 
 def _number(value: float) -> float | int:
@@ -190,60 +179,3 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         out["required"] = []
         out["additionalProperties"] = False
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Tool definitions
-
-
-def tool_annotations(tool: DialectTool) -> dict[str, Any]:
-    return {"readOnlyHint": tool.read_only, "destructiveHint": tool.destructive,
-            "idempotentHint": tool.idempotent,
-            "openWorldHint": tool.category in OPEN_WORLD_CATEGORIES}
-
-
-def tool_definition(tool: DialectTool, fmt: str) -> dict[str, Any]:
-    """One tool in one of ``FORMATS``."""
-    schema = tool.input_schema()
-    if fmt == "jsonschema":
-        return {"$schema": DRAFT, "title": tool.name, "description": tool.description,
-                **schema}
-    if fmt == "anthropic":
-        return {"name": tool.name, "description": tool.description, "input_schema": schema}
-    if fmt == "openai":
-        return {"type": "function", "function": {"name": tool.name,
-                                                 "description": tool.description,
-                                                 "parameters": schema}}
-    if fmt == "openai-strict":
-        return {"type": "function", "function": {"name": tool.name,
-                                                 "description": tool.description,
-                                                 "parameters": strict_schema(schema),
-                                                 "strict": True}}
-    if fmt == "mcp":
-        return {"name": tool.name, "description": tool.description, "inputSchema": schema,
-                "annotations": tool_annotations(tool)}
-    raise ValueError(f"unknown schema format {fmt!r}")
-
-
-def select_tools(dialect: Dialect, names: Iterable[str] = ()) -> list[DialectTool]:
-    """The dialect's tools, or the named ones (dialect or canonical names) in the order given."""
-    from zbtools.contract import ToolError
-
-    wanted = list(names)
-    if not wanted:
-        return dialect.tools()
-    out = []
-    for name in wanted:
-        tool = dialect.lookup(name)
-        if tool is None:
-            listed = [t.name for t in dialect.tools()]
-            raise ToolError("unknown_tool", f"no tool named {name!r} in the {dialect.name} "
-                            "dialect", hint=f"its tools: {', '.join(listed)}",
-                            details={"tools": listed})
-        out.append(tool)
-    return out
-
-
-def definitions(dialect: Dialect, fmt: str, names: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """Every (or every named) tool of ``dialect`` in format ``fmt``."""
-    return [copy.deepcopy(tool_definition(t, fmt)) for t in select_tools(dialect, names)]

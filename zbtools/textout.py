@@ -9,6 +9,9 @@ and tail, and the full text is kept in a spill file named in the notice.
 The reading tools fill a page up to those limits themselves (2000 numbered lines by default) and
 add a footer and warnings; so that a full page is not cut by this safety net, a rendering at most
 ``NOTICE_LINES`` lines and ``NOTICE_BYTES`` bytes over the limits is let through whole.
+
+Shared by the dispatcher and the surfaces (batch, MCP, human), so it sits below them: imports
+only ``zbtools.core``.
 """
 
 from __future__ import annotations

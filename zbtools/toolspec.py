@@ -82,3 +82,19 @@ class ToolSpec:
 
         with EditLock(ctx):
             return self.run(params, ctx)
+
+
+class Outcome:
+    """What one call produced: the ``ToolSpec`` run, its result object and the dialect's JSON."""
+
+    def __init__(self, spec: ToolSpec, result: Struct, payload: dict[str, Any]) -> None:
+        self.spec = spec
+        self.result = result
+        self.payload = payload
+
+
+def apply_call_limits(params: Any, ctx: Context) -> None:
+    """A call's own ``max_bytes``/``max_lines`` override the configured limits for that call."""
+    per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
+    if any(v is not None for v in per_call.values()):
+        ctx.limits = ctx.limits.with_overrides(**per_call)

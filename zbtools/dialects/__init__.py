@@ -36,6 +36,9 @@ chosen tool's, so ``output_schema()`` is ``None`` for them.
 
 Start-up: ``get_dialect(name)`` imports only that dialect's module, and a dialect tool imports
 its canonical tool's module only when its ``spec`` is first used.
+
+Sits above the registry and the tools, below the dispatcher: never imports a surface.
+``definitions`` shapes a dialect's tools for the APIs (``zbtools schema``, the MCP tool list).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import importlib
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, did_you_mean
+from zbtools.toolspec import Outcome, apply_call_limits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -486,22 +490,6 @@ def get_dialect(name: str | None, env: Mapping[str, str] | None = None) -> Diale
         assert isinstance(found, Dialect)
         _LOADED[key] = found
     return found
-
-
-class Outcome:
-    """What one call produced: the ``ToolSpec`` run, its result object and the dialect's JSON."""
-
-    def __init__(self, spec: ToolSpec, result: Struct, payload: dict[str, Any]) -> None:
-        self.spec = spec
-        self.result = result
-        self.payload = payload
-
-
-def apply_call_limits(params: Any, ctx: Context) -> None:
-    """A call's own ``max_bytes``/``max_lines`` override the configured limits for that call."""
-    per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
-    if any(v is not None for v in per_call.values()):
-        ctx.limits = ctx.limits.with_overrides(**per_call)
 
 
 def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,

@@ -43,7 +43,8 @@ class Params(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.search.engine import PathFilter, Searcher, search_tree, split_globs
+    from zbtools.core.search.engine import PathFilter, Searcher, split_globs
+    from zbtools.core.search.tree import search_tree
 
     searcher = Searcher(params.query, before=CONTEXT_LINES, after=CONTEXT_LINES,
                         timeout=TIMEOUT)

@@ -153,7 +153,8 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.search.engine import PathFilter, Searcher, search_tree, split_globs
+    from zbtools.core.search.engine import PathFilter, Searcher, split_globs
+    from zbtools.core.search.tree import search_tree
 
     # An explicit before/after (even 0) wins over context, as -B/-A over -C in grep.
     before = params.before_context if params.before_context is not None else params.context or 0

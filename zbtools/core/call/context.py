@@ -40,6 +40,12 @@ class Context:
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 
+    @property
+    def known_state_root(self) -> str | None:
+        """The state root once it has been looked up (None before): a batch or a server passes
+        it on to the next call's context so that the lookup happens once."""
+        return self._state_root
+
     def state_path(self) -> str:
         """Where this workspace's state directory is (not created)."""
         if self._state_root is None:

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.walk import Skipped
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -553,82 +552,6 @@ class Outcome:
         self.engine = "python"
 
 
-def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter: PathFilter,
-                *, limit: int, per_file: bool, include_hidden: bool = False,
-                include_ignored: bool = False,
-                exclude_dirs: Sequence[str] | None = None, workers: int | None = None,
-                rg: RgRequest | None = None) -> Outcome:
-    """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
-    ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
-
-    A big tree is searched by this process and a forked helper together (``core/parsearch``);
-    the results are the same, in the same order. ``workers`` (default: ``ZBTOOLS_SEARCH_WORKERS``
-    or the usable CPUs, at most 2) of 1 keeps it to one process. With ``rg`` (the rg engine,
-    ``core/rgsearch``), ripgrep searches the files the walk picks.
-
-    Raises ``regex_timeout`` when the deadline passed before a single file was searched.
-    """
-    from zbtools.core.search.walk import Skipped, Walk
-
-    with workspace.resolve(path) as res:
-        if res.st is not None and not stat.S_ISDIR(res.st.st_mode):
-            outcome = Outcome(res.rel, Skipped())
-            if not stat.S_ISREG(res.st.st_mode):
-                from zbtools.core.files.fsops import entry_kind
-
-                raise ToolError("special_file", f"{path}: is a {entry_kind(res.st.st_mode)}, "
-                                "not a regular file", details={"path": path})
-            name = res.name if res.name is not None else "."
-            status, hits = evaluate(searcher, res.dir_fd, name, want(outcome, limit, per_file))
-            record(outcome, res.rel, status, hits, limit, per_file)
-            return _finish(outcome)
-    if rg is not None:
-        from zbtools.core.search.ripgrep import search_tree_rg
-
-        return _finish(search_tree_rg(
-            workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
-            include_hidden=include_hidden, include_ignored=include_ignored,
-            exclude_dirs=exclude_dirs))
-    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
-                include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs, with_stat=False)
-    outcome = Outcome(walk.rel, walk.skipped)
-    prefix = "" if walk.rel == "." else walk.rel + "/"
-    from zbtools.core.search.parallel import Pool, worker_count
-
-    pool = Pool(workspace, searcher, outcome, limit, per_file) \
-        if worker_count(workers) > 1 else None
-    try:
-        for entry in walk:
-            if entry.kind != "file":
-                continue
-            if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
-                                                              entry.name):
-                continue
-            if pool is not None and pool.take(entry.rel, entry.name):
-                if pool.stopped:
-                    break
-                continue
-            status, hits = evaluate(searcher, walk.parent_fd, entry.name,
-                                    want(outcome, limit, per_file))
-            if pool is not None:
-                pool.done_here(entry.rel, status, hits)
-            elif not record(outcome, entry.rel, status, hits, limit, per_file):
-                break
-            if pool is not None and pool.stopped:
-                break
-        if pool is not None:
-            pool.finish()
-            pool.replay.settle()
-    finally:
-        walk.close()
-        if pool is not None:
-            pool.close()
-    outcome.loops = walk.loops
-    outcome.depth_limited = walk.depth_limited
-    return _finish(outcome)
-
-
 def _text(data: bytes) -> str:
     """File bytes as searchable text: a UTF-8 BOM is dropped (as ripgrep does; otherwise line 1
     would carry an invisible U+FEFF that an agent copies into old_text), bad bytes -> U+FFFD."""
@@ -746,12 +669,3 @@ class Replay:
             sk = self.outcome.skipped
             sk.ignored, sk.hidden, sk.excluded_dirs, walk_unreadable = self.stop_mark
             sk.unreadable = walk_unreadable + self.files_unreadable
-
-
-def _finish(outcome: Outcome) -> Outcome:
-    if outcome.timed_out and outcome.files_searched == 0:
-        raise ToolError("regex_timeout", "the pattern ran out of time before any file was "
-                        "searched", hint="simplify the pattern (nested quantifiers such as "
-                        "(a+)+ backtrack exponentially), search fewer files, or raise timeout",
-                        details={"path": outcome.path})
-    return outcome

@@ -308,7 +308,7 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
                    path_filter: PathFilter, *, limit: int, per_file: bool,
                    include_hidden: bool, include_ignored: bool,
                    exclude_dirs: Sequence[str] | None) -> Outcome:
-    """``search.search_tree`` for a directory, with ripgrep doing the matching."""
+    """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
     from zbtools.core.search.walk import Walk
 
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,

@@ -3,6 +3,8 @@
 Reads are shown with syntax highlighting and line numbers; plans (a result with ``steps`` of
 ``{title, status}``) as a coloured checklist; other results use the text rendering; errors are
 printed in red to stderr with the hint in yellow.
+
+A surface: imports the text rendering (``zbtools.textout``), never another surface.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
-    from zbtools.entry import Streams
+    from zbtools.dispatch import Streams
     from zbtools.toolspec import ToolSpec
 
 

@@ -9,8 +9,8 @@ imported only here, so no other command pays for it. Usage::
 ``$ZBTOOLS_DIALECT``, else ``zblade``) with its input schema, description and annotations
 (``readOnlyHint``, ``destructiveHint``, ``idempotentHint`` from the tool's declaration).
 ``tools/call`` maps the dialect's arguments onto the canonical tool, runs it in-process exactly as
-the command line does (``zbtools.dialects.invoke``: the same validation, limits and workspace
-containment) and answers with
+the command line does (``zbtools.dispatch.call_tool``: the same validation, limits, workspace
+containment and edit lock) and answers with
 
 * ``content``: one text block, the model-facing rendering of ``--format text`` (numbered lines
   for reads, a diff for edits, the truncation notice with its spill file);
@@ -41,6 +41,9 @@ one lock, in call order.
 
 Failure modes: without the ``mcp`` package the command fails before serving with
 ``usage_error`` and the install hint; an unusable workspace or dialect fails the same way.
+
+A surface: imports the dispatcher, the dialects and the text rendering, never another surface;
+the mcp SDK is imported here only.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import sys
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from zbtools.contract import ToolError, error_envelope
+from zbtools.dispatch import debugging
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -59,7 +63,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from zbtools.dialects import Dialect, DialectTool
-    from zbtools.entry import Options, Streams
+    from zbtools.dispatch import Options, Streams
 
 SERVER_NAME = "zbtools"
 INSTALL_HINT = "install the extra: pip install 'zbtools[mcp]' (or pipx inject zbtools mcp)"
@@ -72,37 +76,25 @@ class Runner:
         self.dialect = dialect
         self.opts = opts
         self.env = env
-        self.debug = bool(opts.debug or env.get("ZBTOOLS_DEBUG"))
+        self.debug = debugging(opts, env)
 
     def call(self, tool: DialectTool, arguments: dict[str, Any]
              ) -> tuple[bool, str, dict[str, Any]]:
         """(is_error, text, structured content) of one call."""
-        from zbtools.contract import success_envelope
-        from zbtools.dialects import invoke
-        from zbtools.entry import _make_context
+        from zbtools.dispatch import call_tool, failure, make_context, success
         from zbtools.textout import render_error, render_text
 
         ctx = None
         try:
-            ctx = _make_context(self.opts, self.env)
-            outcome = invoke(tool, arguments, ctx)
-            payload = outcome.payload
-            envelope = success_envelope(tool.name, payload,
-                                        truncated=bool(payload.get("truncated", False)),
-                                        warnings=ctx.warnings)
+            ctx = make_context(self.opts, self.env)
+            outcome = call_tool(tool.spec, tool, arguments, ctx)
+            envelope = success(tool.name, outcome, ctx)
             text = render_text(outcome.spec, tool.name, envelope, outcome.result, ctx)
-            return False, text, payload
-        except ToolError as failure:
-            envelope = error_envelope(tool.name, failure)
+            return False, text, outcome.payload
         except Exception as exc:  # the server outlives a bug in one tool
-            if self.debug:
-                import traceback
-
-                traceback.print_exc(file=sys.stderr)
-            envelope = error_envelope(tool.name, ToolError(
-                "internal_error", f"internal error: {type(exc).__name__}: {exc}",
-                hint="a bug in zbtools; restart the server with --debug for a traceback on "
-                "stderr and report it"))
+            envelope = error_envelope(tool.name, failure(
+                exc, debug=self.debug, stderr=sys.stderr, hint="a bug in zbtools; restart the "
+                "server with --debug for a traceback on stderr and report it"))
         finally:
             if ctx is not None:
                 ctx.workspace.close()
@@ -112,7 +104,7 @@ class Runner:
 def tool_definition(tool: DialectTool) -> mcp_types.Tool:
     from mcp import types
 
-    from zbtools.schema import tool_annotations
+    from zbtools.dialects.definitions import tool_annotations
 
     hints = tool_annotations(tool)  # the same annotations as `zbtools schema --format mcp`
     return types.Tool(
@@ -214,11 +206,10 @@ def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, st
     except ImportError as exc:
         raise ToolError("usage_error", f"`zbtools mcp` needs the mcp package ({exc})",
                         hint=INSTALL_HINT) from None
-    from zbtools.dialects import get_dialect
-    from zbtools.entry import _make_context
+    from zbtools.dispatch import make_context, selected_dialect
 
-    dialect = get_dialect(opts.dialect, env)
-    ctx = _make_context(opts, env)  # fail now, as a JSON error, if the workspace is unusable
+    dialect = selected_dialect(opts, env)
+    ctx = make_context(opts, env)  # fail now, as a JSON error, if the workspace is unusable
     root = ctx.workspace.root
     ctx.workspace.close()
     server = build_server(dialect, opts, env, root)

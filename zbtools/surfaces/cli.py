@@ -1,9 +1,12 @@
 """The Typer application: ``--help``, shell completion, and a human-friendly fallback.
 
 Generated from the registry: every tool is a command whose options are its parameters (aliases
-included as extra option names). The hot path never comes here; ``entry.py`` hands over only
+included as extra option names). The hot path never comes here; ``zbtools.entry`` hands over only
 ``--help``, a bare ``zbtools`` on a terminal, and completion requests. A command run through this
-app re-dispatches to ``entry.run`` so behaviour is identical whichever way it is reached.
+app is turned back into an argv and handed to the ``run_argv`` the caller passes in (the
+program's own entry point), so behaviour is identical whichever way it is reached.
+
+A surface: imports the registry and the contract, never another surface or the entry point.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from zbtools import __version__
 from zbtools.contract import ERROR_CODES
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from zbtools.core.call.args import FieldSpec
-    from zbtools.entry import Streams
+    from zbtools.dispatch import Streams
     from zbtools.toolspec import ToolSpec
 
 EPILOG = (
@@ -49,7 +54,7 @@ def _option_help(spec: FieldSpec) -> str:
     return text
 
 
-def _make_command(spec: ToolSpec) -> Any:
+def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
     fields = spec.params.fields()
     parameters = []
     annotations: dict[str, Any] = {}
@@ -81,9 +86,7 @@ def _make_command(spec: ToolSpec) -> Any:
                 argv.append(f"--{key}" if value else f"--no-{key}")
             else:
                 argv.append(f"--{key}={value}")
-        from zbtools.entry import main_with_argv
-
-        raise typer.Exit(main_with_argv(argv))
+        raise typer.Exit(run_argv(argv))
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = annotations
@@ -100,7 +103,8 @@ def _epilog(spec: ToolSpec) -> str:
     return "\n\n".join(paragraphs)
 
 
-def build_app(rich: bool = True) -> typer.Typer:
+def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.Typer:
+    """The app; its commands hand their argv to ``run_argv`` and exit with its status."""
     from zbtools.registry import all_tools
 
     app = typer.Typer(
@@ -114,7 +118,7 @@ def build_app(rich: bool = True) -> typer.Typer:
         no_args_is_help=True,
         add_completion=True,
         pretty_exceptions_enable=False,
-        # -h as well: the fast path sends "-h" here as help (entry._split_argv)
+        # -h as well: the fast path sends "-h" here as help (zbtools.dispatch.split_command_line)
         context_settings={"help_option_names": ["-h", "--help"]},
     )
 
@@ -141,17 +145,15 @@ def build_app(rich: bool = True) -> typer.Typer:
 
     for spec in all_tools():
         app.command(name=spec.name, help=spec.doc.split("\n\n", 1)[0], epilog=_epilog(spec))(
-            _make_command(spec))
+            _make_command(spec, run_argv))
         for alias in spec.aliases:
             app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(
-                _make_command(spec))
+                _make_command(spec, run_argv))
 
     @app.command(name="tools")
     def tools_command() -> None:
         """List every tool with its aliases and summary."""
-        from zbtools.entry import main_with_argv
-
-        raise typer.Exit(main_with_argv(["tools"]))
+        raise typer.Exit(run_argv(["tools"]))
 
     def _globals(ctx: typer.Context) -> list[str]:
         params = ctx.parent.params if ctx.parent is not None else {}
@@ -177,9 +179,7 @@ def build_app(rich: bool = True) -> typer.Typer:
         openai-strict: the same with strict: true (every property required, optional ones
         nullable, every object closed); mcp: {name, description, inputSchema, annotations}.
         """
-        from zbtools.entry import main_with_argv
-
-        raise typer.Exit(main_with_argv([*_globals(ctx), "schema", "--format", format,
+        raise typer.Exit(run_argv([*_globals(ctx), "schema", "--format", format,
                                          *(tools or [])]))
 
     @app.command(name="prompt")
@@ -193,9 +193,7 @@ def build_app(rich: bool = True) -> typer.Typer:
         The "Adding Tools to Your AI System Prompt" format of seeds 000/001: one line per tool
         with its arguments, then how to call one (<tool_call>{"name": ..., "arguments": ...}).
         """
-        from zbtools.entry import main_with_argv
-
-        raise typer.Exit(main_with_argv([*_globals(ctx), "prompt", *(tools or [])]))
+        raise typer.Exit(run_argv([*_globals(ctx), "prompt", *(tools or [])]))
 
     @app.command(name="batch")
     def batch_command(ctx: typer.Context) -> None:
@@ -206,9 +204,7 @@ def build_app(rich: bool = True) -> typer.Typer:
         malformed line yields an error line and processing continues; EOF ends with status 0.
         With --format text each envelope also carries "text", the rendering a model should see.
         """
-        from zbtools.entry import main_with_argv
-
-        raise typer.Exit(main_with_argv([*_globals(ctx), "batch"]))
+        raise typer.Exit(run_argv([*_globals(ctx), "batch"]))
 
     @app.command(name="mcp")
     def mcp_command(ctx: typer.Context) -> None:
@@ -219,9 +215,7 @@ def build_app(rich: bool = True) -> typer.Typer:
 
         Tool failures are MCP tool errors (isError) with the error code, message and hint.
         """
-        from zbtools.entry import main_with_argv
-
-        raise typer.Exit(main_with_argv([*_globals(ctx), "mcp"]))
+        raise typer.Exit(run_argv([*_globals(ctx), "mcp"]))
 
     return app
 
@@ -231,11 +225,11 @@ def error_code_table() -> str:
                      for code, (exit_code, meaning) in ERROR_CODES.items())
 
 
-def run_typer(argv: list[str], streams: Streams) -> int:
+def run_typer(argv: list[str], streams: Streams, run_argv: Callable[[list[str]], int]) -> int:
     """Run the Typer app on ``argv`` writing to ``streams``; return its exit status."""
     import contextlib
 
-    app = build_app(rich=streams.stdout_isatty)
+    app = build_app(run_argv, rich=streams.stdout_isatty)
     with contextlib.redirect_stdout(streams.stdout), contextlib.redirect_stderr(streams.stderr):
         try:
             app(args=argv, prog_name="zbtools", standalone_mode=True)

@@ -1,0 +1,517 @@
+"""The one way in: a command line (argv and stdin) becomes a tool call, and a call a result.
+
+Every surface goes through here. The command line (``zbtools.entry``) parses its argv with
+``split_command_line``, turns the rest and stdin into a ``ToolRequest`` with
+``read_tool_request`` (tool, arguments, options) and runs it with ``call_tool``; ``batch`` and
+``mcp`` (``zbtools.surfaces``) build their requests from JSON lines and protocol messages and run
+them with the same ``call_tool``; every failure becomes an envelope through ``failure``. So a
+tool behaves the same whichever way it is reached: the same validation, per-call limits,
+workspace containment and edit lock (``ToolSpec.call``).
+
+This is the hot path of every agent call: it imports only the one tool it runs, no typer, rich,
+mcp or pydantic (a test checks ``sys.modules`` in a fresh interpreter), and no dialect unless one
+is selected.
+
+Argument sources: a JSON object on stdin, ``--args JSON`` and ``--param VALUE`` flags; flags
+override ``--args``, which overrides stdin. With neither flags nor ``--args``, stdin is the
+request (a terminal is never read). With flags or ``--args``, stdin is not read unless
+``--stdin`` is given: a harness that leaves an idle pipe open never hangs a call, and a shell
+loop (``... | while read f; do zbtools read_file --path "$f"; done``) never has its input eaten.
+Requests above ``max_request_bytes`` (16 MiB) are refused with ``too_large``.
+
+Global options: ``--workspace/-w DIR`` (else ``$ZBTOOLS_WORKSPACE``, else the current directory),
+``--format json|text|human`` (``--json``, ``--text``, ``--human``; default json when stdout is not
+a terminal, human when it is; ``$ZBTOOLS_FORMAT``), ``--dialect NAME``, ``--approval POLICY``,
+``--stdin``, ``--debug`` (tracebacks of internal errors on stderr), ``--version``, ``--help``.
+
+Exit codes: 0 ok, 1 the tool failed as documented, 2 invalid arguments or usage, 3 refused for
+safety, 4 internal error, 130 interrupted. stdout never carries a traceback.
+
+May import the contract, ``zbtools.core``, the registry, ``zbtools.toolspec``, ``zbtools.textout``
+and the dialects; never a surface or ``zbtools.entry``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from zbtools.contract import ToolError, success_envelope
+from zbtools.core.call.fastjson import dumps_ascii, loads_strict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, BinaryIO, TextIO
+
+    from zbtools.core.call.args import FieldSpec, Struct
+    from zbtools.core.call.context import Context
+    from zbtools.dialects import Dialect, DialectTool
+    from zbtools.toolspec import Outcome, ToolSpec
+
+FORMATS = ("json", "text", "human")
+VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "format",
+                 "--dialect": "dialect", "--args": "args", "--approval": "approval"}
+APPROVAL_POLICIES = ("allow", "confirm", "deny")
+SWITCHES: dict[str, tuple[str, object]] = {
+    "--json": ("format", "json"), "--text": ("format", "text"), "--human": ("format", "human"),
+    "--debug": ("debug", True), "--stdin": ("stdin", True)}
+# Command words that are not tools; zbtools.entry hands each to its surface.
+COMMANDS = ("tools", "mcp", "schema", "prompt", "batch")
+# Options a command word parses itself when they follow it (``schema --format openai``).
+COMMAND_FLAGS: dict[str, set[str]] = {"schema": {"--format"}}
+
+
+class Options:
+    def __init__(self) -> None:
+        self.workspace: str | None = None
+        self.format: str | None = None
+        self.dialect: str | None = None
+        self.args: str | None = None
+        self.approval: str | None = None  # overrides [exec] approval / ZBTOOLS_APPROVAL
+        self.debug = False
+        self.stdin = False  # read stdin even when flags or --args are given
+        self.help = False
+        self.version = False
+
+
+class Streams:
+    """Where a call reads and writes; the real process or an in-process test."""
+
+    def __init__(self, stdin: BinaryIO | None, stdout: TextIO, stderr: TextIO,
+                 stdin_isatty: bool, stdout_isatty: bool) -> None:
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdin_isatty = stdin_isatty
+        self.stdout_isatty = stdout_isatty
+
+
+def parse_request(data: bytes, source: str) -> dict[str, Any]:
+    """Decode one JSON object strictly: UTF-8, no NaN/Infinity, no duplicate keys."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError("invalid_json", f"{source} is not valid UTF-8 (byte {exc.start})",
+                        hint="send the request as UTF-8 JSON") from exc
+    if not text.strip():
+        return {}
+    try:
+        value = loads_strict(text)
+    except RecursionError:
+        raise ToolError("invalid_json", f"{source} is nested too deeply",
+                        hint="send a flat JSON object of arguments") from None
+    except ValueError as exc:
+        raise ToolError("invalid_json", f"{source} is not valid JSON: {exc}",
+                        hint='send one JSON object, e.g. {"path": "README.md"}') from exc
+    if type(value) is not dict:
+        raise ToolError("invalid_json", f"{source} must be a JSON object, got "
+                        f"{type(value).__name__}", hint='wrap the arguments in an object: '
+                        '{"path": "README.md"}')
+    return value
+
+
+def uses_dialect(opts: Options, env: Mapping[str, str]) -> bool:
+    """True when a dialect other than the canonical ``zblade`` is selected."""
+    name = opts.dialect if opts.dialect is not None else env.get("ZBTOOLS_DIALECT")
+    return name is not None and name.strip().lower() not in ("", "zblade")
+
+
+def tool_structs(command: str, opts: Options, env: Mapping[str, str]
+                  ) -> tuple[ToolSpec | None, DialectTool | None, list[type[Struct]]]:
+    """The tool ``command`` names (in the selected dialect) and where its flags are declared."""
+    if uses_dialect(opts, env):
+        from zbtools.dialects import get_dialect
+
+        tool = get_dialect(opts.dialect, env).lookup(command)
+        if tool is None:
+            return None, None, []
+        return tool.spec, tool, tool.flag_structs()
+    from zbtools.registry import find
+
+    spec = find(command)
+    return spec, None, [spec.params] if spec is not None else []
+
+
+def tool_flags(command: str, opts: Options, env: Mapping[str, str]) -> set[str]:
+    """The ``--flags`` a tool declares (they win over same-named global switches)."""
+    if command in COMMANDS:
+        return COMMAND_FLAGS.get(command, set())
+    try:
+        structs = tool_structs(command, opts, env)[2]
+    except ToolError:
+        return set()  # an unknown dialect is reported once the command line is parsed
+    names = {n for struct in structs for f in struct.fields().values() for n in f.names}
+    return {"--" + n for n in names} | {"--" + n.replace("_", "-") for n in names}
+
+
+def split_command_line(argv: list[str], opts: Options, env: Mapping[str, str] | None = None
+                ) -> tuple[str | None, list[str]]:
+    """Global options anywhere; the first bare word is the command; the rest is the tool's.
+
+    After the tool name, a flag the tool declares itself wins over a global switch of the same
+    name when a value follows it (``write_file --text hello``: ``text`` is an alias of
+    ``content``); a bare ``--text`` at the end, or before another flag, is still the format.
+    """
+    command: str | None = None
+    rest: list[str] = []
+    own: set[str] = set()
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        bare_switch = token in SWITCHES and (i + 1 >= len(argv) or argv[i + 1].startswith("--"))
+        if command is not None and name in own and not bare_switch:
+            rest.append(token)
+            if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                i += 1
+                rest.append(argv[i])
+        elif token in ("-h", "--help"):
+            opts.help = True
+        elif token == "--version":
+            opts.version = True
+        elif name in VALUE_OPTIONS:
+            if eq:
+                value = inline
+            elif i + 1 < len(argv):
+                i += 1
+                value = argv[i]
+            else:
+                raise ToolError("usage_error", f"{name} needs a value",
+                                hint=f"e.g. {name} VALUE")
+            setattr(opts, VALUE_OPTIONS[name], value)
+        elif token in SWITCHES:
+            attr, switch = SWITCHES[token]
+            setattr(opts, attr, switch)
+        elif command is None and not token.startswith("-"):
+            command = token
+            own = tool_flags(command, opts, env if env is not None else {})
+        elif command is None:
+            raise ToolError("usage_error", f"unknown option {token} before the tool name",
+                            hint="usage: zbtools [--workspace DIR] [--format F] TOOL [--param "
+                            "VALUE ...]; see zbtools --help")
+        else:
+            rest.append(token)
+            # a tool flag's value may itself start with "-": keep it attached to its flag
+            if (token.startswith("--") and "=" not in token and i + 1 < len(argv)
+                    and not argv[i + 1].startswith("--") and argv[i + 1] not in VALUE_OPTIONS
+                    and argv[i + 1] != "-h"):
+                i += 1
+                rest.append(argv[i])
+        i += 1
+    return command, rest
+
+
+def flag_table(structs: list[type[Struct]]
+                ) -> tuple[dict[str, str], dict[str, FieldSpec]]:
+    """Every spelling -> field name, and field name -> its spec; the first struct wins."""
+    from zbtools.core.call.args import alias_table
+
+    table: dict[str, str] = {}
+    fields: dict[str, FieldSpec] = {}
+    for struct in structs:
+        for spelling, name in alias_table(struct).items():
+            if spelling not in table and (name not in fields or fields[name] is
+                                          struct.fields()[name]):
+                table[spelling] = name
+        for name, fspec in struct.fields().items():
+            fields.setdefault(name, fspec)
+    return table, fields
+
+
+def parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
+                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``--name VALUE`` / ``--name=VALUE`` / ``--flag`` / ``--no-flag`` -> canonical JSON values.
+
+    Returns the values and the problems found; problems are reported together with those of
+    validation, so one error lists everything wrong with the call. ``structs`` are the
+    declarations the flags may belong to (a dialect tool's own, then its canonical tool's).
+    """
+    from zbtools.core.call.args import coerce_flag
+
+    table, fields = flag_table(structs)
+    values: dict[str, Any] = {}
+    problems: list[dict[str, Any]] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if len(token) == 2 and token[0] == "-" and token[1].isalpha() and token[1] in table:
+            token = "-" + token  # a one-letter alias as a short flag: -C 2, like grep
+        if not token.startswith("--") or token == "--":
+            problems.append({"problem": "unexpected_value", "argument": token,
+                             "message": f"unexpected value {token!r}: values follow a --flag"})
+            continue
+        raw_name, eq, inline = token[2:].partition("=")
+        key = raw_name.replace("-", "_")
+        negated = False
+        canonical = table.get(key) or table.get(raw_name)
+        if canonical is None and key.startswith("no_"):
+            canonical = table.get(key[3:])
+            negated = canonical is not None
+        if canonical is None:
+            from zbtools.core.call.args import did_you_mean
+
+            flag_names = sorted({"--" + n.replace("_", "-") for n in table})
+            problems.append({"problem": "unknown_argument", "argument": raw_name,
+                             "message": f"unknown flag --{raw_name}"
+                             + did_you_mean("--" + raw_name.replace("_", "-"), flag_names),
+                             "accepted": sorted("--" + n.replace("_", "-") for f in
+                                                fields.values() for n in f.names)})
+            if not eq and i < len(tokens) and not tokens[i].startswith("--"):
+                i += 1
+            continue
+        fspec = fields[canonical]
+        assert fspec.type is not None
+        is_bool = fspec.type.kind == "bool"
+        if negated and not is_bool:
+            problems.append({"problem": "unknown_argument", "argument": raw_name,
+                             "message": f"--{raw_name}: only boolean flags have a --no- form"})
+            continue
+        if eq:
+            raw: str | None = inline
+        elif is_bool:
+            raw = None
+            if i < len(tokens) and tokens[i].lower() in ("true", "false", "yes", "no", "1", "0",
+                                                        "on", "off"):
+                raw = tokens[i]
+                i += 1
+        elif i < len(tokens):
+            raw = tokens[i]
+            i += 1
+        else:
+            problems.append({"problem": "missing_value", "argument": canonical,
+                             "message": f"--{raw_name} needs a value"})
+            continue
+        if canonical in values:
+            problems.append({"problem": "conflicting_aliases", "argument": canonical,
+                             "message": f"--{raw_name}: {canonical} given more than once"})
+            continue
+        if raw is None:
+            values[canonical] = not negated
+        else:
+            value = coerce_flag(fspec, raw)
+            values[canonical] = (not value) if negated and isinstance(value, bool) else value
+    return values, problems
+
+
+def merge_arguments(structs: list[type[Struct]], base: dict[str, Any], override: dict[str, Any]
+           ) -> dict[str, Any]:
+    """Drop every spelling in ``base`` of the fields ``override`` sets, then overlay it.
+
+    ``override`` keeps its own spellings, so two aliases of one field inside the same source
+    still reach validation and are refused as ``conflicting_aliases``.
+    """
+    table = flag_table(structs)[0]
+    replaced = {table.get(k, k) for k in override}
+    merged = {k: v for k, v in base.items() if table.get(k, k) not in replaced}
+    merged.update(override)
+    return merged
+
+
+def unknown_tool_error(command: str, opts: Options, env: Mapping[str, str]) -> ToolError:
+    import difflib
+
+    if uses_dialect(opts, env):
+        from zbtools.dialects import get_dialect
+
+        dialect = get_dialect(opts.dialect, env)
+        names = [t.name for t in dialect.tools()]
+        where = f" in the {dialect.name} dialect"
+        listing = f"`zbtools --dialect {dialect.name} schema` lists its tools"
+    else:
+        from zbtools.registry import all_tools
+
+        names = sorted(n for s in all_tools() for n in s.names)
+        where, listing = "", "`zbtools tools` lists every tool"
+    close = difflib.get_close_matches(command, names, n=3, cutoff=0.6)
+    return ToolError("unknown_tool", f"no tool named {command!r}{where}",
+                     hint=(f"did you mean {', '.join(close)}? " if close else "") + listing,
+                     details={"tools": names})
+
+
+def read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
+    if not read or streams.stdin is None or streams.stdin_isatty:
+        return b""
+    data = streams.stdin.read(limit + 1)
+    if len(data) > limit:
+        raise ToolError("too_large", f"the request is larger than {limit} bytes",
+                        hint="send less content per call (write_append adds to a file in "
+                        "chunks), or raise ZBTOOLS_MAX_REQUEST_BYTES",
+                        details={"limit": limit})
+    return data
+
+
+def make_context(opts: Options, env: Mapping[str, str]) -> Context:
+    from zbtools.core.call.config import load_config, load_limits
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Workspace
+
+    if opts.approval is not None:
+        if opts.approval not in APPROVAL_POLICIES:
+            raise ToolError("usage_error", f"unknown approval policy {opts.approval!r}",
+                            hint="use --approval allow, confirm or deny")
+        # The harness's choice for this call: it reaches run_command as the setting would.
+        env = {**env, "ZBTOOLS_APPROVAL": opts.approval}
+    config = load_config(env)
+    limits = load_limits(env, config)
+    root = opts.workspace or env.get("ZBTOOLS_WORKSPACE") or os.getcwd()
+    return Context(Workspace(root), limits=limits, env=env)
+
+
+def write(streams: Streams, text: str) -> None:
+    try:
+        streams.stdout.write(text)
+        streams.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, streams.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+
+
+def selected_dialect(opts: Options, env: Mapping[str, str]) -> Dialect:
+    """The dialect ``--dialect`` or ``$ZBTOOLS_DIALECT`` names (``zblade`` by default)."""
+    from zbtools.dialects import get_dialect
+
+    return get_dialect(opts.dialect, env)
+
+
+def output_format(opts: Options, streams: Streams, env: Mapping[str, str]) -> str:
+    """``--format``, else ``$ZBTOOLS_FORMAT``, else human on a terminal and json elsewhere."""
+    fmt = opts.format or env.get("ZBTOOLS_FORMAT") or (
+        "human" if streams.stdout_isatty else "json")
+    if fmt not in FORMATS:
+        raise ToolError("usage_error", f"unknown format {fmt!r}",
+                        hint="use --format json, text or human")
+    return fmt
+
+
+class ToolCall:
+    """One tool call from a command line: the tool the argv names, its arguments (flags,
+    ``--args``, stdin), its context, and the run through ``call_tool``.
+
+    Built in steps, in this order, so that a failure at any step still knows the tool's name for
+    the error envelope and the context to close: the tool (``unknown_tool``), the flags
+    (problems kept for validation), the context (workspace and limits), the JSON sources
+    (``invalid_json``, ``too_large``), validation and the run.
+    """
+
+    def __init__(self, opts: Options, streams: Streams, env: Mapping[str, str]) -> None:
+        self.opts = opts
+        self.streams = streams
+        self.env = env
+        self.tool: str | None = None  # the name the envelope carries
+        self.spec: ToolSpec | None = None
+        self.ctx: Context | None = None
+
+    def run(self, command: str, rest: list[str], fmt: str) -> tuple[dict[str, Any], Struct]:
+        """Run ``command`` with the tool arguments ``rest``: (success envelope, result)."""
+        opts = self.opts
+        self.tool = command
+        spec, dtool, structs = tool_structs(command, opts, self.env)
+        if spec is None:
+            raise unknown_tool_error(command, opts, self.env)
+        self.spec = spec
+        self.tool = tool = dtool.name if dtool is not None else spec.name
+        flags, flag_problems = parse_tool_flags(structs, rest)
+        self.ctx = ctx = make_context(opts, self.env)
+        args_json = parse_request(opts.args.encode("utf-8", "surrogateescape"), "--args") \
+            if opts.args is not None else {}
+        read = opts.stdin or not (flags or flag_problems or opts.args is not None)
+        stdin_json = parse_request(read_stdin(self.streams, ctx.limits.max_request_bytes, read),
+                                   "stdin")
+        arguments = merge_arguments(structs, merge_arguments(structs, stdin_json, args_json),
+                                    flags)
+        outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
+                            json_payload=fmt != "text")
+        return success(tool, outcome, ctx), outcome.result
+
+    def close(self) -> None:
+        if self.ctx is not None:
+            self.ctx.workspace.close()
+
+
+def call_tool(spec: ToolSpec, dialect_tool: DialectTool | None, arguments: dict[str, Any],
+              ctx: Context, problems: list[dict[str, Any]] | None = None, *,
+              json_payload: bool = True) -> Outcome:
+    """Validate ``arguments``, apply the call's own limits and run the tool (``ToolSpec.call``).
+
+    A dialect tool translates its arguments and adapts the result and errors to its dialect.
+    ``json_payload=False`` skips building the JSON form where only the text rendering is
+    printed (thousands of entries for a listing); the canonical path never imports a dialect.
+    """
+    if dialect_tool is not None:
+        from zbtools.dialects import invoke
+
+        return invoke(dialect_tool, arguments, ctx, problems)
+    from zbtools.core.call.args import validate
+    from zbtools.toolspec import Outcome, apply_call_limits
+
+    params = validate(spec.params, arguments, problems)
+    apply_call_limits(params, ctx)
+    result = spec.call(params, ctx)
+    payload = result.to_json() if json_payload or spec.render_text is None else {}
+    return Outcome(spec, result, payload)
+
+
+def success(tool: str, outcome: Outcome, ctx: Context) -> dict[str, Any]:
+    """The success envelope of ``outcome`` (truncated from the payload, or the result when the
+    payload was not built), carrying the call's warnings."""
+    payload = outcome.payload
+    truncated = payload.get("truncated", False) if payload else \
+        getattr(outcome.result, "truncated", False)
+    return success_envelope(tool, payload, truncated=bool(truncated), warnings=ctx.warnings)
+
+
+INTERNAL_HINT = "a bug in zbtools; rerun with --debug for a traceback on stderr and report it"
+
+
+def failure(exc: BaseException, *, debug: bool, stderr: TextIO | None,
+            hint: str = INTERNAL_HINT) -> ToolError:
+    """The ``ToolError`` an exception out of a call becomes: itself when it is one,
+    ``interrupted`` for Ctrl-C, else ``internal_error`` (its traceback on ``stderr`` when
+    debugging). Never a traceback on stdout: that is the contract."""
+    if isinstance(exc, ToolError):
+        return exc
+    if isinstance(exc, KeyboardInterrupt):
+        return ToolError("interrupted", "interrupted", hint="the call was cancelled; nothing "
+                         "was left half-written (writes are atomic)")
+    if debug and stderr is not None:
+        import traceback
+
+        traceback.print_exception(exc, file=stderr)
+    return ToolError("internal_error", f"internal error: {type(exc).__name__}: {exc}",
+                     hint=hint)
+
+
+def debugging(opts: Options, env: Mapping[str, str]) -> bool:
+    return bool(opts.debug or env.get("ZBTOOLS_DEBUG"))
+
+
+def emit(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
+         envelope: dict[str, Any], result_obj: Any, ctx: Context | None) -> None:
+    """Print one envelope as JSON or as the text rendering (``human`` is a surface's)."""
+    if fmt == "text":
+        from zbtools.textout import render_text
+
+        write(streams, render_text(spec, tool, envelope, result_obj, ctx))
+        return
+    write(streams, dumps_ascii(envelope) + "\n")
+
+
+def process_streams() -> Streams:
+    """The real process's stdin/stdout/stderr."""
+    stdin = sys.stdin.buffer if sys.stdin is not None else None
+    try:
+        stdin_isatty = stdin is not None and os.isatty(stdin.fileno())
+    except (OSError, ValueError):
+        stdin_isatty = False
+    try:
+        stdout_isatty = os.isatty(sys.stdout.fileno())
+    except (OSError, ValueError):
+        stdout_isatty = False
+    return Streams(stdin, sys.stdout, sys.stderr, stdin_isatty, stdout_isatty)

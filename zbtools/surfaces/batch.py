@@ -1,0 +1,211 @@
+"""``zbtools batch``: many calls in one process, JSON Lines in and out.
+
+Each stdin line is ``{"id": ..., "tool": ..., "args": {...}}`` (also ``name``/``arguments``, with
+``arguments`` an object or a JSON string as OpenAI sends it); each call gets one result line, in
+order: the usual envelope with ``"id"`` first. Blank lines are skipped; a malformed line yields
+an error line (``invalid_json``, ``invalid_arguments``, ``unknown_tool``, ``too_large``) and
+processing continues; EOF ends with status 0 whatever the calls returned. One workspace and
+configuration serve every call; each call gets a fresh context (warnings, per-call limits) and
+runs through ``zbtools.dispatch.call_tool``, as on the command line. With ``--format text`` each
+envelope also carries ``"text"``: the rendering a model should see, as ``--format text`` prints it
+for one call.
+
+A surface: imports the dispatcher, the dialects and the contract, never another surface.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError, error_envelope
+from zbtools.dispatch import (
+    call_tool,
+    debugging,
+    failure,
+    make_context,
+    parse_request,
+    selected_dialect,
+    success,
+    uses_dialect,
+    write,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from zbtools.core.call.config import Limits
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.dialects import Dialect, DialectTool
+    from zbtools.dispatch import Options, Streams
+
+
+REQUEST_KEYS = {"id", "tool", "name", "args", "arguments", "input"}
+
+
+class Batch:
+    """One workspace, one configuration, many calls."""
+
+    def __init__(self, workspace: Workspace, limits: Limits, env: Mapping[str, str],
+                 dialect: Dialect | None, state_root: str | None, debug: bool = False,
+                 text: bool = False) -> None:
+        self.workspace = workspace
+        self.text = text  # add the --format text rendering to each envelope as "text"
+        self.limits = limits
+        self.env = env
+        self.dialect = dialect
+        self.state_root = state_root
+        self.debug = debug
+        self.tools: dict[str, DialectTool | None] = {}
+
+    def lookup(self, name: str) -> DialectTool | None:
+        if name not in self.tools:
+            if self.dialect is None:
+                from zbtools.dialects import get_dialect
+
+                self.dialect = get_dialect("zblade")
+            self.tools[name] = self.dialect.lookup(name)
+        return self.tools[name]
+
+    def call(self, line: bytes) -> tuple[Any, dict[str, Any]]:
+        """One request line -> (its id, the result envelope)."""
+        from zbtools.core.call.context import Context
+
+        request_id: Any = None
+        tool_name: str | None = None
+        try:
+            request = parse_request(line, "the request line")
+            if not _finite(request.get("id")):
+                raise ToolError("invalid_json", "the request id holds a number too large for "
+                                "a double (it would come back as Infinity, which is not JSON)",
+                                hint="use a string or a smaller number as the id; results "
+                                "come back in request order")
+            request_id = request.get("id")
+            tool_name, args = self._unpack(request)
+            tool = self.lookup(tool_name)
+            if tool is None:
+                import difflib
+
+                listed = [t.name for t in self.dialect.tools()] if self.dialect else []
+                close = difflib.get_close_matches(tool_name, listed, n=3, cutoff=0.6)
+                raise ToolError("unknown_tool", f"no tool named {tool_name!r}",
+                                hint=(f"did you mean {', '.join(close)}? " if close else "")
+                                + "`zbtools schema` (with the same --dialect) lists the tools",
+                                details={"tools": listed})
+            tool_name = tool.name
+            ctx = Context(self.workspace, limits=self.limits, env=self.env,
+                          state_root=self.state_root)
+            outcome = call_tool(tool.spec, tool, args, ctx)
+            self.state_root = ctx.known_state_root
+            envelope = success(tool_name, outcome, ctx)
+            if self.text:
+                from zbtools.textout import render_text
+
+                envelope["text"] = render_text(outcome.spec, tool_name, envelope,
+                                               outcome.result, ctx)
+            return request_id, envelope
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # one bad call never ends the batch
+            import sys
+
+            return request_id, self.failed(tool_name, failure(exc, debug=self.debug,
+                                                              stderr=sys.stderr))
+
+    def failed(self, tool_name: str | None, error: ToolError) -> dict[str, Any]:
+        envelope = error_envelope(tool_name, error)
+        if self.text:
+            from zbtools.textout import render_error
+
+            envelope["text"] = render_error(envelope["error"])
+        return envelope
+
+    @staticmethod
+    def _unpack(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        unknown = sorted(set(request) - REQUEST_KEYS)
+        problems: list[dict[str, Any]] = [{"problem": "unknown_argument", "argument": k,
+                     "message": f"unknown request key {k}", "accepted": sorted(REQUEST_KEYS)}
+                    for k in unknown]
+        names = [k for k in ("tool", "name") if k in request]
+        tool = request.get(names[0]) if names else None
+        if len(names) > 1:
+            problems.append({"problem": "conflicting_aliases", "argument": "tool",
+                             "message": "tool and name are two names for the same key"})
+        elif type(tool) is not str or not tool:
+            problems.append({"problem": "missing_argument", "argument": "tool",
+                             "message": "tool must be a tool name (a non-empty string)"})
+        keys = [k for k in ("args", "arguments", "input") if k in request]
+        args: Any = request[keys[0]] if keys else {}
+        if len(keys) > 1:
+            problems.append({"problem": "conflicting_aliases", "argument": "args",
+                             "message": f"{' and '.join(keys)} are names for the same key"})
+        if isinstance(args, str):  # OpenAI sends function arguments as a JSON string
+            args = parse_request(args.encode("utf-8", "surrogateescape"), keys[0])
+        elif args is None:
+            args = {}
+        elif type(args) is not dict:
+            problems.append({"problem": "wrong_type", "argument": "args",
+                             "message": "args must be a JSON object"})
+        if problems:
+            raise ToolError("invalid_arguments", "malformed request: " + "; ".join(
+                p["message"] for p in problems), hint='each line is {"id": ..., "tool": '
+                '"read_file", "args": {...}}', details={"problems": problems})
+        assert isinstance(tool, str)
+        return tool, args
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` (a decoded JSON value) holds no infinite or NaN number."""
+    if type(value) is float:
+        return value - value == 0.0
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
+def _emit_line(streams: Streams, request_id: Any, envelope: dict[str, Any]) -> None:
+    from zbtools.core.call.fastjson import dumps_ascii
+
+    write(streams, dumps_ascii({"id": request_id, **envelope}) + "\n")
+
+
+def _drain_line(stdin: Any) -> None:
+    while True:
+        chunk = stdin.readline(1 << 16)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str],
+                  fmt: str) -> int:
+    if rest:
+        raise ToolError("usage_error", f"`zbtools batch` takes no arguments, got {rest[0]!r}",
+                        hint='send JSON Lines on stdin: {"id": 1, "tool": "read_file", '
+                        '"args": {"path": "README.md"}}')
+    base = make_context(opts, env)
+    dialect = selected_dialect(opts, env) if uses_dialect(opts, env) else None
+    batch = Batch(base.workspace, base.limits, base.env, dialect, None,
+                  debug=debugging(opts, env), text=fmt == "text")
+    limit = base.limits.max_request_bytes
+    stdin = streams.stdin
+    try:
+        while stdin is not None:
+            line = stdin.readline(limit + 1)
+            if not line:
+                break
+            if len(line) > limit and not line.endswith(b"\n"):
+                _drain_line(stdin)
+                too_large = ToolError("too_large", f"the request line is larger than {limit} "
+                                      "bytes", hint="send less content per call, or raise "
+                                      "ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
+                _emit_line(streams, None, batch.failed(None, too_large))
+                continue
+            if not line.strip():
+                continue
+            request_id, envelope = batch.call(line)
+            _emit_line(streams, request_id, envelope)
+    finally:
+        base.workspace.close()
+    return 0
+
