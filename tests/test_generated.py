@@ -60,14 +60,31 @@ def test_every_tool_is_documented_and_declared(spec: ToolSpec) -> None:
         assert field.help, f"{spec.name} result field {name} has no help"
 
 
-def test_the_readme_documents_every_tool_and_error_code() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_docs_document_every_tool_and_error_code() -> None:
+    """The tools reference (docs/tools.md) has a section per tool, the contract page
+    (docs/contract.md) every error code; the README links both."""
+    reference = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
     for spec in TOOLS:
-        assert f"### `{spec.name}`" in readme
+        assert re.search(rf"^## `{spec.name}`", reference, flags=re.M), spec.name
     from zbtools.contract import ERROR_CODES
 
-    for code in ERROR_CODES:
-        assert f"`{code}`" in readme
+    contract = (REPO / "docs" / "contract.md").read_text(encoding="utf-8")
+    for code, (status, _meaning) in ERROR_CODES.items():
+        assert f"| `{code}` | {status} |" in contract, code
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "(docs/tools.md)" in readme and "(docs/contract.md)" in readme
+
+
+def test_devgen_refuses_a_page_without_its_markers() -> None:
+    page = (REPO / "docs" / "contract.md").read_text(encoding="utf-8")
+    assert devgen.render_doc("contract.md", page) == page
+    stripped = page.replace("<!-- errors:end -->", "")
+    with pytest.raises(ValueError, match=r"docs/contract\.md: missing or misplaced markers"):
+        devgen.render_doc("contract.md", stripped)
+    assert set(devgen.DOC_BLOCKS) <= {p.name for p in (REPO / "docs").glob("*.md")}
+    written = {Path(p).relative_to(REPO).as_posix() for p in devgen.outputs()}
+    assert {"docs/tools.md", "docs/contract.md"} <= written
+    assert "README.md" not in written, "the README has no generated blocks"
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
@@ -183,6 +200,7 @@ def test_the_wheel_ships_man_page_and_completions(tmp_path: Path) -> None:
     assert shared == expected
     sdist = config["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
     assert "man" in sdist and "completions" in sdist
+    assert "docs" in sdist and "CONTRIBUTING.md" in sdist
     pytest.importorskip("hatchling", reason="the dev extra brings hatchling")
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                            "--no-build-isolation", "--no-index", "-q", "-w", str(tmp_path),

@@ -3,8 +3,10 @@
 Writes:
 
 * ``zbtools/toolindex.py``: every tool name and alias -> module (the fast lookup);
-* the tools reference and error-code table in ``README.md`` between the ``<!-- tools:begin -->``
-  / ``<!-- tools:end -->`` and ``<!-- errors:begin -->`` / ``<!-- errors:end -->`` markers;
+* the generated blocks of the documentation, each between ``<!-- NAME:begin -->`` and
+  ``<!-- NAME:end -->`` markers (``DOC_BLOCKS``): the tools reference in ``docs/tools.md``
+  (``tools``) and the error-code table in ``docs/contract.md`` (``errors``). The text around the
+  markers is written by hand; a page without its markers is an error, never silently skipped;
 * ``completions/zbtools.bash``, ``completions/_zbtools`` (zsh) and ``completions/zbtools.fish``:
   typer's completion scripts for the app of ``zbtools/surfaces/cli.py``. They ask the program
   itself for candidates (``_ZBTOOLS_COMPLETE=complete_<shell> zbtools``, routed to typer by
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INDEX_PATH = os.path.join(ROOT, "zbtools", "toolindex.py")
-README_PATH = os.path.join(ROOT, "README.md")
+DOCS_DIR = os.path.join(ROOT, "docs")
 COMPLETIONS_DIR = os.path.join(ROOT, "completions")
 MAN_PATH = os.path.join(ROOT, "man", "zbtools.1")
 SCHEMAS_DIR = os.path.join(ROOT, "schemas")
@@ -83,7 +85,7 @@ def _tool_flags(spec: ToolSpec) -> list[str]:
 def render_tools_reference() -> str:
     out: list[str] = []
     for spec in all_tools():
-        title = f"### `{spec.name}`"
+        title = f"## `{spec.name}`"
         if spec.aliases:
             title += " (alias " + ", ".join(f"`{a}`" for a in spec.aliases) + ")"
         flags = _tool_flags(spec)
@@ -114,17 +116,42 @@ def render_error_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+# page under docs/ -> (block name, renderer): the generated blocks of the documentation, each
+# between <!-- NAME:begin --> and <!-- NAME:end --> in that page.
+DOC_BLOCKS = {
+    "tools.md": (("tools", render_tools_reference),),
+    "contract.md": (("errors", render_error_table),),
+}
+
+
 def _replace_between(text: str, begin: str, end: str, body: str) -> str:
-    start = text.index(begin) + len(begin)
-    stop = text.index(end)
+    start = text.find(begin)
+    stop = text.find(end)
+    if start < 0 or stop < start:
+        raise ValueError(f"missing or misplaced markers {begin} ... {end}")
+    start += len(begin)
     return text[:start] + "\n" + body + text[stop:]
 
 
-def render_readme(current: str) -> str:
-    text = _replace_between(current, "<!-- tools:begin -->", "<!-- tools:end -->",
-                            render_tools_reference())
-    return _replace_between(text, "<!-- errors:begin -->", "<!-- errors:end -->",
-                            render_error_table())
+def render_doc(page: str, current: str) -> str:
+    """``current`` (the text of ``docs/<page>``) with its generated blocks rewritten."""
+    for name, render in DOC_BLOCKS[page]:
+        try:
+            current = _replace_between(current, f"<!-- {name}:begin -->",
+                                       f"<!-- {name}:end -->", render())
+        except ValueError as exc:
+            raise ValueError(f"docs/{page}: {exc}") from None
+    return current
+
+
+def render_docs() -> dict[str, str]:
+    """Every page of ``DOC_BLOCKS``, path -> its text with the generated blocks current."""
+    out: dict[str, str] = {}
+    for page in DOC_BLOCKS:
+        path = os.path.join(DOCS_DIR, page)
+        with open(path, encoding="utf-8") as fh:
+            out[path] = render_doc(page, fh.read())
+    return out
 
 
 # ---- shell completions ------------------------------------------------------------------------
@@ -498,7 +525,8 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
         out += [text, "", "::", "", "   " + command, ""]
 
     out += _section("SEE ALSO")
-    out += ["The README of the project, and ``zbtools TOOL --help``.", ""]
+    out += ["The README of the project and its ``docs/`` pages (one per subsystem), and "
+            "``zbtools TOOL --help``.", ""]
     return "\n".join(out)
 
 
@@ -537,9 +565,8 @@ def normalize_man(text: str) -> str:
 
 
 def outputs() -> dict[str, str]:
-    with open(README_PATH, encoding="utf-8") as fh:
-        readme = fh.read()
-    out = {INDEX_PATH: render_index(), README_PATH: render_readme(readme)}
+    out = {INDEX_PATH: render_index()}
+    out.update(render_docs())
     for shell, name in COMPLETION_FILES.items():
         out[os.path.join(COMPLETIONS_DIR, name)] = render_completion(shell)
     out[MAN_PATH] = render_man()

@@ -3,11 +3,11 @@ stdout, stderr and exit code, or a process id for long-running commands. Failure
 guardrail_refused, approval_required, approval_denied, sandbox_unavailable, spawn_failed.
 
 Do not use it to discover or read files (find_files, grep_search, list_directory and read_file
-do that better). ``timeout_ms`` defaults to 120000 (seed 004; ``timeout`` is the same value in
+do that better). ``timeout_ms`` defaults to 120000 (as in fiz; ``timeout`` is the same value in
 milliseconds, as in Claude Code's Bash). The command runs like ``run_command``: in the workspace
 root (or ``cwd``), its own process group, stdin from /dev/null, a scrubbed environment, the
 whole process tree stopped at the timeout (SIGTERM, grace, SIGKILL) or, with
-``on_timeout: "background"``, handed to the process manager (seed 003) so that a dev server or a
+``on_timeout: "background"``, handed to the process manager (as in zkit) so that a dev server or a
 long test loop keeps running: the result then carries ``id`` and ``next_cursor`` for
 ``bash_output``, and ``stop_process`` ends it. ``background: true`` (``run_in_background``)
 returns the id at once.

@@ -1,7 +1,7 @@
 """Delete a file, a symlink or (with ``recursive: true``) a directory and everything in it.
 
 A symlink is removed itself, never its target. Directories need ``recursive: true``, even empty
-ones (seed 001), and the workspace root can never be deleted, however it is spelled (``.``,
+ones, and the workspace root can never be deleted, however it is spelled (``.``,
 ``""``, ``a/..``, its absolute path). A directory is first renamed to a hidden sibling, so it
 vanishes from its name at once, then emptied without following any link (any depth); if that
 fails half-way, what remains is renamed back and the error details count what was deleted.

@@ -1,4 +1,4 @@
-"""Replace old_content with new_content in a file (the legacy search/replace tool of seed 001).
+"""Replace old_content with new_content in a file (Zaguán Blade's legacy search/replace tool).
 
 The same engine as apply_edit: ``old_content`` must identify exactly one place, matched exactly or
 with tolerance for whitespace, indentation, typography and escaping, never ambiguously; the rest

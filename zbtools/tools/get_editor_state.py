@@ -1,6 +1,6 @@
 """Get the editor's state: the active file, the open files (tabs) and the cursor and selection.
 
-Returns exactly the fields of seed 001 plus the selection columns: ``active_file``,
+Returns exactly Zaguán Blade's fields plus the selection columns: ``active_file``,
 ``open_files`` (tab order), ``active_tab_index`` (0-based), ``cursor_line``, ``cursor_column``,
 ``selection_start_line``, ``selection_start_column``, ``selection_end_line``,
 ``selection_end_column``. Lines and columns are 1-based, columns count characters; with nothing

@@ -1,6 +1,6 @@
 """Save a plan document as ``.zbtools/plans/<name>.md`` in the workspace; never overwrites one.
 
-The plan is a markdown artifact the user can revisit, edit or share (seed 003). Scaffold a long
+The plan is a markdown artifact the user can revisit, edit or share. Scaffold a long
 plan with its first part, then add the rest with save_plan_append; track execution with
 update_plan. The name is 1-64 letters, digits, ``.``, ``_`` or ``-`` (no separators, no ``..``,
 not starting with a dot or dash; a trailing ``.md`` is dropped). The content is written as given,

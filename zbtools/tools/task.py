@@ -1,4 +1,4 @@
-"""Track subtasks of a multi-step job: create, update, get or list tasks (seed 004).
+"""Track subtasks of a multi-step job: create, update, get or list tasks.
 
 ``operation: create`` needs a ``title`` (``description`` and ``status`` optional; status defaults
 to pending) and returns the new task with its id; ids are short, stable and unique in the

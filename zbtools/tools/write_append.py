@@ -1,7 +1,7 @@
 """Append text to the end of a file, creating it (and its parent directories) if missing.
 
 The structural partner of write_file for large content: scaffold a file with
-``write_file(path, "")``, then add it in chunks (seed 003). The text is appended as given: no
+``write_file(path, "")``, then add it in chunks. The text is appended as given: no
 newline is added before or after it; if the file did not end with a newline the result warns that
 the text joined its last line. In an existing file, bare LF line endings in the text are written
 as CRLF when the file uses CRLF, and the text is encoded in the file's encoding.

@@ -1,6 +1,6 @@
 """Write a whole file: create it, or replace an existing one; parent directories are created.
 
-Overwrites by default (seed 001); pass ``overwrite: false`` to refuse when the file exists
+Overwrites by default; pass ``overwrite: false`` to refuse when the file exists
 (``already_exists``; use edit_file/apply_edit to change part of a file instead). A brand-new file
 never needs a prior read. When replacing, pass the ``sha256`` from your last read as
 ``expected_sha256`` and the write is refused with ``stale_file`` if the file changed meanwhile.

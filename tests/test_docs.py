@@ -1,0 +1,193 @@
+"""The README, CONTRIBUTING.md and the pages under docs/: short README, every page reachable,
+every relative link and anchor alive, tables that agree with the code, text written for users.
+
+The generated blocks (tools reference, error-code table) are checked by ``devgen --check`` in
+``tests/test_generated.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+README = REPO / "README.md"
+CONTRIBUTING = REPO / "CONTRIBUTING.md"
+DOCS = REPO / "docs"
+PAGES = sorted(DOCS.glob("*.md"))
+USER_FACING = [README, CONTRIBUTING, *PAGES]
+README_MAX_LINES = 250
+
+# The pages the README promises, one per subsystem (a new page joins this list and the README).
+EXPECTED_PAGES = {"README.md", "contract.md", "editing.md", "search.md", "editor-state.md",
+                  "commands.md", "dialects.md", "batch.md", "mcp.md", "media-and-web.md",
+                  "configuration.md", "tools.md"}
+
+_FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
+_LINK = re.compile(r"(?<!!)\[(?:[^\]\\]|\\.)*\]\(([^)\s]+)\)")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+def _prose(text: str) -> str:
+    """The text without fenced code blocks (a ``# comment`` there is no heading)."""
+    return _FENCE.sub("", text)
+
+
+def _links(path: Path) -> list[str]:
+    return _LINK.findall(_prose(path.read_text(encoding="utf-8")))
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*~]|<[^>]+>", "", heading)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"[^\w\- ]", "", text.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    out: set[str] = set()
+    seen: dict[str, int] = {}
+    for _level, title in _HEADING.findall(_prose(path.read_text(encoding="utf-8"))):
+        base = slug(title)
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        out.add(base if count == 0 else f"{base}-{count}")
+    return out
+
+
+def test_slugs_follow_github() -> None:
+    assert slug("The JSON contract, in brief") == "the-json-contract-in-brief"
+    assert slug("`apply_edit` (alias `apply_patch`)") == "apply_edit-alias-apply_patch"
+    assert slug("Editing: never the wrong place") == "editing-never-the-wrong-place"
+
+
+def test_the_readme_is_short() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_MAX_LINES, (
+        f"README.md has {lines} lines (at most {README_MAX_LINES}): move detail to docs/")
+
+
+def test_the_pages_are_the_promised_ones() -> None:
+    assert {p.name for p in PAGES} == EXPECTED_PAGES
+
+
+@pytest.mark.parametrize("index", [README, DOCS / "README.md"], ids=_name)
+def test_every_page_is_linked_from_the_readme_and_the_index(index: Path) -> None:
+    targets = {(index.parent / link.split("#", 1)[0]).resolve()
+               for link in _links(index) if not re.match(r"[a-z][a-z0-9+.-]*:", link)}
+    missing = [_name(p) for p in PAGES if p.resolve() not in targets and p != index]
+    assert not missing, f"{_name(index)} does not link {missing}"
+    if index == README:
+        assert CONTRIBUTING.resolve() in targets
+        assert (DOCS / "README.md").resolve() in targets
+
+
+@pytest.mark.parametrize("path", USER_FACING, ids=_name)
+def test_relative_links_and_anchors_resolve(path: Path) -> None:
+    broken = []
+    for link in _links(path):
+        if re.match(r"[a-z][a-z0-9+.-]*:", link):  # http:, https:, mailto:
+            continue
+        target_text, _, anchor = link.partition("#")
+        target = (path.parent / target_text).resolve() if target_text else path
+        if not target.exists():
+            broken.append(f"{link}: no such file")
+            continue
+        try:
+            target.relative_to(REPO)
+        except ValueError:
+            broken.append(f"{link}: outside the repository")
+            continue
+        if anchor:
+            if target.suffix != ".md":
+                broken.append(f"{link}: an anchor into a file that is not Markdown")
+            elif anchor not in anchors(target):
+                broken.append(f"{link}: no heading #{anchor} in {_name(target)}")
+    assert not broken, f"{_name(path)}: " + "; ".join(broken)
+
+
+# Names of the project's internal planning documents; user-facing text describes instead.
+INTERNAL = re.compile(r"\bseeds? \d|\bDESIGN\b|\bSECURITY(?:\.md| \d| section)|"
+                      r"\bPERFORMANCE(?:\.md| \d| section)|\bMATCHING(?:\.md| \d| section)")
+
+
+@pytest.mark.parametrize("path", USER_FACING, ids=_name)
+def test_user_facing_text_names_no_internal_documents(path: Path) -> None:
+    found = [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
+             for text in [path.read_text(encoding="utf-8")] for m in INTERNAL.finditer(text)]
+    assert not found, f"{_name(path)} names internal documents: {found}"
+
+
+def test_the_internal_document_pattern_catches_what_it_should() -> None:
+    for text in ("(seed 001)", "seeds 003/004", "DESIGN section 3", "SECURITY 4.8",
+                 "PERFORMANCE 4", "see MATCHING.md", "MATCHING 8.5"):
+        assert INTERNAL.search(text), text
+    for text in ("the security boundary", "Designing a tool", "seeded cases", "--seed N"):
+        assert not INTERNAL.search(text), text
+
+
+def _exit_table(path: Path) -> list[tuple[int, str]]:
+    text = path.read_text(encoding="utf-8")
+    section = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| (.+?) \|$", section, flags=re.M)
+    return [(int(status), meaning) for status, meaning in rows]
+
+
+def test_the_readme_exit_codes_are_the_contract_pages() -> None:
+    from zbtools.contract import ERROR_CODES, ExitCode
+
+    readme = _exit_table(README)
+    assert readme == _exit_table(DOCS / "contract.md")
+    statuses = [status for status, _ in readme]
+    assert statuses == sorted(v for k, v in vars(ExitCode).items() if k.isupper())
+    assert {status for status, _ in ERROR_CODES.values()} <= set(statuses)
+
+
+def _toml_tables(path: Path) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
+    for block in re.findall(r"^```toml\n(.*?)^```", path.read_text(encoding="utf-8"),
+                            flags=re.M | re.S):
+        out.update(tomllib.loads(block))
+    return out
+
+
+def test_the_configuration_tables_match_the_defaults() -> None:
+    from zbtools.core.call.config import EXEC_DEFAULTS, LIMIT_KEYS, WEB_DEFAULTS
+
+    limits = _toml_tables(DOCS / "configuration.md")["limits"]
+    assert limits == {key: default for key, (default, _min, _meaning) in LIMIT_KEYS.items()}
+    assert _toml_tables(DOCS / "commands.md")["exec"] == EXEC_DEFAULTS
+    web = _toml_tables(DOCS / "media-and-web.md")["web"]
+    assert set(web) == set(WEB_DEFAULTS)
+    examples = {"searxng_url", "allow"}  # shown with example values; empty by default
+    assert {k: v for k, v in web.items() if k not in examples} == {
+        k: v for k, v in WEB_DEFAULTS.items() if k not in examples}
+
+
+def test_contributing_names_what_ci_runs_and_what_devgen_writes() -> None:
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = re.search(r'^TEST_COMMAND="(.*)"$', ci, flags=re.M)
+    assert test_command is not None and test_command.group(1) in text
+    for line in ci.splitlines():
+        if line.startswith(".venv/bin/"):
+            assert line in text, f"CONTRIBUTING.md does not show the CI step {line!r}"
+    from zbtools import devgen
+
+    for path in devgen.outputs():
+        rel = Path(path).relative_to(REPO)
+        named = {rel.as_posix(), f"{rel.parent.as_posix()}/", f"{rel.parent.as_posix()}/*.json",
+                 f"{rel.parent.parent.as_posix()}/<dialect>/*.json"}
+        assert any(f"`{name}`" in text for name in named), (
+            f"CONTRIBUTING.md does not say that devgen writes {rel.as_posix()}")
+    assert "zbtools/tools/<name>.py" in text and "python -m zbtools.devgen" in text
+    assert "benchmarks/README.md" in text
