@@ -60,10 +60,10 @@ if TYPE_CHECKING:
 DIALECTS: tuple[str, ...] = ("zblade", "claude", "zkit", "fiz", "anthropic", "codex")
 DEFAULT_DIALECT = "zblade"
 DESCRIPTIONS: dict[str, str] = {
-    "zblade": "the canonical Zaguán Blade tools (seeds 000/001)",
-    "claude": "Claude Code's file tools: Read, Write, Edit, Glob, Grep (seed 002)",
-    "zkit": "zkit's coding toolset: read, write (create-only), edit, bash, plans... (seed 003)",
-    "fiz": "fiz's built-in tools: bash, edit, find, grep, ls, patch, read, task, write (seed 004)",
+    "zblade": "the canonical Zaguán Blade tools",
+    "claude": "Claude Code's file tools: Read, Write, Edit, Glob, Grep",
+    "zkit": "zkit's coding toolset: read, write (create-only), edit, bash, plans...",
+    "fiz": "fiz's built-in tools: bash, edit, find, grep, ls, patch, read, task, write",
     "anthropic": "Anthropic's text editor tool str_replace_based_edit_tool",
     "codex": "OpenAI Codex CLI: apply_patch (*** Begin Patch), shell, update_plan",
 }
