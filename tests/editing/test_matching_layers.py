@@ -1,0 +1,77 @@
+"""The parts of zbtools.core.editing.matching import each other in one direction only.
+
+The order is the one the package docstring states. Every import counts: at module level,
+inside functions and under ``if TYPE_CHECKING:``. No part imports another's ``_private`` names,
+and at module level the parts import only each other (heavy modules are imported on use).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGE = "zbtools.core.editing.matching"
+SOURCE = REPO / "zbtools" / "core" / "editing" / "matching"
+MAY_IMPORT = {
+    "errors": set(),
+    "diff": set(),
+    "filemodel": set(),
+    "requests": set(),
+    "diagnostics": {"errors", "filemodel", "requests"},
+    "tiers": {"errors", "filemodel", "requests", "diagnostics"},
+    "merge": {"errors", "filemodel", "requests", "diff", "tiers"},
+    "apply": {"errors", "filemodel", "requests", "diagnostics", "tiers", "merge"},
+}
+
+
+def imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import in the file, wherever it is."""
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.module, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+    return found
+
+
+def test_every_part_of_the_package_is_placed_in_the_order() -> None:
+    assert {p.stem for p in SOURCE.glob("*.py")} == {*MAY_IMPORT, "__init__"}
+
+
+@pytest.mark.parametrize("part", sorted(MAY_IMPORT))
+def test_a_part_imports_only_the_parts_below_it_and_no_private_names(part: str) -> None:
+    for module, names in imports(SOURCE / f"{part}.py"):
+        assert module != PACKAGE, f"{part} imports the package entry"
+        if module.startswith(PACKAGE + "."):
+            other = module.removeprefix(PACKAGE + ".")
+            assert other in MAY_IMPORT[part], f"{part} imports {other}"
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            assert not private, f"{part} imports {private} from {other}"
+
+
+@pytest.mark.parametrize("part", sorted(MAY_IMPORT))
+def test_a_part_imports_nothing_heavy_at_module_level(part: str) -> None:
+    tree = ast.parse((SOURCE / f"{part}.py").read_text())
+    top = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    modules = {alias.name for node in top if isinstance(node, ast.Import)
+               for alias in node.names}
+    modules |= {node.module or "" for node in top if isinstance(node, ast.ImportFrom)}
+    assert all(m.startswith(PACKAGE + ".") or m in {"__future__", "itertools"}
+               for m in modules), sorted(modules)
+
+
+def test_importing_the_engine_loads_no_regex_diff_or_fuzzy_library() -> None:
+    probe = ("import sys; import zbtools.core.editing.matching; "
+             "print(sorted(m for m in ('re', 'regex', 'difflib', 'rapidfuzz', 'unicodedata', "
+             "'typing') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
+                           f"{str(REPO)!r}); {probe}"], capture_output=True, text=True,
+                          check=True, timeout=30)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,105 @@
+"""zbtools.core.editing.matching.merge: a located edit rendered into the file's own lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from zbtools.core.editing.matching.apply import apply_requests
+from zbtools.core.editing.matching.errors import MatchError
+from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.merge import Edit, merge_lines, render_edit
+from zbtools.core.editing.matching.requests import Request
+from zbtools.core.editing.matching.tiers import locate
+
+
+def rendered(text: str, request: Request) -> Edit:
+    model = FileModel(text)
+    return render_edit(model, locate(model, request))
+
+
+def test_a_character_edit_can_join_lines_and_keep_the_final_newline_state() -> None:
+    assert apply_requests("a\nb\nc\n", [Request("a\n", "a")]).text == "ab\nc\n"
+    assert apply_requests("a\nlast", [Request("last", "LAST")]).text == "a\nLAST"
+    assert apply_requests("a\nlast", [Request("last", "LAST\n")]).text == "a\nLAST\n"
+    assert apply_requests("a\r\nb\r\n", [Request("b\n", "")]).text == "a\r\n"
+
+
+def test_lines_the_caller_left_unchanged_keep_the_files_bytes() -> None:
+    edit = rendered("a = 1  \nb = 2\t\nc = 3\n",
+                    Request("a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n"))
+    assert edit.located.tier == "trailing_whitespace"
+    assert (edit.start, edit.end) == (0, 3)
+    assert edit.lines == [("a = 1  ", "\n"), ("b = 20", "\n"), ("c = 3", "\n")]
+
+
+def test_new_lines_take_the_line_ending_of_the_region() -> None:
+    edit = rendered("a\r\nb\r\n", Request("a\n", "a\nx\n"))
+    assert edit.lines == [("a", "\r\n"), ("x", "\r\n")]
+
+
+def test_each_rewritten_line_keeps_its_own_ending_in_a_mixed_file() -> None:
+    model = FileModel("a\r\nb\nc\r\n")
+    assert merge_lines(model, 0, 3, ["a", "b", "c"], ["A", "B", "c"], str, True) == [
+        ("A", "\r\n"), ("B", "\n"), ("c", "\r\n")]
+
+
+def test_new_lines_are_reindented_level_by_level_into_a_tab_indented_file() -> None:
+    edit = rendered("def f():\n\tif x:\n\t\ty()\n",
+                    Request("if x:\n    y()\n", "if x:\n    y()\n    z()\n"))
+    assert edit.located.tier == "indentation"
+    assert edit.lines == [("\tif x:", "\n"), ("\t\ty()", "\n"), ("\t\tz()", "\n")]
+    assert edit.transforms == ["reindented"]
+
+
+def test_a_change_of_indent_unit_is_converted_for_the_new_lines_too() -> None:
+    edit = rendered("    def f():\n        return 1\n",
+                    Request("def f():\n  return 1\n", "def f():\n  return 2\n  # done\n"))
+    assert edit.lines == [("    def f():", "\n"), ("        return 2", "\n"),
+                          ("        # done", "\n")]
+
+
+def test_the_files_curly_quotes_survive_in_the_unedited_part_of_a_changed_line() -> None:
+    edit = rendered("msg = “hello” + name\n",
+                    Request('msg = "hello" + name\n', 'msg = "hello" + user\n'))
+    assert edit.located.tier == "typography"
+    assert edit.lines == [("msg = “hello” + user", "\n")]
+
+
+def test_curly_quotes_the_request_invented_are_written_the_files_way() -> None:
+    edit = rendered('msg = "hello" + name\n',
+                    Request("msg = “hello” + name\n", "msg = “hello” + user\n"))
+    assert edit.lines == [('msg = "hello" + user', "\n")]
+    assert edit.transforms == ["typography_restored"]
+
+
+def test_an_insertion_after_a_last_line_without_newline_keeps_that_state() -> None:
+    request = Request("", "x\n")
+    request.insert_at = 2
+    edit = rendered("a\nb", request)
+    assert (edit.start, edit.end) == (1, 2)
+    assert edit.lines == [("b", "\n"), ("x", "")]
+
+
+SIMILAR_FILE = ("def load_configuration(path):\n"
+                "    with open(path) as handle:\n"
+                "        data = json.load(handle)\n"
+                "    return validate_settings(data)\n")
+SIMILAR_OLD = SIMILAR_FILE.replace("as handle", "as fh")
+
+
+def test_the_similarity_merge_applies_the_change_onto_the_files_own_lines() -> None:
+    edit = rendered(SIMILAR_FILE, Request(
+        SIMILAR_OLD, SIMILAR_OLD.replace("validate_settings", "check")))
+    assert edit.located.tier == "similarity"
+    assert edit.lines == [("def load_configuration(path):", "\n"),
+                          ("    with open(path) as handle:", "\n"),
+                          ("        data = json.load(handle)", "\n"),
+                          ("    return check(data)", "\n")]
+
+
+def test_the_similarity_merge_refuses_to_change_a_line_that_differs_from_the_file() -> None:
+    with pytest.raises(MatchError) as caught:
+        rendered(SIMILAR_FILE, Request(SIMILAR_OLD, SIMILAR_OLD.replace("as fh", "as f")))
+    assert caught.value.code == "edit_conflict"
+    assert caught.value.hint == ("re-read lines 1-4 and resend old_text with the file's current "
+                                 "text")

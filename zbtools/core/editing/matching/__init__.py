@@ -1,0 +1,73 @@
+"""Locating an edit's old text in a file, and applying it without touching anything else.
+
+The design is MATCHING.md sections 6-7. A request (old text, new text, optional line hints) is
+first normalised (CRLF to LF, a leading BOM dropped, ``cat -n`` line-number prefixes pasted from
+a read stripped, omission placeholders in the new text refused). Then a ladder of tiers, from
+strict to tolerant, looks for the old text:
+
+====  ====================  ===============================================================
+T1    ``exact``             substring of the file (partial lines allowed)
+T2    ``trailing_whitespace`` whole lines equal after removing trailing spaces/tabs
+T3    ``indentation``       whole lines equal in content and in depth relative to the first
+                            line (tabs vs spaces, a uniform shift); new text is re-indented
+T4    ``inner_whitespace``  as T3, runs of inner spaces/tabs collapsed (needs >= 2 non-blank
+                            lines or >= 12 non-space characters)
+T5    ``typography``        as T4 after NFC and mapping curly quotes, dashes, odd spaces and
+                            the ellipsis to ASCII
+T6    ``unescape``          T1-T5 again with one level of backslash escapes removed from old
+                            and new (``\\n``, ``\\t``, ``\\"`` ...), only when old has them
+T7    ``elision``           old text with ``...`` marker lines: each segment located in
+                            order, the elided lines kept as they are
+T8    ``similarity``        one window clearly more similar than any other (gated; the
+                            caller's change is merged onto it, refused on a conflict)
+====  ====================  ===============================================================
+
+The ladder stops at the first tier that has candidates. One candidate is the match; several are
+filtered by the hints (``start_line``/``end_line`` keep candidates within the hint window,
+``occurrence`` picks the n-th); if more than one remains the edit is refused as ambiguous and every
+candidate is listed with a line that tells it apart. A looser tier is never tried to escape an
+ambiguity (MATCHING I1, I2). A hint never creates a match. ``@@`` scope lines and ``LINE:HASH``
+anchors narrow the search before any tier runs.
+
+Applying is a line merge: lines that the caller did not change keep the file's exact bytes
+(trailing whitespace, tabs, curly quotes, per-line CRLF/LF); new lines take the region's line
+ending (the file's majority where the region is mixed) and, for T3-T6, the file's indentation.
+Bytes outside the matched region are asserted unchanged before anything is written.
+
+Replacement text is literal: ``$&``, ``\\1`` and ``\\g<0>`` are written as they are.
+
+Failure modes (``MatchError.code``): ``no_match`` (with the closest candidate, the first
+diverging line and a specific diagnosis), ``ambiguous_match`` (every candidate listed),
+``ambiguous_scope``, ``stale_anchor``, ``edit_conflict``, ``no_change`` (old equals new),
+``placeholder_in_new``, ``overlapping_edits``.
+
+The parts, each owning one concern (its docstring states what it owns, its limits and failure
+modes). An arrow points at what a part may import; nothing imports upwards, not even inside a
+function or for type checking (``tests/editing/test_matching_layers.py`` checks this), and no
+part imports another's ``_private`` names::
+
+    errors       MatchError, SNIPPET_CHARS                       (imports no part)
+    diff         line_opcodes, unified_diff                      (imports no part)
+    filemodel    FileModel, indentation measures, line keys      (imports no part)
+    requests     Request, normalize_request, marker tests        (imports no part)
+    diagnostics  diagnose: a miss explained          -> errors, filemodel, requests
+    tiers        candidates, choose, locate (T1-T8)  -> errors, filemodel, requests, diagnostics
+    merge        render_edit: located edit -> lines  -> errors, filemodel, requests, diff, tiers
+    apply        apply_requests, replace_all         -> every part above except diff
+
+This module is the engine's public entry: callers outside the package import the names below
+from here. The parts import nothing heavy at module level (``re``, ``difflib``, ``rapidfuzz``,
+``unicodedata`` are imported on first use), so importing them all here loads nothing heavy;
+an edit needs every part anyway.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.editing.matching.apply import Applied, apply_requests, replace_all
+from zbtools.core.editing.matching.diff import unified_diff
+from zbtools.core.editing.matching.errors import MatchError
+from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.requests import Request
+
+__all__ = ["Applied", "FileModel", "MatchError", "Request", "apply_requests", "replace_all",
+           "unified_diff"]

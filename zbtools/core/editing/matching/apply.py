@@ -1,0 +1,297 @@
+"""Applying several edits to one file: all located first, then all applied, or none.
+
+``apply_requests(text, requests)`` normalises each request, refuses ``no_change`` and
+``placeholder_in_new``, locates each one against the original text (``tiers.locate``; on a
+miss, T7 elision, then "already applied"), renders them (``merge.render_edit``), refuses
+overlapping edits, joins the result and asserts that the bytes before the first and after the
+last edited line are unchanged (MATCHING I3, I5). When several patches fail only with
+``no_match``, they are retried in sequence, each against the result of the previous ones, and a
+warning says so. ``replace_all`` replaces every occurrence (exact, else the trailing-whitespace
+tier), optionally checking the count. ``Applied`` is the new text with a report per edit
+(lines, ``matched_with``, transforms, how it was disambiguated) and the warnings.
+
+Limits: nothing is written here; the caller writes ``Applied.text`` (``cycle``). Several failed
+patches are combined into one refusal listing each patch's status. Failure modes: every code
+of the parts below, plus ``no_change``, ``placeholder_in_new`` and ``overlapping_edits``;
+``replace_all`` also refuses a count other than ``expected_count`` as ``ambiguous_match``.
+
+The top of ``matching``: imports ``errors``, ``filemodel``, ``requests``, ``diagnostics``,
+``tiers`` and ``merge``; nothing in the package imports it except ``__init__``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from zbtools.core.editing.matching.diagnostics import diagnose
+from zbtools.core.editing.matching.errors import MatchError
+from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.merge import merge_lines, render_edit
+from zbtools.core.editing.matching.requests import Request, has_placeholder, normalize_request
+from zbtools.core.editing.matching.tiers import (
+    Located,
+    already_applied,
+    as_already_applied,
+    find_lines,
+    insertion_already_applied,
+    locate,
+    locate_elided,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.editing.matching.merge import Edit
+    from zbtools.core.editing.matching.tiers import Candidate
+
+
+class Applied:
+    """The new text of a file after all its edits, with per-edit reports."""
+
+    def __init__(self, text: str, reports: list[dict[str, Any]], changed: bool,
+                 warnings: list[str]) -> None:
+        self.text = text
+        self.reports = reports
+        self.changed = changed
+        self.warnings = warnings
+
+
+def apply_requests(text: str, requests: list[Request]) -> Applied:
+    """Locate every request against the original text, refuse overlaps, apply all or nothing."""
+    model = FileModel(text)
+    located: list[Located] = []
+    failures: list[tuple[int, MatchError]] = []
+    noops: list[int] = []
+    for i, request in enumerate(requests):
+        normalize_request(request)
+        try:
+            if request.old == request.new:
+                raise MatchError("no_change", f"{request.label}old_text and new_text are "
+                                 "identical", hint="nothing to do; send the text you want "
+                                 "instead as new_text")
+            placeholder = has_placeholder(request.new, request.old)
+            if placeholder is not None:
+                raise MatchError(
+                    "placeholder_in_new", f"{request.label}new_text contains the omission "
+                    f"placeholder {placeholder!r}, which is not in old_text",
+                    hint="write out the literal code: the edit replaces old_text with exactly "
+                    "new_text, so a placeholder would delete code")
+            try:
+                found = locate(model, request)
+            except MatchError as miss:
+                if miss.code != "no_match":
+                    raise
+                segments = locate_elided(model, request)
+                if segments is not None:
+                    located += segments
+                    continue
+                done = already_applied(model, request)
+                if done is None:
+                    raise
+                noops.append(i)
+                located.append(as_already_applied(done, request))
+                continue
+            if insertion_already_applied(model, found):
+                noops.append(i)
+                found.already_applied = True
+            located.append(found)
+        except MatchError as err:
+            failures.append((i, err))
+    if failures:
+        combined = _combine_failures(requests, failures, located)
+        if len(requests) > 1 and all(err.code == "no_match" for _, err in failures):
+            sequential = _apply_sequentially(text, requests, {i for i, _ in failures})
+            if sequential is not None:
+                return sequential
+        raise combined
+    edits = [render_edit(model, loc) for loc in located
+             if not loc.already_applied and not loc.request.context_only]
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for prev, nxt in itertools.pairwise(ordered):
+        if nxt.start < prev.end or (nxt.start == prev.end and prev.start == prev.end):
+            a, b = prev.located.request, nxt.located.request
+            raise MatchError(
+                "overlapping_edits",
+                f"{a.label or 'an edit'} (lines {prev.start + 1}-{prev.end}) overlaps "
+                f"{b.label or 'another edit'} (lines {nxt.start + 1}-{nxt.end})",
+                hint="merge them into one edit covering both places",
+                details={"edits": [{"label": a.label, "start_line": prev.start + 1,
+                                    "end_line": prev.end},
+                                   {"label": b.label, "start_line": nxt.start + 1,
+                                    "end_line": nxt.end}]})
+    pieces: list[str] = []
+    cursor = 0
+    for edit in ordered:
+        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
+        pieces += [line + eol for line, eol in edit.lines]
+        cursor = edit.end
+    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
+    new_text = "".join(pieces)
+    _check_outside_unchanged(model, ordered, new_text)
+    reports = []
+    warnings: list[str] = []
+    for loc in located:
+        cand = loc.candidate
+        report: dict[str, Any] = {
+            "label": loc.request.label.strip(": ") or None,
+            "start_line": cand.first_line, "end_line": cand.last_line,
+            "matched_with": "already_applied" if loc.already_applied else (
+                "unescape" if loc.unescaped else loc.tier),
+            "transforms": list(loc.request.transforms),
+            "disambiguated_by": loc.disambiguated_by,
+        }
+        reports.append(report)
+        warnings += [f"{loc.request.label}{w}" for w in loc.warnings]
+    return Applied(new_text, reports, new_text != text, warnings)
+
+
+def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:
+    """MATCHING 6.7.2: patches written as a sequence (each against the previous result).
+
+    Tried only when some patches were not found against the original: each is then applied to
+    the text the earlier ones produced, and must still be unique there. Reported loudly.
+    """
+    current = text
+    reports: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for i, request in enumerate(requests):
+        again = Request(request.old, request.new, start_line=None, end_line=None,
+                        occurrence=request.occurrence, label=request.label)
+        again.anchors = [] if i in failed else list(request.anchors)
+        try:
+            step = apply_requests(current, [again])
+        except MatchError:
+            return None
+        current = step.text
+        reports += step.reports
+        warnings += step.warnings
+    late = ", ".join(f"patches[{i}]" for i in sorted(failed))
+    warnings.append(f"{late} matched only after the earlier patches were applied: the patches "
+                    "were applied in sequence, each against the result of the previous ones "
+                    "(line numbers in the report refer to those intermediate texts)")
+    return Applied(current, reports, current != text, warnings)
+
+
+def _check_outside_unchanged(model: FileModel, edits: list[Edit], new_text: str) -> None:
+    """MATCHING I3: bytes before the first and after the last edited line are untouched."""
+    if not edits:
+        return
+    original = model.text
+    head = "".join(model.lines[i] + model.eols[i] for i in range(edits[0].start))
+    tail = "".join(model.lines[i] + model.eols[i] for i in range(edits[-1].end,
+                                                                   len(model.lines)))
+    if not (original.startswith(head) and new_text.startswith(head) and
+            original.endswith(tail) and new_text.endswith(tail)):
+        raise AssertionError("edit would change bytes outside the matched region")
+
+
+def _combine_failures(requests: list[Request], failures: list[tuple[int, MatchError]],
+                      located: list[Located]) -> MatchError:
+    if len(requests) == 1:
+        return failures[0][1]
+    first_index, first = failures[0]
+    per_patch: list[dict[str, Any]] = []
+    failed = dict(failures)
+    ok_iter = iter(located)
+    for i in range(len(requests)):
+        if i in failed:
+            err = failed[i]
+            per_patch.append({"index": i, "status": "failed", "code": err.code,
+                              "message": err.message, "details": err.details})
+        else:
+            loc = next(ok_iter)
+            per_patch.append({"index": i, "status": "ok", "start_line": loc.candidate.first_line,
+                              "end_line": loc.candidate.last_line,
+                              "matched_with": loc.candidate.tier})
+    summary = "; ".join(f"patches[{i}]: {err.message}" for i, err in failures)
+    return MatchError(
+        first.code,
+        f"no changes written ({len(requests) - len(failures)} of {len(requests)} patches "
+        f"located; all-or-nothing): {summary}",
+        hint=f"fix only the failed patch(es) ({', '.join(f'patches[{i}]' for i, _ in failures)})"
+        f" and resend all {len(requests)}; {first.hint}",
+        details={"patches": per_patch, "failed": [i for i, _ in failures],
+                 "first_failure": first_index})
+
+
+def replace_all(text: str, request: Request, expected_count: int | None) -> Applied:
+    """Replace every occurrence (exact, else trailing-whitespace tier only)."""
+    model = FileModel(text)
+    normalize_request(request)
+    if request.old == request.new:
+        raise MatchError("no_change", "old_text and new_text are identical",
+                         hint="nothing to do")
+    if not request.old:
+        raise MatchError("no_match", "old_text is empty", hint="give the text to replace")
+    view = model.lf_view
+    count = 0
+    pieces: list[str] = []
+    cursor = 0
+    pos = view.find(request.old)
+    starts = []
+    while pos != -1:
+        pieces.append(view[cursor:pos])
+        pieces.append(request.new)
+        starts.append(pos)
+        cursor = pos + len(request.old)
+        count += 1
+        pos = view.find(request.old, cursor)
+    tier = "exact"
+    if count == 0:
+        cands = find_lines(model, request.old, "trailing_whitespace")
+        if not cands:
+            raise diagnose(model, request)
+        tier = "trailing_whitespace"
+        return _replace_line_candidates(model, text, request, cands, expected_count)
+    if expected_count is not None and count != expected_count:
+        raise MatchError("ambiguous_match", f"old_text occurs {count} times, expected "
+                         f"{expected_count}", hint="check the count, or make old_text more "
+                         "specific", details={"count": count, "expected_count": expected_count,
+                                              "lines": [model.line_of(s) + 1 for s in starts]})
+    pieces.append(view[cursor:])
+    new_view = "".join(pieces)
+    new_text = _restore_eols(model, new_view)
+    reports = [{"start_line": model.line_of(s) + 1, "end_line": model.line_of(
+        s + max(len(request.old) - 1, 0)) + 1, "matched_with": tier} for s in starts]
+    return Applied(new_text, reports, new_text != text, [])
+
+
+def _replace_line_candidates(model: FileModel, text: str, request: Request,
+                             cands: list[Candidate], expected_count: int | None) -> Applied:
+    if expected_count is not None and len(cands) != expected_count:
+        raise MatchError("ambiguous_match", f"old_text occurs {len(cands)} times (ignoring "
+                         f"trailing whitespace), expected {expected_count}",
+                         hint="check the count", details={"count": len(cands)})
+    chosen: list[Candidate] = []
+    for cand in cands:
+        if not chosen or cand.start >= chosen[-1].end:
+            chosen.append(cand)
+    requests = []
+    pieces: list[str] = []
+    cursor = 0
+    for cand in chosen:
+        loc = Located(cand, request)
+        edit = render_edit(model, loc)
+        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
+        pieces += [line + eol for line, eol in edit.lines]
+        cursor = edit.end
+        requests.append({"start_line": cand.first_line, "end_line": cand.last_line,
+                         "matched_with": cand.tier})
+    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
+    new_text = "".join(pieces)
+    return Applied(new_text, requests, new_text != text, [])
+
+
+def _restore_eols(model: FileModel, new_view: str) -> str:
+    """Map an edited LF view back to the file's line endings with a line merge."""
+    new_model_lines = new_view.split("\n")
+    ends_nl = new_view.endswith("\n")
+    if ends_nl:
+        new_model_lines.pop()
+    old_lines = list(model.lines)
+    out = merge_lines(model, 0, len(model.lines), old_lines, new_model_lines, lambda s: s,
+                 ends_nl or not model.lines)
+    if not ends_nl and out:
+        out[-1] = (out[-1][0], "")
+    return "".join(line + eol for line, eol in out)

@@ -1,0 +1,160 @@
+"""Line alignment and unified diffs, without importing ``difflib`` for the usual edit.
+
+``line_opcodes(a, b)`` returns ``difflib.SequenceMatcher(None, a, b, autojunk=False)``-style
+opcodes for two line lists: the common head and tail are trimmed and the middle is aligned by
+a longest common subsequence (difflib pulls in ``re``, which a cold call should not pay for).
+``unified_diff`` renders difflib's unified format from those opcodes, with ``first_line``
+numbering the hunks of an excerpt. The merge aligns old text with new text through
+``line_opcodes``; ``cycle`` and ``editor`` show changes with ``unified_diff``.
+
+Limits: a middle of more than ``LCS_MAX_CELLS`` line pairs is handed to difflib (imported then).
+Below that bound the alignment is a valid one but may differ from difflib's own choice among
+equally long alignments, and so may the diff's hunks. Never raises.
+
+The bottom of ``matching``: imports no other part.
+"""
+
+from __future__ import annotations
+
+Opcode = tuple[str, int, int, int, int]
+LCS_MAX_CELLS = 40_000
+
+
+def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
+    """``SequenceMatcher.get_opcodes`` for line lists, without importing difflib for the usual
+    small edit (difflib pulls in ``re``): the common head and tail are trimmed, and a middle of
+    at most ``LCS_MAX_CELLS`` line pairs is aligned by a longest common subsequence."""
+    n, m = len(a), len(b)
+    head = 0
+    while head < n and head < m and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
+        tail += 1
+    a_mid, b_mid = a[head:n - tail], b[head:m - tail]
+    if len(a_mid) * len(b_mid) > LCS_MAX_CELLS:
+        import difflib
+
+        return list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
+    ops: list[Opcode] = []
+    if head:
+        ops.append(("equal", 0, head, 0, head))
+    ops += _lcs_opcodes(a_mid, b_mid, head, head)
+    if tail:
+        ops.append(("equal", n - tail, n, m - tail, m))
+    merged: list[Opcode] = []
+    for op in ops:  # adjacent equal runs become one, as difflib reports them
+        if merged and op[0] == "equal" == merged[-1][0]:
+            merged[-1] = ("equal", merged[-1][1], op[2], merged[-1][3], op[4])
+        else:
+            merged.append(op)
+    return merged
+
+
+def _lcs_opcodes(a: list[str], b: list[str], da: int, db: int) -> list[Opcode]:
+    n, m = len(a), len(b)
+    if not n and not m:
+        return []
+    if not n:
+        return [("insert", da, da, db, db + m)]
+    if not m:
+        return [("delete", da, da + n, db, db)]
+    # lengths[i][j]: LCS of a[i:] and b[j:]
+    lengths = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = lengths[i], lengths[i + 1]
+        ai = a[i]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if ai == b[j] else max(below[j], row[j + 1])
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        if a[i] == b[j]:
+            pairs.append((i, j))
+            i += 1
+            j += 1
+        elif lengths[i + 1][j] >= lengths[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    ops: list[Opcode] = []
+    i = j = 0
+    for pi, pj in [*pairs, (n, m)]:
+        if i < pi and j < pj:
+            ops.append(("replace", da + i, da + pi, db + j, db + pj))
+        elif i < pi:
+            ops.append(("delete", da + i, da + pi, db + j, db + j))
+        elif j < pj:
+            ops.append(("insert", da + i, da + i, db + j, db + pj))
+        if pi < n:
+            if ops and ops[-1][0] == "equal" and ops[-1][2] == da + pi:
+                _, s1, _, s2, _ = ops[-1]
+                ops[-1] = ("equal", s1, da + pi + 1, s2, db + pj + 1)
+            else:
+                ops.append(("equal", da + pi, da + pi + 1, db + pj, db + pj + 1))
+        i, j = pi + 1, pj + 1
+    return ops
+
+
+def _range(start: int, stop: int, offset: int) -> str:
+    """difflib's unified range format: "N" for one line, "N,len" else (N-1 when empty)."""
+    beginning, length = start + 1 + offset, stop - start
+    if length == 1:
+        return str(beginning)
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
+
+
+def _grouped(codes: list[Opcode], n: int) -> list[list[Opcode]]:
+    """``SequenceMatcher.get_grouped_opcodes``: hunks with ``n`` lines of context."""
+    if not codes:
+        codes = [("equal", 0, 1, 0, 1)]
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = (tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2)
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = (tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n))
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        lo_a, lo_b = i1, j1
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            lo_a, lo_b = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, lo_a, i2, lo_b, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
+def unified_diff(path: str, before: str, after: str, context: int = 3,
+                 first_line: int = 1) -> str:
+    """A unified diff in difflib's format, from ``line_opcodes`` (no difflib import on the hot
+    path; the common head and tail are trimmed first, so a one-line change in a 50,000-line
+    file costs microseconds). ``first_line`` numbers the hunks when ``before`` is an excerpt
+    starting at that line."""
+    a = before.splitlines(keepends=True)
+    b = after.splitlines(keepends=True)
+    offset = first_line - 1
+    out: list[str] = []
+    for group in _grouped(line_opcodes(a, b), context):
+        if not out:
+            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2], offset)} "
+                   f"+{_range(first[3], last[4], offset)} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in a[i1:i2]]
+                continue
+            if tag in ("replace", "delete"):
+                out += ["-" + line for line in a[i1:i2]]
+            if tag in ("replace", "insert"):
+                out += ["+" + line for line in b[j1:j2]]
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in out)

@@ -1,0 +1,323 @@
+"""Rendering a located edit into replacement lines: the merge.
+
+``render_edit(model, located)`` turns a ``tiers.Located`` into an ``Edit``: replace file lines
+[start, end) with these (text, line ending) pairs. It is a line merge of old -> new onto the
+matched region (``merge_lines``): lines the caller left unchanged keep the file's exact bytes
+and endings; new lines take the region's line ending (the file's majority where the region is
+mixed); T1 replaces characters inside the affected lines; T3-T6 and T8 re-indent new lines
+from old text's indentation into the file's (a uniform shift, or a change of unit level by
+level, tabs and spaces never mixed in one indent); T5 writes the file's own curly quotes and
+dashes back into the parts of a changed line that were not edited; T8 is a 3-way merge that
+refuses (``edit_conflict``) when a line the caller changes differs from the file. Pure
+insertions (a line number, or right after a scope line) keep the file's final-newline state.
+
+Limits: the whole-line tiers map old line i to file line start + i (they match 1:1); only T8
+aligns old text with a region that may differ from it. A region's final-newline state follows
+the edit: old text without a trailing newline joins the next line. Failure mode:
+``edit_conflict`` (T8 only).
+
+Imports ``errors``, ``filemodel``, ``requests``, ``diff`` (``line_opcodes``) and, for types
+only, ``tiers``; ``apply`` builds on it. ``difflib`` is imported on use, by T5's character merge
+and T8's alignment only.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.editing.matching.diff import line_opcodes
+from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
+from zbtools.core.editing.matching.filemodel import (
+    LINE_KEYS,
+    TAB_COLUMNS,
+    TYPOGRAPHY,
+    columns,
+    infer_indent_unit,
+    leading_ws,
+    relative_depths,
+    relative_unit,
+    same_structure,
+    unit_columns,
+)
+from zbtools.core.editing.matching.requests import pattern_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from zbtools.core.editing.matching.filemodel import FileModel
+    from zbtools.core.editing.matching.tiers import Located
+
+
+class Edit:
+    """A located request turned into: replace file lines [start, end) with ``lines``."""
+
+    def __init__(self, located: Located, start: int, end: int, lines: list[tuple[str, str]],
+                 transforms: list[str]) -> None:
+        self.located = located
+        self.start = start
+        self.end = end
+        self.lines = lines  # (text, eol)
+        self.transforms = transforms
+
+
+def _region_eol(model: FileModel, start: int, end: int) -> str:
+    eols = {e for e in model.eols[start:end] if e}
+    return eols.pop() if len(eols) == 1 else model.majority_eol
+
+
+def merge_lines(model: FileModel, start: int, end: int, old_lines: list[str],
+                new_lines: list[str], render_new: Callable[[str], str], ends_with_newline: bool,
+                line_merge: Callable[[str, str, str], str] | None = None,
+                ) -> list[tuple[str, str]]:
+    """3-way line merge: old->new changes applied onto file lines [start, end).
+
+    Old line i corresponds to file line start+i (the line tiers are 1:1). Lines the request
+    left unchanged are emitted with the file's bytes and ending. ``line_merge(old, file, new)``,
+    when given, renders a line rewritten one-for-one (the typography tier's character merge).
+    """
+    eol = _region_eol(model, start, end)
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
+        if op == "equal":
+            out += [(model.lines[start + i], model.eols[start + i]) for i in range(i1, i2)]
+        elif op == "replace" and i2 - i1 == j2 - j1:
+            # Line for line: each rewritten line keeps its own ending (mixed-EOL files).
+            out += [(line_merge(old_lines[i1 + k], model.lines[start + i1 + k],
+                                new_lines[j1 + k]) if line_merge else
+                     render_new(new_lines[j1 + k]), model.eols[start + i1 + k] or eol)
+                    for k in range(i2 - i1)]
+        else:
+            out += [(render_new(line), eol) for line in new_lines[j1:j2]]
+    for k in range(len(out) - 1):
+        if out[k][1] == "":  # the file's last line, no longer last: it needs an ending now
+            out[k] = (out[k][0], eol)
+    if out:
+        # The last output line ends the way the edit says: without a newline it joins the
+        # next line (or ends the file without one); with one it keeps the file's ending.
+        last_eol = model.eols[end - 1] if end > start else ""
+        text, current = out[-1]
+        if not ends_with_newline:
+            out[-1] = (text, "")
+        elif current == "":
+            out[-1] = (text, last_eol or eol)
+    return out
+
+
+def _indent_for(cols: int, unit: str) -> str:
+    return "\t" * (cols // TAB_COLUMNS) + " " * (cols % TAB_COLUMNS) if unit == "\t" \
+        else " " * cols
+
+
+def _reindenter(model: FileModel, start: int, old_lines: list[str]) -> Callable[[str], str]:
+    """Re-indent new lines from old's indentation into the file's (T3-T6, T8).
+
+    A uniform shift moves every line by the same number of columns, keeping each line's own
+    sub-indentation; a change of unit (tabs vs spaces, 2 vs 4) converts depths level by level.
+    Lines are measured from old's first non-blank line, and may go shallower than it.
+    """
+    first = next((i for i, line in enumerate(old_lines) if line.strip()), 0)
+    if start + first >= len(model.lines):
+        return str
+    old_base_str = leading_ws(old_lines[first]) if old_lines else ""
+    old_base = columns(old_base_str)
+    file_base = leading_ws(model.lines[start + first])
+    file_base_cols = columns(file_base)
+    window = model.lines[start:start + len(old_lines)]
+    file_unit = model.indent_unit
+    mode = "shift"
+    old_depths = relative_depths(old_lines)
+    if len(window) == len(old_lines):
+        mode = same_structure(old_depths, relative_depths(window),
+                              unit_columns(file_unit)) or "unit"
+    old_tabs = any("\t" in leading_ws(line) for line in old_lines if line.strip())
+    file_tabs = any("\t" in leading_ws(line) for line in window if line.strip())
+    if old_tabs != file_tabs:
+        mode = "unit"  # tabs vs spaces: convert level by level, never mix them in one indent
+    old_w = relative_unit(old_depths) or unit_columns(infer_indent_unit(old_lines))
+    file_w = unit_columns(file_unit)
+    if mode == "shift" and old_base_str == file_base:
+        return str  # nothing moved: new lines keep the indentation they were sent with
+
+    def render(line: str) -> str:
+        if not line.strip():
+            return ""
+        indent = leading_ws(line)
+        content = line[len(indent):]
+        rel = columns(indent) - old_base
+        if mode == "shift":
+            if rel >= 0 and indent.startswith(old_base_str):
+                return file_base + indent[len(old_base_str):] + content
+            return _indent_for(max(file_base_cols + rel, 0), file_unit) + content
+        levels, rest = divmod(rel, old_w)
+        if levels >= 0:
+            return file_base + file_unit * levels + " " * rest + content
+        return _indent_for(max(file_base_cols + levels * file_w + rest, 0), file_unit) + content
+
+    return render
+
+
+def render_edit(model: FileModel, located: Located) -> Edit:
+    cand = located.candidate
+    request = located.request
+    transforms = list(request.transforms)
+    if cand.tier in ("line_number", "scope"):  # a pure insertion before line cand.start
+        new_lines = pattern_lines(request.new)
+        eol = model.majority_eol
+        at = cand.start
+        if at == len(model.lines) and model.lines and model.eols[-1] == "":
+            # Appending to a file without a final newline: end the old last line, and keep
+            # the file's "no final newline" state on the new last line.
+            out = [(model.lines[-1], eol)] + [(line, eol) for line in new_lines]
+            out[-1] = (out[-1][0], "")
+            return Edit(located, at - 1, at, out, transforms)
+        return Edit(located, at, at, [(line, eol) for line in new_lines], transforms)
+    if cand.span is not None:  # exact: replace characters inside the affected lines
+        first = cand.start
+        last = cand.end
+        line_start = model.line_starts[first]
+        region_view = model.lf_view[line_start:model.line_starts[last]]
+        a, b = cand.span[0] - line_start, cand.span[1] - line_start
+        new_region = region_view[:a] + request.new + region_view[b:]
+        old_lines = region_view.split("\n")
+        new_lines = new_region.split("\n")
+        ends_nl = new_region.endswith("\n") or (new_region == "" and region_view.endswith("\n"))
+        if region_view.endswith("\n"):
+            old_lines.pop()
+        if new_region.endswith("\n"):
+            new_lines.pop()
+        if new_region == "":
+            new_lines = []
+        out = merge_lines(model, first, last, old_lines, new_lines, lambda s: s, ends_nl)
+        return Edit(located, first, last, out, transforms)
+    if cand.tier == "similarity":
+        return Edit(located, cand.start, cand.end, _merge_similar(model, located), transforms)
+    old_lines = pattern_lines(request.old)
+    new_lines = pattern_lines(request.new) if request.new else []
+    render: Callable[[str], str]
+    if cand.tier == "trailing_whitespace":
+        render = str
+    else:
+        render = _reindenter(model, cand.start, old_lines)
+        if render(old_lines[0] if old_lines else "") != (old_lines[0] if old_lines else ""):
+            transforms.append("reindented")
+    line_merge = None
+    if cand.tier == "typography":
+        swaps = _typographic_swaps(old_lines, model.lines[cand.start:cand.end])
+        table = str.maketrans(swaps)
+        indent_render = render
+        if swaps:
+            def render(line: str) -> str:
+                return indent_render(line.translate(table))
+
+            transforms.append("typography_restored")
+
+        def line_merge(old: str, found: str, new: str) -> str:
+            return _typography_merge(old, found, indent_render(new), table)
+
+    # Whole-line tiers keep the region's final-newline state.
+    out = merge_lines(model, cand.start, cand.end, old_lines, new_lines, render,
+                 model.eols[cand.end - 1] != "", line_merge)
+    return Edit(located, cand.start, cand.end, out, transforms)
+
+
+def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:
+    """MATCHING 6.5 step 5: apply old->new character changes onto the file's line, so the
+    file's own quotes and dashes survive in the parts of a changed line that were not edited."""
+    import difflib
+
+    o, f = old.strip(" \t"), found.strip(" \t")
+    if len(o) != len(f) or any(a != b and a.translate(TYPOGRAPHY) != b.translate(TYPOGRAPHY)
+                               for a, b in zip(o, f, strict=True)):
+        return new.translate(table)
+    indent = leading_ws(new)
+    content = new[len(indent):]
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, o, content,
+                                                      autojunk=False).get_opcodes():
+        out.append(f[i1:i2] if op == "equal" else content[j1:j2].translate(table))
+    return indent + "".join(out)
+
+
+def _typographic_swaps(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
+    """Characters the request spelled typographically differently from the file.
+
+    Where the request wrote curly quotes (or dashes, odd spaces) for the file's straight ones,
+    the same characters in its new text are written the file's way; only one-to-one swaps
+    seen consistently in the matched lines are used, so nothing is guessed.
+    """
+    swaps: dict[str, str] = {}
+    for old, found in zip(old_lines, file_lines, strict=False):
+        a, b = old.strip(" \t"), found.strip(" \t")
+        if len(a) != len(b):
+            continue
+        for x, y in zip(a, b, strict=True):
+            if x == y:
+                continue
+            if x.translate(TYPOGRAPHY) != y.translate(TYPOGRAPHY) or \
+                    swaps.get(x, y) != y:
+                return {}
+            if x.translate(TYPOGRAPHY) != x:  # only undo the request's typographic characters
+                swaps[x] = y
+    return swaps
+
+
+def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
+    """3-way merge for T8: the caller's change applied onto lines that may differ from old."""
+    import difflib
+
+    cand = located.candidate
+    request = located.request
+    old_lines = pattern_lines(request.old)
+    new_lines = pattern_lines(request.new) if request.new else []
+    file_lines = model.lines[cand.start:cand.end]
+    key = LINE_KEYS["typography"]
+    b = difflib.SequenceMatcher(None, [key(x) for x in old_lines], [key(x) for x in file_lines],
+                                autojunk=False)
+    old_to_file: dict[int, int] = {}
+    for op, i1, i2, j1, _ in b.get_opcodes():
+        if op == "equal":
+            for k in range(i2 - i1):
+                old_to_file[i1 + k] = j1 + k
+    render = _reindenter(model, cand.start, old_lines)
+    eol = _region_eol(model, cand.start, cand.end)
+    a = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    replacements: list[tuple[int, int, list[str]]] = []  # file window [f1, f2) -> new lines
+    for op, i1, i2, j1, j2 in a.get_opcodes():
+        if op == "equal":
+            continue
+        changed = list(range(i1, i2))
+        missing = [i for i in changed if i not in old_to_file]
+        if missing:
+            raise MatchError(
+                "edit_conflict",
+                f"{request.label}old_text matched lines {cand.first_line}-{cand.last_line} only "
+                "approximately, and a line you are changing differs from the file: "
+                f"{old_lines[missing[0]].strip()[:SNIPPET_CHARS]!r}",
+                hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text with "
+                "the file's current text", details={"start_line": cand.first_line,
+                                                     "end_line": cand.last_line})
+        if changed:
+            mapped = [old_to_file[i] for i in changed]
+            if mapped != list(range(mapped[0], mapped[0] + len(mapped))):
+                raise MatchError(
+                    "edit_conflict", f"{request.label}the file has lines that old_text lacks "
+                    f"inside the region you are changing (near line {cand.start + mapped[0] + 1})",
+                    hint="re-read the region and resend old_text with the file's current text")
+            f1, f2 = mapped[0], mapped[-1] + 1
+        elif i1 in old_to_file:  # pure insertion before old line i1
+            f1 = f2 = old_to_file[i1]
+        elif i1 - 1 in old_to_file:
+            f1 = f2 = old_to_file[i1 - 1] + 1
+        else:
+            raise MatchError("edit_conflict", f"{request.label}the place of the insertion "
+                             "differs from the file", hint="re-read the region and resend")
+        replacements.append((f1, f2, new_lines[j1:j2]))
+    out: list[tuple[str, str]] = []
+    cursor = 0
+    for f1, f2, lines in sorted(replacements):
+        out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, f1)]
+        out += [(render(line), eol) for line in lines]
+        cursor = f2
+    out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, len(file_lines))]
+    if out and out[-1][1] == "" and model.eols[cand.end - 1] != "":
+        out[-1] = (out[-1][0], eol)
+    return out

@@ -1,0 +1,164 @@
+"""Request normalisation: one edit's old and new text, made ready for the tiers to compare.
+
+Owns ``Request`` (old and new text, the ``start_line``/``end_line``/``occurrence`` hints, a label
+that prefixes messages, and the fields other producers set: ``@@`` scope lines, an insertion
+point, hash anchors, the bounds of an elision segment) and ``normalize_request``: CRLF to LF, a
+leading BOM dropped, and ``cat -n`` (or read-with-hashes) line-number prefixes stripped when
+every non-blank line of old text carries consecutive ones; the first number then becomes a
+``start_line`` hint and ``line_numbers_stripped`` is recorded in ``transforms``. Also the text
+tests the engine applies to a request: ``strip_line_numbers``, ``has_placeholder`` (an
+omission placeholder in new text that old text lacks), ``unescape_once`` (one level of
+backslash escapes, for the T6 retry), ``split_markers`` (text cut at T7 elision marker lines)
+and ``pattern_lines`` (a text as the lines a whole-line tier compares).
+
+Limits: normalisation never refuses; the refusals it enables (``no_change``,
+``placeholder_in_new``) are raised by ``apply``. Line numbers are stripped from new text only
+when all of its non-blank lines carry them too. The regular expressions are compiled on first
+use, so a plain exact edit never imports ``re``.
+
+The bottom of ``matching``: imports no other part.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+
+# Compiled on first use: ``re`` (with ``enum``) costs ~5 ms of a cold call, and a plain exact
+# edit never needs a regular expression.
+_PATTERN_SOURCES: dict[str, tuple[str, bool]] = {
+    "line_number": (r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*[│|→:]\s?)", False),
+    "placeholder": (
+        r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
+        r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
+        r"(?:rest of (?:the )?(?:code|file|function|class|method|implementation)|"
+        r"existing code (?:here|remains|unchanged)|code (?:remains )?unchanged)", True),
+    "elision": (
+        r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)(?:\s*\(?(?:existing|rest|remaining|"
+        r"unchanged|more|other|same|previous)\b[^\n]*?)?\s*(?:\.\.\.|…)?\s*(?:\*/|-->)?\s*$", True),
+}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(name: str) -> re.Pattern[str]:
+    pattern = _PATTERNS.get(name)
+    if pattern is None:
+        import re
+
+        source, ignore_case = _PATTERN_SOURCES[name]
+        pattern = re.compile(source, re.IGNORECASE if ignore_case else 0)
+        _PATTERNS[name] = pattern
+    return pattern
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
+
+
+class Request:
+    """One edit after normalisation: old/new text (LF), hints and what was done to them."""
+
+    def __init__(self, old: str, new: str, *, start_line: int | None = None,
+                 end_line: int | None = None, occurrence: int | None = None,
+                 label: str = "") -> None:
+        self.old = old
+        self.new = new
+        self.start_line = start_line
+        self.end_line = end_line
+        self.occurrence = occurrence
+        self.label = label
+        self.transforms: list[str] = []
+        self.scopes: list[str] = []  # "@@ def foo():" lines narrowing the search, outermost first
+        self.insert_at: int | None = None  # pure insertion before this 0-based line
+        self.insert_after_scope = False  # pure insertion right after the (last) scope line
+        self.anchors: list[str] = []  # "LINE:HASH" from a read with hashes: the match holds them
+        self.after_line: int | None = None  # elision segments: match at/after this 0-based line
+        self.context_only = False  # an elision segment that only anchors (old == new)
+
+
+def _lf(text: str) -> str:
+    text = text.removeprefix("\ufeff")
+    return text.replace("\r\n", "\n")
+
+
+def strip_line_numbers(text: str) -> tuple[str, int | None]:
+    """Remove ``cat -n``-style prefixes when every non-blank line has consecutive ones."""
+    lines = text.split("\n")
+    if not all(line.lstrip()[:1].isdigit() for line in lines if line.strip()):
+        return text, None  # cheap test first: most requests carry no prefixes at all
+    numbered = [(i, _rx("line_number").match(line)) for i, line in enumerate(lines) if line.strip()]
+    if not numbered or any(m is None for _, m in numbered):
+        return text, None
+    numbers = [int(m.group(1)) for _, m in numbered if m is not None]
+    positions = [i for i, _ in numbered]
+    expected = [numbers[0] + (p - positions[0]) for p in positions]
+    if numbers != expected:
+        return text, None
+    out = []
+    for line in lines:
+        match = _rx("line_number").match(line)
+        out.append(line[match.end():] if match and line.strip() else line)
+    return "\n".join(out), numbers[0]
+
+
+def has_placeholder(new: str, old: str) -> str | None:
+    """An omission placeholder line of ``new`` that ``old`` does not contain, if any."""
+    lowered = new.lower()
+    if "..." not in new and "…" not in new and not any(
+            word in lowered for word in ("rest of", "existing code", "unchanged")):
+        return None  # cheap test first: the regular expression is rarely needed
+    old_lines = {line.strip() for line in old.split("\n")}
+    for line in new.split("\n"):
+        if line.strip() and line.strip() not in old_lines and _rx("placeholder").search(line):
+            return line.strip()
+    return None
+
+
+def normalize_request(request: Request) -> Request:
+    old, new = _lf(request.old), _lf(request.new)
+    stripped, first = strip_line_numbers(old)
+    if first is not None and stripped != old:
+        old = stripped
+        new_stripped, new_first = strip_line_numbers(new)
+        if new_first is not None:
+            new = new_stripped
+        request.transforms.append("line_numbers_stripped")
+        if request.start_line is None:
+            request.start_line = first
+    request.old, request.new = old, new
+    return request
+
+
+def unescape_once(text: str) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[text[i + 1]])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def pattern_lines(old: str) -> list[str]:
+    """``old`` as the lines a whole-line tier compares: a final newline ends the last line."""
+    lines = old.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def split_markers(text: str) -> tuple[list[str], list[str]]:
+    """Segments of ``text`` between elision marker lines, and the markers themselves."""
+    segments: list[list[str]] = [[]]
+    markers: list[str] = []
+    for line in text.split("\n"):
+        if _rx("elision").match(line):
+            markers.append(line.strip())
+            segments.append([])
+        else:
+            segments[-1].append(line)
+    return ["\n".join(seg) for seg in segments], markers

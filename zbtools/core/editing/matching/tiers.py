@@ -1,0 +1,607 @@
+"""The tier ladder: where an edit's old text is in the file, unique or refused.
+
+Owns ``Candidate`` (lines [start, end) and, for T1, a character span), ``Located`` (the chosen
+candidate with its tier and what the report says about it), the candidate finders of T1-T5
+(``find_exact``: every occurrence in the LF view; ``find_lines``: whole-line windows equal
+under the tier's line key, anchored on the rarest old line, with the indentation structure
+checked for T3-T5), ``choose`` (hints and ``occurrence`` among several candidates, else
+``ambiguous_match`` with every candidate and the nearest line that tells it apart),
+``scope_window`` (``@@`` scope lines), ``verify_anchors`` (``LINE:HASH`` anchors) and
+``locate``, the ladder itself: T1-T5, then T1-T5 again with old text unescaped once (T6); the
+first tier with candidates decides; a looser tier is never tried to escape an ambiguity
+(MATCHING I1, I2); a hint never creates a match. When nothing matches and no scope, anchor or
+elision bound restricts the search, ``locate`` tries the edit already applied (a no-op, never
+re-applied near a look-alike), then T8 (gated similarity, ``find_similar``); what is still
+unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
+``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order.
+
+Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
+characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
+only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most 400 lines,
+in a file of at most 5 Mi characters, on at most ``SIMILARITY_MAX_WINDOWS`` windows proposed
+by rare old lines, and accepts only a best score >= 0.90 whose best non-overlapping rival
+scores at most best - 0.10 and below 0.85 (its 3-way merge, in ``merge``, may still refuse).
+Failure modes: ``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_anchor``,
+``invalid_arguments`` (a malformed anchor).
+
+Imports ``errors``, ``filemodel``, ``requests`` and ``diagnostics``; ``merge`` and ``apply`` build
+on it. ``rapidfuzz`` (T8) and ``zbtools.core.files.textio`` (anchors) are imported on use.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.editing.matching.diagnostics import diagnose
+from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
+from zbtools.core.editing.matching.filemodel import (
+    LINE_KEYS,
+    TIERS,
+    columns,
+    leading_ws,
+    relative_depths,
+    same_structure,
+    typography_key,
+    unit_columns,
+)
+from zbtools.core.editing.matching.requests import (
+    Request,
+    pattern_lines,
+    split_markers,
+    unescape_once,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.editing.matching.filemodel import FileModel
+
+MAX_CANDIDATES_LISTED = 5
+ALREADY_APPLIED_MIN_CHARS = 8
+INNER_WS_SINGLE_LINE_MIN = 12
+ELISION_MAX_GAP = 2000
+SIMILARITY_MIN = 0.90
+SIMILARITY_MARGIN = 0.10
+SIMILARITY_RUNNER_UP_MAX = 0.85
+SIMILARITY_MIN_LINES = 3
+SIMILARITY_MIN_CHARS = 40
+SIMILARITY_MAX_WINDOWS = 2000
+SIMILARITY_MAX_FILE_BYTES = 5 * 1024 * 1024
+SIMILARITY_MAX_OLD_LINES = 400
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidates
+
+
+class Candidate:
+    """A place the old text matches: lines [start, end) (0-based), optionally a char span."""
+
+    __slots__ = ("end", "span", "start", "tier")
+
+    def __init__(self, tier: str, start: int, end: int,
+                 span: tuple[int, int] | None = None) -> None:
+        self.tier = tier
+        self.start = start
+        self.end = end  # exclusive; start == end only for an empty match
+        self.span = span  # lf_view offsets, for exact (partial-line) matches
+
+    @property
+    def first_line(self) -> int:
+        return self.start + 1
+
+    @property
+    def last_line(self) -> int:
+        return max(self.end, self.start + 1)
+
+    def overlaps(self, other: Candidate) -> bool:
+        if self.span is not None and other.span is not None:
+            return self.span[0] < other.span[1] and other.span[0] < self.span[1]
+        return self.start < max(other.end, other.start + 1) and other.start < max(
+            self.end, self.start + 1)
+
+
+def find_exact(model: FileModel, old: str, limit: int = 1000) -> list[Candidate]:
+    """Every occurrence of ``old`` in the file, overlapping ones included."""
+    view = model.lf_view
+    found: list[Candidate] = []
+    pos = view.find(old)
+    while pos != -1 and len(found) < limit:
+        end = pos + len(old)
+        first = model.line_of(pos)
+        last = model.line_of(end - 1) if end > pos else first
+        found.append(Candidate("exact", first, last + 1, (pos, end)))
+        pos = view.find(old, pos + 1)
+    return found
+
+
+def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
+    """Whole-line windows equal to ``old`` under the tier's normalisation."""
+    pattern = pattern_lines(old)
+    if not pattern or not any(line.strip() for line in pattern):
+        return []
+    key = LINE_KEYS[tier]
+    keys = [key(line) for line in pattern]
+    if tier in {"inner_whitespace", "typography"}:
+        non_blank = [k for k in keys if k]
+        if len(non_blank) < 2 and sum(len(k.replace(" ", "")) for k in non_blank) < \
+                INNER_WS_SINGLE_LINE_MIN:
+            return []
+    index = model.index(tier)
+    normalized = model.normalized(tier)
+    # Anchor on the rarest non-blank pattern line.
+    anchor_pos, anchor_key = min(
+        ((i, k) for i, k in enumerate(keys) if k), key=lambda ik: len(index.get(ik[1], ())))
+    starts = [p - anchor_pos for p in index.get(anchor_key, ())]
+    n = len(pattern)
+    relative = tier in ("indentation", "inner_whitespace", "typography")
+    if relative:
+        old_depths = relative_depths(pattern)
+        file_w = unit_columns(model.indent_unit)
+    found: list[Candidate] = []
+    for start in starts:
+        if start < 0 or start + n > len(model.lines):
+            continue
+        window = normalized[start:start + n]
+        if any(w != k and (k or w) for w, k in zip(window, keys, strict=True)):
+            continue
+        if relative:
+            depths = relative_depths(model.lines[start:start + n])
+            if same_structure(old_depths, depths, file_w) is None:
+                continue
+        found.append(Candidate(tier, start, start + n))
+    return found
+
+
+def find_candidates(model: FileModel, old: str, tier: str) -> list[Candidate]:
+    if tier == "exact":
+        return find_exact(model, old)
+    return find_lines(model, old, tier)
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing among candidates
+
+
+def _hint_window(request: Request) -> tuple[int, int] | None:
+    if request.start_line is None and request.end_line is None:
+        return None
+    start = request.start_line or request.end_line or 1
+    end = request.end_line or start
+    slack = max(5, request.old.count("\n") + 1)
+    return start - slack, end + slack
+
+
+class Located:
+    """The outcome of locating one request."""
+
+    def __init__(self, candidate: Candidate, request: Request) -> None:
+        self.candidate = candidate
+        self.request = request
+        self.tier = candidate.tier
+        self.disambiguated_by: str | None = None
+        self.warnings: list[str] = []
+        self.unescaped = False
+        self.already_applied = False
+        self.similarity: float | None = None
+
+
+def _describe(model: FileModel, cand: Candidate, others: list[Candidate]) -> dict[str, Any]:
+    """A candidate with the nearest line above that tells it apart from the others."""
+    info: dict[str, Any] = {"start_line": cand.first_line, "end_line": cand.last_line}
+    offsets = [c.start - cand.start for c in others if c is not cand]
+    for distance in range(1, 40):
+        above = cand.start - distance
+        if above < 0:
+            break
+        text = model.lines[above]
+        if not text.strip():
+            continue
+        same = all(0 <= above + off < len(model.lines) and model.lines[above + off] == text
+                   for off in offsets)
+        if not same:
+            info["distinguishing_line"] = above + 1
+            info["distinguishing_text"] = text.strip()[:SNIPPET_CHARS]
+            break
+    return info
+
+
+def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candidate | None:
+    """Apply hints; return the one candidate, or raise ``ambiguous_match``."""
+    if len(cands) == 1:
+        return cands[0]
+    window = _hint_window(request)
+    chosen = cands
+    if request.occurrence is not None:
+        if request.occurrence > len(cands):
+            raise MatchError(
+                "no_match", f"occurrence {request.occurrence} asked, but old_text matches "
+                f"{len(cands)} place(s) ({cands[0].tier})",
+                hint=f"use an occurrence between 1 and {len(cands)}",
+                details={"candidates": [_describe(model, c, cands) for c in cands]})
+        return cands[request.occurrence - 1]
+    if window is not None:
+        lo, hi = window
+        chosen = [c for c in cands if c.last_line >= lo and c.first_line <= hi]
+        if len(chosen) == 1:
+            return chosen[0]
+        # Several within the slack: a hint naming a candidate's exact lines still decides.
+        exact = [c for c in chosen
+                 if (request.start_line is None or c.first_line == request.start_line)
+                 and (request.end_line is None or c.last_line == request.end_line)]
+        if len(exact) == 1:
+            return exact[0]
+        if not chosen:
+            chosen = cands
+    listed = sorted(chosen, key=lambda c: abs(c.first_line - (request.start_line or 0))
+                    if request.start_line else c.start)
+    described = [_describe(model, c, chosen) for c in listed[:MAX_CANDIDATES_LISTED]]
+    labels: dict[str, int] = {}  # several matches in one line are named once, with a count
+    for d in described:
+        label = f"lines {d['start_line']}-{d['end_line']}" if d["start_line"] != \
+            d["end_line"] else f"line {d['start_line']}"
+        labels[label] = labels.get(label, 0) + 1
+    places = ", ".join(label if n == 1 else f"{label} ({n} times)"
+                       for label, n in labels.items())
+    more = f" and {len(chosen) - MAX_CANDIDATES_LISTED} more" if len(chosen) > \
+        MAX_CANDIDATES_LISTED else ""
+    example = described[0]["start_line"]
+    raise MatchError(
+        "ambiguous_match",
+        f"{request.label}old_text matches {len(chosen)} places ({chosen[0].tier}): "
+        f"{places}{more}",
+        hint="add a line that appears only at the place you mean (each candidate is listed "
+        f"with the nearest line that tells it apart), or pass start_line (e.g. "
+        f"start_line={example}) or occurrence",
+        details={"tier": chosen[0].tier, "count": len(chosen), "candidates": described})
+
+
+def _find_scope_line(model: FileModel, scope: str, lo: int, hi: int,
+                     request: Request) -> int:
+    """The one line in [lo, hi) matching ``scope`` (T1-T5 on whole lines), else refuse."""
+    for tier in TIERS:
+        if tier == "exact":
+            hits = [i for i in range(lo, hi) if model.lines[i] == scope]
+        else:
+            target = LINE_KEYS[tier](scope)
+            normalized = model.normalized(tier)
+            hits = [i for i in range(lo, hi) if normalized[i] == target]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise MatchError(
+                "ambiguous_scope", f"{request.label}scope line {scope!r} occurs "
+                f"{len(hits)} times (lines {', '.join(str(h + 1) for h in hits[:8])})",
+                hint="add an outer scope line (e.g. the enclosing class) or more context",
+                details={"scope": scope, "lines": [h + 1 for h in hits]})
+    raise MatchError("no_match", f"{request.label}scope line {scope!r} was not found",
+                     hint="copy the enclosing line (def/class/function header) exactly",
+                     details={"scope": scope})
+
+
+_CLOSERS = ("}", "};", "},", "end", ")", "]", "});", "fi", "done", "esac")
+
+
+def _block_end(model: FileModel, line: int, hi: int) -> int:
+    """End (exclusive) of the block a scope line opens: the lines indented deeper than it.
+
+    A closing bracket at the scope's own indent belongs to the block. When no deeper line
+    follows (a brace on its own line, a one-liner), the next 200 lines are the block.
+    """
+    base = columns(leading_ws(model.lines[line]))
+    deeper_seen = False
+    for i in range(line + 1, hi):
+        text = model.lines[i]
+        if not text.strip():
+            continue
+        if columns(leading_ws(text)) > base:
+            deeper_seen = True
+            continue
+        if not deeper_seen:
+            if text.strip() in ("{", "do", "then", "begin"):
+                continue
+            return min(line + 200, hi)
+        return i + 1 if text.strip() in _CLOSERS else i
+    return hi
+
+
+def scope_window(model: FileModel, request: Request) -> tuple[int, int, int | None]:
+    """(lo, hi, last scope line) the request's ``@@`` scope lines narrow the search to."""
+    lo, hi, last = 0, len(model.lines), None
+    for scope in request.scopes:
+        found = _find_scope_line(model, scope, lo, hi, request)
+        last = found
+        lo, hi = found, _block_end(model, found, hi)
+    return lo, hi, last
+
+
+def verify_anchors(model: FileModel, request: Request) -> list[int]:
+    """Check each "LINE:HASH" anchor against the file; return the 0-based anchored lines."""
+    from zbtools.core.files.textio import line_hash
+
+    held = []
+    for anchor in request.anchors:
+        number, _, expected = anchor.strip().partition(":")
+        if not number.isdigit() or not expected or int(number) < 1:
+            raise MatchError("invalid_arguments", f"{request.label}anchor {anchor!r} is not "
+                             "LINE:HASH", hint="copy it from read_file with hashes: true, e.g. "
+                             "12:9f3a1c")
+        line = int(number)
+        if line > len(model.lines):
+            raise MatchError("stale_anchor", f"{request.label}anchor line {line} is past the end "
+                             f"of the file ({len(model.lines)} lines)",
+                             hint="read the file again (hashes: true) and use a current anchor",
+                             details={"anchor": anchor, "total_lines": len(model.lines)})
+        current = line_hash(model.lines[line - 1])
+        if current != expected.lower()[: len(current)]:
+            raise MatchError(
+                "stale_anchor", f"{request.label}line {line} changed since it was read (hash "
+                f"{expected} -> {current}): it is now {model.lines[line - 1][:SNIPPET_CHARS]!r}",
+                hint="read the file again (hashes: true) and redo the edit against its current "
+                "content", details={"anchor": anchor, "line": line, "current_hash": current,
+                                    "current_text": model.lines[line - 1][:SNIPPET_CHARS]})
+        held.append(line - 1)
+    return held
+
+
+def locate(model: FileModel, request: Request) -> Located:
+    """Run the tier ladder for one normalised request."""
+    old = request.old
+    if request.insert_at is not None or request.insert_after_scope:
+        at = request.insert_at
+        tier = "line_number"
+        if request.insert_after_scope:
+            _, _, last = scope_window(model, request)
+            assert last is not None
+            at, tier = last + 1, "scope"
+        assert at is not None
+        at = min(max(at, 0), len(model.lines))
+        return Located(Candidate(tier, at, at), request)
+    window: tuple[int, int] | None = None
+    if request.scopes:
+        lo, hi, _ = scope_window(model, request)
+        window = (lo, hi)
+    held = verify_anchors(model, request)
+    if old == "":
+        raise MatchError("no_match", f"{request.label}old_text is empty",
+                         hint="give the exact text to replace; to add text use write_append, "
+                         "or include a neighbouring line in old_text and new_text")
+    if not old.strip():
+        raise MatchError("no_match", f"{request.label}old_text is only whitespace, which "
+                         "cannot identify a place", hint="include the neighbouring lines")
+    attempts: list[tuple[str, str]] = [(old, "")]
+    if "\\" in old:
+        unescaped = unescape_once(old)
+        if unescaped != old:
+            attempts.append((unescaped, "unescape"))
+    for text, how in attempts:
+        for tier in TIERS:
+            cands = find_candidates(model, text, tier)
+            if window is not None:
+                cands = [c for c in cands if window[0] <= c.start and c.end <= window[1]]
+            if held:
+                cands = [c for c in cands if all(c.start <= h < max(c.end, c.start + 1)
+                                                 for h in held)]
+            if request.after_line is not None:
+                lo = request.after_line
+                cands = [c for c in cands if lo <= c.start <= lo + ELISION_MAX_GAP]
+            if not cands:
+                continue
+            if how:
+                request.transforms.append("unescaped")
+                request.old = text
+                request.new = unescape_once(request.new)
+            cand = choose(model, cands, request)
+            assert cand is not None
+            located = Located(cand, request)
+            located.unescaped = bool(how)
+            if len(cands) > 1:
+                located.disambiguated_by = "occurrence" if request.occurrence else "hint"
+            elif request.start_line is not None:
+                lo_hi = _hint_window(request)
+                if lo_hi and not (cand.last_line >= lo_hi[0] and cand.first_line <= lo_hi[1]):
+                    located.warnings.append(
+                        f"matched at line {cand.first_line}; the hint said "
+                        f"{request.start_line} (the content is unique, so it was applied there)")
+            if tier == "exact" and request.after_line is None:
+                located.warnings += _near_duplicates(model, text, cand)
+            return located
+    if request.after_line is None and not held and window is None:
+        # An edit that is already in the file must be a no-op, never re-applied near a
+        # look-alike by the similarity tier (corpus cases P16).
+        done = already_applied(model, request)
+        if done is not None:
+            return as_already_applied(done, request)
+        similar = find_similar(model, request)
+        if similar is not None:
+            return similar
+    raise diagnose(model, request)
+
+
+# ---------------------------------------------------------------------------------------------
+# T7: elision
+
+
+def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
+    """T7: old text with ``...`` markers, each segment located in order, the gaps kept as is.
+
+    New text must carry the same number of markers, so each old segment pairs with a new one
+    (aider's rule). Returns None when old text has no markers; refuses when they do not pair.
+    """
+    old_segments, old_markers = split_markers(request.old)
+    if not old_markers:
+        return None
+    new_segments, new_markers = split_markers(request.new)
+    if len(new_markers) != len(old_markers):
+        raise MatchError(
+            "no_match", f"{request.label}old_text elides code with {len(old_markers)} marker "
+            f"line(s) ({old_markers[0]!r}) but new_text has {len(new_markers)}",
+            hint="repeat each marker line of old_text in new_text at the same place, or send the "
+            "literal code instead of markers")
+    out: list[Located] = []
+    after = 0
+    for k, (old_seg, new_seg) in enumerate(zip(old_segments, new_segments, strict=True)):
+        if not old_seg.strip():
+            if new_seg.strip():
+                raise MatchError(
+                    "no_match", f"{request.label}new_text adds text next to an elision marker "
+                    "with nothing in old_text to place it", hint="put a real line of context "
+                    "between the marker and the added text")
+            continue
+        part = Request(old_seg + "\n" if not old_seg.endswith("\n") else old_seg,
+                       new_seg + "\n" if new_seg and not new_seg.endswith("\n") else new_seg,
+                       label=f"{request.label}segment {k + 1}: ")
+        if out:
+            part.after_line = after
+        else:
+            part.start_line, part.end_line = request.start_line, request.end_line
+        part.context_only = old_seg == new_seg
+        found = locate(model, part)
+        found.tier = "elision"
+        after = max(found.candidate.end, found.candidate.start + 1)
+        out.append(found)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Already applied, and look-alikes at a looser tier
+
+
+def already_applied(model: FileModel, request: Request) -> Candidate | None:
+    """The new text is in the file once and the old text is not: nothing left to do.
+
+    Not when new text is part of old text (a deletion): its presence then proves nothing.
+    """
+    new = request.new
+    if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
+        return None
+    if new.strip() in request.old:
+        # A deletion: done only if every line it deletes is gone from the file (otherwise old
+        # text merely failed to match, and "nothing to do" would be a lie).
+        kept = {typography_key(line) for line in new.split("\n")}
+        deleted = [key for key in (typography_key(line) for line in request.old.split("\n"))
+                   if key and key not in kept]
+        index = model.index("typography")
+        if not deleted or any(key in index for key in deleted):
+            return None
+    found = find_exact(model, new, limit=2)
+    if len(found) == 1:
+        return found[0]
+    return None
+
+
+def insertion_already_applied(model: FileModel, located: Located) -> bool:
+    """An insertion edit (new = old + added, or added + old) whose addition is already there."""
+    cand = located.candidate
+    old, new = located.request.old, located.request.new
+    if cand.span is None or not old or len(new) <= len(old):
+        return False
+    view = model.lf_view
+    a, b = cand.span
+    if new.startswith(old):
+        added = new[len(old):]
+        return len(added.strip()) > 0 and view.startswith(added, b)
+    if new.endswith(old):
+        added = new[: len(new) - len(old)]
+        return len(added.strip()) > 0 and view[:a].endswith(added)
+    return False
+
+
+def as_already_applied(cand: Candidate, request: Request) -> Located:
+    """``request`` as a no-op at ``cand``, where its new text already is, with a warning."""
+    loc = Located(cand, request)
+    loc.already_applied = True
+    loc.warnings.append(f"new_text is already present at lines {cand.first_line}-"
+                        f"{cand.last_line} and old_text is not: nothing to do")
+    return loc
+
+
+def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
+    pattern = [line for line in pattern_lines(old) if line.strip()]
+    if len(pattern) < 2 and sum(len(p.strip()) for p in pattern) < INNER_WS_SINGLE_LINE_MIN:
+        return []
+    if cand.span is not None and (old.startswith("\n") is False and
+                                  cand.span[0] != model.line_starts[cand.start]):
+        return []  # a partial-line match: whole-line look-alikes are not comparable
+    others = [c for c in find_lines(model, old, "indentation") if c.start != cand.start]
+    if not others:
+        return []
+    where = ", ".join(f"{c.first_line}-{c.last_line}" for c in others[:3])
+    return [f"{len(others)} other block(s) match when indentation is ignored, at lines {where}; "
+            f"make sure you meant lines {cand.first_line}-{cand.last_line}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# T8: gated similarity
+
+
+_TRIVIAL = {"}", "{", "end", "pass", "return", "else:", "try:", "finally:", ")", "]", "};"}
+
+
+def _informative(keys: list[str], index: dict[str, list[int]]) -> list[int]:
+    """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters."""
+    scored = []
+    for i, key in enumerate(keys):
+        if key in _TRIVIAL or sum(ch.isalnum() for ch in key) < 8:
+            continue
+        hits = len(index.get(key, ()))
+        if hits:
+            scored.append((hits, -len(key), i))
+    return [i for _, _, i in sorted(scored)[:3]]
+
+
+def find_similar(model: FileModel, request: Request) -> Located | None:
+    """The one window that is very similar to old text and clearly better than any other.
+
+    Gates (MATCHING 6.4 T8): >= 3 non-blank lines and >= 40 non-space characters; best score
+    >= 0.90; the best non-overlapping runner-up <= best - 0.10 and < 0.85; then the 3-way merge
+    must find no conflict (checked when rendering). Returns None when a gate fails.
+    """
+    pattern = pattern_lines(request.old)
+    non_blank = [line for line in pattern if line.strip()]
+    if len(non_blank) < SIMILARITY_MIN_LINES or len("".join("".join(non_blank).split())) < \
+            SIMILARITY_MIN_CHARS or len(pattern) > SIMILARITY_MAX_OLD_LINES or \
+            len(model.lf_view) > SIMILARITY_MAX_FILE_BYTES:
+        return None
+    try:
+        from rapidfuzz.distance import Levenshtein
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    keys = [typography_key(line) for line in pattern]
+    index = model.index("typography")
+    norm = model.normalized("typography")
+    anchors = _informative(keys, index)
+    if not anchors:
+        return None
+    target = "\n".join(keys)
+    n = len(pattern)
+    spread = max(1, n // 10)
+    windows: set[tuple[int, int]] = set()
+    for a in anchors:
+        for pos in index[keys[a]][:200]:
+            for shift in range(-2, 3):
+                for length in range(n - spread, n + spread + 1):
+                    start = pos - a + shift
+                    if start >= 0 and length > 0 and start + length <= len(norm):
+                        windows.add((start, start + length))
+            if len(windows) > SIMILARITY_MAX_WINDOWS:
+                break
+    scored = []
+    for start, end in sorted(windows)[:SIMILARITY_MAX_WINDOWS]:
+        score = Levenshtein.normalized_similarity(target, "\n".join(norm[start:end]),
+                                                  score_cutoff=0.8)
+        if score:
+            scored.append((score, start, end))
+    if not scored:
+        return None
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    best, b_start, b_end = scored[0]
+    runner_up = next((s for s, st, en in scored[1:] if en <= b_start or st >= b_end), 0.0)
+    if best < SIMILARITY_MIN or runner_up > best - SIMILARITY_MARGIN or \
+            runner_up >= SIMILARITY_RUNNER_UP_MAX:
+        return None
+    located = Located(Candidate("similarity", b_start, b_end), request)
+    located.warnings.append(
+        f"old_text matched lines {b_start + 1}-{b_end} only approximately "
+        f"(similarity {best:.2f}); lines you did not change keep the file's text")
+    located.similarity = best
+    return located
