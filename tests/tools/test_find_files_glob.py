@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import CliRunner, snapshot
 
@@ -261,3 +263,64 @@ def test_an_ignored_or_symlinked_prefix_answers_as_the_full_walk(ws: Path,
     assert cli("glob", stdin={"pattern": "build/*.py"}).result["skipped"]["ignored"] == 1
     assert glob(cli, pattern="build/*.py", include_ignored=True) == ["build/e.py"]
     assert glob(cli, pattern="link/**/*.py") == []
+
+
+# -- the base-name fast path agrees with wcmatch ---------------------------------------------------
+
+NAME_CHARS = "abcAB.-_K\u212a\u017fs0"
+
+
+@given(segments=st.lists(st.text(alphabet=NAME_CHARS, min_size=1, max_size=6), min_size=1,
+                         max_size=3),
+       shape=st.lists(st.tuples(st.sampled_from(["name", "suffix", "prefix"]),
+                                st.text(alphabet="abcAB.-_s0", min_size=0, max_size=4)),
+                      min_size=1, max_size=3),
+       case_sensitive=st.booleans(), dotglob=st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_the_base_name_fast_path_matches_exactly_what_wcmatch_matches(
+        segments: list[str], shape: list[tuple[str, str]], case_sensitive: bool,
+        dotglob: bool) -> None:
+    from zbtools.tools.find_files_glob import _compile, base_name_matcher
+
+    patterns = []
+    for kind, text in shape:
+        seg = {"name": text or "x", "suffix": "*" + text, "prefix": text + "*"}[kind]
+        if seg.startswith("."):
+            continue  # names a hidden entry: the fast path is not taken
+        patterns.append("**/" + seg)
+    if not patterns:
+        return
+    rel = "/".join(segments)
+    if not dotglob and any(s.startswith(".") for s in segments):
+        return  # the walk yields no hidden entry without include_hidden
+
+    def slow() -> Any:
+        return _compile("p", patterns, case_sensitive, dotglob)
+
+    fast = base_name_matcher(patterns, case_sensitive, slow)
+    assert fast is not None
+    assert fast(rel) == slow()(rel), (patterns, rel)
+
+
+@pytest.mark.parametrize("pattern", ["src/**/*.py", "**/*.py[cd]", "**/a?.py", "**/*a*b",
+                                     "**/.env", "*/x.py", "**/[ab].py"])
+def test_other_glob_shapes_take_the_full_matcher(pattern: str) -> None:
+    from zbtools.tools.find_files_glob import base_name_matcher, expand
+
+    patterns, _ = expand(pattern)
+    assert base_name_matcher(patterns, False, lambda: lambda rel: False) is None
+
+
+def test_a_plain_extension_glob_imports_neither_wcmatch_nor_bracex(ws: Path) -> None:
+    import subprocess
+    import sys
+
+    make(ws, {"a.py": "", "b/c.py": ""})
+    code = ("import sys\nfrom zbtools.entry import main_with_argv\n"
+            "rc = main_with_argv(['find_files_glob', '--pattern', '**/*.py'])\n"
+            "print('\\n' + str(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('wcmatch', 'bracex'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ws, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.rstrip().endswith("[]"), out
+    assert '"a.py"' in out and '"b/c.py"' in out

@@ -98,8 +98,6 @@ def _invalid(pattern: str, why: str, hint: str) -> ToolError:
 
 def expand(pattern: str) -> tuple[list[str], bool]:
     """The patterns to match (braces expanded, validated, normalized) and "directories only"."""
-    import bracex
-
     raw = pattern.strip()
     if not raw or len(raw) > MAX_PATTERN or "\0" in raw:
         raise _invalid(pattern, "must be 1 to 1000 characters", "e.g. '**/*.py' or 'src/*.ts'")
@@ -107,11 +105,16 @@ def expand(pattern: str) -> tuple[list[str], bool]:
         raise _invalid(pattern, "absolute patterns are not allowed",
                        "make the pattern relative and put the directory in path, e.g. "
                        "{\"path\": \"src\", \"pattern\": \"**/*.py\"}")
-    try:
-        alternatives = bracex.expand(raw, keep_escapes=True, limit=MAX_ALTERNATIVES)
-    except bracex.ExpansionLimitException as exc:
-        raise _invalid(pattern, f"braces expand to more than {MAX_ALTERNATIVES} patterns",
-                       "use fewer or smaller {a,b} groups and ranges") from exc
+    if "{" not in raw:  # nothing to expand: bracex (and re) stay unimported
+        alternatives = [raw]
+    else:
+        import bracex
+
+        try:
+            alternatives = bracex.expand(raw, keep_escapes=True, limit=MAX_ALTERNATIVES)
+        except bracex.ExpansionLimitException as exc:
+            raise _invalid(pattern, f"braces expand to more than {MAX_ALTERNATIVES} patterns",
+                           "use fewer or smaller {a,b} groups and ranges") from exc
     dirs_only = raw.endswith("/")
     out: list[str] = []
     for alt in alternatives:
@@ -149,6 +152,54 @@ def _compile(original: str, patterns: list[str], case_sensitive: bool,
     except Exception as exc:  # wcmatch's PatternLimitException, or a pattern it cannot read
         raise _invalid(original, str(exc), "simplify the pattern") from exc
     return matcher.match
+
+
+def base_name_matcher(patterns: list[str], case_sensitive: bool,
+                      slow: Callable[[], Callable[[str], bool]]) -> Callable[[str], bool] | None:
+    """A matcher for the common shapes, testing the base name only, without wcmatch: every
+    pattern is ``**/NAME``, ``**/*SUFFIX`` or ``**/PREFIX*`` with ASCII letters and no other
+    glob syntax (``**/*.py``, ``**/*.{ts,tsx}``, ``**/Makefile``). None for any other shape.
+
+    Exact for what the walk yields when no pattern segment names a hidden entry: without
+    ``include_hidden`` no hidden entry is yielded, and with it ``*`` and ``**`` match leading
+    dots (wcmatch's DOTGLOB), so ``**/`` matches every directory chain either way. Letter case
+    is folded for ASCII names only; a name with other characters (whose Unicode case folding
+    may meet an ASCII letter, like the Kelvin sign and ``k``) is left to ``slow()``.
+    """
+    names: set[str] = set()
+    suffixes: list[str] = []
+    prefixes: list[str] = []
+    for pattern in patterns:
+        head, _, seg = pattern.rpartition("/")
+        if head != "**" or not seg.isascii() or seg.startswith("."):
+            return None
+        star = seg.count("*")
+        if MAGIC.intersection(seg.replace("*", "")) or "{" in seg or "]" in seg or star > 1:
+            return None
+        fold = seg if case_sensitive else seg.lower()
+        if star == 0:
+            names.add(fold)
+        elif seg.startswith("*"):
+            suffixes.append(fold[1:])
+        elif seg.endswith("*"):
+            prefixes.append(fold[:-1])
+        else:
+            return None
+    ends, starts = tuple(suffixes), tuple(prefixes)
+    fallback: list[Callable[[str], bool]] = []
+
+    def match(rel: str) -> bool:
+        name = rel.rpartition("/")[2]
+        if not name.isascii():
+            if not fallback:
+                fallback.append(slow())
+            return fallback[0](rel)
+        if not case_sensitive:
+            name = name.lower()
+        return name in names or (bool(ends) and name.endswith(ends)) or (
+            bool(starts) and name.startswith(starts))
+
+    return match
 
 
 def literal_prefix(patterns: list[str]) -> list[str]:
@@ -234,7 +285,12 @@ def run(params: Params, ctx: Context) -> Result:
     exclude = list(DEFAULT_EXCLUDED_DIRS if params.exclude_dirs is None else params.exclude_dirs)
     named = {s for s in segments if not MAGIC.intersection(s)}
     exclude = [d for d in exclude if d not in named]
-    match = _compile(params.pattern, patterns, params.case_sensitive, params.include_hidden)
+    def full_matcher() -> Callable[[str], bool]:
+        return _compile(params.pattern, patterns, params.case_sensitive, params.include_hidden)
+
+    fast = None if names_hidden else base_name_matcher(patterns, params.case_sensitive,
+                                                        full_matcher)
+    match = fast if fast is not None else full_matcher()
     # Hidden names are walked only when a segment names them; the matcher (without DOTGLOB)
     # then keeps just the paths whose hidden components the pattern spells out.
     hidden_check = None if params.include_hidden or not names_hidden else \
