@@ -56,6 +56,10 @@ class Batch:
         self.state_root = state_root
         self.debug = debug
         self.tools: dict[str, DialectTool | None] = {}
+        from zbtools.core.search.cache import SearchCache
+
+        # what this session's walks and searches learnt, re-checked on every use
+        self.search_cache = SearchCache(limits.search_cache_bytes)
 
     def lookup(self, name: str) -> DialectTool | None:
         if name not in self.tools:
@@ -94,6 +98,7 @@ class Batch:
             tool_name = tool.name
             ctx = Context(self.workspace, limits=self.limits, env=self.env,
                           state_root=self.state_root)
+            ctx.search_cache = self.search_cache
             outcome = call_tool(tool.spec, tool, args, ctx)
             self.state_root = ctx.known_state_root
             envelope = success(tool_name, outcome, ctx)

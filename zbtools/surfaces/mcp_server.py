@@ -77,6 +77,7 @@ class Runner:
         self.opts = opts
         self.env = env
         self.debug = debugging(opts, env)
+        self.search_cache: Any = None  # made with the first call's limits
 
     def call(self, tool: DialectTool, arguments: dict[str, Any]
              ) -> tuple[bool, str, dict[str, Any]]:
@@ -87,6 +88,11 @@ class Runner:
         ctx = None
         try:
             ctx = make_context(self.opts, self.env)
+            if self.search_cache is None:
+                from zbtools.core.search.cache import SearchCache
+
+                self.search_cache = SearchCache(ctx.limits.search_cache_bytes)
+            ctx.search_cache = self.search_cache
             outcome = call_tool(tool.spec, tool, arguments, ctx)
             envelope = success(tool.name, outcome, ctx)
             text = render_text(outcome.spec, tool.name, envelope, outcome.result, ctx)

@@ -102,7 +102,7 @@ def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth or MAX_DEPTH,
                 max_entries=SCAN_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
-                with_stat=False)
+                with_stat=False, cache=ctx.search_cache)
     on_path = "/" in needle
     cut = 0 if walk.rel == "." else len(walk.rel) + 1
     matches: list[Match] = []

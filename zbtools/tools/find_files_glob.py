@@ -301,7 +301,7 @@ def run(params: Params, ctx: Context) -> Result:
         return Walk(ctx.workspace, start, max_depth=max_depth, max_entries=SCAN_CAP,
                     include_hidden=params.include_hidden or names_hidden,
                     include_ignored=params.include_ignored, exclude_dirs=exclude,
-                    with_stat=False)
+                    with_stat=False, cache=ctx.search_cache)
 
     # A literal leading directory (src/**/*.ts) is where the walk starts: the rest of the tree
     # cannot match.

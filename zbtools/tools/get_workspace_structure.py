@@ -53,7 +53,7 @@ class Result(Struct):
 def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.depth, max_entries=SCAN_CAP,
                 include_hidden=params.include_hidden, include_ignored=params.include_ignored,
-                exclude_dirs=params.exclude_dirs)
+                exclude_dirs=params.exclude_dirs, cache=ctx.search_cache)
     found = list(walk)
     order = sorted(range(len(found)), key=lambda i: (found[i].depth, i))
     keep = sorted(order[:params.limit])

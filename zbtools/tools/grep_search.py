@@ -133,6 +133,8 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
     from zbtools.contract import ToolError
     if params.engine == "python" or (params.engine == "auto" and prefilter is not None):
         return None  # the common case: decided without a PATH search or a pattern parse
+    if params.engine == "auto" and ctx.search_cache is not None:
+        return None  # a session's repeated searches are answered from its warm cache
     from zbtools.core.search.engine import RgRequest
     from zbtools.core.search.ripgrep import compatible, find_rg
 
@@ -171,7 +173,7 @@ def run(params: Params, ctx: Context) -> Result:
                           limit=params.head_limit, per_file=per_file,
                           include_hidden=params.include_hidden,
                           include_ignored=params.include_ignored,
-                          exclude_dirs=params.exclude_dirs, rg=rg)
+                          exclude_dirs=params.exclude_dirs, rg=rg, cache=ctx.search_cache)
     warn_walk_notes(outcome, ctx)
     return to_result(outcome, params.output_mode)
 

@@ -65,7 +65,8 @@ def to_entry(e: WalkEntry) -> Entry:
 def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth,
                 max_entries=params.limit, include_hidden=params.include_hidden,
-                include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs)
+                include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
+                cache=ctx.search_cache)
     entries = [to_entry(e) for e in walk]
     for note in walk.notes():
         ctx.warn(note)

@@ -14,9 +14,11 @@ Config file: ``$ZBTOOLS_CONFIG``, else ``user_config_dir("zbtools")/config.toml`
     tail_lines = 50          # lines kept after the cut
     max_line_chars = 2000    # longer lines are shown cut, with a marker
     max_request_bytes = 16777216
+    search_cache_bytes = 67108864  # warm search cache of batch and mcp sessions; 0: none
 
 Environment: ``ZBTOOLS_MAX_BYTES``, ``ZBTOOLS_MAX_LINES``, ``ZBTOOLS_HEAD_LINES``,
 ``ZBTOOLS_TAIL_LINES``, ``ZBTOOLS_MAX_LINE_CHARS``, ``ZBTOOLS_MAX_REQUEST_BYTES``,
+``ZBTOOLS_SEARCH_CACHE_BYTES``,
 ``ZBTOOLS_STATE_DIR`` (where spill files and state live), ``ZBTOOLS_CONFIG``.
 
 Command execution settings live in an ``[exec]`` table (approval, env_passthrough, timeouts,
@@ -57,6 +59,8 @@ LIMIT_KEYS: dict[str, tuple[int, int, str]] = {
     "tail_lines": (50, 0, "lines kept after the truncation notice"),
     "max_line_chars": (2000, 80, "characters shown of one line before it is cut"),
     "max_request_bytes": (16 * 1024 * 1024, 1024, "largest accepted request"),
+    "search_cache_bytes": (64 * 1024 * 1024, 0,
+                           "memory a batch or mcp session keeps for warm searches (0: none)"),
 }
 
 
@@ -69,6 +73,7 @@ class Limits:
     tail_lines: int
     max_line_chars: int
     max_request_bytes: int
+    search_cache_bytes: int
 
     def __init__(self, **values: int) -> None:
         for key, (default, _, _) in LIMIT_KEYS.items():

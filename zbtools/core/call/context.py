@@ -21,6 +21,7 @@ from zbtools.core.files.workspace import Workspace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any
 
 SPILL_KEEP = 200
 
@@ -36,6 +37,8 @@ class Context:
         self.clock = clock
         self.warnings: list[str] = []
         self.holds_edit_lock = False  # see core.state.EditLock
+        # a long-lived session's warm search cache (batch, mcp): a core.search.cache.SearchCache
+        self.search_cache: Any = None
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

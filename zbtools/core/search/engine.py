@@ -29,7 +29,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from zbtools.core.search.walk import Skipped
@@ -269,6 +269,8 @@ class Searcher:
                  timeout: float = 10.0) -> None:
         self.regex = compile_pattern(pattern, ignore_case=ignore_case,
                                      fixed_strings=fixed_strings, multiline=multiline)
+        # what one file's result depends on besides its bytes (the warm cache's key)
+        self.cache_key = (pattern, ignore_case, fixed_strings, multiline, before, after)
         self.multiline = multiline
         self.before = before
         self.after = after
@@ -550,6 +552,9 @@ class Outcome:
         self.loops = 0
         self.depth_limited = False  # directories beyond walk.MAX_DEPTH were not entered
         self.engine = "python"
+        # told every file's result before it is accounted (the warm cache keeps them):
+        # (rel, status, hits, whether hits is every hit of the file)
+        self.observer: Callable[[str, FileStatus, list[Hit], bool], None] | None = None
 
 
 def _text(data: bytes) -> str:
@@ -579,6 +584,10 @@ def evaluate(searcher: Searcher, dir_fd: int, name: str,
 def record(outcome: Outcome, rel: str, status: FileStatus, hits: list[Hit], limit: int,
            per_file: bool) -> bool:
     """Account one file's result into ``outcome`` in walk order; ``False``: stop here."""
+    if outcome.observer is not None:
+        # a file searched for fewer hits than it may hold was cut at the number wanted then,
+        # which is at least what is still wanted now
+        outcome.observer(rel, status, hits, per_file or len(hits) < limit - outcome.total + 1)
     used = len(outcome.files) if per_file else outcome.total
     if used >= limit:
         # One more searchable file with a match: the results are cut (files skipped past the

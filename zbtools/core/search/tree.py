@@ -14,6 +14,7 @@ deadline passed before a single file was searched), and what ``Workspace.resolve
 
 from __future__ import annotations
 
+import os
 import stat
 
 from zbtools.contract import ToolError
@@ -24,21 +25,25 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from zbtools.core.files.workspace import Workspace
-    from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
+    from zbtools.core.search.cache import SearchCache
+    from zbtools.core.search.engine import FileStatus, Hit, PathFilter, RgRequest, Searcher
+    from zbtools.core.search.walk import Entry
 
 
 def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter: PathFilter,
                 *, limit: int, per_file: bool, include_hidden: bool = False,
                 include_ignored: bool = False,
                 exclude_dirs: Sequence[str] | None = None, workers: int | None = None,
-                rg: RgRequest | None = None) -> Outcome:
+                rg: RgRequest | None = None, cache: SearchCache | None = None) -> Outcome:
     """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
     ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
 
     A big tree is searched by this process and a forked helper together (``parallel``);
     the results are the same, in the same order. ``workers`` (default: ``ZBTOOLS_SEARCH_WORKERS``
     or the usable CPUs, at most 2) of 1 keeps it to one process. With ``rg`` (the rg engine,
-    ``ripgrep``), ripgrep searches the files the walk picks.
+    ``ripgrep``), ripgrep searches the files the walk picks. With a ``cache`` (a long-lived
+    session's), directory listings and files' results that are still valid are taken from it
+    and new ones kept (the rg engine keeps nothing: it is not used with a cache).
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
@@ -65,9 +70,10 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             exclude_dirs=exclude_dirs))
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs, with_stat=False)
+                exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
     outcome = Outcome(walk.rel, walk.skipped)
     prefix = "" if walk.rel == "." else walk.rel + "/"
+    warm = Warm(walk.cache, searcher, outcome) if walk.cache is not None else None
     from zbtools.core.search.parallel import Pool, worker_count
 
     pool = Pool(workspace, searcher, outcome, limit, per_file) \
@@ -78,6 +84,15 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
                 continue
             if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
                                                               entry.name):
+                continue
+            known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
+            if known is not None:
+                if pool is not None:
+                    pool.done_here(entry.rel, *known)
+                    if pool.stopped:
+                        break
+                elif not record(outcome, entry.rel, *known, limit, per_file):
+                    break
                 continue
             if pool is not None and pool.take(entry.rel, entry.name):
                 if pool.stopped:
@@ -101,6 +116,44 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     outcome.loops = walk.loops
     outcome.depth_limited = walk.depth_limited
     return finish(outcome)
+
+
+class Warm:
+    """A search's use of the session cache: files' results still valid are taken from it, and
+    new complete results of settled files are kept (see ``zbtools.core.search.cache``)."""
+
+    def __init__(self, cache: SearchCache, searcher: Searcher, outcome: Outcome) -> None:
+        from zbtools.core.search.cache import now_ns
+
+        self.cache = cache
+        self.key = searcher.cache_key
+        self.now = now_ns()
+        self.pending: dict[str, tuple[int, int, int, int, int]] = {}
+        outcome.observer = self.observe
+
+    def lookup(self, dir_fd: int, entry: Entry) -> tuple[FileStatus, list[Hit]] | None:
+        from zbtools.core.search.cache import settled, signature
+
+        try:
+            st = os.stat(entry.name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        sig = signature(st)
+        known: tuple[FileStatus, list[Hit]] | None = self.cache.get(
+            ("grep", sig[0], sig[1], self.key), sig)
+        if known is None and settled(st, self.now):
+            self.pending[entry.rel] = sig
+        return known
+
+    def observe(self, rel: str, status: FileStatus, hits: list[Hit], complete: bool) -> None:
+        sig = self.pending.pop(rel, None)
+        if sig is None or not complete or status not in ("ok", "binary", "too_large"):
+            return
+        cost = sum(sum(len(line) for line in (*h.lines, *h.before, *h.after)) * 2 + 100
+                   for h in hits)
+        self.cache.put(("grep", sig[0], sig[1], self.key), sig, (status, hits), cost)
 
 
 def finish(outcome: Outcome) -> Outcome:

@@ -52,8 +52,10 @@ from zbtools.core.files.workspace import DIR_FLAGS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from typing import Any
 
     from zbtools.core.files.workspace import Workspace
+    from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.ignore import IgnoreRules
 
 DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
@@ -130,41 +132,47 @@ class Entry:
 
 # An ignore layer: (directory prefix relative to the root, "" or "a/b/", compiled rules).
 Layer = tuple[str, "IgnoreRules"]
+# What an ignore file read was: (where, its stat signature); a listing's cache check holds these
+# for every ignore file that decided it.
+Print = tuple[str, tuple[int, int, int, int, int] | None]
 
 
 class _Frame:
-    __slots__ = ("children", "depth", "fd", "ident", "layers", "pos", "rel")
+    __slots__ = ("children", "depth", "fd", "ident", "layers", "pos", "prints", "rel", "st")
 
-    def __init__(self, fd: int, rel: str, depth: int, layers: tuple[Layer, ...]) -> None:
+    def __init__(self, fd: int, rel: str, depth: int, layers: tuple[Layer, ...],
+                 prints: tuple[Print, ...] = ()) -> None:
         self.fd = fd
         self.rel = rel
         self.depth = depth
         self.layers = layers
-        st = os.fstat(fd)
+        self.prints = prints  # the ignore files in effect below the start (warm cache)
+        st = self.st = os.fstat(fd)
         self.ident = (st.st_dev, st.st_ino)
         self.children: list[tuple[Entry, bool]] = []  # (entry, descend into it)
         self.pos = 0
 
 
-def _read_small(dir_fd: int, name: str) -> str | None:
-    """A regular file's text (``None`` if absent, not regular, unreadable or over 1 MiB)."""
+def _read_small(dir_fd: int, name: str) -> tuple[str | None, os.stat_result | None]:
+    """A regular file's text (``None`` if absent, not regular, unreadable or over 1 MiB), and
+    its ``fstat`` when it could be opened."""
     try:
         fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError:
-        return None
+        return None, None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > IGNORE_FILE_LIMIT:
-            return None
+            return None, st
         chunks = []
         while True:
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
             chunks.append(chunk)
-        return b"".join(chunks).decode("utf-8", "replace")
+        return b"".join(chunks).decode("utf-8", "replace"), st
     except OSError:
-        return None
+        return None, None
     finally:
         os.close(fd)
 
@@ -208,8 +216,10 @@ class Walk:
     def __init__(self, workspace: Workspace, path: str = ".", *, max_depth: int = 1,
                  max_entries: int = 100_000, include_hidden: bool = False,
                  include_ignored: bool = False,
-                 exclude_dirs: Sequence[str] | None = None, with_stat: bool = True) -> None:
+                 exclude_dirs: Sequence[str] | None = None, with_stat: bool = True,
+                 cache: SearchCache | None = None) -> None:
         self.workspace = workspace
+        self.cache = cache if cache is not None and cache.capacity > 0 else None
         self.with_stat = with_stat  # False: entries carry no size/mtime (``stat`` gets them)
         self.max_depth = min(max_depth, MAX_DEPTH)
         self.depth_capped = max_depth > MAX_DEPTH
@@ -243,6 +253,12 @@ class Walk:
                 raise os_error(exc, path) from exc
         self._start_fd = fd
         self._start_layers: tuple[Layer, ...] = ()
+        self._start_prints: list[Print] = []
+        self._switches = (include_hidden, include_ignored, self.exclude)
+        if self.cache is not None:
+            from zbtools.core.search.cache import now_ns
+
+            self._now = now_ns()
         if not include_ignored:
             try:
                 self._start_layers = self._ancestor_layers()
@@ -256,14 +272,16 @@ class Walk:
         """The ignore rules that apply at the start: info/exclude and every ancestor's files."""
         root_fd = self.workspace.root_fd
         layers: list[Layer] = []
-        exclude = self._read_path(root_fd, [".git", "info", "exclude"])
+        exclude, st = self._read_path(root_fd, [".git", "info", "exclude"])
+        self._start_prints.append(self._print(".git/info/exclude", st))
         if exclude:
             layers.append(("", _compile(exclude)))
         parts = [] if self.rel == "." else self.rel.split("/")
         fd = os.dup(root_fd)
         try:
             for i in range(len(parts)):
-                layers.extend(self._own_layers(fd, "/".join(parts[:i])))
+                layers.extend(self._own_layers(fd, "/".join(parts[:i]),
+                                               prints=self._start_prints))
                 nxt = os.open(parts[i], DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = nxt
@@ -278,7 +296,7 @@ class Walk:
         return tuple(layers)
 
     @staticmethod
-    def _read_path(root_fd: int, parts: list[str]) -> str | None:
+    def _read_path(root_fd: int, parts: list[str]) -> tuple[str | None, os.stat_result | None]:
         fd = os.dup(root_fd)
         try:
             for comp in parts[:-1]:
@@ -287,18 +305,32 @@ class Walk:
                 fd = nxt
             return _read_small(fd, parts[-1])
         except OSError:
-            return None
+            return None, None
         finally:
             os.close(fd)
 
-    @staticmethod
-    def _own_layers(fd: int, rel: str, names: frozenset[str] | None = None) -> list[Layer]:
+    def _print(self, where: str, st: os.stat_result | None) -> Print:
+        """An ignore file's part of a cache check; notes a file too new to cache by."""
+        if self.cache is None:
+            return (where, None)
+        from zbtools.core.search.cache import settled, signature
+
+        if st is not None and not settled(st, self._now):
+            self._unsteady = True
+        return (where, signature(st) if st is not None else None)
+
+    _unsteady = False  # an ignore file read by this walk is too new to cache a listing by
+
+    def _own_layers(self, fd: int, rel: str, names: frozenset[str] | None = None,
+                    prints: list[Print] | None = None) -> list[Layer]:
         prefix = "" if rel in ("", ".") else rel + "/"
         out: list[Layer] = []
         for name in IGNORE_FILES:
             if names is not None and name not in names:
                 continue
-            text = _read_small(fd, name)
+            text, st = _read_small(fd, name)
+            if prints is not None and (names is not None or st is not None):
+                prints.append(self._print(prefix + name, st))
             rules = _compile(text) if text else None
             if rules:
                 out.append((prefix, rules))
@@ -308,16 +340,25 @@ class Walk:
 
     def _scan(self, frame: _Frame) -> None:
         """List ``frame``'s directory: classify, count and sort its children."""
+        cache = self.cache
+        check = self._cache_check(frame) if cache is not None else None
+        if cache is not None and self._scan_cached(cache, frame, check):
+            return
         try:
             with os.scandir(frame.fd) as it:
                 raw = list(it)
         except OSError:
             self.skipped.unreadable += 1
             return
+        own: list[Print] = []
+        layers_before = frame.layers
         if not self.include_ignored:
             names = frozenset(e.name for e in raw if e.name in IGNORE_FILES)
             if names:
-                frame.layers = (*frame.layers, *self._own_layers(frame.fd, frame.rel, names))
+                frame.layers = (*frame.layers, *self._own_layers(
+                    frame.fd, frame.rel, names, own if cache is not None else None))
+                frame.prints = (*frame.prints, *own)
+        counted = self._counts() if cache is not None else None
         prefix = "" if frame.rel == "." else frame.rel + "/"
         depth = frame.depth + 1
         kept: list[tuple[Entry, bool]] = []
@@ -371,6 +412,78 @@ class Walk:
                     target = None
             kept.append((Entry(rel, name, kind, size, depth, target, mtime), is_dir))
         frame.children = kept
+        if cache is not None and counted is not None:
+            self._store(cache, frame, check, layers_before, own, counted)
+
+    # -- the warm cache (batch and mcp sessions) ------------------------------------------
+
+    def _counts(self) -> tuple[int, int, int, int]:
+        sk = self.skipped
+        return (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored)
+
+    def _cache_key(self, frame: _Frame) -> tuple[Any, ...]:
+        return ("dir", frame.rel, frame.ident, self._switches)
+
+    def _cache_check(self, frame: _Frame) -> tuple[Any, ...]:
+        """What a listing of ``frame`` depends on besides its own ignore files: the directory's
+        timestamps and every ignore file above it (read at the start, or inherited)."""
+        st = frame.st
+        return (st.st_mtime_ns, st.st_ctime_ns, tuple(self._start_prints), frame.prints)
+
+    def _store(self, cache: SearchCache, frame: _Frame, check: Any,
+               layers_before: tuple[Layer, ...], own: list[Print],
+               counted: tuple[int, int, int, int]) -> None:
+        from zbtools.core.search.cache import settled
+
+        if self._unsteady or not settled(frame.st, self._now):
+            return  # just changed: listed again next time, until it has settled
+        after = self._counts()
+        deltas = tuple(b - a for a, b in zip(counted, after, strict=True))
+        children = tuple((e.name, e.kind, e.target, is_dir) for e, is_dir in frame.children)
+        value = (children, deltas, tuple(own), frame.layers[len(layers_before):])
+        cost = sum(len(c[0]) * 2 + 120 for c in children) + 400 * len(own)
+        cache.put(self._cache_key(frame), check, value, cost)
+
+    def _scan_cached(self, cache: SearchCache, frame: _Frame, check: Any) -> bool:
+        """Fill ``frame`` from the cache when its listing is there and still valid."""
+        value = cache.get(self._cache_key(frame), check)
+        if value is None:
+            return False
+        children, deltas, own, own_layers = value
+        from zbtools.core.search.cache import signature
+
+        for where, sig in own:  # the directory's own ignore files, unchanged?
+            try:
+                st = os.stat(where.rpartition("/")[2], dir_fd=frame.fd, follow_symlinks=False)
+            except OSError:
+                return False
+            if signature(st) != sig:
+                return False
+        frame.layers = (*frame.layers, *own_layers)
+        frame.prints = (*frame.prints, *own)
+        sk = self.skipped
+        sk.unreadable += deltas[0]
+        sk.excluded_dirs += deltas[1]
+        sk.hidden += deltas[2]
+        sk.ignored += deltas[3]
+        prefix = "" if frame.rel == "." else frame.rel + "/"
+        depth = frame.depth + 1
+        kept: list[tuple[Entry, bool]] = []
+        with_stat = self.with_stat
+        for name, kind, target, is_dir in children:
+            size: int | None = None
+            mtime = 0.0
+            if with_stat:
+                try:
+                    st = os.stat(name, dir_fd=frame.fd, follow_symlinks=False)
+                except OSError:
+                    sk.unreadable += 1
+                    continue
+                size = None if kind == "directory" else st.st_size
+                mtime = st.st_mtime
+            kept.append((Entry(prefix + name, name, kind, size, depth, target, mtime), is_dir))
+        frame.children = kept
+        return True
 
     def _open_child(self, parent: _Frame, entry: Entry) -> _Frame | None:
         try:
@@ -379,7 +492,7 @@ class Walk:
             self.skipped.unreadable += 1
             return None
         try:
-            frame = _Frame(fd, entry.rel, entry.depth, parent.layers)
+            frame = _Frame(fd, entry.rel, entry.depth, parent.layers, parent.prints)
         except OSError:
             os.close(fd)
             self.skipped.unreadable += 1

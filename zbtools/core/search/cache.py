@@ -1,0 +1,103 @@
+"""The warm search cache of a long-lived session (``batch``, ``mcp``), re-checked on every use.
+
+Agents list and search the same tree many times in one session. A session keeps one
+``SearchCache``; each call's walk and search consult it:
+
+* **directory listings**: a directory's children after the hidden, excluded-directory and ignore
+  rules, with what it skipped, keyed by the directory (its path, ``st_dev``, ``st_ino``) and the
+  walk's switches. Valid while the directory's ``mtime_ns`` and ``ctime_ns`` are unchanged and
+  every ignore file that decided it (its own and its ancestors') has the same identity, size,
+  ``mtime_ns`` and ``ctime_ns``;
+* **search results**: one file's status and hits for one search (pattern, flags, context lines),
+  keyed by the file's ``st_dev``/``st_ino``. Valid while its size, ``mtime_ns`` and ``ctime_ns``
+  are unchanged.
+
+Never a stale answer: a value is validated against a fresh ``stat`` on every use, and stored only
+when the timestamps it is checked by are at least ``SETTLE_NS`` older than the moment it was read.
+File-system clocks tick coarsely, so two writes within one tick can leave ``mtime`` unchanged; a
+change made after the read of a settled file moves its ``mtime`` and ``ctime`` past the stored
+values, while a just-changed file or directory is simply read again on every call until it has
+settled (git's "racily clean" rule). ``ctime`` cannot be set back by a process, so even a write
+that restores the size and sets the old ``mtime`` back (``os.utime``) is seen. zbtools' own writes
+need no separate signal: a replaced file has a new inode and its directory a new ``mtime``; a file
+changed in place a new ``mtime`` and ``ctime``.
+
+Memory: each value is charged an estimate of its size; beyond ``capacity`` bytes the least
+recently used values go first. A capacity of 0 keeps nothing (every call is cold).
+
+Limits: timestamps on network file systems come from the server's clock; a server clock far
+behind this machine's could make a just-changed file look settled. Only regular files' results
+and directories' listings are kept, never file contents.
+"""
+
+from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Hashable
+    from typing import Any
+
+SETTLE_NS = 2_000_000_000  # a value is kept once what it depends on is older than this
+ENTRY_COST = 160  # bytes charged per cached value besides its own estimate
+
+
+def settled(st: os.stat_result, now_ns: int) -> bool:
+    """Whether ``st``'s timestamps are old enough for a value read now to be kept."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - SETTLE_NS
+
+
+def signature(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What a cached value depends on: identity, size and both timestamps."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+class SearchCache:
+    """Values keyed by what they describe, each stored with what validates it."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.used = 0
+        self.hits = 0
+        self.misses = 0
+        self._values: dict[Hashable, tuple[Hashable, Any, int]] = {}  # oldest use first
+
+    def get(self, key: Hashable, check: Hashable) -> Any:
+        """The value stored under ``key`` when it was stored with ``check``; else None (and a
+        value stored with another check is dropped)."""
+        item = self._values.pop(key, None)
+        if item is None or item[0] != check:
+            if item is not None:
+                self.used -= item[2]
+            self.misses += 1
+            return None
+        self._values[key] = item  # most recently used last
+        self.hits += 1
+        return item[1]
+
+    def put(self, key: Hashable, check: Hashable, value: Any, cost: int) -> None:
+        """Keep ``value`` (about ``cost`` bytes) under ``key`` while ``check`` holds."""
+        cost += ENTRY_COST
+        if cost > self.capacity:
+            return
+        old = self._values.pop(key, None)
+        if old is not None:
+            self.used -= old[2]
+        while self._values and self.used + cost > self.capacity:
+            oldest = next(iter(self._values))
+            self.used -= self._values.pop(oldest)[2]
+        self._values[key] = (check, value, cost)
+        self.used += cost
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def clear(self) -> None:
+        self._values.clear()
+        self.used = 0
