@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliRunner
-from tests.tools.test_grep_engines import CASES, make_tree
+from tests.tools.test_grep_engines import CASES, make_tree, needs_rg
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search import cache as cache_module
 from zbtools.core.search.cache import SearchCache
@@ -81,11 +81,12 @@ def batch(cli: CliRunner, *requests: tuple[str, dict[str, Any]]) -> list[dict[st
     return envelopes
 
 
+@pytest.mark.parametrize("engine", ["python", pytest.param("rg", marks=needs_rg)])
 @pytest.mark.parametrize("flags", CASES, ids=[" ".join(c) for c in CASES])
 def test_a_warm_search_answers_exactly_what_a_cold_call_answers(
-        ws: Path, cli: CliRunner, flags: tuple[str, ...], settle: None) -> None:
+        ws: Path, cli: CliRunner, flags: tuple[str, ...], engine: str, settle: None) -> None:
     make_tree(ws)
-    args = {**as_args(flags), "engine": "python"}
+    args = {**as_args(flags), "engine": engine}
     cold = cli("grep_search", stdin=args).result
     first, second, third = batch(cli, *[("grep_search", args)] * 3)
     assert first["result"] == cold

@@ -133,8 +133,6 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
     from zbtools.contract import ToolError
     if params.engine == "python" or (params.engine == "auto" and prefilter is not None):
         return None  # the common case: decided without a PATH search or a pattern parse
-    if params.engine == "auto" and ctx.search_cache is not None:
-        return None  # a session's repeated searches are answered from its warm cache
     from zbtools.core.search.engine import RgRequest
     from zbtools.core.search.ripgrep import compatible, find_rg
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from zbtools.core.files.workspace import Workspace
+    from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.engine import FileStatus, PathFilter, RgRequest
 
 BATCH_FILES = 512
@@ -121,6 +122,13 @@ class RgSearch:
     @property
     def stopped(self) -> bool:
         return self.replay.stopped
+
+    def add_known(self, rel: str, status: FileStatus, hits: list[Hit]) -> None:
+        """A file whose result is already known (the warm cache): accounted in walk order."""
+        slot = self.replay.slot(rel)
+        slot.status = status
+        slot.hits = hits
+        self.replay.advance()
 
     def add(self, dir_fd: int, name: str, rel: str) -> None:
         slot = self.replay.slot(rel)
@@ -307,14 +315,17 @@ def _vet(dir_fd: int, name: str, slot: Slot) -> FileStatus | None:
 def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path: str,
                    path_filter: PathFilter, *, limit: int, per_file: bool,
                    include_hidden: bool, include_ignored: bool,
-                   exclude_dirs: Sequence[str] | None) -> Outcome:
+                   exclude_dirs: Sequence[str] | None,
+                   cache: SearchCache | None = None) -> Outcome:
     """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
+    from zbtools.core.search.cache import WarmSearch
     from zbtools.core.search.walk import Walk
 
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs, with_stat=False)
+                exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
     outcome = Outcome(walk.rel, walk.skipped)
+    warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
     outcome.engine = "rg"
     prefix = "" if walk.rel == "." else walk.rel + "/"
     engine = RgSearch(rg.binary, searcher, outcome, rg.pattern, ignore_case=rg.ignore_case,
@@ -326,7 +337,11 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
             if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
                                                               entry.name):
                 continue
-            engine.add(walk.parent_fd, entry.name, entry.rel)
+            known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
+            if known is not None:
+                engine.add_known(entry.rel, *known)
+            else:
+                engine.add(walk.parent_fd, entry.name, entry.rel)
             if engine.stopped:
                 break
             if searcher.time_left() <= 0:

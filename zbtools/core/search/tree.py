@@ -14,10 +14,10 @@ deadline passed before a single file was searched), and what ``Workspace.resolve
 
 from __future__ import annotations
 
-import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.search.cache import WarmSearch
 from zbtools.core.search.engine import Outcome, evaluate, record, want
 
 TYPE_CHECKING = False
@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
-    from zbtools.core.search.engine import FileStatus, Hit, PathFilter, RgRequest, Searcher
-    from zbtools.core.search.walk import Entry
+    from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
 
 
 def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter: PathFilter,
@@ -67,13 +66,13 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         return finish(search_tree_rg(
             workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
             include_hidden=include_hidden, include_ignored=include_ignored,
-            exclude_dirs=exclude_dirs))
+            exclude_dirs=exclude_dirs, cache=cache))
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
                 exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
     outcome = Outcome(walk.rel, walk.skipped)
     prefix = "" if walk.rel == "." else walk.rel + "/"
-    warm = Warm(walk.cache, searcher, outcome) if walk.cache is not None else None
+    warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
     from zbtools.core.search.parallel import Pool, worker_count
 
     pool = Pool(workspace, searcher, outcome, limit, per_file) \
@@ -116,44 +115,6 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     outcome.loops = walk.loops
     outcome.depth_limited = walk.depth_limited
     return finish(outcome)
-
-
-class Warm:
-    """A search's use of the session cache: files' results still valid are taken from it, and
-    new complete results of settled files are kept (see ``zbtools.core.search.cache``)."""
-
-    def __init__(self, cache: SearchCache, searcher: Searcher, outcome: Outcome) -> None:
-        from zbtools.core.search.cache import now_ns
-
-        self.cache = cache
-        self.key = searcher.cache_key
-        self.now = now_ns()
-        self.pending: dict[str, tuple[int, int, int, int, int]] = {}
-        outcome.observer = self.observe
-
-    def lookup(self, dir_fd: int, entry: Entry) -> tuple[FileStatus, list[Hit]] | None:
-        from zbtools.core.search.cache import settled, signature
-
-        try:
-            st = os.stat(entry.name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        sig = signature(st)
-        known: tuple[FileStatus, list[Hit]] | None = self.cache.get(
-            ("grep", sig[0], sig[1], self.key), sig)
-        if known is None and settled(st, self.now):
-            self.pending[entry.rel] = sig
-        return known
-
-    def observe(self, rel: str, status: FileStatus, hits: list[Hit], complete: bool) -> None:
-        sig = self.pending.pop(rel, None)
-        if sig is None or not complete or status not in ("ok", "binary", "too_large"):
-            return
-        cost = sum(sum(len(line) for line in (*h.lines, *h.before, *h.after)) * 2 + 100
-                   for h in hits)
-        self.cache.put(("grep", sig[0], sig[1], self.key), sig, (status, hits), cost)
 
 
 def finish(outcome: Outcome) -> Outcome:
