@@ -59,7 +59,15 @@ class Result(Struct):
 def iso_utc(timestamp: float) -> str:
     """``2024-05-01T12:00:00.123456Z``; microseconds rounded (never a second off at .9999996)."""
     seconds, micros = divmod(round(timestamp * 1_000_000), 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micros:06d}Z"
+    stem = _SECONDS.get(seconds)
+    if stem is None:  # a listing's files mostly share a few seconds: format each one once
+        if len(_SECONDS) > 4096:
+            _SECONDS.clear()
+        stem = _SECONDS[seconds] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    return f"{stem}.{micros:06d}Z"
+
+
+_SECONDS: dict[int, str] = {}
 
 
 def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:

@@ -280,7 +280,8 @@ class Struct:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {name: _dump(getattr(self, name)) for name in type(self).fields()}
+        values = self.__dict__
+        return {name: _dump(values[name]) for name in type(self).fields()}
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in type(self).fields())

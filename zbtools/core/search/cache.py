@@ -71,6 +71,7 @@ class SearchCache:
         self.hits = 0
         self.misses = 0
         self._values: dict[Hashable, tuple[Hashable, Any, int]] = {}  # oldest use first
+        self.searches: set[Hashable] = set()  # the searches run in this session (their keys)
 
     def get(self, key: Hashable, check: Hashable) -> Any:
         """The value stored under ``key`` when it was stored with ``check``; else None (and a
@@ -104,6 +105,7 @@ class SearchCache:
 
     def clear(self) -> None:
         self._values.clear()
+        self.searches.clear()
         self.used = 0
 
 
@@ -116,6 +118,12 @@ class WarmSearch:
         self.key = searcher.cache_key
         self.now = now_ns()
         self.pending: dict[str, tuple[int, int, int, int, int]] = {}
+        # a search run before in this session: most files' results are known, so a helper
+        # process would only add its cost (the few changed files are read here)
+        self.repeated = self.key in cache.searches
+        if len(cache.searches) > 1024:
+            cache.searches.clear()
+        cache.searches.add(self.key)
         outcome.observer = self.observe
 
     def lookup(self, dir_fd: int, entry: Entry) -> tuple[FileStatus, list[Hit]] | None:

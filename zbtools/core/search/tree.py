@@ -76,7 +76,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     from zbtools.core.search.parallel import Pool, worker_count
 
     pool = Pool(workspace, searcher, outcome, limit, per_file) \
-        if worker_count(workers) > 1 else None
+        if worker_count(workers) > 1 and not (warm is not None and warm.repeated) else None
     try:
         for entry in walk:
             if entry.kind != "file":
