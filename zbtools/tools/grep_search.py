@@ -21,8 +21,8 @@ excluded directories (``.git``, ``node_modules``, ``target``...) are not searche
 ``engine`` picks who matches: ``python`` (the ``regex`` module, with a per-file timeout),
 ``rg`` (a ripgrep binary searches the files our walk chose, handed over as open descriptors: the
 same files, matches, order and counts) or ``auto`` (default: rg when one is installed, the
-pattern reads the same to both and has no literal text to prefilter files on, e.g.
-``\\w+\\(\\w+\\)$`` or a case-insensitive search; otherwise python); the result says which ran.
+pattern reads the same to both and has no literal text at all, in any letter case, to prefilter
+files on, e.g. ``\\w+\\(\\w+\\)$``; otherwise python); the result says which ran.
 
 Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode,
 files otherwise; ``truncated`` tells); lines over 500 characters are cut around the match with a
@@ -125,11 +125,14 @@ class Result(Struct):
 def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRequest | None:
     """The rg request for ``engine`` rg/auto, or None for the python engine.
 
-    ``auto`` takes rg only when the python engine has no literal to prefilter files on
-    (``prefilter``): then its regex would run over every line, where ripgrep's automata are
-    several times faster (measured: 0.15 s against 0.79 s for ``\\w+\\(\\w+\\)$`` on a
-    5,000-file tree); with a literal the python engine is faster (0.08 s against 0.12 s), its
-    per-file work being the same file opening and checking the rg engine does anyway."""
+    ``auto`` takes rg only when the pattern holds no literal at all (``prefilter`` is the
+    literal, matched case-insensitively under ``case_insensitive``): then the python engine's
+    regex would run over every line, where ripgrep's automata are several times faster
+    (measured: 0.15 s against 0.79 s for ``\\w+\\(\\w+\\)$`` on a 5,000-file tree). With a
+    literal the python engine is as fast or faster, case-insensitive searches included
+    (measured in one process on a 6,600-file, 266 MB corpus: ``-i 'def get_'`` 0.21 s against
+    0.23 s, ``-i import`` 0.08 s against 0.11 s): its per-file work is the same file opening
+    and checking the rg engine does anyway."""
     from zbtools.contract import ToolError
     if params.engine == "python" or (params.engine == "auto" and prefilter is not None):
         return None  # the common case: decided without a PATH search or a pattern parse
@@ -166,7 +169,13 @@ def run(params: Params, ctx: Context) -> Result:
                         timeout=params.timeout)
     path_filter = PathFilter(split_globs(params.glob or ""),
                              [params.type] if params.type else [])
-    rg = choose_engine(params, ctx, searcher.literal)
+    literal = searcher.literal
+    if literal is None and params.case_insensitive and params.pattern:
+        from zbtools.core.search.engine import required_literal
+
+        literal = params.pattern.encode("utf-8") if params.fixed_strings else \
+            required_literal(params.pattern)
+    rg = choose_engine(params, ctx, literal)
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
                           limit=params.head_limit, per_file=per_file,
                           include_hidden=params.include_hidden,
