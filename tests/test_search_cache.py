@@ -19,6 +19,7 @@ from tests.conftest import CliRunner
 from tests.tools.test_grep_engines import CASES, make_tree, needs_rg
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search import cache as cache_module
+from zbtools.core.search import warm as warm_module
 from zbtools.core.search.cache import SearchCache
 from zbtools.core.search.engine import PathFilter, Searcher
 from zbtools.core.search.tree import search_tree
@@ -31,7 +32,12 @@ SHORT = {"-C": "context", "-B": "before_context", "-A": "after_context"}
 def settle(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file made so far counts as settled: the cache's clock runs 10 s ahead."""
     real = cache_module.now_ns
-    monkeypatch.setattr(cache_module, "now_ns", lambda: real() + 10_000_000_000)
+
+    def ahead() -> int:
+        return real() + 10_000_000_000
+
+    monkeypatch.setattr(cache_module, "now_ns", ahead)
+    monkeypatch.setattr(warm_module, "now_ns", ahead)
 
 
 @pytest.fixture

@@ -32,17 +32,13 @@ and directories' listings are kept, never file contents.
 
 from __future__ import annotations
 
-import os
-import stat
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
     from collections.abc import Hashable
     from typing import Any
-
-    from zbtools.core.search.engine import FileStatus, Hit, Outcome, Searcher
-    from zbtools.core.search.walk import Entry
 
 SETTLE_NS = 2_000_000_000  # a value is kept once what it depends on is older than this
 ENTRY_COST = 160  # bytes charged per cached value besides its own estimate
@@ -107,43 +103,3 @@ class SearchCache:
         self._values.clear()
         self.searches.clear()
         self.used = 0
-
-
-class WarmSearch:
-    """A search's use of the session cache: files' results still valid are taken from it, and
-    new complete results of settled files are kept (see ``zbtools.core.search.cache``)."""
-
-    def __init__(self, cache: SearchCache, searcher: Searcher, outcome: Outcome) -> None:
-        self.cache = cache
-        self.key = searcher.cache_key
-        self.now = now_ns()
-        self.pending: dict[str, tuple[int, int, int, int, int]] = {}
-        # a search run before in this session: most files' results are known, so a helper
-        # process would only add its cost (the few changed files are read here)
-        self.repeated = self.key in cache.searches
-        if len(cache.searches) > 1024:
-            cache.searches.clear()
-        cache.searches.add(self.key)
-        outcome.observer = self.observe
-
-    def lookup(self, dir_fd: int, entry: Entry) -> tuple[FileStatus, list[Hit]] | None:
-        try:
-            st = os.stat(entry.name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        sig = signature(st)
-        known: tuple[FileStatus, list[Hit]] | None = self.cache.get(
-            ("grep", sig[0], sig[1], self.key), sig)
-        if known is None and settled(st, self.now):
-            self.pending[entry.rel] = sig
-        return known
-
-    def observe(self, rel: str, status: FileStatus, hits: list[Hit], complete: bool) -> None:
-        sig = self.pending.pop(rel, None)
-        if sig is None or not complete or status not in ("ok", "binary", "too_large"):
-            return
-        cost = sum(sum(len(line) for line in (*h.lines, *h.before, *h.after)) * 2 + 100
-                   for h in hits)
-        self.cache.put(("grep", sig[0], sig[1], self.key), sig, (status, hits), cost)

@@ -318,8 +318,8 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
                    exclude_dirs: Sequence[str] | None,
                    cache: SearchCache | None = None) -> Outcome:
     """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
-    from zbtools.core.search.cache import WarmSearch
     from zbtools.core.search.walk import Walk
+    from zbtools.core.search.warm import WarmSearch
 
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,

@@ -17,8 +17,8 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.search.cache import WarmSearch
 from zbtools.core.search.engine import Outcome, evaluate, record, want
+from zbtools.core.search.warm import WarmSearch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
