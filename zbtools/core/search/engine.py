@@ -29,10 +29,10 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any
 
-    from zbtools.core.search.walk import Skipped
+    from zbtools.core.search.walk import Entry, Skipped, Walk
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_LINE_CHARS = 500
@@ -514,6 +514,19 @@ class PathFilter:
         if self.include and not self._match(self.include, rel, name):
             return False
         return not self.type_globs or self._match(self.type_globs, rel, name)
+
+
+def files_to_search(walk: Walk, path_filter: PathFilter) -> Iterator[Entry]:
+    """The regular files of ``walk`` that ``path_filter`` accepts, in walk order (while one is
+    handled, ``walk.parent_fd`` is its directory)."""
+    prefix = "" if walk.rel == "." else walk.rel + "/"
+    active = path_filter.active
+    for entry in walk:
+        if entry.kind != "file":
+            continue
+        if active and not path_filter.accepts(entry.rel[len(prefix):], entry.name):
+            continue
+        yield entry
 
 
 class RgRequest:

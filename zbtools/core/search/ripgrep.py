@@ -38,6 +38,7 @@ from zbtools.core.search.engine import (
     SearchTimeout,
     Slot,
     cut_line,
+    files_to_search,
 )
 
 TYPE_CHECKING = False
@@ -327,16 +328,10 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
     outcome = Outcome(walk.rel, walk.skipped)
     warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
     outcome.engine = "rg"
-    prefix = "" if walk.rel == "." else walk.rel + "/"
     engine = RgSearch(rg.binary, searcher, outcome, rg.pattern, ignore_case=rg.ignore_case,
                       fixed_strings=rg.fixed_strings, limit=limit, per_file=per_file)
     try:
-        for entry in walk:
-            if entry.kind != "file":
-                continue
-            if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
-                                                              entry.name):
-                continue
+        for entry in files_to_search(walk, path_filter):
             known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
             if known is not None:
                 engine.add_known(entry.rel, *known)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.search.engine import Outcome, evaluate, record, want
+from zbtools.core.search.engine import Outcome, evaluate, files_to_search, record, want
 from zbtools.core.search.warm import WarmSearch
 
 TYPE_CHECKING = False
@@ -71,19 +71,13 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
                 include_hidden=include_hidden, include_ignored=include_ignored,
                 exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
     outcome = Outcome(walk.rel, walk.skipped)
-    prefix = "" if walk.rel == "." else walk.rel + "/"
     warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
     from zbtools.core.search.parallel import Pool, worker_count
 
     pool = Pool(workspace, searcher, outcome, limit, per_file) \
         if worker_count(workers) > 1 and not (warm is not None and warm.repeated) else None
     try:
-        for entry in walk:
-            if entry.kind != "file":
-                continue
-            if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
-                                                              entry.name):
-                continue
+        for entry in files_to_search(walk, path_filter):
             known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
             if known is not None:
                 if pool is not None:
