@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra (part of dev) is not installed")
+pytest.importorskip("mcp", reason="the mcp package (a default dependency) is not installed")
 
 import anyio
 from mcp import Client, types
