@@ -58,6 +58,7 @@ class Venv:
     package_dir: Path
     origin: str  # how it came to be, for the report
     pyc: str  # bytecode status, for the report
+    pip: str = "pip ?"  # the venv's own pip (which wrote the console script, unless pipx or uv)
 
 
 def add_venv_arguments(parser: argparse.ArgumentParser) -> None:
@@ -145,9 +146,12 @@ def _inspect_venv(root: Path, origin: str) -> Venv:
     if not python.exists():
         raise _fail(f"{root} is not a venv (no bin/python)")
     probe = _run([python, "-I", "-c",
-                  "import zbtools, os; print(zbtools.__version__); "
-                  "print(os.path.dirname(zbtools.__file__))"], "importing zbtools in the venv")
-    version, package = probe.splitlines()[:2]
+                  "import zbtools, os, importlib.metadata as md; print(zbtools.__version__); "
+                  "print(os.path.dirname(zbtools.__file__))\n"
+                  "try: print('pip ' + md.version('pip'))\n"
+                  "except md.PackageNotFoundError: print('no pip in the venv')"],
+                 "importing zbtools in the venv")
+    version, package, pip = probe.splitlines()[:3]
     package_dir = Path(package)
     if not package_dir.resolve().is_relative_to(root.resolve()):
         print(f"# WARNING: zbtools in {root} is imported from {package_dir} (an editable or "
@@ -155,8 +159,8 @@ def _inspect_venv(root: Path, origin: str) -> Venv:
               "so start-up figures are too slow", flush=True)
     if not script.exists():
         raise _fail(f"{root} has no bin/zbtools console script")
-    return Venv(root, python, script, version, package_dir, origin, _ensure_pyc(python,
-                                                                                 package_dir))
+    return Venv(root, python, script, version, package_dir, origin,
+                _ensure_pyc(python, package_dir), pip)
 
 
 def _ensure_pyc(python: Path, package_dir: Path) -> str:
@@ -202,8 +206,8 @@ def prepare_venv(args: argparse.Namespace) -> Iterator[Venv]:
             print(f"# creating the venv: {base} -m venv {root}", flush=True)
             _run([base, "-m", "venv", root], "creating the venv")
         pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        print(f"# installing {wheel.name}[rg] (not editable) and its dependencies", flush=True)
-        _run([*pip, f"{wheel}[rg]"], "pip install")
+        print(f"# installing {wheel.name} (not editable) and its dependencies", flush=True)
+        _run([*pip, str(wheel)], "pip install")
         _run([*pip, "--force-reinstall", "--no-deps", wheel], "pip install --force-reinstall")
         yield _inspect_venv(root, f"{origin}; wheel {wheel.name}")
 

@@ -24,7 +24,9 @@ HEAVY = {"typer", "click", "rich", "pydantic", "mcp", "platformdirs", "charset_n
          "enum", "functools", "collections",
          # optional extras (issue 8): only images, PDFs and the web tools load them
          "PIL", "pypdf", "httpx", "httpcore", "bs4", "markdownify", "certifi", "ipaddress",
-         "socket", "base64"}
+         "socket", "base64",
+         # importlib itself (the registry uses __import__) and the warnings module it imports
+         "importlib", "warnings"}
 
 PROBE = """
 import sys

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp extra (part of dev) is not installed")
+pytest.importorskip("mcp", reason="the mcp package (a default dependency) is not installed")
 
 import anyio
 from mcp import Client, types
@@ -303,16 +303,17 @@ def test_the_claude_dialect_is_served(ws: Path) -> None:
     session(ws, body, "--dialect", "claude")
 
 
-def test_without_the_extra_it_explains_how_to_install(ws: Path) -> None:
+def test_without_the_sdk_it_gives_the_command_that_installs_it(ws: Path) -> None:
     probe = ("import sys; sys.modules['mcp'] = None; sys.argv = ['zbtools', 'mcp']; "
              "from zbtools.entry import main; main()")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
     done = subprocess.run([sys.executable, "-c", probe], cwd=ws, env=env, input=b"",
                           capture_output=True, timeout=30, check=False)
-    assert done.returncode == 2
+    assert done.returncode == 1
     error = json.loads(done.stdout)["error"]
-    assert error["code"] == "usage_error" and "zbtools[mcp]" in error["hint"]
+    assert error["code"] == "missing_dependency"
+    assert "-m pip install 'mcp>=2.3,<3'" in error["hint"]
 
 
 def test_arguments_after_mcp_are_refused(ws: Path) -> None:

@@ -111,8 +111,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "approval_denied": (ExitCode.SAFETY, "the approval policy or the user refused the command"),
     "sandbox_unavailable": (ExitCode.SAFETY, "a sandbox was required but the kernel cannot "
                             "provide it (the command did not run)"),
-    "missing_dependency": (ExitCode.TOOL_FAILED, "an optional library is not installed (the "
-                           "error names the extra to install, e.g. zbtools[media])"),
+    "missing_dependency": (ExitCode.TOOL_FAILED, "a library the tool needs is absent from the "
+                           "install (the hint is the exact command that installs it)"),
     "unsupported_format": (ExitCode.TOOL_FAILED, "the file or content is of a kind this tool "
                            "cannot read (a corrupt image, PDF or notebook)"),
     "encrypted_pdf": (ExitCode.TOOL_FAILED, "the PDF is encrypted and cannot be read"),

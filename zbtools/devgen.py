@@ -441,8 +441,7 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
                        "(``{\"id\": ..., \"tool\": ..., \"args\": {...}}``) on stdin and write "
                        "one result line per request, in order.")
     out += _definition("**mcp**", "Serve the tools of the selected dialect as a Model Context "
-                       "Protocol server on stdio (needs the ``mcp`` extra: "
-                       "``pip install 'zbtools[mcp]'``).")
+                       "Protocol server on stdio.")
     out += _definition("**schema**", "Print tool definitions (JSON Schema, Anthropic, OpenAI, "
                        "MCP formats).")
     out += _definition("**prompt**", "Print a system-prompt snippet describing the tools.")

@@ -173,8 +173,8 @@ def test_other_binary_files_stay_binary_file_with_a_hint(ws: Path, cli: CliRunne
     assert "images" in call.error["hint"]
 
 
-def test_a_missing_library_names_the_extra(ws: Path, cli: CliRunner,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_library_gives_the_command_that_installs_it(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     (ws / "a.png").write_bytes(image_bytes("PNG"))
@@ -184,8 +184,10 @@ def test_a_missing_library_names_the_extra(ws: Path, cli: CliRunner,
     call = cli("read_file", "--path", "a.png")
     assert call.code == 1
     assert call.error["code"] == "missing_dependency"
-    assert "zbtools[media]" in call.error["hint"]
-    assert call.error["details"]["extra"] == "media"
+    assert f"{sys.executable} -m pip install 'pillow>=10'" in call.error["hint"]
+    assert "pipx inject zbtools 'pillow>=10'" in call.error["hint"]
+    assert call.error["details"]["library"] == "pillow"
+    assert call.error["details"]["requirement"] == "pillow>=10"
 
 
 # ---- PDFs --------------------------------------------------------------------------------------

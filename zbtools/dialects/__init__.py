@@ -43,7 +43,7 @@ Sits above the registry and the tools, below the dispatcher: never imports a sur
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, did_you_mean
@@ -485,8 +485,8 @@ def get_dialect(name: str | None, env: Mapping[str, str] | None = None) -> Diale
                         "ZBTOOLS_DIALECT)", details={"dialects": list(DIALECTS)})
     found = _LOADED.get(key)
     if found is None:
-        module = importlib.import_module(f"zbtools.dialects.{key}")
-        found = module.DIALECT
+        __import__(f"zbtools.dialects.{key}")  # not importlib: see zbtools.registry._load
+        found = sys.modules[f"zbtools.dialects.{key}"].DIALECT
         assert isinstance(found, Dialect)
         _LOADED[key] = found
     return found

@@ -1,7 +1,7 @@
 """``zbtools mcp``: the tools of one dialect as a Model Context Protocol server on stdio.
 
-Built on the official ``mcp`` SDK's low-level ``Server`` (the optional extra ``zbtools[mcp]``),
-imported only here, so no other command pays for it. Usage::
+Built on the official ``mcp`` SDK's low-level ``Server`` (a default dependency), imported only
+here, so no other command pays for it. Usage::
 
     zbtools mcp [--workspace DIR] [--dialect NAME]
 
@@ -39,8 +39,9 @@ Tool calls run in worker threads, so the server keeps answering (pings, cancella
 reads) while a command runs. Tools declared ``parallel_safe`` run concurrently; the others take
 one lock, in call order.
 
-Failure modes: without the ``mcp`` package the command fails before serving with
-``usage_error`` and the install hint; an unusable workspace or dialect fails the same way.
+Failure modes: without the ``mcp`` package (an install that left it out) the command fails
+before serving with ``missing_dependency`` and the exact install command; an unusable workspace
+or dialect fails with ``usage_error``.
 
 A surface: imports the dispatcher, the dialects and the text rendering, never another surface;
 the mcp SDK is imported here only.
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
     from zbtools.dispatch import Options, Streams
 
 SERVER_NAME = "zbtools"
-INSTALL_HINT = "install the extra: pip install 'zbtools[mcp]' (or pipx inject zbtools mcp)"
 
 
 class Runner:
@@ -210,8 +210,9 @@ def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, st
         import anyio  # noqa: F401 - probe the extra before touching any stream
         import mcp.server.lowlevel  # noqa: F401
     except ImportError as exc:
-        raise ToolError("usage_error", f"`zbtools mcp` needs the mcp package ({exc})",
-                        hint=INSTALL_HINT) from None
+        from zbtools.core.call.optional import missing
+
+        raise missing("mcp", "`zbtools mcp`", exc) from None
     from zbtools.dispatch import make_context, selected_dialect
 
     dialect = selected_dialect(opts, env)

@@ -143,7 +143,9 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
     fits = compatible(params.pattern, fixed_strings=params.fixed_strings,
                       multiline=params.multiline)
     if params.engine == "rg" and (binary is None or not fits):
-        why = ("no rg binary found (PATH, ZBTOOLS_RG, or pip install 'zbtools[rg]')"
+        why = ("no rg binary found (ZBTOOLS_RG, PATH, the interpreter's scripts directory; "
+               "zbtools brings the ripgrep wheel where one exists for the platform, "
+               "elsewhere install ripgrep with the system's package manager)"
                if binary is None else "the pattern uses syntax the rg engine does not read "
                "the same way (lookaround, backreferences, inline flags, \\p{..}, \\A, "
                "multiline...)")

@@ -20,8 +20,8 @@ images in outputs summarised; ``raw: true`` shows the JSON instead; edit cells w
 edit_notebook_cell). PDF and notebook text is paged like any text (offset, limit, max_bytes,
 next_offset). Images over ``max_image_pixels`` (25 million) or ``max_image_bytes`` (5 MiB) are
 refused with ``too_large`` unless ``downscale: true`` asks for a smaller copy;
-``include_data: false`` gives the metadata only. Images and PDFs need the optional libraries
-of ``pip install 'zbtools[media]'``.
+``include_data: false`` gives the metadata only. Images and PDFs use Pillow and pypdf, which
+every install of zbtools brings.
 
 A result cut to the size limits names a spill file holding its full text (``full output saved
 to /.../spill/NAME.txt``): read_file reads that absolute path too, although it lies outside the
@@ -31,7 +31,8 @@ Limits and failure modes: ``not_found``, ``is_directory``, ``binary_file`` (NUL 
 first 8 KiB, and not an image or PDF), ``special_file`` (FIFOs, sockets and devices are never
 opened for reading), ``out_of_range`` (offset or pages past the end), ``outside_workspace``,
 ``too_large``, ``unsupported_format`` (a corrupt image, PDF or notebook), ``encrypted_pdf``,
-``no_text_layer`` (a scanned PDF), ``missing_dependency`` (Pillow or pypdf not installed).
+``no_text_layer`` (a scanned PDF), ``missing_dependency`` (Pillow or pypdf absent from the
+install; the hint is the command that installs it).
 Files over 8 MiB are read in bounded chunks: only the requested window is decoded, and
 ``total_lines``/``sha256`` are null unless the window reaches the end of the file. Files that are
 not UTF-8 are decoded with a detected encoding that round-trips exactly, else shown with U+FFFD

@@ -5,7 +5,7 @@ timeout, http_error, fetch_failed, render_unavailable, missing_dependency, inval
 HTML is converted to Markdown (markdownify on BeautifulSoup; scripts, styles and navigation
 furniture dropped, links made absolute); other text types (plain text, JSON, XML, CSS, ...) are
 returned as they are, decoded with the declared or detected charset; PDFs are returned as the
-text of their pages when pypdf is installed; other binary content is described, never dumped.
+text of their pages; other binary content is described, never dumped.
 ``max_chars`` (default and hard cap 200,000) limits the content returned; ``offset`` continues
 a cut page (``next_offset``), and the whole text is kept in a spill file (``full_output``).
 
@@ -24,15 +24,15 @@ scripts) with a local headless Chromium (``chromium``, ``chromium-browser`` or
 ``google-chrome`` on PATH, or ``[web] chromium``) when one is installed, and otherwise returns
 the static HTML with a note saying so; ``always`` renders or fails with
 ``render_unavailable``; ``never`` does not render. ``rendered`` and ``render_note`` report what
-happened. Needs ``pip install 'zbtools[web]'``.
+happened.
 
 Failure modes: ``blocked_address`` (exit 3: the address or a redirect target is internal; the
 details name host, address and reason), ``timeout``, ``http_error`` (status 4xx/5xx in details,
 with the start of the body), ``fetch_failed`` (DNS, connection refused, TLS, too many
 redirects, a redirect to another scheme), ``render_unavailable`` (render: always without
 Chromium), ``out_of_range`` (offset past the end), ``invalid_arguments`` (not an http(s) URL),
-``missing_dependency`` (``zbtools[web]`` not installed), ``usage_error`` (a bad ``[web]``
-setting).
+``missing_dependency`` (httpx, markdownify or beautifulsoup4 absent from the install),
+``usage_error`` (a bad ``[web]`` setting).
 """
 
 from __future__ import annotations

@@ -9,13 +9,13 @@ be on loopback or a private network); everything else about the connection is as
 (timeouts, size cap, redirects re-checked). ``categories`` (comma-separated: general, news, it,
 science, images, ...) and ``language`` (``en``, ``de-CH``, ...) are passed to SearXNG;
 ``page`` asks for later result pages. ``max_results`` above 25 is lowered to 25 with a warning.
-Also returned: the instance's suggestions and direct answers, when it has any. Needs
-``pip install 'zbtools[web]'``.
+Also returned: the instance's suggestions and direct answers, when it has any.
 
 Failure modes: ``not_configured`` (no instance set; the hint gives the setup steps),
 ``http_error`` (403: the instance does not allow the JSON format; 429: its rate limiter),
 ``fetch_failed`` (unreachable, or the answer is not SearXNG JSON), ``timeout``,
-``missing_dependency``, ``usage_error`` (a bad ``[web]`` setting).
+``missing_dependency`` (httpx absent from the install), ``usage_error`` (a bad ``[web]``
+setting).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ reduced scale (``draft``, down to 1/8) and only up to ``BOMB_PIXELS``; other for
 whole, so only up to ``MAX_DECODE_PIXELS`` (40 million pixels, about 160 MB); a header claiming
 more (a decompression bomb, e.g. 100000x100000) is refused with ``too_large`` from the header
 alone. Failure modes: ``too_large``, ``unsupported_format`` (a corrupt or
-truncated image), ``missing_dependency`` (Pillow not installed: ``zbtools[media]``).
+truncated image), ``missing_dependency`` (Pillow not installed).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ backreferences, lookaround, conditionals, possessive/atomic groups and ``regex``
 (``\\p{..}``). Multiline searches always use the python engine.
 
 Failure modes: no ``rg`` binary (``find_rg``: ``ZBTOOLS_RG``, ``PATH``, then the interpreter's
-scripts directory, where the ``ripgrep`` wheel of ``zbtools[rg]`` puts it) or a pattern outside
+scripts directory, where zbtools' ``ripgrep`` dependency puts it) or a pattern outside
 the shared syntax means ``engine: auto`` uses python and ``engine: rg`` fails with
 ``invalid_arguments``. A batch whose ``rg`` fails (exit 2 with no output) is searched by the
 python engine instead. The timeout kills the running batches (``timed_out``).
