@@ -44,7 +44,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     import threading
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.engine import FileStatus, PathFilter, RgRequest
@@ -307,7 +307,8 @@ def _vet(dir_fd: int, name: str, slot: Slot) -> FileStatus | None:
 def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path: str,
                    path_filter: PathFilter, *, limit: int, per_file: bool,
                    include_hidden: bool, include_ignored: bool,
-                   exclude_dirs: Sequence[str] | None) -> Outcome:
+                   exclude_dirs: Sequence[str] | None,
+                   tick: Callable[[int], None] | None = None) -> Outcome:
     """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
     from zbtools.core.search.walk import Walk
 
@@ -323,6 +324,8 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
         for entry in walk:
             if entry.kind != "file":
                 continue
+            if tick is not None:
+                tick(outcome.files_searched)
             if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
                                                               entry.name):
                 continue

@@ -21,7 +21,7 @@ from zbtools.core.search.engine import Outcome, evaluate, record, want
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
@@ -31,7 +31,8 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
                 *, limit: int, per_file: bool, include_hidden: bool = False,
                 include_ignored: bool = False,
                 exclude_dirs: Sequence[str] | None = None, workers: int | None = None,
-                rg: RgRequest | None = None) -> Outcome:
+                rg: RgRequest | None = None,
+                tick: Callable[[int], None] | None = None) -> Outcome:
     """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
     ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
 
@@ -39,6 +40,9 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     the results are the same, in the same order. ``workers`` (default: ``ZBTOOLS_SEARCH_WORKERS``
     or the usable CPUs, at most 2) of 1 keeps it to one process. With ``rg`` (the rg engine,
     ``ripgrep``), ripgrep searches the files the walk picks.
+
+    ``tick``, if given, is called with the number of files searched so far before each file of
+    a directory; it may raise (a cancelled call) to stop the search.
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
@@ -62,7 +66,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         return finish(search_tree_rg(
             workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
             include_hidden=include_hidden, include_ignored=include_ignored,
-            exclude_dirs=exclude_dirs))
+            exclude_dirs=exclude_dirs, tick=tick))
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
                 exclude_dirs=exclude_dirs, with_stat=False)
@@ -76,6 +80,8 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         for entry in walk:
             if entry.kind != "file":
                 continue
+            if tick is not None:
+                tick(outcome.files_searched)
             if path_filter.active and not path_filter.accepts(entry.rel[len(prefix):],
                                                               entry.name):
                 continue
