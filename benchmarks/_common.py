@@ -182,8 +182,10 @@ def _ensure_pyc(python: Path, package_dir: Path) -> str:
 
 
 @contextlib.contextmanager
-def prepare_venv(args: argparse.Namespace) -> Iterator[Venv]:
-    """The venv to benchmark, per --venv / --keep-venv; a temporary one is removed at exit."""
+def prepare_venv(args: argparse.Namespace, extras: str = "rg") -> Iterator[Venv]:
+    """The venv to benchmark, per --venv / --keep-venv; a temporary one is removed at exit.
+    ``extras``: the optional extras installed with the wheel (``rg``; ``mcp,rg`` for the MCP
+    server)."""
     if args.venv is not None:
         yield _inspect_venv(args.venv.resolve(), "reused as is (--venv)")
         return
@@ -202,8 +204,9 @@ def prepare_venv(args: argparse.Namespace) -> Iterator[Venv]:
             print(f"# creating the venv: {base} -m venv {root}", flush=True)
             _run([base, "-m", "venv", root], "creating the venv")
         pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        print(f"# installing {wheel.name}[rg] (not editable) and its dependencies", flush=True)
-        _run([*pip, f"{wheel}[rg]"], "pip install")
+        print(f"# installing {wheel.name}[{extras}] (not editable) and its dependencies",
+              flush=True)
+        _run([*pip, f"{wheel}[{extras}]"], "pip install")
         _run([*pip, "--force-reinstall", "--no-deps", wheel], "pip install --force-reinstall")
         yield _inspect_venv(root, f"{origin}; wheel {wheel.name}")
 

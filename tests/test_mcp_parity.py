@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -425,3 +426,35 @@ def test_text_of_helper_still_matches(ws: Path) -> None:
         assert json.loads(json.dumps(result.structured_content))["content"] == "alpha\n"
 
     connect(ws, body)
+
+
+# ---------------------------------------------------------------------------------- start-up
+
+DEFERRED = """
+import sys
+from zbtools.surfaces.mcp_server import DEFERRED_PACKAGES, defer_package_init
+for name in DEFERRED_PACKAGES:
+    defer_package_init(name)
+import mcp.server.lowlevel
+from mcp import types
+from mcp.server.stdio import stdio_server
+loaded = sorted(m for m in sys.modules if m.startswith(("mcp.client", "mcp.server.mcpserver",
+                                                        "httpx")))
+print(" ".join(loaded) or "-")
+import mcp
+print(mcp.Client.__name__, mcp.server.Server.__name__, types.Tool.__name__)
+"""
+
+
+def test_the_server_imports_no_client_code() -> None:
+    """The SDK's package __init__s (its client, every transport, the high-level server) run
+    only when one of their own names is used, and then they do."""
+    from tests.conftest import REPO
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == "-", f"loaded before any use: {first}"
+    assert second == "Client Server Tool"

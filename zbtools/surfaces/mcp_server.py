@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from zbtools.contract import ToolError, error_envelope
@@ -376,11 +377,63 @@ def claim_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
     return os.fdopen(wire_in, "rb", buffering=0), os.fdopen(wire_out, "wb")
 
 
+# The SDK's package ``__init__`` modules import what a stdio server never uses: ``mcp`` its
+# client (and, through it, every transport and httpx), ``mcp.server`` the high-level
+# MCPServer. About a fifth of the start-up; see defer_package_init.
+DEFERRED_PACKAGES = ("mcp", "mcp.server")
+
+
+class DeferredPackage(ModuleType):
+    """A package whose ``__init__`` has not run yet: its submodules import as usual, and the
+    first use of any other name it would define runs the ``__init__`` (then the module is an
+    ordinary module again), so nothing that needs the package's own names ever misses one."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        import importlib
+        import importlib.util
+
+        submodule = f"{self.__name__}.{name}"
+        if importlib.util.find_spec(submodule) is not None:
+            return importlib.import_module(submodule)
+        self.__class__ = ModuleType  # type: ignore[assignment]
+        spec = self.__spec__
+        assert spec is not None and spec.loader is not None
+        spec.loader.exec_module(self)
+        return getattr(self, name)
+
+
+def defer_package_init(name: str) -> None:
+    """Register the package ``name`` without running its ``__init__`` (when not imported yet).
+
+    The SDK itself is untouched: its modules are imported from where pip put them, and the
+    package's own names are there on first use (``DeferredPackage``)."""
+    if name in sys.modules:
+        return
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    module.__class__ = DeferredPackage
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+
+
 def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str]) -> int:
     """``zbtools mcp``: serve until the client closes stdin. Returns the exit status."""
     if rest:
         raise ToolError("usage_error", f"`zbtools mcp` takes no arguments, got {rest[0]!r}",
                         hint="usage: zbtools mcp [--workspace DIR] [--dialect NAME]")
+    for package in DEFERRED_PACKAGES:
+        defer_package_init(package)
     try:
         import anyio  # noqa: F401 - probe the extra before touching any stream
         import mcp.server.lowlevel  # noqa: F401
