@@ -11,9 +11,10 @@ npm, or when the install fails, only the zbtools figures are printed, with the r
 
 The servers run as pairs, alternating order (A B, then B A), after warm-up pairs; the ratio is
 the median of the per-pair ratios. Information rows time the floor: the interpreter alone
-(``python -I -c pass``) and the SDK import the server needs (``mcp.server.lowlevel``, and the
-module set the stdio server leaves loaded). After the table, ``-X importtime`` ranks what the
-server imports before it answers.
+(``python -I -c pass``) and the SDK's pieces: the protocol types, the stdio runner, the
+``Server`` as ``zbtools mcp`` imports it and as the SDK imports itself, each to a first line
+of output (no interpreter teardown), with its ratio to the reference. After the table,
+``-X importtime`` ranks what the server imports before it answers.
 
 Usage::
 
@@ -62,23 +63,25 @@ INITIALIZE = (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "pa
     "clientInfo": {"name": "zbtools-bench", "version": "0"}}}) + "\n").encode()
 
 
-def time_to_initialize(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
-    """Seconds from spawning ``argv`` to the first line on its stdout (a JSON-RPC result)."""
+def first_line(argv: Sequence[str], cwd: Path, env: dict[str, str], stdin: bytes
+               ) -> tuple[float, bytes]:
+    """(seconds from spawning ``argv`` to the first line on its stdout, that line); ``stdin``
+    is written first, and the input is closed once the line came."""
     start = time.perf_counter()
     proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(INITIALIZE)
-        proc.stdin.flush()
+        if stdin:
+            proc.stdin.write(stdin)
+            proc.stdin.flush()
         line = b""
         deadline = start + TIMEOUT_S
         fd = proc.stdout.fileno()
         while not line.endswith(b"\n"):
             ready, _, _ = select.select([fd], [], [], max(deadline - time.perf_counter(), 0))
             if not ready:
-                raise SystemExit(f"error: no initialize response within {TIMEOUT_S:.0f} s: "
-                                 f"{' '.join(argv)}")
+                raise SystemExit(f"error: no answer within {TIMEOUT_S:.0f} s: {' '.join(argv)}")
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
@@ -91,18 +94,17 @@ def time_to_initialize(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> f
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    message = json.loads(line.split(b"\n", 1)[0] or b"{}")
+    return elapsed, line.split(b"\n", 1)[0]
+
+
+def time_to_initialize(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
+    """Seconds from spawning ``argv`` to its answer to ``initialize`` (checked)."""
+    elapsed, line = first_line(argv, cwd, env, INITIALIZE)
+    message = json.loads(line or b"{}")
     if message.get("id") != 1 or "result" not in message:
         raise SystemExit(f"error: unexpected answer to initialize from {' '.join(argv)}: "
                          f"{line[:300]!r}")
     return elapsed
-
-
-def time_to_exit(argv: Sequence[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
-                   check=True)
-    return time.perf_counter() - start
 
 
 def pairs(target: Sequence[str], ref: Sequence[str], cwd: Path, env: dict[str, str],
@@ -237,17 +239,29 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append([name, f"{ms(statistics.median(samples)):.0f}", "-", "-",
                              f"{GOAL:.1f}", "n/a", "-"])
                 results[name] = {"command": cmd, "target_s": samples}
+        # The floor, timed the same way (spawn to a first line, before any teardown): what an
+        # interpreter costs, and what importing the SDK's pieces costs.
+        deferred = ("from zbtools.surfaces.mcp_server import DEFERRED_PACKAGES, "
+                    "defer_package_init\nfor p in DEFERRED_PACKAGES: defer_package_init(p)\n")
         floor = {
-            "python -I -c pass": [str(venv.python), "-I", "-c", "pass"],
-            "python -I -c 'import mcp.server.lowlevel' (the SDK's own import)": [
-                str(venv.python), "-I", "-c", "import mcp.server.lowlevel"],
-            "python -I -c 'import mcp_types.methods, anyio' (protocol types alone)": [
-                str(venv.python), "-I", "-c", "import mcp_types.methods, anyio"],
+            "python -I -c pass": "",
+            "the protocol types (mcp_types.methods, anyio)": "import mcp_types.methods, anyio\n",
+            "+ the SDK's stdio runner and dispatcher": deferred
+            + "import mcp.server.runner, mcp.server.stdio\n",
+            "+ the SDK's Server, as zbtools mcp imports it": deferred
+            + "import mcp.server.lowlevel, mcp.server.stdio\n",
+            "import mcp.server.lowlevel (as the SDK imports itself)":
+                "import mcp.server.lowlevel, mcp.server.stdio\n",
         }
-        for name, cmd in floor.items():
-            samples = [time_to_exit(cmd, env) for _ in range(max(5, args.runs // 2))]
-            rows.append([f"info: {name}", f"{ms(statistics.median(samples)):.0f}", "-", "-",
-                         "-", "info", "-"])
+        ref_ms = statistics.median(float(str(r[2])) for r in rows) if rows and rows[0][2] != "-" \
+            else None
+        for name, code in floor.items():
+            cmd = [str(venv.python), "-I", "-c", code + "print(flush=True)"]
+            samples = [first_line(cmd, workspace, env, b"")[0]
+                       for _ in range(max(5, args.runs // 2))]
+            median = ms(statistics.median(samples))
+            rows.append([f"info: {name}", f"{median:.0f}", "-",
+                         f"{median / ref_ms:.2f}" if ref_ms else "-", "-", "info", "-"])
             results[name] = {"command": cmd, "target_s": samples}
         print(table(["case", "median ms", "ref ms", "ratio", "goal", "verdict", "ratio p25-p75"],
                     rows))

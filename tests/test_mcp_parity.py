@@ -458,3 +458,57 @@ def test_the_server_imports_no_client_code() -> None:
     first, second = done.stdout.splitlines()
     assert first == "-", f"loaded before any use: {first}"
     assert second == "Client Server Tool"
+
+
+def test_cancellation_stops_background_waits_too(ws: Path) -> None:
+    """on_timeout: background while the call still waits: the job is stopped; a bash_output
+    wait ends and leaves its job running."""
+    from zbtools.contract import ToolError
+    from zbtools.dispatch import Options, call_tool, make_context
+    from zbtools.registry import find
+
+    run, output, stop = find("run_command"), find("bash_output"), find("stop_process")
+    assert run is not None and output is not None and stop is not None
+    opts = Options()
+    opts.workspace = str(ws)
+
+    def cancelled_after(seconds: float) -> tuple[Any, threading.Timer]:
+        ctx = make_context(opts, {})
+        event = threading.Event()
+        ctx.cancel_check = event.is_set
+        timer = threading.Timer(seconds, event.set)
+        timer.start()
+        return ctx, timer
+
+    ctx, timer = cancelled_after(0.5)
+    try:
+        with pytest.raises(ToolError) as cancelled:
+            call_tool(run, None, {"command": f"echo $$ > {ws}/bg; exec sleep 60",
+                                  "timeout": 30, "on_timeout": "background"}, ctx)
+        assert cancelled.value.code == "interrupted"
+        pid = int((ws / "bg").read_text())
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+    finally:
+        timer.cancel()
+        ctx.workspace.close()
+
+    plain = make_context(opts, {})
+    try:
+        job = call_tool(run, None, {"command": "sleep 60", "background": True}, plain).payload
+    finally:
+        plain.workspace.close()
+    ctx, timer = cancelled_after(0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ToolError) as waiting:
+            call_tool(output, None, {"id": job["id"], "wait_ms": 20000}, ctx)
+        assert waiting.value.code == "interrupted" and time.monotonic() - started < 10
+        ctx.cancel_check = None
+        stopped = call_tool(stop, None, {"id": job["id"], "grace": 0}, ctx).payload
+        assert stopped["stopped"][0]["was_running"] is True
+    finally:
+        timer.cancel()
+        ctx.workspace.close()
