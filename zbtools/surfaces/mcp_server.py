@@ -389,8 +389,6 @@ class DeferredPackage(ModuleType):
     ordinary module again), so nothing that needs the package's own names ever misses one."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
         import importlib
         import importlib.util
 
