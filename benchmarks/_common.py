@@ -187,7 +187,8 @@ def _ensure_pyc(python: Path, package_dir: Path) -> str:
 
 @contextlib.contextmanager
 def prepare_venv(args: argparse.Namespace) -> Iterator[Venv]:
-    """The venv to benchmark, per --venv / --keep-venv; a temporary one is removed at exit."""
+    """The venv to benchmark, per --venv / --keep-venv; a temporary one is removed at exit.
+    The wheel brings every tool's libraries (and the ripgrep wheel where one exists)."""
     if args.venv is not None:
         yield _inspect_venv(args.venv.resolve(), "reused as is (--venv)")
         return

@@ -41,7 +41,7 @@ from zbtools.core.call.fastjson import dumps_ascii, loads_strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any, BinaryIO, TextIO
 
     from zbtools.core.call.args import FieldSpec, Struct
@@ -342,7 +342,11 @@ def read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
     return data
 
 
-def make_context(opts: Options, env: Mapping[str, str]) -> Context:
+def make_context(opts: Options, env: Mapping[str, str],
+                 roots: Sequence[str] | None = None) -> Context:
+    """The context of one call. ``roots`` (a surface's choice, e.g. an MCP client's roots),
+    when given and not empty, replace ``--workspace``: the first is the workspace root, the
+    others admit absolute paths inside them."""
     from zbtools.core.call.config import load_config, load_limits
     from zbtools.core.call.context import Context
     from zbtools.core.files.workspace import Workspace
@@ -355,6 +359,8 @@ def make_context(opts: Options, env: Mapping[str, str]) -> Context:
         env = {**env, "ZBTOOLS_APPROVAL": opts.approval}
     config = load_config(env)
     limits = load_limits(env, config)
+    if roots:
+        return Context(Workspace(roots[0], roots[1:]), limits=limits, env=env)
     root = opts.workspace or env.get("ZBTOOLS_WORKSPACE") or os.getcwd()
     return Context(Workspace(root), limits=limits, env=env)
 

@@ -39,8 +39,10 @@ def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-def type_schema(spec: TypeSpec, *, nullable: bool | None = None) -> dict[str, Any]:
-    """The schema of one parsed annotation; ``nullable`` overrides the annotation's ``| None``."""
+def type_schema(spec: TypeSpec, *, nullable: bool | None = None,
+                output: bool = False) -> dict[str, Any]:
+    """The schema of one parsed annotation; ``nullable`` overrides the annotation's ``| None``.
+    ``output``: of a result (objects open, every ``| None`` admits null)."""
     null = spec.nullable if nullable is None else nullable
     kind = spec.kind
     out: dict[str, Any]
@@ -55,7 +57,7 @@ def type_schema(spec: TypeSpec, *, nullable: bool | None = None) -> dict[str, An
         return out
     if kind == "struct":
         assert spec.struct is not None
-        obj = struct_schema(spec.struct, closed=True)
+        obj = struct_schema(spec.struct, closed=not output, output=output)
         return {"anyOf": [obj, {"type": "null"}]} if null else obj
     if kind == "any":
         return {}
@@ -64,18 +66,20 @@ def type_schema(spec: TypeSpec, *, nullable: bool | None = None) -> dict[str, An
     out = {"type": [json_type, "null"] if null else json_type}
     if kind == "list":
         assert spec.item is not None
-        out["items"] = type_schema(spec.item)
+        out["items"] = type_schema(spec.item, output=output)
     elif kind == "dict":
         assert spec.item is not None
-        out["additionalProperties"] = type_schema(spec.item)
+        out["additionalProperties"] = type_schema(spec.item, output=output)
     return out
 
 
-def field_schema(field: FieldSpec) -> dict[str, Any]:
+def field_schema(field: FieldSpec, *, output: bool = False) -> dict[str, Any]:
+    """One field of a parameter declaration (a ``None`` default means "omit it", so null is
+    advertised only where it says more) or, ``output``, of a result (null wherever allowed)."""
     assert field.type is not None
     default = None if field.required else field.make_default()
-    advertise_null = field.type.nullable and (field.required or default is not None)
-    out = type_schema(field.type, nullable=advertise_null)
+    advertise_null = field.type.nullable and (output or field.required or default is not None)
+    out = type_schema(field.type, nullable=advertise_null, output=output)
     if field.help:
         out = {**out, "description": field.help} if "anyOf" not in out else {
             "description": field.help, **out}
@@ -89,14 +93,15 @@ def field_schema(field: FieldSpec) -> dict[str, Any]:
 
 
 def struct_schema(cls: type[Struct], *, wire_names: Mapping[str, str] | None = None,
-                  closed: bool = True) -> dict[str, Any]:
-    """JSON Schema of a ``Struct`` declaration (without ``$schema``: ready for an API)."""
+                  closed: bool = True, output: bool = False) -> dict[str, Any]:
+    """JSON Schema of a ``Struct`` declaration (without ``$schema``: ready for an API);
+    ``output``: of a result, as ``to_json`` gives it (see ``field_schema``)."""
     wire = wire_names or {}
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, field in cls.fields().items():
         key = wire.get(name, name)
-        properties[key] = field_schema(field)
+        properties[key] = field_schema(field, output=output)
         if field.required:
             required.append(key)
     out: dict[str, Any] = {"type": "object", "properties": properties}

@@ -214,7 +214,7 @@ class DialectTool:
             return None
         from zbtools.schema import struct_schema
 
-        return struct_schema(self.spec.result, closed=False)
+        return struct_schema(self.spec.result, closed=False, output=True)
 
     # -- calls ----------------------------------------------------------------------------------
 

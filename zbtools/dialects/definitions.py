@@ -14,6 +14,10 @@
 * ``mcp``: ``{name, description, inputSchema, annotations}`` with the read-only, destructive,
   idempotent and open-world hints.
 
+``output_schema(tool)`` is the ``outputSchema`` the MCP server declares: it admits the result
+object and the error envelope a failed call carries as its structured content (MCP asks every
+structured result to conform to the declared schema, and some clients check failed calls too).
+
 ``select_tools`` picks the named tools (dialect or canonical names) in the order given;
 ``definitions`` returns deep copies, so a caller may change them freely.
 
@@ -43,6 +47,53 @@ def tool_annotations(tool: DialectTool) -> dict[str, Any]:
     return {"readOnlyHint": tool.read_only, "destructiveHint": tool.destructive,
             "idempotentHint": tool.idempotent,
             "openWorldHint": tool.category in OPEN_WORLD_CATEGORIES}
+
+
+# The structured content of a failed call (isError: true): the error envelope.
+ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A failed call (isError: true): the error envelope",
+    "properties": {
+        "zbtools": {"type": "integer", "description": "The contract version"},
+        "tool": {"type": ["string", "null"], "description": "The tool called"},
+        "ok": {"const": False},
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "A stable error code"},
+                "message": {"type": "string", "description": "What happened"},
+                "hint": {"type": "string", "description": "What to do next"},
+                "details": {"type": "object", "description": "Machine-readable facts"},
+            },
+            "required": ["code", "message", "hint"],
+        },
+    },
+    "required": ["ok", "error"],
+}
+
+
+def output_schema(tool: DialectTool) -> dict[str, Any]:
+    """The MCP ``outputSchema`` of ``tool``: its result (for a routing tool, the result of any
+    tool it may route to; an object when the dialect reshapes the result) or the error
+    envelope."""
+    from zbtools.dialects import RouterTool
+
+    results: list[dict[str, Any]] = []
+    if isinstance(tool, RouterTool):
+        from zbtools.registry import find
+        from zbtools.schema import struct_schema
+
+        for name in tool.targets:
+            spec = find(name)
+            if spec is not None:
+                results.append(struct_schema(spec.result, closed=False, output=True))
+    else:
+        schema = tool.output_schema()
+        if schema is not None:
+            results.append(schema)
+    if not results:
+        results.append({"type": "object", "description": "The result, as the dialect shapes it"})
+    return {"type": "object", "anyOf": [*results, ERROR_ENVELOPE_SCHEMA]}
 
 
 def tool_definition(tool: DialectTool, fmt: str) -> dict[str, Any]:

@@ -39,6 +39,18 @@ Tool calls run in worker threads, so the server keeps answering (pings, cancella
 reads) while a command runs. Tools declared ``parallel_safe`` run concurrently; the others take
 one lock, in call order.
 
+Roots: a client with the ``roots`` capability is asked for its roots after
+``notifications/initialized`` and on each ``notifications/roots/list_changed``
+(``ClientRoots``); the existing directories among them become the call's workspace (the first
+is the root, the others admit absolute paths: ``make_context(roots=...)``). Without usable
+roots, ``--workspace`` or the current directory.
+
+Every tool lists an ``outputSchema`` (``dialects.definitions.output_schema``): its result or the
+error envelope. A request with a ``progressToken`` gets ``notifications/progress`` from the
+tool's context (``Context.progress``, throttled here); ``notifications/cancelled`` sets the
+call's cancel event (``Context.cancel_check``), which a command's wait and a search's loop
+poll, and the handler returns once the worker has stopped.
+
 Failure modes: without the ``mcp`` package (an install that left it out) the command fails
 before serving with ``missing_dependency`` and the exact install command; an unusable workspace
 or dialect fails with ``usage_error``.
@@ -51,13 +63,14 @@ from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from zbtools.contract import ToolError, error_envelope
 from zbtools.dispatch import debugging
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from mcp import types as mcp_types
     from mcp.server.context import ServerRequestContext
@@ -79,15 +92,22 @@ class Runner:
         self.debug = debugging(opts, env)
         self.search_cache: Any = None  # made with the first call's limits
 
-    def call(self, tool: DialectTool, arguments: dict[str, Any]
+    def call(self, tool: DialectTool, arguments: dict[str, Any],
+             roots: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
+             progress: Callable[[float, float | None, str | None], None] | None = None
              ) -> tuple[bool, str, dict[str, Any]]:
-        """(is_error, text, structured content) of one call."""
+        """(is_error, text, structured content) of one call.
+
+        ``roots``: the client's roots (None: ``--workspace`` or the current directory);
+        ``cancelled`` and ``progress`` reach the tool through its context."""
         from zbtools.dispatch import call_tool, failure, make_context, success
         from zbtools.textout import render_error, render_text
 
         ctx = None
         try:
-            ctx = make_context(self.opts, self.env)
+            ctx = make_context(self.opts, self.env, roots)
+            ctx.cancel_check = cancelled
+            ctx.progress_sink = progress
             if self.search_cache is None:
                 from zbtools.core.search.cache import SearchCache
 
@@ -110,13 +130,14 @@ class Runner:
 def tool_definition(tool: DialectTool) -> mcp_types.Tool:
     from mcp import types
 
-    from zbtools.dialects.definitions import tool_annotations
+    from zbtools.dialects.definitions import output_schema, tool_annotations
 
     hints = tool_annotations(tool)  # the same annotations as `zbtools schema --format mcp`
     return types.Tool(
         name=tool.name,
         description=tool.description,
         input_schema=tool.input_schema(),
+        output_schema=output_schema(tool),
         annotations=types.ToolAnnotations(
             read_only_hint=hints["readOnlyHint"],
             destructive_hint=hints["destructiveHint"],
@@ -126,9 +147,124 @@ def tool_definition(tool: DialectTool) -> mcp_types.Tool:
     )
 
 
+ROOTS_WAIT = 10.0  # seconds a tool call waits for the client's answer to roots/list
+CANCEL_WAIT = 30.0  # seconds a cancelled call may take to stop its work (kill a process tree)
+PROGRESS_EVERY = 0.2  # seconds between two progress notifications of one call
+
+
+def root_path(uri: str) -> str | None:
+    """The local path a ``file://`` root URI names (None for any other URI)."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    return path if path.startswith("/") else None
+
+
+class ClientRoots:
+    """The client's roots, listed after initialization and again on each
+    ``notifications/roots/list_changed``.
+
+    ``paths`` is None while the client offers none (the workspace is then ``--workspace`` or
+    the current directory), else the existing directories among its ``file://`` roots, in
+    its order. A tool call waits (at most ``ROOTS_WAIT``) for a listing in flight.
+    """
+
+    def __init__(self) -> None:
+        self.paths: list[str] | None = None
+        self.asked = 0  # listings requested
+        self.answered = 0  # the newest listing applied (or given up)
+
+    async def refresh(self, session: Any) -> None:
+        import anyio
+        from mcp import types
+
+        self.asked += 1
+        ticket = self.asked
+        paths: list[str] | None = self.paths
+        try:
+            with anyio.fail_after(ROOTS_WAIT):
+                listing = await session.send_request(types.ListRootsRequest(),
+                                                     types.ListRootsResult)
+            paths = self.usable([str(root.uri) for root in listing.roots])
+        except Exception as exc:  # a client that cannot answer keeps the roots it had
+            print(f"zbtools mcp: roots/list failed ({type(exc).__name__}: {exc}); keeping "
+                  f"the workspace {self.describe()}", file=sys.stderr, flush=True)
+        finally:
+            if ticket > self.answered:  # an older listing never overwrites a newer one
+                self.answered = ticket
+                self.paths = paths
+
+    @staticmethod
+    def usable(uris: list[str]) -> list[str] | None:
+        """The existing directories among ``uris`` (a warning on stderr for each other one);
+        None when none is left."""
+        paths: list[str] = []
+        for uri in uris:
+            path = root_path(uri)
+            if path is None or not os.path.isdir(path):
+                print(f"zbtools mcp: skipping the root {uri}: "
+                      + ("not a file:// URI" if path is None else "not an existing directory"),
+                      file=sys.stderr, flush=True)
+                continue
+            if path not in paths:
+                paths.append(path)
+        return paths or None
+
+    def describe(self) -> str:
+        return "given by --workspace" if self.paths is None else ", ".join(self.paths)
+
+    async def current(self) -> list[str] | None:
+        """The roots a call starts with: once the listings in flight are answered (at most
+        ``ROOTS_WAIT`` seconds)."""
+        import anyio
+
+        with anyio.move_on_after(ROOTS_WAIT):
+            while self.answered < self.asked:
+                await anyio.sleep(0.01)
+        return self.paths
+
+
+def progress_token(meta: Any) -> str | int | None:
+    """The progress token of a request's ``_meta``, if the client sent one."""
+    if not isinstance(meta, dict):
+        return None
+    token = meta.get("progressToken", meta.get("progress_token"))
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def progress_reporter(session: Any) -> Callable[[float, float | None, str | None], None]:
+    """A progress sink for a worker thread: notifications through the event loop, at most one
+    per ``PROGRESS_EVERY`` seconds, each with a larger value than the last."""
+    import threading
+    import time
+
+    import anyio.from_thread
+
+    state = {"at": 0.0, "done": float("-inf")}
+    lock = threading.Lock()
+
+    def report(done: float, total: float | None, message: str | None) -> None:
+        now = time.monotonic()
+        with lock:
+            if done <= state["done"] or now - state["at"] < PROGRESS_EVERY:
+                return
+            state["at"], state["done"] = now, done
+        try:
+            anyio.from_thread.run(session.report_progress, done, total, message)
+        except Exception:  # a closed connection must not fail the call
+            pass
+
+    return report
+
+
 def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
                  workspace_root: str) -> Server[Any]:
     """The low-level ``Server`` for ``dialect`` (also what in-memory tests connect to)."""
+    import threading
+
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -138,12 +274,40 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
 
     runner = Runner(dialect, opts, env)
     tools = dialect.tools()
-    definitions = [tool_definition(t) for t in tools]
+    definitions: list[types.Tool] = []
     exclusive = anyio.Lock()
+    roots = ClientRoots()
 
     async def list_tools(ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if not definitions:
+            definitions.extend(tool_definition(t) for t in tools)
         return types.ListToolsResult(tools=definitions)
+
+    async def run(ctx: ServerRequestContext[Any], tool: DialectTool,
+                  arguments: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+        paths = await roots.current()
+        cancel = threading.Event()
+        finished = threading.Event()
+        progress = progress_reporter(ctx.session) \
+            if progress_token(ctx.meta) is not None else None
+
+        def work() -> tuple[bool, str, dict[str, Any]]:
+            try:
+                return runner.call(tool, arguments, paths, cancel.is_set, progress)
+            finally:
+                finished.set()
+
+        try:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # notifications/cancelled: the tool sees it (a command's tree is killed), and the
+            # call ends once its work has stopped, so nothing it started is left running.
+            cancel.set()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT):
+                while not finished.is_set():
+                    await anyio.sleep(0.02)
+            raise
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -153,10 +317,10 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
                            f"{dialect.name} dialect has: {', '.join(t.name for t in tools)}")
         arguments = dict(params.arguments or {})
         if tool.parallel_safe:
-            outcome = await anyio.to_thread.run_sync(runner.call, tool, arguments)
+            outcome = await run(ctx, tool, arguments)
         else:
             async with exclusive:
-                outcome = await anyio.to_thread.run_sync(runner.call, tool, arguments)
+                outcome = await run(ctx, tool, arguments)
         is_error, text, structured = outcome
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
         if (not is_error and structured.get("kind") == "image"
@@ -167,14 +331,32 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
         return types.CallToolResult(content=content, structured_content=structured,
                                     is_error=is_error)
 
-    return Server(
+    async def initialized(ctx: ServerRequestContext[Any],
+                          params: types.NotificationParams) -> None:
+        capabilities = ctx.session.client_capabilities
+        if capabilities is not None and capabilities.roots is not None:
+            await roots.refresh(ctx.session)
+
+    async def roots_changed(ctx: ServerRequestContext[Any],
+                            params: types.NotificationParams) -> None:
+        await roots.refresh(ctx.session)
+
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
         instructions=(f"Coding-agent tools ({dialect.name} dialect). Paths are relative to the "
-                      f"workspace root {workspace_root} (absolute paths must lie inside it)."),
+                      f"workspace root: the client's first root when it offers roots, else "
+                      f"{workspace_root}. Absolute paths must lie inside the workspace or "
+                      f"another of the client's roots."),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # Registered directly: the constructor's on_roots_list_changed warns on every start.
+    server.add_notification_handler("notifications/initialized", types.NotificationParams,
+                                     initialized)
+    server.add_notification_handler("notifications/roots/list_changed",
+                                    types.NotificationParams, roots_changed)
+    return server
 
 
 def claim_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
@@ -201,11 +383,61 @@ def claim_protocol_streams() -> tuple[BinaryIO, BinaryIO]:
     return os.fdopen(wire_in, "rb", buffering=0), os.fdopen(wire_out, "wb")
 
 
+# The SDK's package ``__init__`` modules import what a stdio server never uses: ``mcp`` its
+# client (and, through it, every transport and httpx), ``mcp.server`` the high-level
+# MCPServer. About a fifth of the start-up; see defer_package_init.
+DEFERRED_PACKAGES = ("mcp", "mcp.server")
+
+
+class DeferredPackage(ModuleType):
+    """A package whose ``__init__`` has not run yet: its submodules import as usual, and the
+    first use of any other name it would define runs the ``__init__`` (then the module is an
+    ordinary module again), so nothing that needs the package's own names ever misses one."""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+        import importlib.util
+
+        submodule = f"{self.__name__}.{name}"
+        if importlib.util.find_spec(submodule) is not None:
+            return importlib.import_module(submodule)
+        self.__class__ = ModuleType  # type: ignore[assignment]
+        spec = self.__spec__
+        assert spec is not None and spec.loader is not None
+        spec.loader.exec_module(self)
+        return getattr(self, name)
+
+
+def defer_package_init(name: str) -> None:
+    """Register the package ``name`` without running its ``__init__`` (when not imported yet).
+
+    The SDK itself is untouched: its modules are imported from where pip put them, and the
+    package's own names are there on first use (``DeferredPackage``)."""
+    if name in sys.modules:
+        return
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    module.__class__ = DeferredPackage
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+
+
 def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str]) -> int:
     """``zbtools mcp``: serve until the client closes stdin. Returns the exit status."""
     if rest:
         raise ToolError("usage_error", f"`zbtools mcp` takes no arguments, got {rest[0]!r}",
                         hint="usage: zbtools mcp [--workspace DIR] [--dialect NAME]")
+    for package in DEFERRED_PACKAGES:
+        defer_package_init(package)
     try:
         import anyio  # noqa: F401 - probe the extra before touching any stream
         import mcp.server.lowlevel  # noqa: F401

@@ -50,7 +50,8 @@ def run(params: Params, ctx: Context) -> Result:
                         timeout=TIMEOUT)
     path_filter = PathFilter(split_globs(params.file_pattern or ""), [])
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
-                          limit=params.max_results, per_file=False, cache=ctx.search_cache)
+                          limit=params.max_results, per_file=False, cache=ctx.search_cache,
+                          tick=ctx.ticker("files searched"))
     warn_walk_notes(outcome, ctx)
     return to_result(outcome, "content")
 

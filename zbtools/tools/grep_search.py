@@ -182,7 +182,8 @@ def run(params: Params, ctx: Context) -> Result:
                           limit=params.head_limit, per_file=per_file,
                           include_hidden=params.include_hidden,
                           include_ignored=params.include_ignored,
-                          exclude_dirs=params.exclude_dirs, rg=rg, cache=ctx.search_cache)
+                          exclude_dirs=params.exclude_dirs, rg=rg, cache=ctx.search_cache,
+                          tick=ctx.ticker("files searched"))
     warn_walk_notes(outcome, ctx)
     return to_result(outcome, params.output_mode)
 

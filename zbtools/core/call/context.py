@@ -7,6 +7,11 @@ State lives outside the workspace (DESIGN section 8) under
 ``<state root>/<first 16 hex of sha256(workspace real path)>/``, created with mode 0700 on first
 use only. Spill files (full text of truncated results) are written to its ``spill/`` folder and
 pruned to the newest 200 files.
+
+A surface that can cancel a call or report its progress (the MCP server) sets ``cancel_check``
+(a plain callable, e.g. a ``threading.Event``'s ``is_set``) and ``progress_sink``; long loops
+call ``check_cancelled()`` (or read ``cancelled``) and ``progress()``, which cost nothing when
+neither is set.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 
+from zbtools.contract import ToolError
 from zbtools.core.call.config import Limits
 from zbtools.core.files.textio import sha256_hex
 from zbtools.core.files.workspace import Workspace
@@ -39,6 +45,40 @@ class Context:
         self.holds_edit_lock = False  # see core.state.EditLock
         # a long-lived session's warm search cache (batch, mcp): a core.search.cache.SearchCache
         self.search_cache: Any = None
+        # Set by a surface that can cancel the call (True: stop now) or show its progress.
+        self.cancel_check: Callable[[], bool] | None = None
+        self.progress_sink: Callable[[float, float | None, str | None], None] | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the caller has cancelled this call."""
+        return self.cancel_check is not None and self.cancel_check()
+
+    def check_cancelled(self) -> None:
+        """Raise ``interrupted`` when the caller has cancelled this call."""
+        if self.cancel_check is not None and self.cancel_check():
+            raise ToolError("interrupted", "the call was cancelled by the client",
+                            hint="nothing was left half-written (writes are atomic)")
+
+    def ticker(self, what: str) -> Callable[[int], None] | None:
+        """For a loop over many items (``what``: "files searched"): a callable taking the count
+        done so far that raises ``interrupted`` once the call is cancelled and reports the
+        count as progress; None when nobody can cancel or listens (the loop skips it)."""
+        if self.cancel_check is None and self.progress_sink is None:
+            return None
+
+        def tick(done: int) -> None:
+            self.check_cancelled()
+            self.progress(done, None, f"{done} {what}")
+
+        return tick
+
+    def progress(self, done: float, total: float | None = None,
+                 message: str | None = None) -> None:
+        """Report how far a long call has got (files searched, seconds run...), if anyone
+        listens; ``done`` only grows."""
+        if self.progress_sink is not None:
+            self.progress_sink(done, total, message)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

@@ -11,6 +11,9 @@ Rules:
 * Relative paths start at the root; absolute paths are accepted only when they lie under the
   root (either its real path or the spelling it was given, if that spelling resolves to it),
   compared by components, never by string prefix (``/ws`` does not admit ``/ws-evil``).
+* Further roots (``extra_roots``: an MCP client's other roots) admit absolute paths under them
+  by the same rules; each path resolves beneath one root, which is its floor for ``..``, and
+  results show it as an absolute path (relative paths always start at the primary root).
 * ``..`` is resolved like the kernel does (after a symlink it pops back to the link's target),
   but it may never climb above the root, even to come back (``../ws/a`` is refused).
 * Paths of any depth resolve: only the root and the innermost ``HELD_DIRS`` directories keep
@@ -41,6 +44,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import TracebackType
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -93,8 +97,9 @@ class Resolved:
     """
 
     def __init__(self, requested: str, parts: list[str], dir_fd: int, name: str | None,
-                 st: os.stat_result | None, missing: list[str]) -> None:
+                 st: os.stat_result | None, missing: list[str], base: str = "") -> None:
         self.requested = requested
+        self.base = base  # "" in the primary root, else the real path of the root it lies in
         self.parts = parts
         self.dir_fd = dir_fd
         self.name = name
@@ -113,15 +118,16 @@ class Resolved:
 
     @property
     def rel(self) -> str:
-        """The resolved location, relative to the root, POSIX separators (``.`` for the root)."""
+        """The resolved location as results show it, POSIX separators: relative to the primary
+        root (``.`` for the root), or absolute in another root (see ``Workspace``)."""
         comps = [*self.parts, *self.missing]
         if self.name is not None:
             comps.append(self.name)
-        return "/".join(comps) or "."
+        return display_path(self.base, comps)
 
     @property
     def parent_rel(self) -> str:
-        return "/".join([*self.parts, *self.missing]) or "."
+        return display_path(self.base, [*self.parts, *self.missing])
 
     def ensure_parents(self) -> None:
         """Create the missing parent directories, one ``mkdir(dir_fd=...)`` at a time."""
@@ -173,6 +179,14 @@ class Resolved:
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def display_path(base: str, comps: list[str]) -> str:
+    """Components below a root as results show them: relative in the primary root (``base``
+    empty), absolute (the root's real path, then the components) in another one."""
+    if base:
+        return base.rstrip("/") + "/" + "/".join(comps) if comps else base
+    return "/".join(comps) or "."
 
 
 class _DirStack:
@@ -248,8 +262,8 @@ class _DirStack:
         self.ids.clear()
 
 
-class Workspace:
-    """The root directory every path is confined to."""
+class _Root:
+    """One root directory: its real path, the spellings that name it, its descriptor."""
 
     def __init__(self, root: str) -> None:
         try:
@@ -260,44 +274,94 @@ class Workspace:
         if not os.path.isdir(real):
             raise ToolError("usage_error", f"workspace {root!r} is not a directory",
                             hint="pass --workspace DIR (or set ZBTOOLS_WORKSPACE)")
-        self.root = real
+        self.path = real
         # The spelling given is an alias only if the kernel agrees it names the root: abspath
         # folds ".." lexically, so "link/.." would otherwise stand for the link's grandparent.
         given = os.path.abspath(root)
         self.aliases = [real] if given == real or os.path.realpath(given) != real \
             else [real, given]
-        self._alias_parts = [[c for c in alias.split("/") if c] for alias in self.aliases]
-        self._root_fd = -1
+        self.alias_parts = [[c for c in alias.split("/") if c] for alias in self.aliases]
+        self.fd = -1
+
+    def open(self) -> int:
+        if self.fd < 0:
+            try:
+                self.fd = os.open(self.path, DIR_FLAGS)
+            except OSError as exc:
+                raise ToolError("usage_error", f"cannot open workspace {self.path!r}: "
+                                f"{os.strerror(exc.errno or 0)}") from exc
+        return self.fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Workspace:
+    """The root directory every path is confined to, and any further roots.
+
+    ``extra_roots`` (the MCP client's other roots) admit absolute paths inside them, with the
+    same containment as the primary root: a path resolves beneath exactly one root, and ``..``
+    or a symlink may not leave it (an absolute symlink target may name a place in any root).
+    Relative paths always start at the primary root, which also keys the state directory and
+    the edit lock. Results show a location in the primary root relative to it, and one in
+    another root as an absolute path (its real path), which resolves again.
+    """
+
+    def __init__(self, root: str, extra_roots: Sequence[str] = ()) -> None:
+        self._roots = [_Root(root)]
+        for extra in extra_roots:
+            other = _Root(extra)
+            if all(other.path != r.path for r in self._roots):
+                self._roots.append(other)
+        primary = self._roots[0]
+        self.root = primary.path
+        self.aliases = primary.aliases
+
+    @property
+    def roots(self) -> list[str]:
+        """The real paths of every root, the primary one first."""
+        return [r.path for r in self._roots]
 
     @property
     def root_fd(self) -> int:
-        if self._root_fd < 0:
-            try:
-                self._root_fd = os.open(self.root, DIR_FLAGS)
-            except OSError as exc:
-                raise ToolError("usage_error", f"cannot open workspace {self.root!r}: "
-                                f"{os.strerror(exc.errno or 0)}") from exc
-        return self._root_fd
+        return self._roots[0].open()
 
     def close(self) -> None:
-        if self._root_fd >= 0:
-            os.close(self._root_fd)
-            self._root_fd = -1
+        for r in self._roots:
+            r.close()
 
-    def _strip_alias(self, absolute: str) -> str | None:
-        """``absolute`` relative to the root, or ``None`` when it does not start with an alias.
+    def _strip_alias(self, absolute: str) -> tuple[int, str] | None:
+        """(index of the root, ``absolute`` relative to it), or ``None`` when it does not start
+        with a spelling of any root (the primary root is tried first).
 
         Compared by components (empty and ``.`` components dropped, ``..`` kept literally, so
         ``/ws/../ws`` strips to ``../ws`` and is then refused), never by string prefix.
         """
         comps = [c for c in absolute.split("/") if c not in ("", ".")]
-        for prefix in self._alias_parts:
-            if comps[:len(prefix)] == prefix:
-                return "/".join(comps[len(prefix):])
+        for index, r in enumerate(self._roots):
+            for prefix in r.alias_parts:
+                if comps[:len(prefix)] == prefix:
+                    return index, "/".join(comps[len(prefix):])
         return None
+
+    def root_of(self, rel: str) -> tuple[int, str, list[str]]:
+        """(the descriptor of the root, its display base, the components below it) of a
+        location as results show it (``Resolved.rel``, a walk entry's ``rel``)."""
+        if rel.startswith("/"):
+            found = self._strip_alias(rel)
+            if found is not None and found[0] > 0:
+                r = self._roots[found[0]]
+                return r.open(), r.path, [c for c in found[1].split("/") if c]
+        return self.root_fd, "", [c for c in rel.split("/") if c not in ("", ".")]
 
     def split(self, path: str) -> list[str]:
         """Validate the requested spelling and return its components (``..`` kept)."""
+        return self._locate(path)[1]
+
+    def _locate(self, path: str) -> tuple[int, list[str]]:
+        """Validate the requested spelling: (index of its root, its components, ``..`` kept)."""
         if type(path) is not str:
             raise ToolError("invalid_arguments", "path must be a string")
         if path == "":
@@ -318,16 +382,26 @@ class Workspace:
         if "://" in path:
             raise ToolError("invalid_arguments", f"{path}: URIs are not paths",
                             hint="give a workspace-relative or absolute file path")
+        index = 0
         if path.startswith("/"):
             stripped = self._strip_alias(path)
             if stripped is None:
+                details: dict[str, object] = {"path": path, "workspace": self.root}
+                if len(self._roots) > 1:
+                    details["roots"] = self.roots
                 raise ToolError("outside_workspace",
-                                f"{path} is outside the workspace {self.root}",
+                                f"{path} is outside the workspace {self._describe()}",
                                 hint="use a path relative to the workspace root, or an "
-                                "absolute path under it",
-                                details={"path": path, "workspace": self.root})
-            path = stripped
-        return [c for c in path.split("/") if c not in ("", ".")]
+                                "absolute path under "
+                                + ("one of the roots" if len(self._roots) > 1 else "it"),
+                                details=details)
+            index, path = stripped
+        return index, [c for c in path.split("/") if c not in ("", ".")]
+
+    def _describe(self) -> str:
+        if len(self._roots) == 1:
+            return self.root
+        return f"roots {', '.join(self.roots)}"
 
     def resolve(self, path: str, *, follow_last: bool = True,
                 create_parents: bool = False) -> Resolved:
@@ -336,8 +410,8 @@ class Workspace:
         ``follow_last=False`` stops at a final symlink (delete, move act on the link itself).
         ``create_parents=True`` tolerates missing directories (see ``Resolved.ensure_parents``).
         """
-        todo = self.split(path)
-        dirs = _DirStack(self.root_fd)
+        index, todo = self._locate(path)
+        dirs = _DirStack(self._roots[index].open())
         names: list[str] = []
         hops = 0
         try:
@@ -345,10 +419,11 @@ class Workspace:
                 comp = todo.pop(0)
                 if comp == "..":
                     if len(dirs) == 1:
+                        top = self._roots[index].path
                         raise ToolError("outside_workspace",
-                                        f"{path}: '..' leaves the workspace {self.root}",
+                                        f"{path}: '..' leaves the workspace {top}",
                                         hint="paths may not climb above the workspace root",
-                                        details={"path": path, "workspace": self.root})
+                                        details={"path": path, "workspace": top})
                     dirs.pop(path)
                     names.pop()
                     continue
@@ -357,9 +432,10 @@ class Workspace:
                     st = os.stat(comp, dir_fd=dirs.top, follow_symlinks=False)
                 except FileNotFoundError:
                     if last:
-                        return self._done(path, dirs, names, comp, None, [])
+                        return self._done(path, self._base(index), dirs, names, comp, None, [])
                     if create_parents and ".." not in todo:
-                        return self._done(path, dirs, names, todo[-1], None, [comp, *todo[:-1]])
+                        return self._done(path, self._base(index), dirs, names, todo[-1], None,
+                                          [comp, *todo[:-1]])
                     raise ToolError(
                         "not_found", f"{path}: directory {'/'.join([*names, comp])} does not "
                         "exist", hint="create it with create_directory, or check the path",
@@ -384,13 +460,18 @@ class Workspace:
                                 "workspace", hint="symlinks are followed only while they stay "
                                 "inside the workspace",
                                 details={"path": path, "symlink": "/".join([*names, comp])})
-                        dirs.reset()
+                        if inside[0] == index:
+                            dirs.reset()
+                        else:  # into another root: its own root is the new floor
+                            index = inside[0]
+                            dirs.close()
+                            dirs = _DirStack(self._roots[index].open())
                         names.clear()
-                        target = inside
+                        target = inside[1]
                     todo[:0] = [c for c in target.split("/") if c not in ("", ".")]
                     continue
                 if last:
-                    return self._done(path, dirs, names, comp, st, [])
+                    return self._done(path, self._base(index), dirs, names, comp, st, [])
                 if not stat.S_ISDIR(st.st_mode):
                     raise ToolError("not_a_directory",
                                     f"{path}: {'/'.join([*names, comp])} is not a directory",
@@ -405,19 +486,23 @@ class Workspace:
                 names.append(comp)
             # The root itself, or a directory reached through "..".
             if len(dirs) == 1:
-                return self._done(path, dirs, names, None, os.fstat(dirs.top), [])
+                return self._done(path, self._base(index), dirs, names, None,
+                                  os.fstat(dirs.top), [])
             st = dirs.pop(path)
             last_name = names.pop()
-            return self._done(path, dirs, names, last_name, st, [])
+            return self._done(path, self._base(index), dirs, names, last_name, st, [])
         except BaseException:
             dirs.close()
             raise
 
+    def _base(self, index: int) -> str:
+        return "" if index == 0 else self._roots[index].path
+
     @staticmethod
-    def _done(path: str, dirs: _DirStack, names: list[str], name: str | None,
+    def _done(path: str, base: str, dirs: _DirStack, names: list[str], name: str | None,
               st: os.stat_result | None, missing: list[str]) -> Resolved:
         # take_top empties the stack, so the caller's except-clause closes nothing we return
-        return Resolved(path, list(names), dirs.take_top(), name, st, missing)
+        return Resolved(path, list(names), dirs.take_top(), name, st, missing, base)
 
     def display(self, rel: str) -> str:
         """The path as shown in results: relative to the root, POSIX separators."""

@@ -24,6 +24,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from zbtools.core.call.config import ExecSettings
@@ -108,7 +109,7 @@ def sandbox_plan(ctx: Context, settings: ExecSettings, req: Request, tmpdir: str
             sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     read += [p for p in ctx.env.get("PATH", "").split(":") if os.path.isabs(p)]
     read += settings.sandbox_read
-    write = [ctx.workspace.root, tmpdir, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
+    write = [*ctx.workspace.roots, tmpdir, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
              "/dev/ptmx", "/dev/pts", *settings.sandbox_write]
     spec = {"read": read, "write": write, "deny_network": deny_net, "required": required}
     report = {"kind": "landlock", "abi": abi, "network": "denied" if deny_net else "open"}
@@ -200,8 +201,11 @@ def execute(ctx: Context, req: Request) -> dict[str, Any]:
             return {**base, **_follow(ctx, meta, timeout, req.raw)}
         from zbtools.core.processes.proc import run_foreground
 
+        ctx.check_cancelled()
         outcome = run_foreground(cfg, merge=req.merge_stderr, timeout=timeout,
-                                 grace=settings.kill_grace, token=token)
+                                 grace=settings.kill_grace, token=token,
+                                 cancelled=ctx.cancel_check,
+                                 progress=_progress(ctx, timeout))
     finally:
         os.close(cwd_fd)
         if tmpdir and not (req.background or req.on_timeout == "background"):
@@ -223,6 +227,17 @@ def execute(ctx: Context, req: Request) -> dict[str, Any]:
             "timed_out": outcome.timed_out, "duration_ms": outcome.duration_ms,
             "leftovers_killed": outcome.leftovers, "background": False, "id": None,
             "status": "timed_out" if outcome.timed_out else "exited", "next_cursor": None}
+
+
+def _progress(ctx: Context, timeout: float) -> Callable[[float], None] | None:
+    """Seconds run so far, out of the timeout, for whoever watches the call's progress."""
+    if ctx.progress_sink is None:
+        return None
+
+    def report(elapsed: float) -> None:
+        ctx.progress(round(elapsed, 1), timeout, f"running for {elapsed:.0f} s")
+
+    return report
 
 
 def shape_output(ctx: Context, stdout: str, stderr: str, out_total: int, err_total: int,
@@ -274,6 +289,12 @@ def _follow(ctx: Context, meta: dict[str, Any], timeout: float, raw: bool) -> di
     deadline = time.monotonic() + timeout
     job_id = meta["id"]
     while meta.get("status") in jobs.ACTIVE and time.monotonic() < deadline:
+        if ctx.cancelled:
+            from zbtools.core.call.config import load_exec_settings
+
+            jobs.stop(ctx, job_id, load_exec_settings(ctx.env).kill_grace)
+            jobs.forget(ctx, job_id)
+            ctx.check_cancelled()
         time.sleep(min(0.02, max(deadline - time.monotonic(), 0)))
         meta = jobs.read_meta(ctx, job_id)
     finished = meta.get("status") not in jobs.ACTIVE

@@ -224,6 +224,7 @@ def wait_for_output(ctx: Context, job_id: str, cursor: int, wait: float) -> dict
     meta = read_meta(ctx, job_id)
     while (time.monotonic() < deadline and meta.get("status") in ACTIVE
            and int(meta.get("bytes_total") or 0) <= cursor):
+        ctx.check_cancelled()  # a cancelled wait ends; the job itself runs on
         time.sleep(0.02)
         meta = read_meta(ctx, job_id)
     return meta

@@ -29,7 +29,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from zbtools.core.call.config import ExecSettings
@@ -212,8 +212,14 @@ def start_supervisor(mode: str, extra: list[str], *, pass_fds: tuple[int, ...],
 
 
 def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: float,
-                   token: str) -> Outcome:
-    """Run the command described by ``cfg`` under a foreground supervisor and collect it."""
+                   token: str, cancelled: Callable[[], bool] | None = None,
+                   progress: Callable[[float], None] | None = None) -> Outcome:
+    """Run the command described by ``cfg`` under a foreground supervisor and collect it.
+
+    ``cancelled`` is polled while the command runs: once it says True the supervisor is told
+    to stop (it kills the whole tree: SIGTERM, the grace period, SIGKILL) and, once it has,
+    ``interrupted`` is raised. ``progress`` is called with the seconds run so far.
+    """
     import json
     import select
     import subprocess
@@ -237,6 +243,9 @@ def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: f
         open_fds[err_r] = out.stderr
     backstop = started + timeout + grace + BACKSTOP
     status_done_at: float | None = None
+    cancel_sent = False
+    # how long one wait may last: short when someone polls cancellation or watches progress
+    tick = 0.1 if cancelled is not None or progress is not None else 1.0
     try:
         assert proc.stdin is not None
         try:
@@ -246,6 +255,15 @@ def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: f
             pass
         while open_fds:
             now = time.monotonic()
+            if not cancel_sent and cancelled is not None and cancelled():
+                cancel_sent = True
+                try:
+                    proc.stdin.close()  # the supervisor kills the tree, then reports
+                except OSError:
+                    pass
+                backstop = min(backstop, now + grace + BACKSTOP)
+            if progress is not None and not cancel_sent:
+                progress(now - started)
             if status_done_at is not None and now - status_done_at > 0.5:
                 break  # the tree is gone; a holder we cannot see must not keep us here
             if now > backstop:
@@ -256,7 +274,7 @@ def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: f
                 kill_by_token(token)
                 break
             limit = backstop - now if status_done_at is None else 0.5
-            ready, _, _ = select.select(list(open_fds), [], [], max(min(limit, 1.0), 0))
+            ready, _, _ = select.select(list(open_fds), [], [], max(min(limit, tick), 0))
             for fd in ready:
                 try:
                     data = os.read(fd, CHUNK if fd == st_r else PIPE_SIZE)
@@ -285,6 +303,10 @@ def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: f
             proc.kill()
             proc.wait()
     out.duration_ms = int((time.monotonic() - started) * 1000)
+    if cancel_sent:
+        raise ToolError("interrupted", "the call was cancelled by the client; the command and "
+                        "every process it started were stopped",
+                        hint="run it again, or with background: true for long jobs")
     if not status:
         if not out.timed_out:
             raise ToolError("spawn_failed", "the command supervisor ended without a report",

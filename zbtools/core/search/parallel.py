@@ -270,11 +270,14 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _open_directory(root_fd: int, directory: str) -> int:
-    """A descriptor of ``directory`` (relative to the root), one no-follow hop at a time."""
+    """A descriptor of ``directory`` (relative to the root, or absolute in another root: a root's
+    real path has no symlink), one no-follow hop at a time."""
     try:
-        fd = os.dup(root_fd)
+        # a directory of another workspace root is shown (and given) as an absolute path
+        fd = os.open("/", DIR_FLAGS) if directory.startswith("/") else os.dup(root_fd)
     except OSError:
         return -1
+    directory = directory.lstrip("/")
     if not directory:
         return fd
     for part in directory.split("/"):

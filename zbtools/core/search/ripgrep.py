@@ -45,7 +45,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     import threading
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
@@ -317,7 +317,8 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
                    path_filter: PathFilter, *, limit: int, per_file: bool,
                    include_hidden: bool, include_ignored: bool,
                    exclude_dirs: Sequence[str] | None,
-                   cache: SearchCache | None = None) -> Outcome:
+                   cache: SearchCache | None = None,
+                   tick: Callable[[int], None] | None = None) -> Outcome:
     """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
     from zbtools.core.search.walk import Walk
     from zbtools.core.search.warm import WarmSearch
@@ -332,6 +333,8 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
                       fixed_strings=rg.fixed_strings, limit=limit, per_file=per_file)
     try:
         for entry in files_to_search(walk, path_filter):
+            if tick is not None:
+                tick(outcome.files_searched)
             known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
             if known is not None:
                 engine.add_known(entry.rel, *known)

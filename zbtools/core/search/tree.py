@@ -22,7 +22,7 @@ from zbtools.core.search.warm import WarmSearch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
@@ -33,7 +33,8 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
                 *, limit: int, per_file: bool, include_hidden: bool = False,
                 include_ignored: bool = False,
                 exclude_dirs: Sequence[str] | None = None, workers: int | None = None,
-                rg: RgRequest | None = None, cache: SearchCache | None = None) -> Outcome:
+                rg: RgRequest | None = None, cache: SearchCache | None = None,
+                tick: Callable[[int], None] | None = None) -> Outcome:
     """Search ``path`` (a file or a directory) until ``limit`` hits, or ``limit`` files when
     ``per_file`` (files_with_matches and count modes), in walk order (sorted, pre-order).
 
@@ -43,6 +44,9 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     ``ripgrep``), ripgrep searches the files the walk picks. With a ``cache`` (a long-lived
     session's), directory listings and files' results that are still valid are taken from it
     and new ones kept (the rg engine keeps nothing: it is not used with a cache).
+
+    ``tick``, if given, is called with the number of files searched so far before each file of
+    a directory; it may raise (a cancelled call) to stop the search.
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
@@ -66,7 +70,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         return finish(search_tree_rg(
             workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
             include_hidden=include_hidden, include_ignored=include_ignored,
-            exclude_dirs=exclude_dirs, cache=cache))
+            exclude_dirs=exclude_dirs, cache=cache, tick=tick))
     walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
                 include_hidden=include_hidden, include_ignored=include_ignored,
                 exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
@@ -78,6 +82,8 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         if worker_count(workers) > 1 and not (warm is not None and warm.repeated) else None
     try:
         for entry in files_to_search(walk, path_filter):
+            if tick is not None:
+                tick(outcome.files_searched)
             known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
             if known is not None:
                 if pool is not None:

@@ -47,7 +47,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind
-from zbtools.core.files.workspace import DIR_FLAGS
+from zbtools.core.files.workspace import DIR_FLAGS, display_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -270,17 +270,17 @@ class Walk:
 
     def _ancestor_layers(self) -> tuple[Layer, ...]:
         """The ignore rules that apply at the start: info/exclude and every ancestor's files."""
-        root_fd = self.workspace.root_fd
+        # the root the walk is in; base: "" in the primary root, the root's path in another
+        root_fd, base, parts = self.workspace.root_of(self.rel)
         layers: list[Layer] = []
         exclude, st = self._read_path(root_fd, [".git", "info", "exclude"])
         self._start_prints.append(self._print(".git/info/exclude", st))
         if exclude:
-            layers.append(("", _compile(exclude)))
-        parts = [] if self.rel == "." else self.rel.split("/")
+            layers.append((base.rstrip("/") + "/" if base else "", _compile(exclude)))
         fd = os.dup(root_fd)
         try:
             for i in range(len(parts)):
-                layers.extend(self._own_layers(fd, "/".join(parts[:i]),
+                layers.extend(self._own_layers(fd, display_path(base, parts[:i]),
                                                prints=self._start_prints))
                 nxt = os.open(parts[i], DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
@@ -289,7 +289,7 @@ class Walk:
             pass  # changed under us: the walk itself will meet the same problem
         finally:
             os.close(fd)
-        if parts and any(ignored_by(layers, "/".join(parts[:i]), True)
+        if parts and any(ignored_by(layers, display_path(base, parts[:i]), True)
                          for i in range(1, len(parts) + 1)):
             self.start_ignored = True
             return ()  # named explicitly: list it, with only the rules found inside it
