@@ -1082,3 +1082,36 @@ def test_cli_move_and_copy_never_reach_outside(ws: Path, outside: Path, cli: Cli
                    "--overwrite", "true")
         assert_refused_outside(call)
     assert snapshot(ws.parent) == before
+
+
+# -- names that would display as other names, and Windows paths ------------------------------
+
+@pytest.mark.parametrize("path", ["C:\\Users\\me\\x.md", "c:/notes.md", "\\\\server\\share\\x"])
+def test_a_windows_path_is_refused_instead_of_naming_a_file_literally(ws: Path,
+                                                                      cli: CliRunner,
+                                                                      path: str) -> None:
+    call = cli("write_file", stdin={"path": path, "content": "x"})
+    assert call.code == 2
+    assert call.error["code"] == "invalid_arguments"
+    assert "Windows path" in call.error["message"]
+    assert list(ws.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", ["evil\u202etxt.exe", ".g\u200cit/config", "a\u2066b/c.txt",
+                                  "zero\u200bwidth.py", "bom\ufeff.md"])
+def test_a_name_that_displays_as_another_is_refused(ws: Path, cli: CliRunner, path: str) -> None:
+    call = cli("write_file", stdin={"path": path, "content": "x"})
+    assert call.code == 2
+    assert call.error["code"] == "invalid_arguments"
+    assert call.error["details"]["characters"]
+    assert list(ws.iterdir()) == []
+    assert cli("read_file", stdin={"path": path}).error["code"] == "invalid_arguments"
+
+
+@pytest.mark.parametrize("name", ["\u0645\u200c\u0627.txt",  # Persian: the joiner is spelling
+                                  "\U0001F468\u200d\U0001F469.png",  # an emoji sequence
+                                  "a:b.txt", "back\\slash.txt"])
+def test_names_that_need_those_characters_or_look_odd_but_honest_are_accepted(
+        ws: Path, cli: CliRunner, name: str) -> None:
+    assert cli("write_file", stdin={"path": name, "content": "x"}).code == 0
+    assert (ws / name).read_text() == "x"

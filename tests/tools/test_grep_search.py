@@ -313,3 +313,25 @@ def test_files_around_the_read_buffer_size_are_searched_whole(ws: Path, cli: Cli
     assert found["small.txt"] == 1
     assert found["big.txt"] == (size - len(tail)) // 100 + 1
     assert result["files_searched"] == 2
+
+
+def test_file_types_are_ripgreps_own_table(ws: Path, cli: CliRunner) -> None:
+    files: dict[str, str | bytes] = {
+        "a.html": "x\n", "b.css": "x\n", "c.rb": "x\n", "d.php": "x\n", "e.swift": "x\n",
+        "f.kt": "x\n", "g.cs": "x\n", "h.vue": "x\n", "i.txt": "x\n", "Makefile": "x\n",
+        "j.py": "x\n"}
+    make(ws, files)
+    expected = {"html": ["a.html"], "css": ["b.css"], "ruby": ["c.rb"], "php": ["d.php"],
+                "swift": ["e.swift"], "kotlin": ["f.kt"], "csharp": ["g.cs"], "vue": ["h.vue"],
+                "txt": ["i.txt"], "make": ["Makefile"], "python": ["j.py"]}
+    for kind, paths in expected.items():
+        got = cli("grep_search", "--pattern", "x", "--type", kind,
+                  "--output-mode", "files_with_matches").result
+        assert got["files"] == paths, kind
+
+
+def test_an_unknown_file_type_suggests_the_closest_one(cli: CliRunner) -> None:
+    call = cli("grep_search", "--pattern", "x", "--type", "pyhton")
+    assert call.code == 2
+    assert "did you mean 'python'" in call.error["message"]
+    assert "html" in call.error["details"]["known"]

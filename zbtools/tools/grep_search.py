@@ -60,8 +60,9 @@ class Params(WalkSwitches):
                              help="Only files matching these globs, comma-separated: '*.py', "
                              "'src/**/*.ts', '*.{ts,tsx}', '!*_test.go' excludes; a glob "
                              "without '/' matches the base name")
-    type: str | None = field(default=None, help="Only files of this type: py, js, ts, rust, "
-                             "go, java, c, cpp, md, json, yaml, toml, sh")
+    type: str | None = field(default=None, help="Only files of this type, as `rg --type-list` "
+                             "names them: py, js, ts, rust, go, java, c, cpp, html, css, md, "
+                             "json, yaml, sh, ...")
     case_insensitive: bool = field(default=False, aliases=("ignore_case", "i"),
                                    help="Ignore case when matching")
     fixed_strings: bool = field(default=False,

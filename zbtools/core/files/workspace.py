@@ -48,6 +48,12 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Characters that make a name display as another: bidirectional overrides, embeddings and
+# isolates (``evil\u202etxt.exe`` shows as ``evilexe.txt``), and zero-width characters
+# (``.g\u200cit`` shows as ``.git``).
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
+DECEPTIVE = BIDI_CONTROLS | ZERO_WIDTH
 MAX_SYMLINK_HOPS = 40
 HELD_DIRS = 32  # directory fds one resolution keeps open besides the root (see _DirStack)
 
@@ -179,6 +185,27 @@ class Resolved:
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def check_deceptive(path: str) -> None:
+    """Refuse a path with a bidirectional control anywhere, or a zero-width character in a
+    component whose other characters are all ASCII: there it can only disguise the name (in
+    scripts that need them, such as Persian's zero-width non-joiner or an emoji sequence's
+    joiner, the component holds other non-ASCII characters and is accepted)."""
+    for component in path.split("/"):
+        bidi = BIDI_CONTROLS.intersection(component)
+        zero = ZERO_WIDTH.intersection(component)
+        if zero and not all(c.isascii() or c in ZERO_WIDTH for c in component):
+            zero = frozenset()
+        found = sorted(bidi | zero)
+        if found:
+            codes = ", ".join(f"U+{ord(c):04X}" for c in found)
+            raise ToolError("invalid_arguments",
+                            f"{path!r}: the name {component!r} holds {codes}, which makes it "
+                            "display as a different name", hint="use the name without "
+                            "invisible or direction-changing characters",
+                            details={"path": path, "characters": [f"U+{ord(c):04X}"
+                                                                  for c in found]})
 
 
 def display_path(base: str, comps: list[str]) -> str:
@@ -382,6 +409,14 @@ class Workspace:
         if "://" in path:
             raise ToolError("invalid_arguments", f"{path}: URIs are not paths",
                             hint="give a workspace-relative or absolute file path")
+        if (len(path) > 2 and path[1] == ":" and path[2] in "\\/" and path[0].isascii()
+                and path[0].isalpha()) or path.startswith("\\\\"):
+            raise ToolError("invalid_arguments", f"{path}: a Windows path; this workspace is "
+                            "on a POSIX system, where it would name a file called exactly that",
+                            hint="use a path relative to the workspace root, with / between "
+                            "directories", details={"path": path})
+        if not DECEPTIVE.isdisjoint(path):
+            check_deceptive(path)
         index = 0
         if path.startswith("/"):
             stripped = self._strip_alias(path)

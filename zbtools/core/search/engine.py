@@ -411,26 +411,6 @@ class Searcher:
         return out
 
 
-TYPES: dict[str, tuple[str, ...]] = {
-    "py": ("*.py", "*.pyi"),
-    "js": ("*.js", "*.jsx", "*.mjs", "*.cjs"),
-    "ts": ("*.ts", "*.tsx", "*.mts", "*.cts"),
-    "rust": ("*.rs",),
-    "go": ("*.go",),
-    "java": ("*.java",),
-    "c": ("*.c", "*.h"),
-    "cpp": ("*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h", "*.inl"),
-    "md": ("*.md", "*.markdown"),
-    "json": ("*.json", "*.jsonc"),
-    "yaml": ("*.yaml", "*.yml"),
-    "toml": ("*.toml",),
-    "sh": ("*.sh", "*.bash", "*.zsh"),
-}
-TYPE_ALIASES = {"python": "py", "javascript": "js", "typescript": "ts", "rs": "rust",
-                "golang": "go", "c++": "cpp", "markdown": "md", "yml": "yaml", "shell": "sh",
-                "bash": "sh"}
-
-
 def split_globs(text: str) -> list[str]:
     """``"*.rs, *.{ts,tsx}"`` -> ``["*.rs", "*.ts", "*.tsx"]``: commas outside braces split."""
     parts: list[str] = []
@@ -482,12 +462,20 @@ class PathFilter:
             else:
                 self.include.append(glob)
         self.type_globs: list[str] = []
+        if types:
+            from zbtools.core.search.filetypes import TYPE_ALIASES, TYPES
         for name in types:
             key = TYPE_ALIASES.get(name.lower(), name.lower())
             if key not in TYPES:
-                raise ToolError("invalid_arguments", f"unknown file type {name!r}",
-                                hint="known types: " + ", ".join(TYPES),
-                                details={"type": name, "known": list(TYPES)})
+                from zbtools.core.call.args import did_you_mean
+
+                known = [*TYPES, *TYPE_ALIASES]
+                raise ToolError("invalid_arguments", f"unknown file type {name!r}"
+                                + did_you_mean(name.lower(), known),
+                                hint=f"{len(TYPES)} types are known, as in `rg --type-list` "
+                                "(py, js, ts, rust, go, java, c, cpp, html, css, md, ...); "
+                                "or use glob, e.g. \"*.ext\"",
+                                details={"type": name, "known": sorted(known)})
             self.type_globs.extend(TYPES[key])
 
     @property
