@@ -56,3 +56,11 @@ def test_nothing_found_says_what_was_not_searched(ws: Path, cli: CliRunner) -> N
     make(ws, {".gitignore": "gen/\n", "gen/x.py": "needle\n"})
     out = cli("codebase_search", "--query", "needle", *TEXT).out
     assert "0 matches" in out and "1 ignored" in out
+
+
+def test_the_truncation_notice_names_this_tools_own_limit(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_text("hit\n" * 5)
+    out = cli("codebase_search", "--query", "hit", "--max-results", "2", "--format", "text").out
+    assert "raise max_results" in out
+    assert "head_limit" not in out
+    assert cli("codebase_search", "--query", "hit", "--head-limit", "2").code == 2

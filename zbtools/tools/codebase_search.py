@@ -56,13 +56,17 @@ def run(params: Params, ctx: Context) -> Result:
     return to_result(outcome, "content")
 
 
+def render_results(result: Result) -> str:
+    return render(result, "max_results")
+
+
 TOOL = ToolSpec(
     name="codebase_search",
     doc=__doc__,
     params=Params,
     result=Result,
     run=run,
-    render_text=render,
+    render_text=render_results,
     read_only=True,
     idempotent=True,
     parallel_safe=True,

@@ -247,7 +247,8 @@ def skipped_note(skipped: Skipped) -> str:
     return f"not searched: {described}{skipped.remedy('search')}"
 
 
-def render(result: Result) -> str:
+def render(result: Result, limit_name: str = "head_limit") -> str:
+    """The text form; ``limit_name``: the parameter the truncation notice tells to raise."""
     if result.output_mode == "files_with_matches":
         lines = list(result.files)
     elif result.output_mode == "count":
@@ -262,7 +263,7 @@ def render(result: Result) -> str:
     if result.truncated:
         shown = (f"{result.total_matches} lines" if result.output_mode == "content"
                  else f"{result.files_with_matches} files")
-        notes.append(f"showing the first {shown}; raise head_limit or narrow the search")
+        notes.append(f"showing the first {shown}; raise {limit_name} or narrow the search")
     if result.timed_out:
         notes.append("the search timed out: results are partial; simplify the pattern or "
                      "raise timeout")
