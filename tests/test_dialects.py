@@ -173,7 +173,8 @@ def test_fiz_schemas_reproduce_the_published_ones(name: str) -> None:
 
 def test_claude_and_anthropic_schemas_name_the_documented_parameters() -> None:
     claude = {t.name: t.input_schema() for t in get_dialect("claude").tools()}
-    assert list(claude["Read"]["properties"]) == ["file_path", "offset", "limit"]
+    # the seed: "Supports PDFs with page range selection", so pages is documented too
+    assert list(claude["Read"]["properties"]) == ["file_path", "offset", "limit", "pages"]
     assert claude["Read"]["required"] == ["file_path"]
     assert list(claude["Edit"]["properties"]) == ["file_path", "old_string", "new_string",
                                                   "replace_all"]
@@ -665,3 +666,18 @@ def test_errors_name_parameters_as_the_dialect_schema_does(
     assert error["code"] == "no_match"
     text = error["message"] + " " + error["hint"]
     assert said in text and not_said not in text
+
+
+def test_claude_read_returns_its_2000_lines_whatever_their_size(ws: Path, cli: CliRunner) -> None:
+    (ws / "big.txt").write_text("".join(f"line {i} " + "x" * 40 + "\n" for i in range(3000)))
+    result = cli("--dialect", "claude", "Read", stdin={"file_path": str(ws / "big.txt")}).result
+    assert (result["start_line"], result["end_line"]) == (1, 2000)
+    assert result["content"].count("\n") == 2000
+    one_off = cli("read_file", "--path", "big.txt").result
+    assert one_off["end_line"] < 2000  # the canonical tool keeps the 50 KB budget
+
+
+def test_claude_read_documents_pages_for_pdfs() -> None:
+    schema = get_dialect("claude").lookup("Read")
+    assert schema is not None
+    assert "pages" in schema.input_schema()["properties"]

@@ -3,9 +3,9 @@
 Mapping decisions:
 
 * ``Read`` -> read_file: ``file_path``, ``offset`` (1-based line number, as read_file; ``0`` is
-  taken as 1, since models send it), ``limit`` (default 2000 lines). The text rendering is
-  ``cat -n``. Images, PDFs and notebooks are not rendered: binary files are refused with
-  ``binary_file`` and an ``.ipynb`` is read as its JSON text.
+  taken as 1, since models send it), ``limit`` (default 2000 lines, whatever their size: the
+  configured byte budget does not cut them), ``pages`` (a PDF's page range). The text rendering
+  is ``cat -n``. Images, PDFs and notebooks are read as read_file reads them.
 * ``Write`` -> write_file (creates or overwrites). ``Edit`` -> apply_edit (``old_string`` must
   identify one place, else ``ambiguous_match`` with every candidate; ``replace_all``). Claude
   Code's "read the file first" rule is not enforced: zbtools is stateless, and the sha256 of a
@@ -34,6 +34,13 @@ class ReadParams(Struct):
     file_path: str = field(help="Absolute path to the file")
     offset: int | None = field(default=None, help="Starting line number (optional)")
     limit: int | None = field(default=None, help="Number of lines to read (optional)")
+    pages: str | None = field(default=None, help="Page range of a PDF, e.g. \"1-5\" "
+                              "(optional)")
+
+
+# Claude's Read returns its 2,000 lines whatever their size (each line cut at 2,000 characters):
+# its own limit comes before the configured 50 KB result budget.
+READ_BYTES = 2000 * 2000
 
 
 class WriteParams(Struct):
@@ -101,7 +108,7 @@ def _grep(params: GrepParams, out: dict[str, Any]) -> None:
 def _tools() -> list[DialectTool]:
     return [
         DialectTool("Read", "read_file", params=ReadParams, renames={"file_path": "path"},
-                    translate=_read, description=(
+                    translate=_read, defaults={"max_bytes": READ_BYTES}, description=(
                         "Reads file contents from the filesystem. Returns content with line "
                         "numbers (cat -n format); offset and limit (default 2000 lines) read "
                         "part of a large file.")),
