@@ -215,3 +215,26 @@ def test_a_created_file_that_cannot_be_written_leaves_no_new_directories(
                       "*** End Patch\n"})
     assert call.code == 1 and call.error["code"] == "no_space", call
     assert snapshot(ws) == before
+
+
+def test_a_codex_file_header_padded_with_blanks_is_read_as_codex_reads_it(
+        ws: Path, cli: CliRunner) -> None:
+    (ws / "x.txt").write_text("old\n")
+    patch = "*** Begin Patch\n  *** Update File: x.txt\n@@\n-old\n+new\n*** End Patch"
+    call = cli("--dialect", "codex", "apply_patch", stdin={"input": patch})
+    assert call.code == 0, call
+    assert (ws / "x.txt").read_text() == "new\n"
+
+
+def test_a_codex_update_section_without_hunks_is_refused_not_a_silent_success(
+        ws: Path, cli: CliRunner) -> None:
+    (ws / "x.txt").write_text("old\n")
+    patch = "*** Begin Patch\n*** Update File: x.txt\n*** End Patch"
+    call = cli("--dialect", "codex", "apply_patch", stdin={"input": patch})
+    assert call.code == 2  # a malformed patch, like every patch_parse_error
+    assert call.error["code"] == "patch_parse_error"
+    assert "no hunks" in call.error["message"]
+    renamed = cli("--dialect", "codex", "apply_patch", stdin={
+        "input": "*** Begin Patch\n*** Update File: x.txt\n*** Move to: y.txt\n*** End Patch"})
+    assert renamed.code == 0, renamed  # a move alone is a rename, not an empty update
+    assert (ws / "y.txt").read_text() == "old\n" and not (ws / "x.txt").exists()

@@ -60,6 +60,7 @@ class FilePatch:
         self.hunks: list[Hunk] = []
         self.add_lines: list[str] = []
         self.add_no_newline = False
+        self.line_no: int | None = None  # of its header in the patch (Codex envelopes)
 
 
 def parse_error(message: str, line_no: int | None = None) -> MatchError:
@@ -255,22 +256,28 @@ def _parse_codex(text: str) -> list[FilePatch]:
     for i in range(start + 1, end):
         line = lines[i]
         no = i + 1
-        if line.startswith("*** Add File: "):
-            current = FilePatch("add", check_patch_path(line[len("*** Add File: "):], no))
+        # Headers are read with the line's surrounding blanks trimmed, as Codex reads them
+        # (models indent them); a file line that looks like one is taken as one by Codex too.
+        header = line.strip() if line.startswith((" ", "\t")) else line
+        if header.startswith("*** Add File: "):
+            current = FilePatch("add", check_patch_path(header[len("*** Add File: "):], no))
             patches.append(current)
             hunk = None
-        elif line.startswith("*** Delete File: "):
-            current = FilePatch("delete", check_patch_path(line[len("*** Delete File: "):], no))
+        elif header.startswith("*** Delete File: "):
+            current = FilePatch("delete",
+                                check_patch_path(header[len("*** Delete File: "):], no))
             patches.append(current)
             hunk = None
-        elif line.startswith("*** Update File: "):
-            current = FilePatch("update", check_patch_path(line[len("*** Update File: "):], no))
+        elif header.startswith("*** Update File: "):
+            current = FilePatch("update",
+                                check_patch_path(header[len("*** Update File: "):], no))
+            current.line_no = no
             patches.append(current)
             hunk = None
-        elif line.startswith("*** Move to: "):
+        elif header.startswith("*** Move to: "):
             if current is None or current.kind != "update":
                 raise parse_error("*** Move to: outside an Update File section", no)
-            current.new_path = check_patch_path(line[len("*** Move to: "):], no)
+            current.new_path = check_patch_path(header[len("*** Move to: "):], no)
         elif line.strip() == "*** End of File":
             if hunk is None:
                 raise parse_error("*** End of File outside a hunk", no)
@@ -321,6 +328,10 @@ def _parse_codex(text: str) -> list[FilePatch]:
         patch.hunks = [h for h in patch.hunks if h.old or h.new]
     if not patches:
         raise parse_error("no file sections between *** Begin Patch and *** End Patch")
+    for patch in patches:
+        if patch.kind == "update" and not patch.hunks and patch.new_path is None:
+            raise parse_error(f"*** Update File: {patch.path} has no hunks: nothing to change",
+                              patch.line_no)
     return patches
 
 
