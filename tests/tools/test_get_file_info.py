@@ -35,7 +35,9 @@ def test_a_text_file_has_every_seed_field_and_more(ws: Path, cli: CliRunner) -> 
     assert result == {
         "path": "src/main.rs", "type": "file", "size": 14, "is_directory": False,
         "is_file": True, "is_symlink": False, "symlink_target": None,
-        "modified": "2023-11-14T22:13:20.250000Z", "readonly": False, "mode": "0640",
+        "modified": "2023-11-14T22:13:20.250000Z",
+        "accessed": "2023-11-14T22:13:20.250000Z", "created": result["created"],
+        "readonly": False, "mode": "0640",
         "line_count": 2, "encoding": "utf-8", "binary": False, "entries": None}
 
 
@@ -68,6 +70,8 @@ def test_flags_args_and_a_real_subprocess_agree(ws: Path, cli: CliRunner,
     by_flag = cli("get_file_info", "--filename", "f.txt").result
     by_args = cli("get_file_info", "--args", json.dumps({"filepath": "f.txt"})).result
     by_proc = proc("get_file_info", stdin={"path": "f.txt"}).result
+    for result in (by_flag, by_args, by_proc):
+        result.pop("accessed")  # reading the file for its lines may move its access time
     assert by_flag == by_args == by_proc
     assert by_proc["line_count"] == 2
 
@@ -252,3 +256,17 @@ def test_a_symlink_loop_is_reported(ws: Path, cli: CliRunner) -> None:
     call = cli("get_file_info", stdin={"path": "a"})
     assert call.code == 1
     assert call.error["code"] == "symlink_loop"
+
+
+def test_access_and_creation_times_are_reported_where_the_platform_has_them(
+        ws: Path, cli: CliRunner) -> None:
+    import sys
+
+    target = ws / "t.txt"
+    target.write_text("x\n")
+    os.utime(target, (1_700_000_000.25, 1_600_000_000.5))
+    result = cli("get_file_info", "--path", "t.txt").result
+    assert result["accessed"] == "2023-11-14T22:13:20.250000Z"
+    assert result["modified"] == "2020-09-13T12:26:40.500000Z"
+    if sys.platform.startswith("linux"):
+        assert result["created"] is None

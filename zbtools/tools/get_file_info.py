@@ -1,10 +1,11 @@
 """Get metadata about a file, directory or symlink: size, type, times, mode, lines, encoding.
 
-Returns ``path``, ``size``, ``is_directory``, ``is_file``, ``is_symlink``, ``modified`` (ISO 8601,
-UTC), ``readonly`` (no write permission bit set), plus ``type``, ``mode`` (octal), and for text
-files ``line_count`` and ``encoding`` (``binary: true`` instead for binary files); for directories
-``entries`` (the number of direct children); for symlinks ``symlink_target`` (the link text) and
-the metadata of what it points to. Nothing is modified.
+Returns ``path``, ``size``, ``is_directory``, ``is_file``, ``is_symlink``, ``modified``,
+``accessed`` and ``created`` (ISO 8601, UTC; ``created`` only where the platform reports a birth
+time, null on Linux), ``readonly`` (no write permission bit set), plus ``type``, ``mode``
+(octal), and for text files ``line_count`` and ``encoding`` (``binary: true`` instead for binary
+files); for directories ``entries`` (the number of direct children); for symlinks
+``symlink_target`` (the link text) and the metadata of what it points to. Nothing is modified.
 
 Limits: lines are counted for files up to 256 MiB (``line_count`` is null beyond). A file or
 directory that cannot be read still gets its metadata, with those fields null and a warning. A
@@ -48,6 +49,10 @@ class Result(Struct):
     is_symlink: bool = field(help="The path itself is a symbolic link")
     symlink_target: str | None = field(help="The link's text, for a symlink")
     modified: str = field(help="Last modification, ISO 8601 UTC")
+    accessed: str = field(help="Last access, ISO 8601 UTC (as the file system keeps it: often "
+                          "updated only once a day, or never, by mount options)")
+    created: str | None = field(help="Creation (birth) time, ISO 8601 UTC, where the platform "
+                                "reports it (macOS, BSD, Windows); null on Linux")
     readonly: bool = field(help="No write permission bit is set")
     mode: str = field(help="Permission bits in octal, e.g. 0644")
     line_count: int | None = field(help="Lines, for text files")
@@ -141,15 +146,23 @@ def run(params: Params, ctx: Context) -> Result:
         path=rel, type="symlink" if is_symlink else kind, size=st.st_size,
         is_directory=kind == "directory", is_file=kind == "file", is_symlink=is_symlink,
         symlink_target=target_text, modified=iso_utc(st.st_mtime),
+        accessed=iso_utc(st.st_atime), created=birth_time(st),
         readonly=not st.st_mode & 0o222, mode=f"{stat.S_IMODE(st.st_mode):04o}",
         line_count=line_count, encoding=encoding, binary=binary, entries=entries,
     )
+
+
+def birth_time(st: os.stat_result) -> str | None:
+    birth = getattr(st, "st_birthtime", None)
+    return iso_utc(birth) if isinstance(birth, float | int) else None
 
 
 def render(result: Result) -> str:
     lines = [f"path: {result.path}", f"type: {result.type}", f"size: {result.size}",
              f"modified: {result.modified}", f"mode: {result.mode}"
              + (" (read-only)" if result.readonly else "")]
+    if result.created is not None:
+        lines.append(f"created: {result.created}")
     if result.symlink_target is not None:
         lines.append(f"symlink to: {result.symlink_target}")
     if result.line_count is not None:
