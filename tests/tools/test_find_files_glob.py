@@ -324,3 +324,11 @@ def test_a_plain_extension_glob_imports_neither_wcmatch_nor_bracex(ws: Path) -> 
                          check=True).stdout
     assert out.rstrip().endswith("[]"), out
     assert '"a.py"' in out and '"b/c.py"' in out
+
+
+def test_exclude_leaves_out_matches_by_base_name_or_path(ws: Path, cli: CliRunner) -> None:
+    make(ws, {"a.py": "", "a.py.backup": "", "run.log": "", "build/gen.py": "", "src/b.py": ""})
+    assert glob(cli, pattern="**/*", exclude=["*.log", "*.backup"]) == [
+        "a.py", "build/gen.py", "src/b.py"]
+    assert glob(cli, pattern="**/*.py", exclude=["build/**"]) == ["a.py", "src/b.py"]
+    assert glob(cli, pattern="**/*.py", exclude=["*.{py,log}"]) == []

@@ -73,6 +73,10 @@ class Params(WalkSwitches):
         default="file", help="file (anything but a directory), directory, or any")
     limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
                        help="Most matches to return (at most 10000)")
+    exclude: list[str] | None = field(
+        default=None, aliases=("exclude_patterns",),
+        help="Globs of matches to leave out, e.g. ['*.log', '*.backup', 'build/**']: without "
+        "'/' a glob tests the base name, with '/' the path relative to `path`")
     include_hidden: bool = field(default=False,
                                  help="Also search names starting with '.' (a pattern segment "
                                  "starting with '.' opts them in anyway)")
@@ -296,6 +300,11 @@ def run(params: Params, ctx: Context) -> Result:
     hidden_check = None if params.include_hidden or not names_hidden else \
         _compile(params.pattern, patterns, params.case_sensitive, True)
     want = "directory" if dirs_only else params.type
+    excluded = None
+    if params.exclude:
+        from zbtools.core.search.engine import PathFilter, split_globs
+
+        excluded = PathFilter(["!" + g for p in params.exclude for g in split_globs(p)], [])
 
     def open_walk(start: str, max_depth: int) -> Walk:
         return Walk(ctx.workspace, start, max_depth=max_depth, max_entries=SCAN_CAP,
@@ -323,6 +332,8 @@ def run(params: Params, ctx: Context) -> Result:
         if not wanted_type(entry.kind, want):
             continue
         rel = entry.rel[cut:]
+        if excluded is not None and not excluded.accepts(rel, entry.name):
+            continue
         if not match(rel):
             if hidden_check is not None and hidden_check(rel):
                 hidden_left_out += 1
