@@ -1115,3 +1115,43 @@ def test_names_that_need_those_characters_or_look_odd_but_honest_are_accepted(
         ws: Path, cli: CliRunner, name: str) -> None:
     assert cli("write_file", stdin={"path": name, "content": "x"}).code == 0
     assert (ws / name).read_text() == "x"
+
+
+# -- Unicode: a composed spelling finds a decomposed name, and the other way round -----------
+
+NFC_NAME = "caf\u00e9"
+NFD_NAME = "cafe\u0301"
+
+
+def test_a_composed_path_finds_the_decomposed_directory_and_file(ws: Path,
+                                                                 cli: CliRunner) -> None:
+    (ws / NFD_NAME).mkdir()
+    (ws / NFD_NAME / f"{NFD_NAME}.txt").write_text("hi\n")
+    result = cli("read_file", stdin={"path": f"{NFC_NAME}/{NFC_NAME}.txt"}).result
+    assert result["content"] == "hi\n"
+    assert result["path"] == f"{NFD_NAME}/{NFD_NAME}.txt"  # the name as it is on disk
+
+
+def test_writing_the_other_spelling_updates_the_file_instead_of_adding_a_lookalike(
+        ws: Path, cli: CliRunner) -> None:
+    (ws / f"{NFD_NAME}.md").write_text("old\n")
+    assert cli("write_file", stdin={"path": f"{NFC_NAME}.md", "content": "new\n"}).code == 0
+    assert os.listdir(ws) == [f"{NFD_NAME}.md"]
+    assert (ws / f"{NFD_NAME}.md").read_text() == "new\n"
+
+
+def test_an_exact_spelling_wins_and_two_other_equivalent_names_are_ambiguous(
+        ws: Path, cli: CliRunner) -> None:
+    mixed_a = "caf\u00e9 re\u0301sume\u0301"
+    mixed_b = "cafe\u0301 r\u00e9sum\u00e9"
+    composed = "caf\u00e9 r\u00e9sum\u00e9"
+    (ws / mixed_a).write_text("a\n")
+    (ws / mixed_b).write_text("b\n")
+    assert cli("read_file", stdin={"path": mixed_b}).result["content"] == "b\n"
+    call = cli("read_file", stdin={"path": composed})
+    assert call.code == 1
+    assert call.error["code"] == "ambiguous_path"
+    assert sorted(call.error["details"]["candidates"]) == sorted([mixed_a, mixed_b])
+    assert cli("write_file", stdin={"path": composed, "content": "c"}).error["code"] == \
+        "ambiguous_path"
+    assert len(os.listdir(ws)) == 2

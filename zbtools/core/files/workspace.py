@@ -208,6 +208,31 @@ def check_deceptive(path: str) -> None:
                                                                   for c in found]})
 
 
+def equivalent_name(dir_fd: int, name: str, path: str, parents: list[str]) -> str:
+    """The one entry of the directory that is ``name`` in Unicode's canonical equivalence (an
+    accent composed in one spelling and decomposed in the other: macOS writes the second, most
+    editors and models the first). Raises FileNotFoundError when none is, ``ambiguous_path``
+    when several are (which one the caller meant cannot be told)."""
+    import unicodedata
+
+    key = unicodedata.normalize("NFC", name)
+    try:
+        found = [entry for entry in os.listdir(dir_fd)
+                 if not entry.isascii() and unicodedata.normalize("NFC", entry) == key]
+    except OSError:
+        found = []
+    if not found:
+        raise FileNotFoundError(name)
+    if len(found) > 1:
+        where = "/".join(parents) or "."
+        raise ToolError("ambiguous_path", f"{path}: {name!r} names no entry exactly, and "
+                        f"{len(found)} entries of {where} are that name in another Unicode "
+                        f"form: {', '.join(repr(f) for f in sorted(found))}",
+                        hint="spell the name exactly as one of them (the same bytes), or "
+                        "rename one", details={"path": path, "candidates": sorted(found)})
+    return found[0]
+
+
 def display_path(base: str, comps: list[str]) -> str:
     """Components below a root as results show them: relative in the primary root (``base``
     empty), absolute (the root's real path, then the components) in another one."""
@@ -464,7 +489,13 @@ class Workspace:
                     continue
                 last = not todo
                 try:
-                    st = os.stat(comp, dir_fd=dirs.top, follow_symlinks=False)
+                    try:
+                        st = os.stat(comp, dir_fd=dirs.top, follow_symlinks=False)
+                    except FileNotFoundError:
+                        if comp.isascii():
+                            raise
+                        comp = equivalent_name(dirs.top, comp, path, names)
+                        st = os.stat(comp, dir_fd=dirs.top, follow_symlinks=False)
                 except FileNotFoundError:
                     if last:
                         return self._done(path, self._base(index), dirs, names, comp, None, [])
