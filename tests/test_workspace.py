@@ -702,15 +702,14 @@ def test_a_dangling_symlink_whose_target_is_outside_is_refused(
     assert sorted(os.listdir(outside)) == ["secret.txt"]
 
 
-def test_a_dangling_symlink_into_a_missing_directory_needs_create_parents(
+def test_a_dangling_symlink_is_not_found_to_read_and_refused_to_create_through(
         tree: Path, wsp: Workspace) -> None:
     os.symlink("newdir/f.txt", tree / "a" / "d")
     assert refusal(wsp, "a/d").code == "not_found"
-    with wsp.resolve("a/d", create_parents=True) as res:
-        assert res.missing == ["newdir"] and res.rel == "a/newdir/f.txt"
-        res.ensure_parents()
-        assert res.created == ["a/newdir"]
-    assert (tree / "a" / "newdir").is_dir()
+    with pytest.raises(ToolError) as refused:
+        wsp.resolve("a/d", create_parents=True)
+    assert refused.value.code == "dangling_symlink"
+    assert not (tree / "a" / "newdir").exists()
 
 
 # --------------------------------------------------------------------------- loops and limits
@@ -934,13 +933,13 @@ def test_cli_write_file_never_creates_anything_outside(
     assert snapshot(outside.parent) == before
 
 
-def test_cli_write_through_a_dangling_link_inside_creates_the_target(
+def test_cli_write_through_a_dangling_link_inside_is_refused(
         ws: Path, cli: CliRunner) -> None:
     (ws / "d").mkdir()
     os.symlink("d/target.txt", ws / "dangling")
-    result = cli("write_file", "--path", "dangling", "--content", "hi\n").result
-    assert result["path"] == "d/target.txt"
-    assert (ws / "d" / "target.txt").read_text() == "hi\n"
+    call = cli("write_file", "--path", "dangling", "--content", "hi\n")
+    assert call.error["code"] == "dangling_symlink"
+    assert not (ws / "d" / "target.txt").exists()
     assert (ws / "dangling").is_symlink()
 
 
@@ -1155,3 +1154,26 @@ def test_an_exact_spelling_wins_and_two_other_equivalent_names_are_ambiguous(
     assert cli("write_file", stdin={"path": composed, "content": "c"}).error["code"] == \
         "ambiguous_path"
     assert len(os.listdir(ws)) == 2
+
+
+# -- writing through a symlink whose target does not exist -----------------------------------
+
+def test_writing_through_a_dangling_symlink_is_refused_and_creates_nothing(
+        ws: Path, cli: CliRunner) -> None:
+    (ws / "link.txt").symlink_to("nothere.txt")
+    (ws / "dlink").symlink_to("missing/dir")
+    for path in ("link.txt", "dlink/a.txt"):
+        call = cli("write_file", stdin={"path": path, "content": "x"})
+        assert call.code == 1, call
+        assert call.error["code"] == "dangling_symlink"
+    assert sorted(p.name for p in ws.iterdir()) == ["dlink", "link.txt"]
+    assert not (ws / "nothere.txt").exists() and not (ws / "missing").exists()
+
+
+def test_a_symlink_to_an_existing_directory_still_takes_new_files(ws: Path,
+                                                                  cli: CliRunner) -> None:
+    (ws / "real").mkdir()
+    (ws / "via").symlink_to("real")
+    assert cli("write_file", stdin={"path": "via/new.txt", "content": "x"}).code == 0
+    assert (ws / "real" / "new.txt").read_text() == "x"
+    assert cli("read_file", stdin={"path": "via/absent.txt"}).error["code"] == "not_found"

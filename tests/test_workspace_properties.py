@@ -31,7 +31,7 @@ PREFIXES = ["", "", "", "/", "{root}/", "{alias}/", "{base}/", "{root}-evil/", "
             "{root}/../", "{alias}/../ws/"]
 # Refusals a resolution may end in; anything else (path_changed, io_error, ...) is a bug here.
 DOCUMENTED = {"outside_workspace", "not_found", "not_a_directory", "symlink_loop",
-              "invalid_arguments"}
+              "invalid_arguments", "dangling_symlink", "ambiguous_path"}
 
 PROPERTY_SETTINGS = settings(max_examples=500, deadline=None, database=None,
                              suppress_health_check=[HealthCheck.function_scoped_fixture])

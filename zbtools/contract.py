@@ -88,6 +88,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
                        "an editor tool needs an active file and none is open (open_file first)"),
     "unknown_id": (ExitCode.TOOL_FAILED,
                    "no task or plan step has that id or index (the valid ones are listed)"),
+    "dangling_symlink": (ExitCode.TOOL_FAILED, "a write would go through a symlink whose target "
+                         "does not exist (and so create the target)"),
     "ambiguous_path": (ExitCode.TOOL_FAILED, "the path names no entry exactly, and several "
                        "entries are the same name in Unicode (composed and decomposed accents)"),
     "ambiguous_id": (ExitCode.TOOL_FAILED, "several items (e.g. notebook cells) share the id "

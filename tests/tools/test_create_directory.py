@@ -98,11 +98,11 @@ def test_a_symlink_to_a_directory_inside_is_an_existing_directory(
     assert (ws / "real" / "inner").is_dir()
 
 
-def test_a_dangling_symlink_inside_creates_its_target(ws: Path, cli: CliRunner) -> None:
+def test_a_dangling_symlink_inside_is_refused_not_followed_to_create(ws: Path,
+                                                                    cli: CliRunner) -> None:
     (ws / "link").symlink_to("made")
-    result = cli("create_directory", stdin={"path": "link"}).result
-    assert result == {"path": "made", "created": True, "parents_created": []}
-    assert (ws / "made").is_dir()
+    assert cli("create_directory", stdin={"path": "link"}).error["code"] == "dangling_symlink"
+    assert not (ws / "made").exists()
 
 
 def test_a_symlinked_parent_to_outside_is_refused_and_nothing_created_outside(

@@ -424,13 +424,13 @@ def test_writing_through_a_symlink_inside_the_workspace_writes_its_target(
     assert os.readlink(ws / "link.txt") == "real.txt"
 
 
-def test_a_dangling_symlink_inside_the_workspace_creates_its_target(
+def test_a_dangling_symlink_inside_the_workspace_is_refused_not_followed_to_create(
         ws: Path, cli: CliRunner) -> None:
     (ws / "link.txt").symlink_to("sub/target.txt")
-    result = cli("write_file", stdin={"path": "link.txt", "content": "made\n"}).result
-    assert result["path"] == "sub/target.txt"
-    assert result["parents_created"] == ["sub"]
-    assert (ws / "sub" / "target.txt").read_text() == "made\n"
+    call = cli("write_file", stdin={"path": "link.txt", "content": "made\n"})
+    assert call.code == 1
+    assert call.error["code"] == "dangling_symlink"
+    assert not (ws / "sub").exists()
 
 
 @pytest.mark.parametrize("how", ["absolute", "relative"])

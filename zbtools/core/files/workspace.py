@@ -474,9 +474,13 @@ class Workspace:
         dirs = _DirStack(self._roots[index].open())
         names: list[str] = []
         hops = 0
+        linked = 0  # how many components at the head of todo came from a symlink's target
+        link = ""  # the last symlink followed
         try:
             while todo:
                 comp = todo.pop(0)
+                from_link = linked > 0
+                linked = max(linked - 1, 0)
                 if comp == "..":
                     if len(dirs) == 1:
                         top = self._roots[index].path
@@ -497,6 +501,13 @@ class Workspace:
                         comp = equivalent_name(dirs.top, comp, path, names)
                         st = os.stat(comp, dir_fd=dirs.top, follow_symlinks=False)
                 except FileNotFoundError:
+                    if create_parents and from_link:
+                        raise ToolError(
+                            "dangling_symlink", f"{path}: the symlink {link} points to "
+                            f"{'/'.join([*names, comp])}, which does not exist",
+                            hint="writing through it would create its target: write to the "
+                            "target's path itself, or remove the symlink first",
+                            details={"path": path, "symlink": link}) from None
                     if last:
                         return self._done(path, self._base(index), dirs, names, comp, None, [])
                     if create_parents and ".." not in todo:
@@ -509,6 +520,7 @@ class Workspace:
                 except OSError as exc:
                     raise os_error(exc, path) from exc
                 if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
+                    link = "/".join([*names, comp])
                     hops += 1
                     if hops > MAX_SYMLINK_HOPS:
                         raise ToolError("symlink_loop", f"{path}: too many levels of symbolic "
@@ -534,7 +546,9 @@ class Workspace:
                             dirs = _DirStack(self._roots[index].open())
                         names.clear()
                         target = inside[1]
-                    todo[:0] = [c for c in target.split("/") if c not in ("", ".")]
+                    expanded = [c for c in target.split("/") if c not in ("", ".")]
+                    todo[:0] = expanded
+                    linked += len(expanded)
                     continue
                 if last:
                     return self._done(path, self._base(index), dirs, names, comp, st, [])
