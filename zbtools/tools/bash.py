@@ -25,6 +25,7 @@ from zbtools.tools.run_command import (
     COMMAND_ALIASES,
     CWD_ALIASES,
     Result,
+    exit_status,
     render,
     to_result,
 )
@@ -84,6 +85,8 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="command",
+    exit_status=exit_status,
     destructive=True,
     category="commands",
 )

@@ -78,6 +78,7 @@ TOOL = ToolSpec(
     params=Params,
     result=ApplyResult,
     run=run,
+    operand="path",
     render_text=render_apply,
     destructive=True,
     category="edit",

@@ -120,6 +120,24 @@ def run(params: Params, ctx: Context) -> Result:
     return to_result(execute(ctx, req))
 
 
+def exit_status(result: Result) -> int:
+    """``--exit-status``: the command's own status, as a shell sees it: its exit code, 124 for
+    a timeout (as ``timeout(1)``), 128 + N for a signal N, 0 for a command left running in the
+    background."""
+    if result.timed_out and not result.background:
+        return 124
+    if result.exit_code is not None:
+        return result.exit_code
+    if result.signal:
+        import signal
+
+        try:
+            return 128 + int(signal.Signals[result.signal])
+        except KeyError:
+            return 1
+    return 0
+
+
 def render(result: Result) -> str:
     out = result.stdout
     if out and not out.endswith("\n"):
@@ -149,6 +167,8 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="command",
+    exit_status=exit_status,
     destructive=True,
     category="commands",
 )

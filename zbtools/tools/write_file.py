@@ -152,6 +152,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
     destructive=True,
     idempotent=True,
