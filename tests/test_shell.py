@@ -195,3 +195,47 @@ def test_paths_errors_go_to_stderr(ws: Path, proc: CliRunner) -> None:
     assert call.code == 1 and call.out == "" and "error[not_found]" in call.err
     other = proc("read_file", "a.txt", "--paths")
     assert other.code == 2 and "usage_error" in other.err and other.out == ""
+
+
+# ---- a named config file must exist -------------------------------------------------------------
+
+
+def test_a_missing_named_config_file_is_a_usage_error(ws: Path, tmp_path: Path,
+                                                      proc: CliRunner) -> None:
+    (ws / "a.txt").write_text("x\n")
+    missing = proc("read_file", "a.txt", env={"ZBTOOLS_CONFIG": str(tmp_path / "typo.toml")})
+    assert missing.code == 2 and missing.error["code"] == "usage_error"
+    assert "typo.toml" in missing.error["message"]
+    # the default location may be absent
+    default = proc("read_file", "a.txt", env={"ZBTOOLS_CONFIG": "",
+                                              "XDG_CONFIG_HOME": str(tmp_path / "none")})
+    assert default.code == 0
+
+
+# ---- batch line numbers, a closed stdout ---------------------------------------------------------
+
+
+def test_a_malformed_batch_line_names_its_line_and_the_line_format(ws: Path,
+                                                                   proc: CliRunner) -> None:
+    (ws / "a.txt").write_text("x\n")
+    lines = '{"id": 1, "tool": "read_file", "args": {"path": "a.txt"}}\n\nnot json\n'
+    call = proc("batch", stdin=lines)
+    first, bad = (json.loads(line) for line in call.out.splitlines())
+    assert first["ok"] is True
+    assert bad["error"]["code"] == "invalid_json"
+    assert bad["error"]["details"]["line"] == 3 and "request line 3" in bad["error"]["message"]
+    assert '"tool"' in bad["error"]["hint"]
+
+
+def test_a_closed_stdout_is_a_clean_usage_error(ws: Path) -> None:
+    (ws / "a.txt").write_text("x\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    code = ("import os, subprocess, sys; os.close(1); "
+            "sys.exit(subprocess.call([sys.executable, '-m', 'zbtools', 'write_file', 'b.txt', "
+            "'--content', 'y']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ws, env=env, capture_output=False,
+                          stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "error[usage_error]" in done.stderr
+    assert not (ws / "b.txt").exists()  # nothing ran

@@ -193,7 +193,8 @@ ENVIRONMENT: dict[str, str] = {
     "ZBTOOLS_DEBUG": "When set and not empty, internal errors print their traceback on stderr "
                      "(never on stdout).",
     "ZBTOOLS_CONFIG": "The configuration file (default "
-                      "``$XDG_CONFIG_HOME/zbtools/config.toml``).",
+                      "``$XDG_CONFIG_HOME/zbtools/config.toml``, which may be absent); a file "
+                      "named here must exist (else ``usage_error``).",
     "ZBTOOLS_STATE_DIR": "Where per-workspace state lives: editor state, undo journal, process "
                          "table and logs, spill files of truncated results (default "
                          "``$XDG_STATE_HOME/zbtools``).",

@@ -186,10 +186,24 @@ def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str
 
 
 def main_with_argv(argv: list[str]) -> int:
+    if sys.stdout is None:
+        return closed_stdout()
     return run(argv, process_streams(), os.environ)
 
 
+def closed_stdout() -> int:
+    """stdout closed (``zbtools ... >&-``): nowhere to put the result, so nothing runs (a write
+    would happen with no way to report it); the error goes to stderr, exit 2."""
+    if sys.stderr is not None:
+        sys.stderr.write("error[usage_error]: stdout is closed: there is nowhere to write the "
+                         "result, so nothing was run\nhint: redirect stdout to a file or to "
+                         "/dev/null instead of closing it\n")
+    return 2
+
+
 def main() -> None:
+    if sys.stdout is None:
+        sys.exit(closed_stdout())
     if "_ZBTOOLS_COMPLETE" in os.environ:  # a shell asking for completions (completions/)
         sys.exit(help_and_completion(sys.argv[1:], process_streams(), os.environ))
     sys.exit(run(sys.argv[1:], process_streams(), os.environ))
