@@ -104,6 +104,10 @@ def test_operands_and_the_end_of_options(tree: Path, proc: CliRunner) -> None:
     assert proc("run_command", "echo hi").result["stdout"] == "hi\n"
     (tree / "-dash.txt").write_text("dash\n")
     assert proc("read_file", "--", "-dash.txt").result["content"] == "dash\n"
+    # an operand is taken as written: - and @ are read only for flags
+    (tree / "@scope.txt").write_text("scoped\n")
+    assert proc("read_file", "@scope.txt").result["content"] == "scoped\n"
+    assert proc("read_file", "--path", "@@scope.txt").result["content"] == "scoped\n"
     two = proc("read_file", "a.txt", "b.txt")
     assert two.code == 2 and two.error["details"]["problems"][0]["argument"] == "b.txt"
     clash = proc("read_file", "a.txt", "--path", "b.txt")

@@ -242,8 +242,9 @@ def flag_table(structs: list[type[Struct]]
     return table, fields
 
 
-def parse_tool_flags(structs: list[type[Struct]], tokens: list[str], operand: str | None = None
-                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def parse_tool_flags(structs: list[type[Struct]], tokens: list[str], operand: str | None = None,
+                     literal: set[str] | None = None
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``--name VALUE`` / ``--name=VALUE`` / ``--flag`` / ``--no-flag`` -> canonical JSON values.
 
     Returns the values and the problems found; problems are reported together with those of
@@ -251,6 +252,8 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str], operand: st
     declarations the flags may belong to (a dialect tool's own, then its canonical tool's).
     ``operand`` is the parameter a bare word stands for (the tool's ``ToolSpec.operand``, for
     ``zbtools read_file README.md``); ``--`` ends the flags: every token after it is a bare word.
+    The operand's name is added to ``literal`` when it was given so (an operand is taken as
+    written: ``-`` and ``@PATH`` are read only for flags).
     """
     from zbtools.core.call.args import coerce_flag
 
@@ -327,6 +330,8 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str], operand: st
                              f"and as the operand {bare[0]!r}"})
         else:
             values[operand] = coerce_flag(fields[operand], bare[0])
+            if literal is not None:
+                literal.add(operand)
         bare = bare[1:]
     for token in bare:
         where = (f"this tool takes one operand ({operand})" if operand is not None
@@ -386,11 +391,13 @@ def raw_text(data: bytes, source: str, limit: int) -> str:
 
 
 def read_raw_values(flags: dict[str, Any], fields: Mapping[str, FieldSpec], streams: Streams,
-                    limit: int, json_on_stdin: bool) -> dict[str, Any]:
+                    limit: int, json_on_stdin: bool,
+                    literal: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     """A text flag's value ``-`` is stdin and ``@PATH`` a file's content, byte for byte (gh's and
     curl's habit); ``@@...`` stands for a literal value starting with one ``@``.
 
-    Only flags: JSON arguments (stdin, ``--args``, batch, MCP) are always literal. ``PATH`` is
+    Only flags: JSON arguments (stdin, ``--args``, batch, MCP) and operands (``literal``) are
+    always literal. ``PATH`` is
     relative to the current directory, as the shell completed it, and may be outside the
     workspace: it is the caller's own file, read like stdin. Both are bounded by
     ``max_request_bytes``.
@@ -399,7 +406,7 @@ def read_raw_values(flags: dict[str, Any], fields: Mapping[str, FieldSpec], stre
     stdin_taken: str | None = None
     for name, value in flags.items():
         fspec = fields.get(name)
-        if type(value) is not str or fspec is None or fspec.type is None \
+        if name in literal or type(value) is not str or fspec is None or fspec.type is None \
                 or fspec.type.kind != "str" or not (value == "-" or value.startswith("@")):
             continue
         flag = "--" + name.replace("_", "-")
@@ -523,7 +530,8 @@ class ToolCall:
         self.tool = tool = dtool.name if dtool is not None else spec.name
         # a dialect with its own parameter names has no operand (its names are not the tool's)
         operand = spec.operand if dtool is None or not dtool.declares_params else None
-        flags, flag_problems = parse_tool_flags(structs, rest, operand)
+        literal: set[str] = set()
+        flags, flag_problems = parse_tool_flags(structs, rest, operand, literal)
         if opts.paths is not None and spec.paths is None:
             raise ToolError("usage_error", f"{tool} has no paths to print",
                             hint="--paths and -0 work with the listings and searches: "
@@ -531,7 +539,7 @@ class ToolCall:
                             "codebase_search")
         self.ctx = ctx = make_context(opts, self.env)
         flags = read_raw_values(flags, flag_table(structs)[1], self.streams,
-                                ctx.limits.max_request_bytes, opts.stdin)
+                                ctx.limits.max_request_bytes, opts.stdin, literal)
         args_json = parse_request(opts.args.encode("utf-8", "surrogateescape"), "--args") \
             if opts.args is not None else {}
         read = opts.stdin or not (flags or flag_problems or opts.args is not None)
