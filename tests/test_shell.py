@@ -116,6 +116,16 @@ def test_operands_and_the_end_of_options(tree: Path, proc: CliRunner) -> None:
     assert none.code == 2
 
 
+def test_move_and_copy_take_two_operands(ws: Path, proc: CliRunner) -> None:
+    (ws / "a.txt").write_text("a\n")
+    assert proc("copy_file", "a.txt", "b.txt").code == 0
+    assert proc("move_file", "b.txt", "c.txt").code == 0
+    assert (ws / "c.txt").read_text() == "a\n" and not (ws / "b.txt").exists()
+    extra = proc("move_file", "a.txt", "d.txt", "e.txt")
+    assert extra.code == 2 and "2 operands" in extra.error["message"]
+    assert "[SOURCE] [DESTINATION]" in proc("move_file", "--help").out
+
+
 def test_the_operand_shows_in_help(proc: CliRunner) -> None:
     out = proc("read_file", "--help").out
     assert "[PATH]" in out and "Operand:" in out

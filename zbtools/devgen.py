@@ -113,10 +113,10 @@ def render_tools_reference() -> str:
 def _shell_facts_md(spec: ToolSpec) -> list[str]:
     """What a shell user may add: the operand, ``--exit-status``, ``--paths``."""
     facts = []
-    if spec.operand is not None:
-        op = spec.operand
-        facts.append(f"Operand: `zbtools {spec.name} {op.upper()}` is "
-                     f"`--{op.replace('_', '-')} {op.upper()}`.")
+    if spec.operands:
+        bare = " ".join(op.upper() for op in spec.operands)
+        flags = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        facts.append(f"Operand: `zbtools {spec.name} {bare}` is `{flags}`.")
     if spec.exit_status is not None:
         facts.append("`--exit-status`: " + ("the command's own status (124 on a timeout)."
                      if spec.category == "commands" else "exits 1 when nothing is found."))
@@ -335,10 +335,10 @@ def _tool_section(spec: ToolSpec) -> list[str]:
     flags = _tool_flags(spec)
     if flags:
         facts.append("Annotations: " + ", ".join(flags) + ".")
-    if spec.operand is not None:
-        op = spec.operand
-        facts.append(f"Operand: ``zbtools {spec.name} {op.upper()}`` is "
-                     f"``--{op.replace('_', '-')} {op.upper()}``.")
+    if spec.operands:
+        bare = " ".join(op.upper() for op in spec.operands)
+        spelled = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        facts.append(f"Operand: ``zbtools {spec.name} {bare}`` is ``{spelled}``.")
     if facts:
         out += [" ".join(facts), ""]
     fields = spec.params.fields()

@@ -26,7 +26,7 @@ a terminal, human when it is; ``$ZBTOOLS_FORMAT``), ``--dialect NAME``, ``--appr
 ``--help``; for shells (docs/shell.md) ``--exit-status`` (a success's status says yes or no:
 ``ToolSpec.exit_status``), ``--paths``/``-0`` (only the paths a listing found:
 ``ToolSpec.paths``, printed by ``zbtools.entry``) and ``--color``. ``--`` ends the options; a
-bare word after the tool name is its operand (``ToolSpec.operand``); a text flag's value ``-``
+bare word after the tool name is its operand (``ToolSpec.operands``); a text flag's value ``-``
 or ``@PATH`` is read from stdin or a file (``read_raw_values``).
 
 Exit codes: 0 ok, 1 the tool failed as documented, 2 invalid arguments or usage, 3 refused for
@@ -242,17 +242,17 @@ def flag_table(structs: list[type[Struct]]
     return table, fields
 
 
-def parse_tool_flags(structs: list[type[Struct]], tokens: list[str], operand: str | None = None,
-                     literal: set[str] | None = None
+def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
+                     operands: tuple[str, ...] = (), literal: set[str] | None = None
                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``--name VALUE`` / ``--name=VALUE`` / ``--flag`` / ``--no-flag`` -> canonical JSON values.
 
     Returns the values and the problems found; problems are reported together with those of
     validation, so one error lists everything wrong with the call. ``structs`` are the
     declarations the flags may belong to (a dialect tool's own, then its canonical tool's).
-    ``operand`` is the parameter a bare word stands for (the tool's ``ToolSpec.operand``, for
-    ``zbtools read_file README.md``); ``--`` ends the flags: every token after it is a bare word.
-    The operand's name is added to ``literal`` when it was given so (an operand is taken as
+    ``operands`` are the parameters bare words stand for, in order (the tool's
+    ``ToolSpec.operands``: ``zbtools read_file README.md``); ``--`` ends the flags: every token
+    after it is a bare word. The names given so are added to ``literal`` (an operand is taken as
     written: ``-`` and ``@PATH`` are read only for flags).
     """
     from zbtools.core.call.args import coerce_flag
@@ -323,19 +323,19 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str], operand: st
         else:
             value = coerce_flag(fspec, raw)
             values[canonical] = (not value) if negated and isinstance(value, bool) else value
-    if bare and operand is not None and operand in fields:
-        if operand in values:
-            problems.append({"problem": "conflicting_aliases", "argument": operand,
-                             "message": f"{operand} given both as --{operand.replace('_', '-')} "
-                             f"and as the operand {bare[0]!r}"})
+    taken = [name for name in operands if name in fields][:len(bare)]
+    for name, token in zip(taken, bare, strict=False):
+        if name in values:
+            problems.append({"problem": "conflicting_aliases", "argument": name,
+                             "message": f"{name} given both as --{name.replace('_', '-')} "
+                             f"and as the operand {token!r}"})
         else:
-            values[operand] = coerce_flag(fields[operand], bare[0])
+            values[name] = coerce_flag(fields[name], token)
             if literal is not None:
-                literal.add(operand)
-        bare = bare[1:]
-    for token in bare:
-        where = (f"this tool takes one operand ({operand})" if operand is not None
-                 else "this tool takes no operand")
+                literal.add(name)
+    for token in bare[len(taken):]:
+        where = (f"this tool takes {len(operands)} operand{'s' if len(operands) > 1 else ''} "
+                 f"({' '.join(operands)})" if operands else "this tool takes no operand")
         problems.append({"problem": "unexpected_value", "argument": token,
                          "message": f"unexpected value {token!r}: values follow a --flag; "
                          + where})
@@ -529,9 +529,9 @@ class ToolCall:
         self.spec = spec
         self.tool = tool = dtool.name if dtool is not None else spec.name
         # a dialect with its own parameter names has no operand (its names are not the tool's)
-        operand = spec.operand if dtool is None or not dtool.declares_params else None
+        operands = spec.operands if dtool is None or not dtool.declares_params else ()
         literal: set[str] = set()
-        flags, flag_problems = parse_tool_flags(structs, rest, operand, literal)
+        flags, flag_problems = parse_tool_flags(structs, rest, operands, literal)
         if opts.paths is not None and spec.paths is None:
             raise ToolError("usage_error", f"{tool} has no paths to print",
                             hint="--paths and -0 work with the listings and searches: "

@@ -71,11 +71,12 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
         annotations[name] = Optional[py_type]  # noqa: UP045 - typer needs a runtime object
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                             default=option, annotation=annotations[name]))
-    operand = spec.operand
-    if operand is not None and operand in fields:
-        annotations["operand_"] = Optional[str]  # noqa: UP045
-        parameters.insert(0, inspect.Parameter(
-            "operand_", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    operands = [name for name in spec.operands if name in fields]
+    for index, operand in enumerate(operands):
+        key = f"operand_{index}_"
+        annotations[key] = Optional[str]  # noqa: UP045
+        parameters.insert(index, inspect.Parameter(
+            key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
             annotation=Optional[str],  # noqa: UP045
             default=typer.Argument(None, metavar=operand.upper(), show_default=False,
                                    help=f"The {operand} (same as --{operand.replace('_', '-')})")))
@@ -86,7 +87,7 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
 
     def command(**kwargs: Any) -> None:
         argv = [spec.name]
-        operand_value = kwargs.pop("operand_", None)
+        operand_values = [kwargs.pop(f"operand_{i}_", None) for i in range(len(operands))]
         for key, value in kwargs.items():
             if value is None:
                 continue
@@ -96,8 +97,9 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
                 argv.append(f"--{key}" if value else f"--no-{key}")
             else:
                 argv.append(f"--{key}={value}")
-        if operand_value is not None:
-            argv += ["--", operand_value]
+        given = [value for value in operand_values if value is not None]
+        if given:
+            argv += ["--", *given]
         raise typer.Exit(run_argv(argv))
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -112,10 +114,11 @@ def _epilog(spec: ToolSpec) -> str:
     required = {name: f"<{name}>" for name, f in spec.params.fields().items() if f.required}
     example = json.dumps(required)
     paragraphs.append(f"Example: echo '{example}' | zbtools {spec.name}")
-    if spec.operand is not None:
-        paragraphs.append(f"Operand: zbtools {spec.name} {spec.operand.upper()} is "
-                          f"zbtools {spec.name} --{spec.operand.replace('_', '-')} "
-                          f"{spec.operand.upper()}; after --, a value may start with -.")
+    if spec.operands:
+        bare = " ".join(op.upper() for op in spec.operands)
+        flags = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        paragraphs.append(f"Operand: zbtools {spec.name} {bare} is zbtools {spec.name} {flags}; "
+                          "after --, a value may start with -.")
     return "\n\n".join(paragraphs)
 
 
