@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="zb-edit-corpus-") as tmp:
         workdir = Path(tmp)
         env = {"ZBTOOLS_STATE_DIR": str(workdir / "state"),
-               "ZBTOOLS_CONFIG": str(workdir / "no-config.toml")}
+               "ZBTOOLS_CONFIG": os.devnull}
         for var in [v for v in os.environ if v.startswith("ZBTOOLS_")]:
             del os.environ[var]
         outcomes, metrics, run_s = run(corpus, zbtools_applier(args.tool, env=env), workdir)

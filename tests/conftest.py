@@ -69,7 +69,9 @@ CliRunner = Callable[..., Call]
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep state and config of every test inside its own temporary directory."""
     monkeypatch.setenv("ZBTOOLS_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("ZBTOOLS_CONFIG", str(tmp_path / "config.toml"))
+    config = tmp_path / "config.toml"
+    config.touch()  # an explicitly named config file must exist
+    monkeypatch.setenv("ZBTOOLS_CONFIG", str(config))
     for var in list(os.environ):
         if var.startswith("ZBTOOLS_") and var not in ("ZBTOOLS_STATE_DIR", "ZBTOOLS_CONFIG"):
             monkeypatch.delenv(var)

@@ -111,7 +111,7 @@ def zbtools(venv: Path, ws: Path, *argv: str, stdin: dict[str, Any] | None = Non
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("ZBTOOLS_", "PYTHON"))}
     base.update({"ZBTOOLS_STATE_DIR": str(ws.parent / "state"),
-                 "ZBTOOLS_CONFIG": str(ws.parent / "no-config.toml"), **(env or {})})
+                 "ZBTOOLS_CONFIG": os.devnull, **(env or {})})
     done = subprocess.run([str(venv / "bin" / "zbtools"), *argv, "--workspace", str(ws)],
                           input=json.dumps(stdin or {}).encode(), capture_output=True,
                           env=base, cwd=ws, timeout=60, check=False)

@@ -92,6 +92,7 @@ def render_tools_reference() -> str:
         out += [title, "", spec.summary, ""]
         if flags:
             out += [f"*{', '.join(flags)}*", ""]
+        out += _shell_facts_md(spec)
         out += ["| parameter | type | required | aliases | description |",
                 "|---|---|---|---|---|"]
         for name, field in spec.params.fields().items():
@@ -107,6 +108,21 @@ def render_tools_reference() -> str:
         if spec.details:
             out += [" ".join(p.split()) + "\n" for p in spec.details.split("\n\n")]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _shell_facts_md(spec: ToolSpec) -> list[str]:
+    """What a shell user may add: the operand, ``--exit-status``, ``--paths``."""
+    facts = []
+    if spec.operands:
+        bare = " ".join(op.upper() for op in spec.operands)
+        flags = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        facts.append(f"Operand: `zbtools {spec.name} {bare}` is `{flags}`.")
+    if spec.exit_status is not None:
+        facts.append("`--exit-status`: " + ("the command's own status (124 on a timeout)."
+                     if spec.category == "commands" else "exits 1 when nothing is found."))
+    if spec.paths is not None:
+        facts.append("`--paths` / `-0`: prints only the paths found.")
+    return [" ".join(facts), ""] if facts else []
 
 
 def render_error_table() -> str:
@@ -159,9 +175,9 @@ def render_docs() -> dict[str, str]:
 
 def render_completion(shell: str) -> str:
     """Typer's completion script for ``shell``, for the app of ``zbtools/surfaces/cli.py``."""
-    from typer._completion_shared import get_completion_script  # noqa: TID251 - dev tool
+    from zbtools.surfaces.cli import completion_script
 
-    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
+    return completion_script(shell)
 
 
 # ---- the man page -----------------------------------------------------------------------------
@@ -177,7 +193,8 @@ ENVIRONMENT: dict[str, str] = {
     "ZBTOOLS_DEBUG": "When set and not empty, internal errors print their traceback on stderr "
                      "(never on stdout).",
     "ZBTOOLS_CONFIG": "The configuration file (default "
-                      "``$XDG_CONFIG_HOME/zbtools/config.toml``).",
+                      "``$XDG_CONFIG_HOME/zbtools/config.toml``, which may be absent); a file "
+                      "named here must exist (else ``usage_error``).",
     "ZBTOOLS_STATE_DIR": "Where per-workspace state lives: editor state, undo journal, process "
                          "table and logs, spill files of truncated results (default "
                          "``$XDG_STATE_HOME/zbtools``).",
@@ -318,6 +335,10 @@ def _tool_section(spec: ToolSpec) -> list[str]:
     flags = _tool_flags(spec)
     if flags:
         facts.append("Annotations: " + ", ".join(flags) + ".")
+    if spec.operands:
+        bare = " ".join(op.upper() for op in spec.operands)
+        spelled = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        facts.append(f"Operand: ``zbtools {spec.name} {bare}`` is ``{spelled}``.")
     if facts:
         out += [" ".join(facts), ""]
     fields = spec.params.fields()
@@ -385,7 +406,9 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
         "| **zbtools** [*OPTIONS*] *TOOL* **--args** *JSON*",
         "| *command* **|** **zbtools** [*OPTIONS*] *TOOL*",
         "| **zbtools** [*OPTIONS*] **tools** | **batch** | **mcp** | **schema** | **prompt**",
-        "| **zbtools** *TOOL* **--help**",
+        "| **zbtools** [*OPTIONS*] *TOOL* *OPERAND* [**--**\\ *param* *VALUE* ...]",
+        "| **zbtools** *TOOL* **--help** | **zbtools help** *TOOL*",
+        "| **zbtools completion** **bash** | **zsh** | **fish**",
         "",
     ]
 
@@ -431,8 +454,20 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
                        "and the configuration file.")
     out += _definition("**--stdin**", "Read the JSON request from stdin even when flags or "
                        "``--args`` are given.")
+    out += _definition("**--exit-status**",
+                       "A yes/no exit status for a success: 1 when a search or listing finds "
+                       "nothing; for ``run_command`` and ``bash`` the command's own status "
+                       "(124 on a timeout, 128+N for signal N). The output is unchanged.")
+    out += _definition("**--paths**, **-0**, **--null**",
+                       "Listings and searches: print only the paths found, one a line (**-0**: "
+                       "each ended by NUL), with notices (skipped, cut, warnings) and errors on "
+                       "stderr.")
+    out += _definition("**--color** *WHEN*",
+                       "``auto`` (the default: colours on a terminal, honouring ``NO_COLOR`` "
+                       "and ``FORCE_COLOR``), ``always`` or ``never``, for ``--format human``.")
+    out += _definition("**--**", "The end of the options: what follows is the tool's operand.")
     out += _definition("**--debug**", "Print tracebacks of internal errors on stderr.")
-    out += _definition("**--version**", "Print the version.")
+    out += _definition("**--version**, **-V**", "Print the version.")
     out += _definition("**--help**, **-h**", "Show help for the program or for one tool.")
 
     out += _section("COMMANDS")
@@ -445,6 +480,9 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
     out += _definition("**schema**", "Print tool definitions (JSON Schema, Anthropic, OpenAI, "
                        "MCP formats).")
     out += _definition("**prompt**", "Print a system-prompt snippet describing the tools.")
+    out += _definition("**help** *TOOL*", "Show one tool's help (``zbtools TOOL --help``).")
+    out += _definition("**completion** *SHELL*", "Print the completion script for bash, zsh "
+                       "or fish: ``eval \"$(zbtools completion bash)\"``.")
 
     out += _section("TOOLS")
     out += ["Each tool is listed with its parameters: the JSON key, its type, whether it is "
@@ -455,7 +493,8 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
     out += _section("EXIT STATUS")
     for status, meaning in EXIT_STATUSES:
         out += _definition(f"**{status}**", meaning)
-    out += ["``run_command`` returns the command's own exit status inside the result.", ""]
+    out += ["``run_command`` returns the command's own exit status inside the result; with "
+            "**--exit-status** it is also zbtools' exit status.", ""]
 
     out += _section("ERROR CODES")
     out += ["The ``error.code`` of a failed call; stable snake_case strings that scripts and "

@@ -22,7 +22,12 @@ Requests above ``max_request_bytes`` (16 MiB) are refused with ``too_large``.
 Global options: ``--workspace/-w DIR`` (else ``$ZBTOOLS_WORKSPACE``, else the current directory),
 ``--format json|text|human`` (``--json``, ``--text``, ``--human``; default json when stdout is not
 a terminal, human when it is; ``$ZBTOOLS_FORMAT``), ``--dialect NAME``, ``--approval POLICY``,
-``--stdin``, ``--debug`` (tracebacks of internal errors on stderr), ``--version``, ``--help``.
+``--stdin``, ``--debug`` (tracebacks of internal errors on stderr), ``--version``/``-V``,
+``--help``; for shells (docs/shell.md) ``--exit-status`` (a success's status says yes or no:
+``ToolSpec.exit_status``), ``--paths``/``-0`` (only the paths a listing found:
+``ToolSpec.paths``, printed by ``zbtools.entry``) and ``--color``. ``--`` ends the options; a
+bare word after the tool name is its operand (``ToolSpec.operands``); a text flag's value ``-``
+or ``@PATH`` is read from stdin or a file (``read_raw_values``).
 
 Exit codes: 0 ok, 1 the tool failed as documented, 2 invalid arguments or usage, 3 refused for
 safety, 4 internal error, 130 interrupted. stdout never carries a traceback.
@@ -51,13 +56,19 @@ if TYPE_CHECKING:
 
 FORMATS = ("json", "text", "human")
 VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "format",
-                 "--dialect": "dialect", "--args": "args", "--approval": "approval"}
+                 "--dialect": "dialect", "--args": "args", "--approval": "approval",
+                 "--color": "color"}
 APPROVAL_POLICIES = ("allow", "confirm", "deny")
+COLORS = ("auto", "always", "never")
 SWITCHES: dict[str, tuple[str, object]] = {
     "--json": ("format", "json"), "--text": ("format", "text"), "--human": ("format", "human"),
-    "--debug": ("debug", True), "--stdin": ("stdin", True)}
+    "--debug": ("debug", True), "--stdin": ("stdin", True),
+    "--exit-status": ("exit_status", True), "--paths": ("paths", "\n"), "-0": ("paths", "\0"),
+    "--null": ("paths", "\0")}
+# One-letter global options: never taken as the value of a tool flag before them.
+SHORT_GLOBALS = ("-w", "-h", "-V", "-0")
 # Command words that are not tools; zbtools.entry hands each to its surface.
-COMMANDS = ("tools", "mcp", "schema", "prompt", "batch")
+COMMANDS = ("tools", "mcp", "schema", "prompt", "batch", "help", "completion")
 # Options a command word parses itself when they follow it (``schema --format openai``).
 COMMAND_FLAGS: dict[str, set[str]] = {"schema": {"--format"}}
 
@@ -73,6 +84,9 @@ class Options:
         self.stdin = False  # read stdin even when flags or --args are given
         self.help = False
         self.version = False
+        self.exit_status = False  # a success's status says yes/no (--exit-status)
+        self.paths: str | None = None  # --paths ("\n") or -0 ("\0"): the paths a listing found
+        self.color: str | None = None  # auto, always or never (human output)
 
 
 class Streams:
@@ -163,12 +177,21 @@ def split_command_line(argv: list[str], opts: Options, env: Mapping[str, str] | 
         bare_switch = token in SWITCHES and (i + 1 >= len(argv) or argv[i + 1].startswith("--"))
         if command is not None and name in own and not bare_switch:
             rest.append(token)
-            if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            if (not eq and i + 1 < len(argv) and not argv[i + 1].startswith("--")
+                    and argv[i + 1] not in SHORT_GLOBALS):
                 i += 1
                 rest.append(argv[i])
+        elif token == "--":
+            # the end of the options: what follows is the tool's (operands and values)
+            tail = argv[i + 1:]
+            if command is None and tail:
+                command, tail = tail[0], tail[1:]
+            if command is not None:
+                rest += ["--", *tail]
+            break
         elif token in ("-h", "--help"):
             opts.help = True
-        elif token == "--version":
+        elif token in ("--version", "-V"):
             opts.version = True
         elif name in VALUE_OPTIONS:
             if eq:
@@ -194,8 +217,8 @@ def split_command_line(argv: list[str], opts: Options, env: Mapping[str, str] | 
             rest.append(token)
             # a tool flag's value may itself start with "-": keep it attached to its flag
             if (token.startswith("--") and "=" not in token and i + 1 < len(argv)
-                    and not argv[i + 1].startswith("--") and argv[i + 1] not in VALUE_OPTIONS
-                    and argv[i + 1] != "-h"):
+                    and not argv[i + 1].startswith("--")
+                    and argv[i + 1] not in SHORT_GLOBALS):
                 i += 1
                 rest.append(argv[i])
         i += 1
@@ -219,28 +242,36 @@ def flag_table(structs: list[type[Struct]]
     return table, fields
 
 
-def parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
-                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
+                     operands: tuple[str, ...] = (), literal: set[str] | None = None
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``--name VALUE`` / ``--name=VALUE`` / ``--flag`` / ``--no-flag`` -> canonical JSON values.
 
     Returns the values and the problems found; problems are reported together with those of
     validation, so one error lists everything wrong with the call. ``structs`` are the
     declarations the flags may belong to (a dialect tool's own, then its canonical tool's).
+    ``operands`` are the parameters bare words stand for, in order (the tool's
+    ``ToolSpec.operands``: ``zbtools read_file README.md``); ``--`` ends the flags: every token
+    after it is a bare word. The names given so are added to ``literal`` (an operand is taken as
+    written: ``-`` and ``@PATH`` are read only for flags).
     """
     from zbtools.core.call.args import coerce_flag
 
     table, fields = flag_table(structs)
     values: dict[str, Any] = {}
     problems: list[dict[str, Any]] = []
+    bare: list[str] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
         i += 1
+        if token == "--":
+            bare += tokens[i:]
+            break
         if len(token) == 2 and token[0] == "-" and token[1].isalpha() and token[1] in table:
             token = "-" + token  # a one-letter alias as a short flag: -C 2, like grep
-        if not token.startswith("--") or token == "--":
-            problems.append({"problem": "unexpected_value", "argument": token,
-                             "message": f"unexpected value {token!r}: values follow a --flag"})
+        if not token.startswith("--"):
+            bare.append(token)
             continue
         raw_name, eq, inline = token[2:].partition("=")
         key = raw_name.replace("-", "_")
@@ -292,6 +323,22 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str]
         else:
             value = coerce_flag(fspec, raw)
             values[canonical] = (not value) if negated and isinstance(value, bool) else value
+    taken = [name for name in operands if name in fields][:len(bare)]
+    for name, token in zip(taken, bare, strict=False):
+        if name in values:
+            problems.append({"problem": "conflicting_aliases", "argument": name,
+                             "message": f"{name} given both as --{name.replace('_', '-')} "
+                             f"and as the operand {token!r}"})
+        else:
+            values[name] = coerce_flag(fields[name], token)
+            if literal is not None:
+                literal.add(name)
+    for token in bare[len(taken):]:
+        where = (f"this tool takes {len(operands)} operand{'s' if len(operands) > 1 else ''} "
+                 f"({' '.join(operands)})" if operands else "this tool takes no operand")
+        problems.append({"problem": "unexpected_value", "argument": token,
+                         "message": f"unexpected value {token!r}: values follow a --flag; "
+                         + where})
     return values, problems
 
 
@@ -328,6 +375,66 @@ def unknown_tool_error(command: str, opts: Options, env: Mapping[str, str]) -> T
     return ToolError("unknown_tool", f"no tool named {command!r}{where}",
                      hint=(f"did you mean {', '.join(close)}? " if close else "") + listing,
                      details={"tools": names})
+
+
+def raw_text(data: bytes, source: str, limit: int) -> str:
+    if len(data) > limit:
+        raise ToolError("too_large", f"{source} is larger than {limit} bytes",
+                        hint="send less content per call (write_append adds to a file in "
+                        "chunks), or raise ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError("usage_error", f"{source} is not valid UTF-8 (byte {exc.start})",
+                        hint="text arguments are UTF-8; write_file keeps a file's own "
+                        "encoding when it already exists") from exc
+
+
+def read_raw_values(flags: dict[str, Any], fields: Mapping[str, FieldSpec], streams: Streams,
+                    limit: int, json_on_stdin: bool,
+                    literal: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A text-body flag's value (``FieldSpec.text_body``: file content, old and new text, a
+    patch, a command; never a path or a pattern, where ``@types/x`` and ``@Override`` are
+    ordinary values) ``-`` is stdin and ``@PATH`` a file's content, byte for byte (gh's and
+    curl's habit); ``@@...`` stands for a literal value starting with one ``@``.
+
+    Only flags: JSON arguments (stdin, ``--args``, batch, MCP) and operands (``literal``) are
+    always literal. ``PATH`` is
+    relative to the current directory, as the shell completed it, and may be outside the
+    workspace: it is the caller's own file, read like stdin. Both are bounded by
+    ``max_request_bytes``.
+    """
+    out = dict(flags)
+    stdin_taken: str | None = None
+    for name, value in flags.items():
+        fspec = fields.get(name)
+        if name in literal or type(value) is not str or fspec is None or not fspec.text_body \
+                or not (value == "-" or value.startswith("@")):
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value.startswith("@@"):
+            out[name] = value[1:]
+        elif value == "-":
+            if json_on_stdin or stdin_taken is not None:
+                other = "--stdin" if json_on_stdin else f"--{stdin_taken}"
+                raise ToolError("usage_error", f"{flag} - and {other} both read stdin",
+                                hint="give one of them a file instead: --NAME @PATH")
+            stdin_taken = name.replace("_", "-")
+            data = streams.stdin.read(limit + 1) if streams.stdin is not None else b""
+            out[name] = raw_text(data, f"stdin (for {flag} -)", limit)
+        else:
+            path = value[1:]
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(limit + 1)
+            except OSError as exc:
+                raise ToolError("usage_error", f"{flag} @{path}: cannot read it: "
+                                f"{exc.strerror or exc}",
+                                hint=f"@PATH reads a file (relative to the current directory); "
+                                f"for a value that starts with @, write @@ ({flag} @{value})",
+                                details={"path": path}) from None
+            out[name] = raw_text(data, f"{flag} @{path}", limit)
+    return out
 
 
 def read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
@@ -423,8 +530,18 @@ class ToolCall:
             raise unknown_tool_error(command, opts, self.env)
         self.spec = spec
         self.tool = tool = dtool.name if dtool is not None else spec.name
-        flags, flag_problems = parse_tool_flags(structs, rest)
+        # a dialect with its own parameter names has no operand (its names are not the tool's)
+        operands = spec.operands if dtool is None or not dtool.declares_params else ()
+        literal: set[str] = set()
+        flags, flag_problems = parse_tool_flags(structs, rest, operands, literal)
+        if opts.paths is not None and spec.paths is None:
+            raise ToolError("usage_error", f"{tool} has no paths to print",
+                            hint="--paths and -0 work with the listings and searches: "
+                            "list_directory, find_files, find_files_glob, grep_search, "
+                            "codebase_search")
         self.ctx = ctx = make_context(opts, self.env)
+        flags = read_raw_values(flags, flag_table(structs)[1], self.streams,
+                                ctx.limits.max_request_bytes, opts.stdin, literal)
         args_json = parse_request(opts.args.encode("utf-8", "surrogateescape"), "--args") \
             if opts.args is not None else {}
         read = opts.stdin or not (flags or flag_problems or opts.args is not None)

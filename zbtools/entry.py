@@ -26,6 +26,7 @@ import sys
 from zbtools.contract import ToolError, error_envelope
 from zbtools.core.call.fastjson import dumps_ascii
 from zbtools.dispatch import (
+    COLORS,
     COMMANDS,
     Options,
     Streams,
@@ -51,11 +52,12 @@ if TYPE_CHECKING:
 def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
     """One call of the program; returns the exit status. Never raises (but SystemExit)."""
     opts = Options()
-    fmt = "json"
+    fmt: str | None = None
     call = ToolCall(opts, streams, env)
     try:
         command, rest = split_command_line(argv, opts, env)
         fmt = output_format(opts, streams, env)
+        check_color(opts)
         if opts.version:
             from zbtools import __version__
 
@@ -67,11 +69,19 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
             raise ToolError("usage_error", "no tool given",
                             hint="usage: zbtools TOOL [--param VALUE ...] with JSON arguments "
                             "on stdin or --args; `zbtools tools` lists the tools")
+        if command == "help":  # zbtools help TOOL = zbtools TOOL --help
+            return help_and_completion([*rest[:1], "--help"], streams, env)
         if command in COMMANDS:
             call.tool = command
             return run_command_word(command, rest, opts, streams, env, fmt)
         envelope, result = call.run(command, rest, fmt)
-        show(streams, fmt, call.spec, call.tool, envelope, result, call.ctx)
+        spec = call.spec
+        if opts.paths is not None and spec is not None and spec.paths is not None:
+            print_paths(streams, spec.paths(result), opts.paths, notices(envelope, result))
+        else:
+            show(streams, fmt, spec, call.tool, envelope, result, call.ctx, opts.color)
+        if opts.exit_status and spec is not None and spec.exit_status is not None:
+            return spec.exit_status(result)
         return 0
     except SystemExit:
         raise
@@ -79,9 +89,16 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
         error = failure(exc, debug=debugging(opts, env), stderr=streams.stderr)
         envelope = error_envelope(call.tool, error)
         documented = isinstance(exc, (ToolError, KeyboardInterrupt))
+        if fmt is None:  # the command line itself was wrong: still shown as the user sees errors
+            fmt = fallback_format(opts, streams, env)
         try:
+            if opts.paths is not None:  # a pipe of paths: the error goes to stderr
+                from zbtools.textout import render_error
+
+                streams.stderr.write(render_error(envelope["error"]))
+                return error.exit_code
             show(streams, fmt if documented or fmt != "human" else "json", call.spec,
-                 call.tool, envelope, None, call.ctx)
+                 call.tool, envelope, None, call.ctx, opts.color)
         except BaseException:
             write(streams, dumps_ascii(envelope) + "\n")
         return error.exit_code
@@ -90,19 +107,62 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
 
 
 def show(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
-         envelope: dict[str, Any], result_obj: Any, ctx: Context | None) -> None:
+         envelope: dict[str, Any], result_obj: Any, ctx: Context | None,
+         color: str | None = None) -> None:
     """Print one envelope in ``fmt``: JSON and text by the dispatcher, human by its surface."""
     if fmt != "human":
         emit(streams, fmt, spec, tool, envelope, result_obj, ctx)
         return
     from zbtools.surfaces.human import render_human
 
-    render_human(spec, tool, envelope, result_obj, ctx, streams)
+    render_human(spec, tool, envelope, result_obj, ctx, streams, color=color)
+
+
+def check_color(opts: Options) -> None:
+    if opts.color is not None and opts.color not in COLORS:
+        raise ToolError("usage_error", f"unknown color mode {opts.color!r}",
+                        hint="use --color auto, always or never")
+
+
+def fallback_format(opts: Options, streams: Streams, env: Mapping[str, str]) -> str:
+    """The format of an error found while reading the command line (before its format was)."""
+    try:
+        return output_format(opts, streams, env)
+    except ToolError:
+        return "human" if streams.stdout_isatty else "json"
+
+
+def notices(envelope: dict[str, Any], result: Any) -> list[str]:
+    """What a listing's text rendering says beside its paths: cut, partial, skipped, warnings."""
+    out: list[str] = []
+    if getattr(result, "truncated", False):
+        out.append("more results exist than the limit allowed; raise it or narrow the search")
+    if getattr(result, "scan_limited", False):
+        out.append("the search stopped after 200000 entries: more matches may exist")
+    if getattr(result, "timed_out", False):
+        out.append("the search timed out: results are partial")
+    skipped = getattr(result, "skipped", None)
+    described = skipped.describe() if skipped is not None else ""
+    if described:
+        out.append(f"skipped: {described}")
+    return out + [str(w) for w in envelope.get("warnings", [])]
+
+
+def print_paths(streams: Streams, paths: list[str], end: str, notes: list[str]) -> None:
+    """``--paths``/``-0``: the paths alone on stdout (each ended by ``end``), notices on stderr."""
+    write(streams, "".join(p + end for p in paths))
+    for note in notes:
+        streams.stderr.write(f"zbtools: {note}\n")
 
 
 def run_command_word(command: str, rest: list[str], opts: Options, streams: Streams,
                      env: Mapping[str, str], fmt: str) -> int:
-    """``tools``, ``schema``, ``prompt``, ``batch`` and ``mcp``: each is its surface's."""
+    """``tools``, ``schema``, ``prompt``, ``batch``, ``mcp`` and ``completion``: each is its
+    surface's."""
+    if command == "completion":
+        from zbtools.surfaces.cli import completion_command
+
+        return completion_command(rest, streams)
     if command == "mcp":
         from zbtools.surfaces.mcp_server import serve
 
@@ -126,10 +186,24 @@ def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str
 
 
 def main_with_argv(argv: list[str]) -> int:
+    if sys.stdout is None:
+        return closed_stdout()
     return run(argv, process_streams(), os.environ)
 
 
+def closed_stdout() -> int:
+    """stdout closed (``zbtools ... >&-``): nowhere to put the result, so nothing runs (a write
+    would happen with no way to report it); the error goes to stderr, exit 2."""
+    if sys.stderr is not None:
+        sys.stderr.write("error[usage_error]: stdout is closed: there is nowhere to write the "
+                         "result, so nothing was run\nhint: redirect stdout to a file or to "
+                         "/dev/null instead of closing it\n")
+    return 2
+
+
 def main() -> None:
+    if sys.stdout is None:
+        sys.exit(closed_stdout())
     if "_ZBTOOLS_COMPLETE" in os.environ:  # a shell asking for completions (completions/)
         sys.exit(help_and_completion(sys.argv[1:], process_streams(), os.environ))
     sys.exit(run(sys.argv[1:], process_streams(), os.environ))

@@ -38,6 +38,9 @@ class ToolSpec:
         parallel_safe: bool = False,
         render_text: Callable[[Any], str] | None = None,
         category: str = "files",
+        operand: str | tuple[str, ...] | None = None,
+        exit_status: Callable[[Any], int] | None = None,
+        paths: Callable[[Any], list[str]] | None = None,
     ) -> None:
         self.name = name
         self.params = params
@@ -51,6 +54,15 @@ class ToolSpec:
         self.parallel_safe = parallel_safe
         self.render_text = render_text
         self.category = category
+        # The parameter(s) a shell user may give positionally, in order (``zbtools read_file
+        # README.md``, ``zbtools move_file a b``).
+        self.operands: tuple[str, ...] = (
+            () if operand is None else (operand,) if isinstance(operand, str) else operand)
+        # ``--exit-status``: the exit status a successful result means to a shell (0 yes, 1 no,
+        # or a command's own status); without it a success always exits 0.
+        self.exit_status = exit_status
+        # ``--paths``/``-0``: the paths a listing or search found, one per line (or NUL-ended).
+        self.paths = paths
 
     @property
     def summary(self) -> str:

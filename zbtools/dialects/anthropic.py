@@ -41,11 +41,14 @@ class Params(Struct):
         "`insert`, `undo_edit`.")
     path: str = field(help="Absolute path to file or directory, e.g. `/repo/file.py` or "
                       "`/repo`.")
-    file_text: str | None = field(default=None, help="Required parameter of `create` command, "
+    file_text: str | None = field(text_body=True,
+                                  default=None, help="Required parameter of `create` command, "
                                   "with the content of the file to be created.")
-    old_str: str | None = field(default=None, help="Required parameter of `str_replace` "
+    old_str: str | None = field(text_body=True,
+                                default=None, help="Required parameter of `str_replace` "
                                 "command containing the string in `path` to replace.")
-    new_str: str | None = field(default=None, help="Optional parameter of `str_replace` command "
+    new_str: str | None = field(text_body=True,
+                                default=None, help="Optional parameter of `str_replace` command "
                                 "containing the new string (if not given, no string will be "
                                 "added). Required parameter of `insert` command containing the "
                                 "string to insert (unless `insert_text` is given).")

@@ -45,13 +45,13 @@ READ_BYTES = 2000 * 2000
 
 class WriteParams(Struct):
     file_path: str = field(help="Absolute path (must be absolute)")
-    content: str = field(help="Full file content")
+    content: str = field(text_body=True, help="Full file content")
 
 
 class EditParams(Struct):
     file_path: str = field(help="Absolute path to the file")
-    old_string: str = field(help="Text to find (must be unique in file)")
-    new_string: str = field(help="Replacement text")
+    old_string: str = field(text_body=True, help="Text to find (must be unique in file)")
+    new_string: str = field(text_body=True, help="Replacement text")
     replace_all: bool = field(default=False,
                               help="Replace all occurrences (optional, default false)")
 

@@ -29,7 +29,8 @@ SHELLS = {"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/usr/bin/bash", 
 
 
 class ApplyPatchParams(Struct):
-    input: str = field(help="The entire contents of the apply_patch command: *** Begin Patch, "
+    input: str = field(text_body=True,
+                       help="The entire contents of the apply_patch command: *** Begin Patch, "
                        "file sections (*** Add File / *** Update File / *** Delete File), "
                        "*** End Patch")
 

@@ -42,9 +42,10 @@ class BashParams(Struct):
 
 
 class EditItem(Struct):
-    oldText: str = field(help="Exact text to find (must be unique in the file and must not "
+    oldText: str = field(text_body=True,
+                         help="Exact text to find (must be unique in the file and must not "
                          "overlap with other edits)")
-    newText: str = field(help="Replacement text")
+    newText: str = field(text_body=True, help="Replacement text")
 
 
 class EditParams(Struct):
@@ -53,9 +54,9 @@ class EditParams(Struct):
         default=None, help="One or more targeted replacements. Each edit is matched against the "
         "original file, not incrementally. Do not include overlapping or nested edits. If two "
         "changes touch the same block or nearby lines, merge them into one edit instead.")
-    old_string: str | None = field(default=None,
+    old_string: str | None = field(text_body=True, default=None,
                                    help="Legacy: exact string to find (use edits[] instead)")
-    new_string: str | None = field(default=None,
+    new_string: str | None = field(text_body=True, default=None,
                                    help="Legacy: replacement string (use edits[] instead)")
 
 
@@ -85,9 +86,10 @@ class LsParams(Struct):
 
 class PatchParams(Struct):
     path: str = field(help=PATH_HELP)
-    search: str | None = field(default=None, help="Exact text to find in the file. Must match "
+    search: str | None = field(text_body=True,
+                               default=None, help="Exact text to find in the file. Must match "
                                "exactly (including whitespace). Will match first occurrence.")
-    content: str = field(help="Replacement text, or text to prepend/append")
+    content: str = field(text_body=True, help="Replacement text, or text to prepend/append")
     operation: Literal["replace", "replace_all", "prepend", "append"] | None = field(
         default=None, help="One of: 'replace' (default, search must be unique), 'replace_all' "
         "(replace every occurrence), 'prepend' (insert at file start), 'append' (insert at "
@@ -113,7 +115,7 @@ class TaskParams(Struct):
 
 class WriteParams(Struct):
     path: str = field(help=PATH_HELP)
-    content: str = field(help="Content to write to the file")
+    content: str = field(text_body=True, help="Content to write to the file")
 
 
 def _invalid(message: str, hint: str, argument: str) -> ToolError:

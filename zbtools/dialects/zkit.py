@@ -46,14 +46,16 @@ class ReadParams(Struct):
 
 class WriteParams(Struct):
     path: str = field(help="File path of the NEW file, relative to the workspace root")
-    content: str = field(help="The file's content (\"\" to scaffold it for write_append)")
+    content: str = field(text_body=True,
+                         help="The file's content (\"\" to scaffold it for write_append)")
 
 
 class EditParams(Struct):
     path: str = field(help="File to edit")
-    old_string: str = field(help="Exact text to replace (copy it from read output; must "
+    old_string: str = field(text_body=True,
+                            help="Exact text to replace (copy it from read output; must "
                             "identify one place)")
-    new_string: str = field(help="Replacement text")
+    new_string: str = field(text_body=True, help="Replacement text")
     replace_all: bool = field(default=False, help="Replace every occurrence")
     anchor: str | None = field(default=None, help="LINE:HASH from read: the match must include "
                                "that line, unchanged")

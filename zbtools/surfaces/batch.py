@@ -70,14 +70,15 @@ class Batch:
             self.tools[name] = self.dialect.lookup(name)
         return self.tools[name]
 
-    def call(self, line: bytes) -> tuple[Any, dict[str, Any]]:
-        """One request line -> (its id, the result envelope)."""
+    def call(self, line: bytes, lineno: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """One request line (``lineno``, 1-based, named in a parse error) -> (its id, the
+        result envelope)."""
         from zbtools.core.call.context import Context
 
         request_id: Any = None
         tool_name: str | None = None
         try:
-            request = parse_request(line, "the request line")
+            request = parse_line(line, lineno)
             if not _finite(request.get("id")):
                 raise ToolError("invalid_json", "the request id holds a number too large for "
                                 "a double (it would come back as Infinity, which is not JSON)",
@@ -182,6 +183,22 @@ def _drain_line(stdin: Any) -> None:
             return
 
 
+LINE_HINT = ('each line is one JSON object: {"id": 1, "tool": "read_file", "args": {"path": '
+             '"README.md"}}; the other lines still run')
+
+
+def parse_line(line: bytes, lineno: int | None) -> dict[str, Any]:
+    """A request line as an object; a malformed one says which line and how a line looks."""
+    where = "the request line" if lineno is None else f"request line {lineno}"
+    try:
+        return parse_request(line, where)
+    except ToolError as exc:
+        details = dict(exc.details or {})
+        if lineno is not None:
+            details["line"] = lineno
+        raise ToolError(exc.code, exc.message, hint=LINE_HINT, details=details) from None
+
+
 def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str],
                   fmt: str) -> int:
     if rest:
@@ -194,21 +211,24 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
                   debug=debugging(opts, env), text=fmt == "text")
     limit = base.limits.max_request_bytes
     stdin = streams.stdin
+    lineno = 0
     try:
         while stdin is not None:
             line = stdin.readline(limit + 1)
             if not line:
                 break
+            lineno += 1
             if len(line) > limit and not line.endswith(b"\n"):
                 _drain_line(stdin)
                 too_large = ToolError("too_large", f"the request line is larger than {limit} "
                                       "bytes", hint="send less content per call, or raise "
-                                      "ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
+                                      "ZBTOOLS_MAX_REQUEST_BYTES",
+                                      details={"limit": limit, "line": lineno})
                 _emit_line(streams, None, batch.failed(None, too_large))
                 continue
             if not line.strip():
                 continue
-            request_id, envelope = batch.call(line)
+            request_id, envelope = batch.call(line, lineno)
             _emit_line(streams, request_id, envelope)
     finally:
         base.workspace.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
@@ -70,6 +71,15 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
         annotations[name] = Optional[py_type]  # noqa: UP045 - typer needs a runtime object
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                             default=option, annotation=annotations[name]))
+    operands = [name for name in spec.operands if name in fields]
+    for index, operand in enumerate(operands):
+        key = f"operand_{index}_"
+        annotations[key] = Optional[str]  # noqa: UP045
+        parameters.insert(index, inspect.Parameter(
+            key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=Optional[str],  # noqa: UP045
+            default=typer.Argument(None, metavar=operand.upper(), show_default=False,
+                                   help=f"The {operand} (same as --{operand.replace('_', '-')})")))
     annotations["args"] = Optional[str]  # noqa: UP045
     parameters.append(inspect.Parameter(
         "args", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],  # noqa: UP045
@@ -77,6 +87,7 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
 
     def command(**kwargs: Any) -> None:
         argv = [spec.name]
+        operand_values = [kwargs.pop(f"operand_{i}_", None) for i in range(len(operands))]
         for key, value in kwargs.items():
             if value is None:
                 continue
@@ -86,6 +97,9 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
                 argv.append(f"--{key}" if value else f"--no-{key}")
             else:
                 argv.append(f"--{key}={value}")
+        given = [value for value in operand_values if value is not None]
+        if given:
+            argv += ["--", *given]
         raise typer.Exit(run_argv(argv))
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -100,6 +114,11 @@ def _epilog(spec: ToolSpec) -> str:
     required = {name: f"<{name}>" for name, f in spec.params.fields().items() if f.required}
     example = json.dumps(required)
     paragraphs.append(f"Example: echo '{example}' | zbtools {spec.name}")
+    if spec.operands:
+        bare = " ".join(op.upper() for op in spec.operands)
+        flags = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        paragraphs.append(f"Operand: zbtools {spec.name} {bare} is zbtools {spec.name} {flags}; "
+                          "after --, a value may start with -.")
     return "\n\n".join(paragraphs)
 
 
@@ -116,7 +135,9 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         "explains one tool.",
         epilog=EPILOG,
         no_args_is_help=True,
-        add_completion=True,
+        # `zbtools completion SHELL` prints the script; typer's --install-completion and
+        # --show-completion guess the shell and fail through zbtools' own argv, so they are off.
+        add_completion=False,
         pretty_exceptions_enable=False,
         # -h as well: the fast path sends "-h" here as help (zbtools.dispatch.split_command_line)
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -135,8 +156,19 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         approval: Optional[str] = typer.Option(  # noqa: UP045
             None, "--approval", help="Command approval policy for this call: allow, confirm "
             "(ask on the terminal) or deny (else $ZBTOOLS_APPROVAL or [exec] approval)"),
+        color: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--color", help="auto (default; honours NO_COLOR and FORCE_COLOR), always or "
+            "never: colours of --format human"),
+        exit_status: bool = typer.Option(
+            False, "--exit-status", help="A yes/no exit status: 1 when a search or listing "
+            "finds nothing, a command's own status for run_command and bash"),
+        paths: bool = typer.Option(
+            False, "--paths", help="Listings and searches: only the paths, one a line (notices "
+            "on stderr); -0 (--null) ends each with NUL"),
+        stdin: bool = typer.Option(
+            False, "--stdin", help="Read JSON arguments from stdin even with flags"),
         debug: bool = typer.Option(False, "--debug", help="Tracebacks on stderr"),
-        version: bool = typer.Option(False, "--version", help="Print the version"),
+        version: bool = typer.Option(False, "--version", "-V", help="Print the version"),
     ) -> None:
         """zbtools: read, write, edit and search files for agents, scripts and CI."""
         if version:
@@ -149,6 +181,21 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         for alias in spec.aliases:
             app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(
                 _make_command(spec, run_argv))
+
+    @app.command(name="help")
+    def help_command(tool: Optional[str] = typer.Argument(  # noqa: UP045
+            None, help="A tool (or command) name")) -> None:
+        """Show the help of one tool (zbtools help TOOL is zbtools TOOL --help)."""
+        raise typer.Exit(run_argv([*([tool] if tool else []), "--help"]))
+
+    @app.command(name="completion")
+    def completion_cmd(shell: str = typer.Argument(..., help="bash, zsh or fish")) -> None:
+        """Print the shell completion script: eval "$(zbtools completion bash)".
+
+        Put that line in ~/.bashrc (zsh: ~/.zshrc with zsh; fish: zbtools completion fish >
+        ~/.config/fish/completions/zbtools.fish).
+        """
+        raise typer.Exit(run_argv(["completion", shell]))
 
     @app.command(name="tools")
     def tools_command() -> None:
@@ -220,6 +267,30 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
     return app
 
 
+COMPLETE_VAR = "_ZBTOOLS_COMPLETE"
+SHELLS = ("bash", "zsh", "fish")
+
+
+def completion_script(shell: str) -> str:
+    """typer's completion script for ``shell`` (what ``completions/`` holds)."""
+    from typer._completion_shared import get_completion_script
+
+    return get_completion_script(prog_name="zbtools", complete_var=COMPLETE_VAR,
+                                 shell=shell) + "\n"
+
+
+def completion_command(rest: list[str], streams: Streams) -> int:
+    """``zbtools completion bash|zsh|fish``: print the script, like ``gh completion -s bash``."""
+    from zbtools.contract import ToolError
+
+    if len(rest) != 1 or rest[0] not in SHELLS:
+        raise ToolError("usage_error", "completion needs one shell: bash, zsh or fish",
+                        hint='e.g. eval "$(zbtools completion bash)" in ~/.bashrc')
+    streams.stdout.write(completion_script(rest[0]))
+    streams.stdout.flush()
+    return 0
+
+
 def error_code_table() -> str:
     return "\n".join(f"{code} (exit {exit_code}): {meaning}"
                      for code, (exit_code, meaning) in ERROR_CODES.items())
@@ -230,6 +301,12 @@ def run_typer(argv: list[str], streams: Streams, run_argv: Callable[[list[str]],
     import contextlib
 
     app = build_app(run_argv, rich=streams.stdout_isatty)
+    if COMPLETE_VAR in os.environ:
+        # typer's completion protocol (the scripts of completions/), which add_completion=True
+        # would have installed
+        from typer._completion_classes import completion_init
+
+        completion_init()
     with contextlib.redirect_stdout(streams.stdout), contextlib.redirect_stderr(streams.stderr):
         try:
             app(args=argv, prog_name="zbtools", standalone_mode=True)

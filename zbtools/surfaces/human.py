@@ -18,8 +18,21 @@ if TYPE_CHECKING:
     from zbtools.toolspec import ToolSpec
 
 
+def console_colors(color: str | None) -> dict[str, Any]:
+    """rich Console arguments for ``--color``."""
+    if color == "always":
+        return {"force_terminal": True, "no_color": False}
+    if color == "never":
+        return {"color_system": None}
+    return {}
+
+
 def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
-                 result_obj: Any, ctx: Context | None, streams: Streams) -> None:
+                 result_obj: Any, ctx: Context | None, streams: Streams,
+                 color: str | None = None) -> None:
+    """``color``: ``always`` (even off a terminal, and over ``NO_COLOR``), ``never`` (no ANSI
+    styling at all), else ``auto``: rich's own choice, which honours ``NO_COLOR`` and
+    ``FORCE_COLOR``."""
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -28,7 +41,7 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
 
     if not envelope["ok"]:
         error = envelope["error"]
-        console = Console(file=streams.stderr, highlight=False)
+        console = Console(file=streams.stderr, highlight=False, **console_colors(color))
         console.print(Text.assemble((f"error[{error['code']}]", "bold red"), ": ",
                                     error["message"]))
         if error.get("hint"):
@@ -37,7 +50,7 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
                 error.get("details", {}).get("problems", [])) > 1 else []:
             console.print(f"  - {escape(problem['message'])}")
         return
-    console = Console(file=streams.stdout, highlight=False)
+    console = Console(file=streams.stdout, highlight=False, **console_colors(color))
     result = envelope["result"]
     if (isinstance(result, dict) and "content" in result and "path" in result
             and ("start_line" in result or "first_line" in result) and result["content"]):

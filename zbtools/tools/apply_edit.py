@@ -65,22 +65,24 @@ class Placement(Struct):
 
 
 class Patch(Placement):
-    old_text: str = field(aliases=OLD_ALIASES, help="Text to find (must identify one place)")
-    new_text: str = field(aliases=NEW_ALIASES, help="Replacement text")
+    old_text: str = field(text_body=True,
+                          aliases=OLD_ALIASES, help="Text to find (must identify one place)")
+    new_text: str = field(text_body=True, aliases=NEW_ALIASES, help="Replacement text")
 
 
 class Params(Placement):
     path: str | None = field(default=None, aliases=PATH_ALIASES,
                              help="File to edit (optional with a patch that names its files)")
-    old_text: str | None = field(default=None, aliases=OLD_ALIASES,
+    old_text: str | None = field(text_body=True, default=None, aliases=OLD_ALIASES,
                                  help="Text to find (must identify one place)")
-    new_text: str | None = field(default=None, aliases=NEW_ALIASES, help="Replacement text")
+    new_text: str | None = field(text_body=True,
+                                 default=None, aliases=NEW_ALIASES, help="Replacement text")
     patches: list[Patch] | None = field(default=None, aliases=("edits",),
                                         help="Several edits, applied all or nothing")
     replace_all: bool = field(default=False, help="Replace every exact occurrence")
     expected_count: int | None = field(default=None, minimum=0,
                                        help="With replace_all: refuse unless exactly this many")
-    patch: str | None = field(default=None, aliases=("diff", "input"),
+    patch: str | None = field(text_body=True, default=None, aliases=("diff", "input"),
                               help="A unified diff or a Codex *** Begin Patch envelope")
     dry_run: bool = field(default=False, help="Report the diff without writing")
     expected_sha256: str | None = field(
@@ -239,6 +241,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
     destructive=True,
     category="edit",

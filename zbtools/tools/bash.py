@@ -25,6 +25,7 @@ from zbtools.tools.run_command import (
     COMMAND_ALIASES,
     CWD_ALIASES,
     Result,
+    exit_status,
     render,
     to_result,
 )
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    command: str = field(aliases=COMMAND_ALIASES, help="Shell command to execute")
+    command: str = field(text_body=True, aliases=COMMAND_ALIASES, help="Shell command to execute")
     timeout_ms: int | None = field(default=None, aliases=("timeout",), minimum=1,
                                    help="Timeout in milliseconds (default 120000)")
     cwd: str = field(default=".", aliases=CWD_ALIASES,
@@ -84,6 +85,8 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="command",
+    exit_status=exit_status,
     destructive=True,
     category="commands",
 )

@@ -94,6 +94,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="id",
     render_text=render,
     read_only=True,
     parallel_safe=True,

@@ -20,7 +20,14 @@ Errors: ``regex_error`` (invalid pattern, with its position), ``not_found``,
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.tools.grep_search import Result, render, to_result, warn_walk_notes
+from zbtools.tools.grep_search import (
+    Result,
+    found,
+    matched_paths,
+    render,
+    to_result,
+    warn_walk_notes,
+)
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -67,6 +74,9 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render_results,
+    operand="query",
+    exit_status=found,
+    paths=matched_paths,
     read_only=True,
     idempotent=True,
     parallel_safe=True,

@@ -151,5 +151,6 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand=("source", "destination"),
     render_text=render,
 )

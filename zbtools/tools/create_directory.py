@@ -74,6 +74,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
     idempotent=True,
 )

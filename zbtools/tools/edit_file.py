@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 class Params(Struct):
     path: str = field(aliases=PATH_ALIASES, help="File to edit")
-    old_content: str = field(aliases=("old", "from"), help="Text to find")
-    new_content: str = field(aliases=("new", "to"), help="Replacement text")
+    old_content: str = field(text_body=True, aliases=("old", "from"), help="Text to find")
+    new_content: str = field(text_body=True, aliases=("new", "to"), help="Replacement text")
     dry_run: bool = field(default=False, help="Report the diff without writing")
     expected_sha256: str | None = field(
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
@@ -56,6 +56,7 @@ TOOL = ToolSpec(
     params=Params,
     result=ApplyResult,
     run=run,
+    operand="path",
     render_text=render_apply,
     destructive=True,
     category="edit",

@@ -51,7 +51,7 @@ class Params(Struct):
                                    help="0-based cell index (insert: the new cell's index)")
     cell_id: str | None = field(default=None, aliases=("id",),
                                 help="The cell's id (insert: the new cell goes after it)")
-    source: str | None = field(default=None, aliases=("new_source", "content"),
+    source: str | None = field(text_body=True, default=None, aliases=("new_source", "content"),
                                help="The cell's new source (replace, insert)")
     cell_type: Literal["code", "markdown", "raw"] | None = field(
         default=None, help="Type of the new cell, or convert the replaced one")
@@ -176,6 +176,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
     destructive=True,
 )

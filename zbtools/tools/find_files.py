@@ -33,7 +33,7 @@ from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Literal
+    from typing import Any, Literal
 
     from zbtools.core.call.context import Context
     from zbtools.core.search.walk import Entry as WalkEntry
@@ -145,6 +145,16 @@ def render_matches(matches: list[Match], count: int, truncated: bool, scan_limit
     return out + skipped_note(skipped, count)
 
 
+def found(result: Any) -> int:
+    """``--exit-status``: 0 when something matched, 1 when nothing did (rg's convention)."""
+    return 0 if result.count else 1
+
+
+def match_paths(result: Any) -> list[str]:
+    """``--paths``: the matches' paths (a directory without a trailing slash)."""
+    return [m.path for m in result.matches]
+
+
 def render(result: Result) -> str:
     return render_matches(result.matches, result.count, result.truncated, result.scan_limited,
                           result.skipped)
@@ -157,6 +167,9 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="pattern",
+    exit_status=found,
+    paths=match_paths,
     read_only=True,
     idempotent=True,
     parallel_safe=True,

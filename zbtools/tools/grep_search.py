@@ -247,6 +247,20 @@ def skipped_note(skipped: Skipped) -> str:
     return f"not searched: {described}{skipped.remedy('search')}"
 
 
+def found(result: Result) -> int:
+    """``--exit-status``: 0 when something matched, 1 when nothing did (rg's convention)."""
+    return 0 if result.files_with_matches else 1
+
+
+def matched_paths(result: Result) -> list[str]:
+    """``--paths``: each file with a match, once, in order."""
+    if result.output_mode == "files_with_matches":
+        return list(result.files)
+    if result.output_mode == "count":
+        return [c.path for c in result.counts]
+    return list(dict.fromkeys(m.path for m in result.matches))
+
+
 def render(result: Result, limit_name: str = "head_limit") -> str:
     """The text form; ``limit_name``: the parameter the truncation notice tells to raise."""
     if result.output_mode == "files_with_matches":
@@ -279,6 +293,9 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="pattern",
+    exit_status=found,
+    paths=matched_paths,
     read_only=True,
     idempotent=True,
     parallel_safe=True,

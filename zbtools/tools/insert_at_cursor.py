@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    content: str = field(aliases=CONTENT_ALIASES, help="Content to insert")
+    content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="Content to insert")
 
 
 def run(params: Params, ctx: Context) -> Result:

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 class Params(Struct):
     path: str = field(aliases=PATH_ALIASES, help="File to insert into")
-    content: str = field(aliases=("new_str", "insert_text", "text"), help="Lines to insert")
+    content: str = field(text_body=True,
+                         aliases=("new_str", "insert_text", "text"), help="Lines to insert")
     insert_line: int | None = field(default=None, minimum=0,
                                     help="Insert after this line (0 = top of the file)")
     position: Literal["start", "end"] | None = field(
@@ -78,6 +79,7 @@ TOOL = ToolSpec(
     params=Params,
     result=ApplyResult,
     run=run,
+    operand="path",
     render_text=render_apply,
     destructive=True,
     category="edit",

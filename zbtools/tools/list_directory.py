@@ -105,6 +105,16 @@ def skipped_note(skipped: Skipped, empty: bool) -> str:
     return f"[{lead}skipped: {described}{skipped.remedy('show')}]\n"
 
 
+def listed(result: Result) -> int:
+    """``--exit-status``: 0 when the listing shows something, 1 when it is empty."""
+    return 0 if result.entries else 1
+
+
+def entry_paths(result: Result) -> list[str]:
+    """``--paths``: every entry's path, in tree order."""
+    return [e.path for e in result.entries]
+
+
 def render(result: Result) -> str:
     out = "\n".join(tree_lines(result.path, result.entries)) + "\n"
     if result.truncated:
@@ -120,6 +130,9 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="path",
+    exit_status=listed,
+    paths=entry_paths,
     read_only=True,
     idempotent=True,
     parallel_safe=True,

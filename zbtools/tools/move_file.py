@@ -164,6 +164,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand=("source", "destination"),
     render_text=render,
     destructive=True,
 )

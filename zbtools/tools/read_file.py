@@ -255,6 +255,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
     read_only=True,
     idempotent=True,

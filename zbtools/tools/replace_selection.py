@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    content: str = field(aliases=CONTENT_ALIASES, help="Replacement content")
+    content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="Replacement content")
 
 
 class Result(Struct):

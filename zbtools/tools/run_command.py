@@ -59,7 +59,8 @@ class Sandbox(Struct):
 
 
 class Params(Struct):
-    command: str = field(aliases=COMMAND_ALIASES, help="Shell command to execute (bash -c)")
+    command: str = field(text_body=True,
+                         aliases=COMMAND_ALIASES, help="Shell command to execute (bash -c)")
     cwd: str = field(default=".", aliases=CWD_ALIASES,
                      help="Working directory, relative to the workspace root (inside it)")
     timeout: float | None = field(default=None, minimum=0.001, help="Seconds before the command "
@@ -120,6 +121,24 @@ def run(params: Params, ctx: Context) -> Result:
     return to_result(execute(ctx, req))
 
 
+def exit_status(result: Result) -> int:
+    """``--exit-status``: the command's own status, as a shell sees it: its exit code, 124 for
+    a timeout (as ``timeout(1)``), 128 + N for a signal N, 0 for a command left running in the
+    background."""
+    if result.timed_out and not result.background:
+        return 124
+    if result.exit_code is not None:
+        return result.exit_code
+    if result.signal:
+        import signal
+
+        try:
+            return 128 + int(signal.Signals[result.signal])
+        except KeyError:
+            return 1
+    return 0
+
+
 def render(result: Result) -> str:
     out = result.stdout
     if out and not out.endswith("\n"):
@@ -149,6 +168,8 @@ TOOL = ToolSpec(
     result=Result,
     run=run,
     render_text=render,
+    operand="command",
+    exit_status=exit_status,
     destructive=True,
     category="commands",
 )

@@ -31,7 +31,7 @@ class Params(Struct):
     name: str = field(aliases=NAME_ALIASES,
                       help="Plan name: letters, digits, '.', '_', '-' (saved as "
                       ".zbtools/plans/<name>.md)")
-    content: str = field(aliases=CONTENT_ALIASES, help="The plan, in markdown")
+    content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="The plan, in markdown")
 
 
 class Result(Struct):

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 class Params(Struct):
     name: str = field(aliases=NAME_ALIASES, help="Name of the plan to append to")
-    content: str = field(aliases=CONTENT_ALIASES, help="Text to add at the end of the plan")
+    content: str = field(text_body=True,
+                         aliases=CONTENT_ALIASES, help="Text to add at the end of the plan")
 
 
 class Result(Struct):

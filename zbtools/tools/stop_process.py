@@ -81,6 +81,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="id",
     render_text=render,
     destructive=True,
     idempotent=True,

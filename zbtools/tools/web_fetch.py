@@ -219,6 +219,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="url",
     render_text=render,
     read_only=True,
     idempotent=True,

@@ -172,6 +172,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="query",
     render_text=render,
     read_only=True,
     idempotent=True,

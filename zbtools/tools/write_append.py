@@ -42,7 +42,8 @@ HASH_LIMIT = 8 * 1024 * 1024
 class Params(Struct):
     path: str = field(aliases=PATH_ALIASES,
                       help="File path, relative to the workspace root or absolute inside it")
-    content: str = field(aliases=CONTENT_ALIASES, help="Text to add at the end of the file")
+    content: str = field(text_body=True,
+                         aliases=CONTENT_ALIASES, help="Text to add at the end of the file")
     expected_sha256: str | None = field(
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
     newline: Literal["auto", "lf", "crlf", "as_is"] = field(
@@ -115,5 +116,6 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
 )

@@ -49,7 +49,8 @@ CONTENT_ALIASES = ("contents", "text", "data")
 class Params(Struct):
     path: str = field(aliases=PATH_ALIASES,
                       help="File path, relative to the workspace root or absolute inside it")
-    content: str = field(aliases=CONTENT_ALIASES, help="The complete new content of the file")
+    content: str = field(text_body=True,
+                         aliases=CONTENT_ALIASES, help="The complete new content of the file")
     overwrite: bool = field(default=True,
                             help="Replace an existing file (false: refuse with already_exists)")
     expected_sha256: str | None = field(
@@ -152,6 +153,7 @@ TOOL = ToolSpec(
     params=Params,
     result=Result,
     run=run,
+    operand="path",
     render_text=render,
     destructive=True,
     idempotent=True,

@@ -60,6 +60,7 @@ class FieldSpec:
         "maximum",
         "minimum",
         "name",
+        "text_body",
         "type",
     )
 
@@ -72,8 +73,12 @@ class FieldSpec:
         help: str = "",
         minimum: float | None = None,
         maximum: float | None = None,
+        text_body: bool = False,
     ) -> None:
         self.name = ""
+        # a body of text (file content, old/new text, a patch, a command): as a command-line
+        # flag, "-" reads it from stdin and "@PATH" from a file
+        self.text_body = text_body
         self.annotation = ""
         self.type: TypeSpec | None = None
         self.default = default
@@ -105,8 +110,12 @@ def field(
     help: str = "",
     minimum: float | None = None,
     maximum: float | None = None,
+    text_body: bool = False,
 ) -> Any:
-    """Declare a field; typed ``Any`` so that ``path: str = field(...)`` type-checks."""
+    """Declare a field; typed ``Any`` so that ``path: str = field(...)`` type-checks.
+
+    ``text_body``: the field holds a body of text (file content, a patch, a command), which a
+    command-line flag may read from stdin (``-``) or a file (``@PATH``)."""
     return FieldSpec(
         default=default,
         default_factory=default_factory,
@@ -114,6 +123,7 @@ def field(
         help=help,
         minimum=minimum,
         maximum=maximum,
+        text_body=text_body,
     )
 
 

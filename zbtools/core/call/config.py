@@ -120,10 +120,18 @@ def load_config(env: Mapping[str, str]) -> dict[str, Any]:
         with open(path, "rb") as fh:
             raw = fh.read()
     except FileNotFoundError:
+        if env.get("ZBTOOLS_CONFIG"):
+            # named on purpose: a typo must not silently drop the settings it holds
+            raise ToolError("usage_error", f"config file {path} (ZBTOOLS_CONFIG) does not exist",
+                            hint="create it, fix the path, or unset ZBTOOLS_CONFIG to use the "
+                            "default location (which may be absent)",
+                            details={"path": path}) from None
         return {}
     except OSError as exc:
         raise ToolError("usage_error", f"cannot read config file {path}: "
                         f"{os.strerror(exc.errno or 0)}") from exc
+    if not raw.strip():
+        return {}  # an empty file (or /dev/null): no settings, and no TOML parser to import
     import tomllib
 
     try:
