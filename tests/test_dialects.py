@@ -353,18 +353,23 @@ TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
     ("fiz-patch-replace", "fiz", "patch",
      {"path": "m.py", "search": "x = 1", "content": "x = 10"}, {"m.py": SRC},
      file_is("m.py", SRC.replace("x = 1", "x = 10"))),
-    ("fiz-patch-replace-ambiguous", "fiz", "patch",
+    # the seed: search "Will match first occurrence" (exact duplicates only)
+    ("fiz-patch-replace-first-occurrence", "fiz", "patch",
      {"path": "t.txt", "search": "a", "content": "b"}, {"t.txt": "a\na\n"},
-     error_is("ambiguous_match")),
+     file_is("t.txt", "b\na\n")),
     ("fiz-patch-replace-all", "fiz", "patch",
      {"path": "t.txt", "search": "a", "content": "b", "operation": "replace_all"},
      {"t.txt": "a\nc\na\n"}, file_is("t.txt", "b\nc\nb\n")),
     ("fiz-patch-prepend", "fiz", "patch",
      {"path": "t.txt", "content": "# head\n", "operation": "prepend"}, {"t.txt": "body\n"},
      file_is("t.txt", "# head\nbody\n")),
+    # append: the text as given, no newline supplied (the seed mentions none)
     ("fiz-patch-append", "fiz", "patch",
      {"path": "t.txt", "content": "tail", "operation": "append"}, {"t.txt": "body\n"},
-     file_is("t.txt", "body\ntail\n")),
+     file_is("t.txt", "body\ntail")),
+    ("fiz-patch-append-missing-file", "fiz", "patch",
+     {"path": "nope.txt", "content": "tail", "operation": "append"}, {},
+     error_is("not_found")),
     ("fiz-patch-no-search", "fiz", "patch", {"path": "t.txt", "content": "x"},
      {"t.txt": "body\n"}, error_is("invalid_arguments", text="needs search")),
     ("fiz-find", "fiz", "find", {"pattern": "cmd/**/main.go", "dir": "."},
@@ -681,3 +686,17 @@ def test_claude_read_documents_pages_for_pdfs() -> None:
     schema = get_dialect("claude").lookup("Read")
     assert schema is not None
     assert "pages" in schema.input_schema()["properties"]
+
+
+def test_fiz_patch_ambiguity_is_explained_in_fiz_terms(ws: Path, cli: CliRunner) -> None:
+    """No exact duplicate, two places under another indentation: refused, never the first of
+    them, and the hint names what fiz's schema offers."""
+    text = "def f():\n    x = 1\n    y = 2\n\ndef g():\n    x = 1\n    y = 2\n"
+    put(ws, "h.py", text)
+    call = cli("--dialect", "fiz", "patch",
+               stdin={"path": "h.py", "search": "  x = 1\n  y = 2", "content": "  x = 3"})
+    assert call.error["code"] == "ambiguous_match"
+    assert "replace_all" in call.error["hint"]
+    for word in ("occurrence", "start_line", "old_text"):
+        assert word not in call.error["hint"]
+    assert (ws / "h.py").read_text() == text

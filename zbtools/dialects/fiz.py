@@ -8,9 +8,11 @@ lists, ``additionalProperties: false`` where fiz has it). Mapping decisions:
 * ``edit``: ``edits[{oldText, newText}]`` -> apply_edit ``patches`` (all located against the
   original file, all or nothing, overlaps refused); the legacy ``old_string``/``new_string`` ->
   one edit. Both forms at once, or neither, is ``invalid_arguments``.
-* ``patch``: ``operation`` replace (default; ``search`` must be unique) and replace_all ->
-  apply_edit; prepend/append -> insert_text ``position: start/end`` (whole lines: a missing
-  final newline of ``content`` is supplied).
+* ``patch``: ``operation`` replace (default) and replace_all -> apply_edit; where ``search``
+  stands byte for byte more than once, replace takes the first (the seed: "Will match first
+  occurrence"), while a match found only under another indentation must be unique; append ->
+  write_append (the text as given, to an existing file), prepend -> insert_text ``position:
+  start`` (whole lines: a missing final newline of ``content`` is supplied).
 * ``find`` -> find_files_glob (``dir`` -> ``path``), ``grep`` -> grep_search (``dir`` ->
   ``path``; ``glob`` matches base names), ``ls`` -> list_directory, ``bash`` -> bash
   (``timeout_ms``), ``task`` -> task, ``write`` -> write_file (creates or overwrites).
@@ -178,8 +180,16 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
         if params.search is not None:
             raise _invalid(f"search is not used with operation {operation}",
                            "omit search, or use operation replace", "search")
+        if operation == "append":
+            with ctx.workspace.resolve(params.path) as res:
+                if not res.exists:
+                    raise ToolError("not_found", f"{params.path}: no such file",
+                                    hint="append adds to an existing file; create it with "
+                                    "write", details={"path": params.path})
+            # the text as given, as the seed says: no newline supplied before or after it
+            return "write_append", {"path": params.path, "content": params.content}
         return "insert_text", {"path": params.path, "content": params.content,
-                               "position": "start" if operation == "prepend" else "end"}
+                               "position": "start"}
     if params.search is None:
         raise _invalid(f"operation {operation} needs search (the exact text to replace)",
                        'e.g. {"path": "a.go", "search": "x := 1", "content": "x := 2"}',
@@ -188,7 +198,32 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
                             "new_text": params.content}
     if operation == "replace_all":
         args["replace_all"] = True
+    elif params.search and _exact_count(ctx, params.path, params.search) > 1:
+        args["occurrence"] = 1  # the seed: "Will match first occurrence"
     return "apply_edit", args
+
+
+def _exact_count(ctx: Context, path: str, search: str) -> int:
+    """How often ``search`` stands in the file byte for byte (0 when it cannot be read: the
+    edit itself then reports why)."""
+    from zbtools.core.files.textio import read_bytes
+
+    try:
+        with ctx.workspace.resolve(path) as res:
+            if not res.exists:
+                return 0
+            data = read_bytes(res, shown=path)
+    except ToolError:
+        return 0
+    return data.count(search.encode("utf-8"))
+
+
+def _patch_error(error: ToolError) -> ToolError:
+    """An ambiguous search names what fiz's schema offers, not apply_edit's parameters."""
+    if error.code == "ambiguous_match":
+        error.hint = ("make search unique: include a neighbouring line that only the place you "
+                      "mean has, or use operation replace_all")
+    return error
 
 
 def _tools() -> list[DialectTool]:
@@ -209,8 +244,8 @@ def _tools() -> list[DialectTool]:
                     "grep/rg shell commands."),
         DialectTool("ls", "list_directory", params=LsParams,
                     description="List directory contents. Use instead of ls."),
-        RouterTool("patch", ("apply_edit", "insert_text"), params=PatchParams,
-                   route=_route_patch, closed=True,
+        RouterTool("patch", ("apply_edit", "insert_text", "write_append"), params=PatchParams,
+                   route=_route_patch, closed=True, adapt_error=_patch_error,
                    error_names={"old_text": "search", "new_text": "content"}, description=(
                        "Make targeted edits to a file. Supports: replace (default), "
                        "replace_all, prepend, and append operations.")),
