@@ -120,7 +120,7 @@ def test_to_and_from_canonical() -> None:
     assert grep is not None
     assert grep.to_canonical({"pattern": "x", "-A": 2, "-i": True, "-n": True}) == {
         "pattern": "x", "output_mode": "files_with_matches", "after_context": 2,
-        "case_insensitive": True}
+        "case_insensitive": True, "exclude_dirs": []}
     with pytest.raises(Exception) as info:
         grep.to_canonical({"pattern": "x", "-Z": 1})
     error: Any = info.value
@@ -700,3 +700,16 @@ def test_fiz_patch_ambiguity_is_explained_in_fiz_terms(ws: Path, cli: CliRunner)
     for word in ("occurrence", "start_line", "old_text"):
         assert word not in call.error["hint"]
     assert (ws / "h.py").read_text() == text
+
+
+def test_claude_grep_searches_as_ripgrep_does(ws: Path, cli: CliRunner) -> None:
+    put(ws, "target/gen.rs", "needle\n")
+    put(ws, "src/a.rs", "needle\n")
+    put(ws, ".hidden/h.rs", "needle\n")
+    put(ws, "build.log", "needle\n")
+    put(ws, ".gitignore", "*.log\n")
+    found = cli("--dialect", "claude", "Grep", stdin={"pattern": "needle"}).result
+    assert found["files"] == ["src/a.rs", "target/gen.rs"]
+    canonical = cli("grep_search", "--pattern", "needle",
+                    "--output-mode", "files_with_matches").result
+    assert canonical["files"] == ["src/a.rs"]  # zbtools' own default leaves target/ out

@@ -127,7 +127,10 @@ def _tools() -> list[DialectTool]:
                     description=(
                         "Fast file pattern matching. Supports standard glob patterns "
                         '("**/*.ts", "src/**/*.tsx"); results sorted by modification time.')),
+        # "powered by ripgrep": rg's own defaults (.gitignore and hidden files honoured, no
+        # directory excluded by name), so node_modules/ or target/ are searched unless ignored
         DialectTool("Grep", "grep_search", params=GrepParams, translate=_grep,
+                    defaults={"exclude_dirs": []},
                     wire_names={"A": "-A", "B": "-B", "C": "-C", "n": "-n", "i": "-i"},
                     description=(
                         "Content search powered by ripgrep. Full regex syntax, file type "
