@@ -98,6 +98,16 @@ class Context:
         key = sha256_hex(os.fsencode(self.workspace.root))[:16]
         return os.path.abspath(os.path.join(self._state_root, key))
 
+    def unfinished_changes(self) -> bool:
+        """Whether a multi-file change of this workspace was left unfinished (its journal
+        directory exists: ``core.editing.txn``). One ``stat``; every call asks, before anything
+        else."""
+        try:
+            os.stat(os.path.join(self.state_path(), "txn"))
+        except (OSError, ToolError):
+            return False
+        return True
+
     @property
     def state_dir(self) -> str:
         """This workspace's private state directory (created on demand, mode 0700)."""

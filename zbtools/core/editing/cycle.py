@@ -352,25 +352,28 @@ def _commit(change: FileChange) -> None:
     change.done = True
 
 
-def _rollback(change: FileChange) -> None:
-    """Best effort: put a committed change back (the originals are held in memory)."""
+def _commit_all(ctx: Context, changes: list[FileChange]) -> None:
+    """Commit several changes all or nothing, even under ``kill -9`` (``editing.txn``)."""
+    from zbtools.core.editing.txn import Step, run_transaction
 
-    assert change.res is not None
-    try:
-        if change.action == "created" and change.res.name is not None:
-            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
-            change.res.rollback_parents()
-        elif change.action == "deleted" and change.before is not None:
-            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
-        elif change.action == "updated" and change.before is not None:
-            atomic_write(change.res, change.before)
-        elif change.action == "renamed" and change.before is not None:
-            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
-            if change.dest is not None and change.dest.name is not None:
-                os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
-                change.dest.rollback_parents()
-    except (OSError, ToolError):
-        pass
+    steps: list[Step] = []
+    for change in changes:
+        assert change.res is not None
+        if change.action == "created":
+            steps.append(Step(change.res, "write", change.after))
+        elif change.action == "deleted":
+            steps.append(Step(change.res, "delete", before=change.before))
+        elif change.action == "updated":
+            if change.after != change.before:
+                steps.append(Step(change.res, "write", change.after, before=change.before))
+        else:  # renamed: the new name, then the old one goes
+            assert change.dest is not None
+            steps.append(Step(change.dest, "write", change.after, mode=change.mode))
+            steps.append(Step(change.res, "delete", before=change.before))
+    if steps:
+        run_transaction(ctx, steps, "apply_edit")
+    for change in changes:
+        change.done = True
 
 
 def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
@@ -400,14 +403,10 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
             changes.append(_prepare(ctx, patch, patch.path, _label(patch.path, len(patches))))
         if dry_run:
             return PatchOutcome(changes, True)
-        try:
-            for change in changes:
-                _commit(change)
-        except BaseException:
-            for change in reversed(changes):
-                if change.done:
-                    _rollback(change)
-            raise
+        if len(changes) > 1 or any(c.action == "renamed" for c in changes):
+            _commit_all(ctx, changes)  # several files: through the intent journal
+        else:
+            _commit(changes[0])
         from zbtools.core.editing.undo import record
         from zbtools.core.state.store import on_path_deleted, on_path_moved
 

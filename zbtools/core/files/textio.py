@@ -17,10 +17,24 @@ Reading:
 
 Writing:
 
-* Atomic: a temp file ``.<name>.zbtmp-<hex>`` created with ``O_EXCL | O_NOFOLLOW`` in the same
-  directory, written in a loop (short writes), mode and owner copied, ``fsync``, ``rename`` with
-  dir fds, ``fsync`` of the directory. A crash leaves the old or the new file, never half of one;
-  ENOSPC and friends happen before the rename and leave the original untouched.
+* Atomic: a temp file ``.<name>.zbtmp-<pid>-<start>-<hex>`` created with ``O_EXCL | O_NOFOLLOW``
+  in the same directory, written in a loop (short writes), mode and owner copied, ``fsync``,
+  ``rename`` with dir fds, ``fsync`` of the directory. A crash leaves the old or the new file,
+  never half of one; ENOSPC and friends happen before the rename and leave the original untouched.
+* No debris: a temp name carries its writer's pid and the process start time (``/proc/PID/stat``
+  field 22), so a writer that died (``kill -9``, power loss) is told from a live one. Every
+  write into a directory first removes the dead writers' temp files there
+  (``sweep_dead_temps``): regular files whose name matches the scheme exactly and whose writer
+  is gone (no such pid, or a pid reused by a process that started at another time). A live
+  writer's file, a name that merely looks similar, and any file when liveness cannot be told
+  are left alone. The walker never lists our temp files (``is_temp_name``).
+* Replacing a file never keeps setuid/setgid bits (``SPECIAL_BITS``): the kernel clears them
+  when anyone but root writes to such a file, because the new content is not what whoever set
+  them vetted; a replace by rename must not be a way around that. Every other permission bit,
+  and the owner and group where allowed, are kept.
+* ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N`` (test-only, for the crash tests): the process stops
+  before its N-th rename (or link, unlink) that publishes a change, writes
+  ``zbtools-test-paused <N>`` to stderr and sleeps, so a test can kill it at that exact point.
 * Create-only publishes with ``link()`` (fails on any existing name, even a dangling symlink).
 * Replacing a file with several hard links breaks the link (reported as ``hardlink_broken``);
   in-place appends refuse such files instead (``hardlink_refused``).
@@ -400,8 +414,127 @@ def current_umask() -> int:
     return mask
 
 
+# ---------------------------------------------------------------------------------------------
+# Temp names that tell a live writer from a dead one
+
+
+TEMP_TAGS = ("zbtmp", "zbdel", "zbbak")
+SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID
+_own_start: list[str] = []
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, ``/proc/PID/stat`` field 22),
+    ``None`` when it does not exist; ``"0"`` when it cannot be told (no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        if not os.path.isdir("/proc/self"):
+            return "0"  # no procfs: liveness by pid alone
+        return None
+    except OSError:
+        return "0"
+    fields = raw[raw.rfind(b")") + 2:].split()
+    return fields[19].decode("ascii") if len(fields) > 19 else "0"
+
+
+def own_start() -> str:
+    if not _own_start:
+        _own_start.append(process_start(os.getpid()) or "0")
+    return _own_start[0]
+
+
+def parse_temp_name(name: str) -> tuple[str, int, str] | None:
+    """``(tag, pid, start)`` when ``name`` is exactly one of our temp names, else None."""
+    if not name.startswith(".") or "-" not in name:
+        return None
+    head, _, tail = name.rpartition(".")
+    if len(head) < 2:
+        return None
+    parts = tail.split("-")
+    if len(parts) != 4 or parts[0] not in TEMP_TAGS:
+        return None
+    _, pid, start, rand = parts
+    if not (pid.isdigit() and pid.isascii() and start.isdigit() and start.isascii()
+            and len(rand) == 8 and all(c in "0123456789abcdef" for c in rand)):
+        return None
+    return parts[0], int(pid), start
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is one of our temp, staging or backup names (never shown by listings)."""
+    return name[:1] == "." and ".zb" in name and parse_temp_name(name) is not None
+
+
+def writer_alive(pid: int, start: str) -> bool:
+    """Whether the process that made a temp name is still running (unsure counts as alive)."""
+    if pid == os.getpid():
+        return start == own_start() or own_start() == "0"
+    current = process_start(pid)
+    if current is None:
+        return False
+    if current == "0" or start == "0":
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+    return current == start
+
+
+def sweep_dead_temps(dir_fd: int, tags: tuple[str, ...] = ("zbtmp",)) -> int:
+    """Remove the temp files of dead writers in the directory ``dir_fd``; returns how many.
+
+    Only regular files named exactly by ``temp_name`` with one of ``tags`` are considered, and
+    only when their writer is gone; a live writer's file is never touched."""
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return 0
+    removed = 0
+    for entry in names:
+        if ".zb" not in entry:
+            continue
+        parsed = parse_temp_name(entry)
+        if parsed is None or parsed[0] not in tags or writer_alive(parsed[1], parsed[2]):
+            continue
+        try:
+            if not stat.S_ISREG(os.lstat(entry, dir_fd=dir_fd).st_mode):
+                continue
+            os.unlink(entry, dir_fd=dir_fd)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+_pauses: list[int] = [0]
+
+
+def pause_point() -> None:
+    """Test-only: with ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``, stop before the N-th rename (or
+    link, unlink) that publishes a change, so a crash test can kill the process right there."""
+    wanted = os.environ.get("ZBTOOLS_TEST_PAUSE_BEFORE_RENAME")
+    if not wanted:
+        return
+    _pauses[0] += 1
+    if str(_pauses[0]) != wanted:
+        return
+    import time
+
+    os.write(2, f"zbtools-test-paused {_pauses[0]}\n".encode("ascii"))
+    while True:
+        time.sleep(3600)
+
+
 def temp_name(name: str, tag: str = "zbtmp") -> str:
-    """A hidden sibling name ``.<name>.<tag>-<hex>`` that fits in NAME_MAX (255 bytes).
+    """A hidden sibling name ``.<name>.<tag>-<pid>-<start>-<hex>`` that fits in NAME_MAX.
+
+    ``pid`` and ``start`` (the process start time) let a later call tell a dead writer's
+    leftovers from a live writer's files (``sweep_dead_temps``).
 
     The original name is cut to at most 100 *bytes* (at a character boundary): names of 100
     characters can be 400 bytes in UTF-8, and the temp name must never be the one that is too long.
@@ -414,7 +547,7 @@ def temp_name(name: str, tag: str = "zbtmp") -> str:
         if raw and raw[-1] >= 0xC0:  # ... and its lead byte
             raw = raw[:-1]
         name = os.fsdecode(raw)
-    return f".{name}.{tag}-{os.urandom(6).hex()}"
+    return f".{name}.{tag}-{os.getpid()}-{own_start()}-{os.urandom(4).hex()}"
 
 
 def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None:
@@ -505,6 +638,7 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                             hint="read the file again; it was deleted or moved",
                             details={"expected_sha256": expected_sha256, "current_sha256": None})
         outcome.created = True
+    sweep_dead_temps(dir_fd)
     tmp = temp_name(name)
     fd = -1
     try:
@@ -515,16 +649,19 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
             while view:
                 view = view[os.write(fd, view):]
         if old_st is not None:
-            os.fchmod(fd, stat.S_IMODE(old_st.st_mode))
             try:
                 os.fchown(fd, old_st.st_uid, old_st.st_gid)
             except PermissionError:
                 outcome.owner_changed = True
+            # after fchown, which may clear the bits itself; never setuid/setgid (see above)
+            os.fchmod(fd, stat.S_IMODE(old_st.st_mode) & ~SPECIAL_BITS)
         else:
-            os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~current_umask())
+            os.fchmod(fd, stat.S_IMODE(mode) & ~SPECIAL_BITS if mode is not None
+                      else 0o666 & ~current_umask())
         os.fsync(fd)
         os.close(fd)
         fd = -1
+        pause_point()
         if old_st is None:
             # No-clobber publish: link() fails on any existing name, even a dangling symlink.
             try:
@@ -569,6 +706,7 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
     In place (``O_APPEND``): a crash can leave a partial tail, which is acceptable for appends.
     """
     assert res.name is not None
+    sweep_dead_temps(res.dir_fd)
     try:
         fd = os.open(res.name, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
                      | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=res.dir_fd)
