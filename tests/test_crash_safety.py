@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, run_inprocess
-from zbtools.core.files.textio import parse_temp_name, temp_name, writer_alive
+from zbtools.core.files.textio import parse_temp_name, sweep_dead_temps, temp_name, writer_alive
 
 PAUSE = "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME"
 
@@ -88,9 +88,30 @@ def test_temp_names_carry_the_writer() -> None:
     assert parsed is not None and parsed[0] == "zbtmp" and parsed[1] == os.getpid()
     assert writer_alive(parsed[1], parsed[2])
     assert parse_temp_name(temp_name("é" * 200, "zbbak")) is not None
-    for other in (".a.txt.zbtmp-0123456789ab", "a.txt.zbtmp-1-2-abcdef01", ".a.zbtmp-1-2-xyz",
-                  ".a.txt.zbtmp-1-2-abcdef012", ".a.txt.other-1-2-abcdef01", ".zbtmp-1-2-abcdef01"):
+    assert parse_temp_name(".a.txt.zbtmp-1-2-0badf00d-abcdef01") == ("zbtmp", 1, "2", "0badf00d")
+    for other in (".a.txt.zbtmp-0123456789ab", "a.txt.zbtmp-1-2-0badf00d-abcdef01",
+                  ".a.zbtmp-1-2-0badf00d-xyz", ".a.txt.zbtmp-1-2-0badf00d-abcdef012",
+                  ".a.txt.other-1-2-0badf00d-abcdef01", ".zbtmp-1-2-0badf00d-abcdef01",
+                  ".a.txt.zbtmp-1-2-abcdef01", ".a.txt.zbtmp-x-2-0badf00d-abcdef01"):
         assert parse_temp_name(other) is None, other
+
+
+def test_a_foreign_writers_temp_file_is_removed_only_when_old(tmp_path: Path) -> None:
+    """A writer of another boot, container or machine cannot be asked: an hour unchanged."""
+    own = parse_temp_name(temp_name("x"))
+    assert own is not None
+    host = "0badf00d" if own[3] != "0badf00d" else "f00dfeed"
+    young = tmp_path / f".a.zbtmp-1-2-{host}-abcdef01"
+    old = tmp_path / f".b.zbtmp-1-2-{host}-abcdef02"
+    young.write_text("y")
+    old.write_text("o")
+    os.utime(old, (time.time() - 3700, time.time() - 3700))
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert sweep_dead_temps(fd) == 1
+    finally:
+        os.close(fd)
+    assert young.exists() and not old.exists()
 
 
 def test_a_dead_writer_is_told_from_a_live_one() -> None:
@@ -121,7 +142,7 @@ def test_dead_writers_temp_files_are_removed_by_the_next_write(tmp_path: Path) -
     assert target.read_text() == "old\n"
     # a name that only looks like ours is never touched
     (ws / ".big.txt.zbtmp-0123456789ab").write_text("user's")
-    (ws / ".big.txt.zbtmp-1-2-nothexxx").write_text("user's")
+    (ws / ".big.txt.zbtmp-1-2-0badf00d-nothexxx").write_text("user's")
     shown = call(ws, state, "list_directory", {"path": ".", "include_hidden": True})
     names = [e["name"] if isinstance(e, dict) else e for e in shown["result"]["entries"]]
     assert not any(parse_temp_name(str(n)) for n in names), names
@@ -131,7 +152,7 @@ def test_dead_writers_temp_files_are_removed_by_the_next_write(tmp_path: Path) -
     assert done["ok"], done
     assert debris(ws) == []
     assert (ws / ".big.txt.zbtmp-0123456789ab").exists()
-    assert (ws / ".big.txt.zbtmp-1-2-nothexxx").exists()
+    assert (ws / ".big.txt.zbtmp-1-2-0badf00d-nothexxx").exists()
 
 
 def test_a_live_writers_temp_file_is_never_removed(tmp_path: Path) -> None:
@@ -227,6 +248,29 @@ def test_random_kills_of_edit_append_and_move(tmp_path: Path) -> None:
 
     _random_kills(tmp_path, "move_file", {"source": "m.txt", "destination": "moved.txt"},
                   "moved.txt", None, b"m", runs=3, setup=moved_exists)
+
+
+def test_move_killed_before_its_rename(tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    (ws / "m.txt").write_text("m")
+    child = start(ws, state, "move_file", {"source": "m.txt", "destination": "d/moved.txt"},
+                  pause=1)
+    wait_paused(child)
+    kill(child)
+    assert (ws / "m.txt").read_text() == "m"
+    assert not (ws / "d" / "moved.txt").exists()
+    done = call(ws, state, "move_file", {"source": "m.txt", "destination": "d/moved.txt"})
+    assert done["ok"], done
+    assert (ws / "d" / "moved.txt").read_text() == "m" and not (ws / "m.txt").exists()
+
+
+def test_an_unwritable_state_directory_refuses_a_multi_file_patch(tmp_path: Path) -> None:
+    ws, _ = _patch_workspace(tmp_path)
+    (tmp_path / "blocker").write_text("a file where the state directory's parent should be")
+    done = call(ws, tmp_path / "blocker" / "state", "apply_edit", {"patch": PATCH})
+    assert not done["ok"] and done["error"]["code"] == "io_error", done
+    assert _files(ws) == OLD and debris(ws) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@ POSIX renames one file atomically, never several. A patch that touches more than
 
 1. The journal ``<state dir>/txn/<id>.json`` (outside the workspace) is written, ``fsync``-ed
    with its directory, before anything in the workspace changes. It names every step: the
-   file, its staged new version (``.<name>.zbtmp-<pid>-<start>-<hex>``), the backup of its old
-   version (``.<name>.zbbak-<pid>-<start>-<hex>``), the sha256 of new files, and the
+   file, its staged new version (``.<name>.zbtmp-<pid>-<start>-<host>-<hex>``), the backup of
+   its old version (``.<name>.zbbak-…`` alike), the sha256 of new files, and the
    directories the change creates. Its ``state`` is ``prepared``.
 2. Every new version is written and ``fsync``-ed beside its target; every file that is replaced
    or deleted gets its backup: a hard link to the original inode (a copy where the filesystem
@@ -38,6 +38,7 @@ from zbtools.contract import ToolError
 from zbtools.core.files.textio import (
     SPECIAL_BITS,
     current_umask,
+    own_host,
     own_start,
     pause_point,
     read_fd,
@@ -214,14 +215,22 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
     from zbtools.core.files.workspace import os_error
 
     folder = _folder(ctx)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
     txn_id = f"{os.getpid()}-{os.urandom(6).hex()}"
     name = f"{txn_id}.json"
     doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": txn_id, "tool": tool,
-                           "pid": os.getpid(), "start": own_start(),
+                           "pid": os.getpid(), "start": own_start(), "host": own_host(),
                            "time": round(ctx.clock(), 3), "state": "prepared",
                            "steps": [s.record() for s in steps]}
-    _write_journal(folder, name, doc)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        _write_journal(folder, name, doc)
+    except OSError as exc:
+        _forget(folder, name)
+        raise ToolError("io_error", "cannot write the journal that makes a change of several "
+                        f"files all or nothing ({folder}: {os.strerror(exc.errno or 0)}); "
+                        "nothing was changed", hint="make the state directory writable, or "
+                        "set ZBTOOLS_STATE_DIR to a writable directory; or change the files "
+                        "one at a time") from exc
     try:
         for step in steps:
             _stage(step)
@@ -399,8 +408,9 @@ def recover(ctx: Context) -> None:
                          "untouched (move it away once the files are checked)")
                 continue
             owner, started = doc.get("pid"), str(doc.get("start"))
-            if isinstance(owner, int) and owner != os.getpid() and writer_alive(owner, started):
-                continue  # its writer is still at work
+            if isinstance(owner, int) and owner != os.getpid() and \
+                    doc.get("host") == own_host() and writer_alive(owner, started):
+                continue  # its writer is still at work (one of another boot is not)
             tool = doc.get("tool") or "a change"
             if doc.get("state") == "committed":
                 paths = _complete(ctx, doc)

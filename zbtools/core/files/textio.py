@@ -17,17 +17,19 @@ Reading:
 
 Writing:
 
-* Atomic: a temp file ``.<name>.zbtmp-<pid>-<start>-<hex>`` created with ``O_EXCL | O_NOFOLLOW``
-  in the same directory, written in a loop (short writes), mode and owner copied, ``fsync``,
-  ``rename`` with dir fds, ``fsync`` of the directory. A crash leaves the old or the new file,
-  never half of one; ENOSPC and friends happen before the rename and leave the original untouched.
-* No debris: a temp name carries its writer's pid and the process start time (``/proc/PID/stat``
-  field 22), so a writer that died (``kill -9``, power loss) is told from a live one. Every
-  write into a directory first removes the dead writers' temp files there
-  (``sweep_dead_temps``): regular files whose name matches the scheme exactly and whose writer
-  is gone (no such pid, or a pid reused by a process that started at another time). A live
-  writer's file, a name that merely looks similar, and any file when liveness cannot be told
-  are left alone. The walker never lists our temp files (``is_temp_name``).
+* Atomic: a temp file ``.<name>.zbtmp-<pid>-<start>-<host>-<hex>`` created with ``O_EXCL |
+  O_NOFOLLOW`` in the same directory, written in a loop (short writes), mode and owner copied,
+  ``fsync``, ``rename`` with dir fds, ``fsync`` of the directory. A crash leaves the old or the
+  new file, never half of one; ENOSPC and friends happen before the rename and leave the
+  original untouched.
+* No debris: a temp name carries its writer's pid, the process start time (``/proc/PID/stat``
+  field 22) and a token of the boot and PID namespace, so a writer that died (``kill -9``, power
+  loss) is told from a live one. Every write into a directory first removes the dead writers'
+  temp files there (``sweep_dead_temps``): regular files whose name matches the scheme exactly
+  and whose writer is gone (no such pid, or a pid reused by a process that started at another
+  time; a writer of another boot or namespace once its file is an hour old). A live writer's
+  file and a name that merely looks similar are left alone. The walker never lists our temp
+  files (``is_temp_name``).
 * Replacing a file never keeps setuid/setgid bits (``SPECIAL_BITS``): the kernel clears them
   when anyone but root writes to such a file, because the new content is not what whoever set
   them vetted; a replace by rename must not be a way around that. Every other permission bit,
@@ -420,7 +422,8 @@ def current_umask() -> int:
 
 TEMP_TAGS = ("zbtmp", "zbdel", "zbbak")
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID
-_own_start: list[str] = []
+FOREIGN_STALE_SECONDS = 3600
+_own: list[str] = []
 
 
 def process_start(pid: int) -> str | None:
@@ -439,27 +442,49 @@ def process_start(pid: int) -> str | None:
     return fields[19].decode("ascii") if len(fields) > 19 else "0"
 
 
+def _host() -> str:
+    """8 hex digits naming this boot and PID namespace: pids mean something only within both."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as fh:
+            boot = fh.read().strip()
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return "00000000"
+    return sha256_hex(boot + b":%d" % namespace)[:8]
+
+
 def own_start() -> str:
-    if not _own_start:
-        _own_start.append(process_start(os.getpid()) or "0")
-    return _own_start[0]
+    """This process's start time (see ``process_start``)."""
+    if not _own:
+        _own.extend((process_start(os.getpid()) or "0", _host()))
+    return _own[0]
 
 
-def parse_temp_name(name: str) -> tuple[str, int, str] | None:
-    """``(tag, pid, start)`` when ``name`` is exactly one of our temp names, else None."""
+def own_host() -> str:
+    """This process's boot and PID namespace token (see ``temp_name``)."""
+    own_start()
+    return _own[1]
+
+
+def parse_temp_name(name: str) -> tuple[str, int, str, str] | None:
+    """``(tag, pid, start, host)`` when ``name`` is exactly one of our temp names, else None."""
     if not name.startswith(".") or "-" not in name:
         return None
     head, _, tail = name.rpartition(".")
     if len(head) < 2:
         return None
     parts = tail.split("-")
-    if len(parts) != 4 or parts[0] not in TEMP_TAGS:
+    if len(parts) != 5 or parts[0] not in TEMP_TAGS:
         return None
-    _, pid, start, rand = parts
+    tag, pid, start, host, rand = parts
     if not (pid.isdigit() and pid.isascii() and start.isdigit() and start.isascii()
-            and len(rand) == 8 and all(c in "0123456789abcdef" for c in rand)):
+            and _hex8(host) and _hex8(rand)):
         return None
-    return parts[0], int(pid), start
+    return tag, int(pid), start, host
+
+
+def _hex8(text: str) -> bool:
+    return len(text) == 8 and all(c in "0123456789abcdef" for c in text)
 
 
 def is_temp_name(name: str) -> bool:
@@ -468,7 +493,8 @@ def is_temp_name(name: str) -> bool:
 
 
 def writer_alive(pid: int, start: str) -> bool:
-    """Whether the process that made a temp name is still running (unsure counts as alive)."""
+    """Whether process ``pid``, started at ``start``, of this boot and PID namespace, is still
+    running (unsure counts as alive)."""
     if pid == os.getpid():
         return start == own_start() or own_start() == "0"
     current = process_start(pid)
@@ -488,8 +514,12 @@ def writer_alive(pid: int, start: str) -> bool:
 def sweep_dead_temps(dir_fd: int, tags: tuple[str, ...] = ("zbtmp",)) -> int:
     """Remove the temp files of dead writers in the directory ``dir_fd``; returns how many.
 
-    Only regular files named exactly by ``temp_name`` with one of ``tags`` are considered, and
-    only when their writer is gone; a live writer's file is never touched."""
+    Only regular files named exactly by ``temp_name`` with one of ``tags`` are considered. A
+    writer of this boot and PID namespace is dead when its pid is gone or now belongs to a
+    process started at another time; a writer of another (another container or machine sharing
+    the directory, or a boot before this one) cannot be asked, and its file is removed only once
+    it has not changed for ``FOREIGN_STALE_SECONDS`` (an hour). A live writer's file is never
+    touched."""
     try:
         names = os.listdir(dir_fd)
     except OSError:
@@ -499,11 +529,21 @@ def sweep_dead_temps(dir_fd: int, tags: tuple[str, ...] = ("zbtmp",)) -> int:
         if ".zb" not in entry:
             continue
         parsed = parse_temp_name(entry)
-        if parsed is None or parsed[0] not in tags or writer_alive(parsed[1], parsed[2]):
+        if parsed is None or parsed[0] not in tags:
+            continue
+        _, pid, start, host = parsed
+        local = host == own_host()
+        if local and writer_alive(pid, start):
             continue
         try:
-            if not stat.S_ISREG(os.lstat(entry, dir_fd=dir_fd).st_mode):
+            st = os.lstat(entry, dir_fd=dir_fd)
+            if not stat.S_ISREG(st.st_mode):
                 continue
+            if not local:
+                import time
+
+                if time.time() - st.st_mtime < FOREIGN_STALE_SECONDS:
+                    continue
             os.unlink(entry, dir_fd=dir_fd)
             removed += 1
         except OSError:
@@ -531,10 +571,11 @@ def pause_point() -> None:
 
 
 def temp_name(name: str, tag: str = "zbtmp") -> str:
-    """A hidden sibling name ``.<name>.<tag>-<pid>-<start>-<hex>`` that fits in NAME_MAX.
+    """A hidden sibling name ``.<name>.<tag>-<pid>-<start>-<host>-<hex>`` that fits in NAME_MAX.
 
-    ``pid`` and ``start`` (the process start time) let a later call tell a dead writer's
-    leftovers from a live writer's files (``sweep_dead_temps``).
+    ``pid``, ``start`` (the process start time) and ``host`` (this boot and PID namespace) let
+    a later call tell a dead writer's leftovers from a live writer's files
+    (``sweep_dead_temps``).
 
     The original name is cut to at most 100 *bytes* (at a character boundary): names of 100
     characters can be 400 bytes in UTF-8, and the temp name must never be the one that is too long.
@@ -547,7 +588,7 @@ def temp_name(name: str, tag: str = "zbtmp") -> str:
         if raw and raw[-1] >= 0xC0:  # ... and its lead byte
             raw = raw[:-1]
         name = os.fsdecode(raw)
-    return f".{name}.{tag}-{os.getpid()}-{own_start()}-{os.urandom(4).hex()}"
+    return f".{name}.{tag}-{os.getpid()}-{own_start()}-{own_host()}-{os.urandom(4).hex()}"
 
 
 def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None:
