@@ -155,6 +155,75 @@ def test_dead_writers_temp_files_are_removed_by_the_next_write(tmp_path: Path) -
     assert (ws / ".big.txt.zbtmp-1-2-0badf00d-nothexxx").exists()
 
 
+SINGLE = [
+    ("write_file", {"path": "t.txt", "content": "new\n"}, b"old\n", b"new\n"),
+    ("write_file", {"path": "t.txt", "content": "new\n"}, None, b"new\n"),
+    ("apply_edit", {"path": "t.txt", "old_text": "old", "new_text": "new"}, b"old\n", b"new\n"),
+    ("edit_file", {"path": "t.txt", "old_content": "old", "new_content": "new"}, b"old\n",
+     b"new\n"),
+    ("insert_text", {"path": "t.txt", "content": "new\n", "position": "end"}, b"old\n",
+     b"old\nnew\n"),
+    ("write_append", {"path": "t.txt", "content": "new\n"}, None, b"new\n"),
+    ("copy_file", {"source": "s.txt", "destination": "t.txt"}, None, b"copied\n"),
+]
+
+
+@pytest.mark.parametrize("tool,args,old,new", SINGLE, ids=[
+    f"{t[0]}-{'replace' if t[2] else 'create'}" for t in SINGLE])
+def test_single_file_calls_killed_before_their_rename(tmp_path: Path, tool: str,
+                                                       args: dict[str, Any], old: bytes | None,
+                                                       new: bytes) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    (ws / "s.txt").write_bytes(b"copied\n")
+    target = ws / "t.txt"
+    if old is not None:
+        target.write_bytes(old)
+    child = start(ws, state, tool, args, pause=1)
+    wait_paused(child)
+    assert len(debris(ws)) == 1  # the staged new version, complete
+    kill(child)
+    assert (target.read_bytes() if target.exists() else None) == old
+    done = call(ws, state, "write_file", {"path": "other.txt", "content": "x"})
+    assert done["ok"], done
+    assert debris(ws) == []
+    done = call(ws, state, tool, args)  # and the same call, uninterrupted, does its work
+    assert done["ok"], done
+    assert target.read_bytes() == new
+
+
+def test_killed_directory_deletes_and_copies_are_finished_by_the_next_one(
+        tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # a pid that is gone
+    own = parse_temp_name(temp_name("x"))
+    assert own is not None
+    left: list[Path] = []
+    for tag in ("zbdel", "zbtmp"):
+        half = ws / f".tree.{tag}-{child.pid}-{own[2]}-{own[3]}-abcdef0{len(left)}"
+        (half / "deep").mkdir(parents=True)
+        (half / "deep" / "f.txt").write_text("half done")
+        left.append(half)
+    live = ws / f".live.zbdel-{os.getpid()}-{own[2]}-{own[3]}-abcdef09"
+    (live / "x").mkdir(parents=True)
+    (ws / "gone" / "sub").mkdir(parents=True)
+    shown = call(ws, state, "list_directory", {"path": ".", "include_hidden": True,
+                                               "max_depth": 3})
+    assert "half done" not in json.dumps(shown) and "zbdel" not in json.dumps(shown), shown
+    done = call(ws, state, "delete_file", {"path": "gone", "recursive": True})
+    assert done["ok"], done
+    assert not any(p.exists() for p in left) and live.exists()
+    (ws / "src" / "a").mkdir(parents=True)
+    half = ws / f".tree.zbtmp-{child.pid}-{own[2]}-{own[3]}-abcdef0f"
+    half.mkdir()
+    done = call(ws, state, "copy_file", {"source": "src", "destination": "dst",
+                                         "recursive": True})
+    assert done["ok"], done
+    assert not half.exists() and live.exists()
+
+
 def test_a_live_writers_temp_file_is_never_removed(tmp_path: Path) -> None:
     outer, state = tmp_path / "ws", tmp_path / "state"
     inner = outer / "sub"

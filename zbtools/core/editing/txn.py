@@ -234,6 +234,8 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
     try:
         for step in steps:
             _stage(step)
+        for step in steps:  # the staged files and backups are durable before the first rename
+            _fsync_dir(step.res.dir_fd)
         for step in steps:
             _apply(step)
         for step in steps:

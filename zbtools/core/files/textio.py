@@ -511,39 +511,48 @@ def writer_alive(pid: int, start: str) -> bool:
     return current == start
 
 
-def sweep_dead_temps(dir_fd: int, tags: tuple[str, ...] = ("zbtmp",)) -> int:
-    """Remove the temp files of dead writers in the directory ``dir_fd``; returns how many.
+def dead_temp(dir_fd: int, entry: str, tags: tuple[str, ...]) -> os.stat_result | None:
+    """The ``lstat`` of ``entry`` (in ``dir_fd``) when it is named exactly by ``temp_name`` with
+    one of ``tags`` and its writer is gone, else None.
 
-    Only regular files named exactly by ``temp_name`` with one of ``tags`` are considered. A
-    writer of this boot and PID namespace is dead when its pid is gone or now belongs to a
-    process started at another time; a writer of another (another container or machine sharing
-    the directory, or a boot before this one) cannot be asked, and its file is removed only once
-    it has not changed for ``FOREIGN_STALE_SECONDS`` (an hour). A live writer's file is never
-    touched."""
+    A writer of this boot and PID namespace is gone when its pid is, or now belongs to a process
+    started at another time. A writer of another (another container or machine sharing the
+    directory, or a boot before this one) cannot be asked: its entry counts as left behind only
+    once it has not changed for ``FOREIGN_STALE_SECONDS`` (an hour)."""
+    parsed = parse_temp_name(entry)
+    if parsed is None or parsed[0] not in tags:
+        return None
+    _, pid, start, host = parsed
+    local = host == own_host()
+    if local and writer_alive(pid, start):
+        return None
+    try:
+        st = os.lstat(entry, dir_fd=dir_fd)
+    except OSError:
+        return None
+    if not local:
+        import time
+
+        if time.time() - st.st_mtime < FOREIGN_STALE_SECONDS:
+            return None
+    return st
+
+
+def sweep_dead_temps(dir_fd: int) -> int:
+    """Remove the temp files (``zbtmp``, regular files) of dead writers in the directory
+    ``dir_fd`` (see ``dead_temp``); returns how many. A live writer's file is never touched."""
     try:
         names = os.listdir(dir_fd)
     except OSError:
         return 0
     removed = 0
     for entry in names:
-        if ".zb" not in entry:
+        if ".zbtmp-" not in entry:
             continue
-        parsed = parse_temp_name(entry)
-        if parsed is None or parsed[0] not in tags:
-            continue
-        _, pid, start, host = parsed
-        local = host == own_host()
-        if local and writer_alive(pid, start):
+        st = dead_temp(dir_fd, entry, ("zbtmp",))
+        if st is None or not stat.S_ISREG(st.st_mode):
             continue
         try:
-            st = os.lstat(entry, dir_fd=dir_fd)
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if not local:
-                import time
-
-                if time.time() - st.st_mtime < FOREIGN_STALE_SECONDS:
-                    continue
             os.unlink(entry, dir_fd=dir_fd)
             removed += 1
         except OSError:
