@@ -224,6 +224,25 @@ def test_killed_directory_deletes_and_copies_are_finished_by_the_next_one(
     assert not half.exists() and live.exists()
 
 
+def test_a_cut_short_append_is_cut_back_off(tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    target = ws / "log.txt"
+    target.write_bytes(b"kept\n")
+    child = start(ws, state, "write_append", {"path": "log.txt", "content": "x" * 10_000},
+                  pause=1)
+    wait_paused(child)  # the journal is written, the append not yet
+    kill(child)
+    with open(target, "ab") as fh:  # what a write cut short by the kill would have left
+        fh.write(b"x" * 4096)
+    after = call(ws, state, "read_file", {"path": "log.txt"})
+    assert after["ok"] and after["result"]["content"] == "kept\n", after
+    assert "was cut off" in " ".join(after["warnings"])
+    assert not any((d / "txn").exists() for d in state.iterdir())
+    done = call(ws, state, "write_append", {"path": "log.txt", "content": "x" * 10_000})
+    assert done["ok"] and target.read_bytes() == b"kept\n" + b"x" * 10_000
+
+
 def test_a_live_writers_temp_file_is_never_removed(tmp_path: Path) -> None:
     outer, state = tmp_path / "ws", tmp_path / "state"
     inner = outer / "sub"
@@ -278,7 +297,8 @@ def _random_kills(tmp_path: Path, tool: str, args: dict[str, Any], target: str,
     rng = random.Random(17)
     span = 0.0
     for run in range(-1, runs):
-        ws, state = tmp_path / f"ws{tool}{run}", tmp_path / f"state{tool}{run}"
+        ws = tmp_path / f"ws-{tool}-{target}-{run}"
+        state = tmp_path / f"state-{tool}-{target}-{run}"
         ws.mkdir()
         if old is not None:
             (ws / target).write_bytes(old)
@@ -311,6 +331,9 @@ def test_random_kills_of_edit_append_and_move(tmp_path: Path) -> None:
                                            "new_text": "LINE\n"}, "e.txt", old, new, runs=4)
     _random_kills(tmp_path, "write_append", {"path": "g.txt", "content": "b\n"}, "g.txt",
                   b"a\n", b"a\nb\n", runs=3)
+    tail = "t" * 8_000_000  # journaled: longer than a page
+    _random_kills(tmp_path, "write_append", {"path": "h.txt", "content": tail}, "h.txt",
+                  b"a\n", b"a\n" + tail.encode(), runs=4)
 
     def moved_exists(ws: Path) -> None:
         (ws / "m.txt").write_bytes(b"m")

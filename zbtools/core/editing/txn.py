@@ -37,6 +37,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.files.textio import (
     SPECIAL_BITS,
+    append_in_place,
     current_umask,
     own_host,
     own_start,
@@ -255,6 +256,78 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
     _forget(folder, name)
 
 
+PAGE = 4096
+
+
+def journaled_append(ctx: Context, res: Resolved, data: bytes, *,
+                     expected_sha256: str | None, shown: str) -> int:
+    """Append ``data`` in place, all or nothing even under ``kill -9``; returns the new size.
+
+    The kernel copies a write into the page cache page by page and stops at the next page when
+    the process is killed, so an append that stays within one page cannot be cut short and
+    needs nothing more. A longer one first writes the journal (the file, its inode and its size
+    before); the next call truncates a cut-short append back to that size."""
+    assert res.st is not None
+    before = res.st.st_size
+    if before % PAGE + len(data) <= PAGE:
+        return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
+    folder = _folder(ctx)
+    name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
+    doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": name[:-5],
+                           "tool": "write_append", "pid": os.getpid(), "start": own_start(),
+                           "host": own_host(), "time": round(ctx.clock(), 3),
+                           "state": "prepared",
+                           "steps": [{"op": "append", "path": res.rel, "size": before,
+                                      "length": len(data), "dev": res.st.st_dev,
+                                      "ino": res.st.st_ino}]}
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        _write_journal(folder, name, doc)
+    except OSError as exc:
+        _forget(folder, name)
+        raise ToolError("io_error", "cannot write the journal that makes an append all or "
+                        f"nothing ({folder}: {os.strerror(exc.errno or 0)}); nothing was "
+                        "appended", hint="make the state directory writable, or set "
+                        "ZBTOOLS_STATE_DIR to a writable directory") from exc
+    try:
+        pause_point()  # test-only: a kill after the journal, before the write
+        return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
+    finally:
+        _forget(folder, name)
+
+
+def _recover_append(ctx: Context, record: dict[str, Any]) -> str:
+    """Cut a cut-short append back off; returns what was found."""
+    res = _open_step(ctx, record)
+    if res is None:
+        return "the file is gone"
+    try:
+        assert res.name is not None
+        size, length = int(record["size"]), int(record["length"])
+        fd = os.open(res.name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=res.dir_fd)
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (record.get("dev"), record.get("ino")) or \
+                    not stat.S_ISREG(st.st_mode):
+                return "the file was replaced since; it was left as it is"
+            if st.st_size == size + length:
+                return "the append had been written whole"
+            if size < st.st_size < size + length:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+                return "the part of the append that had been written was cut off"
+            if st.st_size == size:
+                return "nothing had been appended"
+            return "the file changed since; it was left as it is"
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, TypeError, KeyError):
+        return "the file could not be checked"
+    finally:
+        res.close()
+
+
 def _forget(folder: str, name: str) -> None:
     try:
         os.unlink(os.path.join(folder, name))
@@ -414,7 +487,12 @@ def recover(ctx: Context) -> None:
                     doc.get("host") == own_host() and writer_alive(owner, started):
                 continue  # its writer is still at work (one of another boot is not)
             tool = doc.get("tool") or "a change"
-            if doc.get("state") == "committed":
+            steps = doc["steps"]
+            if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("op") == "append":
+                found = _recover_append(ctx, steps[0])
+                ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
+                         f"was checked: {found}")
+            elif doc.get("state") == "committed":
                 paths = _complete(ctx, doc)
                 ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "
                          f"leftover backups were removed ({', '.join(paths) or 'no files'})")
