@@ -450,6 +450,25 @@ def test_multi_file_patch_killed_before_each_rename(tmp_path: Path, point: int) 
         assert (ws / "a.txt").read_bytes() == OLD["a.txt"]
 
 
+def test_a_rollback_that_cannot_finish_is_retried(tmp_path: Path) -> None:
+    ws, state = _patch_workspace(tmp_path)
+    inode = (ws / "a.txt").stat().st_ino
+    child = start(ws, state, "apply_edit", {"patch": PATCH}, pause=3)
+    wait_paused(child)
+    kill(child)
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").mkdir()  # something in the way of putting a.txt back
+    after = call(ws, state, "list_directory", {"path": "."})
+    assert after["ok"], after
+    assert "could not be rolled back completely" in " ".join(after["warnings"]), after
+    assert any((d / "txn").exists() for d in state.iterdir())
+    (ws / "a.txt").rmdir()
+    after = call(ws, state, "list_directory", {"path": "."})
+    assert "rolled back" in " ".join(after["warnings"]), after
+    _assert_old(ws, inode)
+    assert debris(ws) == []
+
+
 def test_multi_file_patch_without_a_kill(tmp_path: Path) -> None:
     ws, state = _patch_workspace(tmp_path)
     done = call(ws, state, "apply_edit", {"patch": PATCH})

@@ -245,8 +245,13 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
         _write_journal(folder, name, doc)
         pause_point()  # test-only: a kill right after the commit point
     except BaseException as exc:
-        _rollback(ctx, doc)
-        _forget(folder, name)
+        failed = _rollback(ctx, doc)[1]
+        if failed:  # the journal stays: the next call tries again
+            ctx.warn("the change could not be rolled back completely ("
+                     + "; ".join(failed) + "); the next zbtools call on this workspace tries "
+                     "again")
+        else:
+            _forget(folder, name)
         if isinstance(exc, OSError):
             raise os_error(exc, steps[0].res.rel) from exc
         raise
@@ -365,9 +370,11 @@ def _regular_sha(res: Resolved) -> str | None:
         os.close(fd)
 
 
-def _rollback(ctx: Context, doc: dict[str, Any]) -> list[str]:
-    """Put every file of the journal back as it was; returns the paths it had to change."""
+def _rollback(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Put every file of the journal back as it was; returns the paths it had to change and
+    what failed (each step is tried, whatever failed before it)."""
     touched: list[str] = []
+    failed: list[str] = []
     for record in reversed(doc["steps"]):
         res = _open_step(ctx, record)
         if res is not None:
@@ -388,6 +395,8 @@ def _rollback(ctx: Context, doc: dict[str, Any]) -> list[str]:
                     os.unlink(res.name, dir_fd=res.dir_fd)  # a new file: ours by its content
                     touched.append(res.rel)
                 _fsync_dir(res.dir_fd)
+            except OSError as exc:
+                failed.append(f"{res.rel}: {os.strerror(exc.errno or 0)}")
             finally:
                 res.close()
         for rel in record.get("dirs") or []:
@@ -403,7 +412,7 @@ def _rollback(ctx: Context, doc: dict[str, Any]) -> list[str]:
                 pass
             finally:
                 parent.close()
-    return touched
+    return touched, failed
 
 
 def _complete(ctx: Context, doc: dict[str, Any]) -> list[str]:
@@ -486,24 +495,41 @@ def recover(ctx: Context) -> None:
             if isinstance(owner, int) and owner != os.getpid() and \
                     doc.get("host") == own_host() and writer_alive(owner, started):
                 continue  # its writer is still at work (one of another boot is not)
-            tool = doc.get("tool") or "a change"
-            steps = doc["steps"]
-            if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("op") == "append":
-                found = _recover_append(ctx, steps[0])
-                ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
-                         f"was checked: {found}")
-            elif doc.get("state") == "committed":
-                paths = _complete(ctx, doc)
-                ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "
-                         f"leftover backups were removed ({', '.join(paths) or 'no files'})")
-            else:
-                _rollback(ctx, doc)
-                kept = [str(r.get("path")) for r in doc["steps"] if r.get("backup")]
-                gone = [str(r.get("path")) for r in doc["steps"] if not r.get("backup")]
-                ctx.warn(f"an interrupted {tool} (process {owner}) was rolled back: every file "
-                         "it touched is as it was before it ("
-                         + "; ".join(part for part in (
-                             "kept: " + ", ".join(kept) if kept else "",
-                             "not created: " + ", ".join(gone) if gone else "") if part)
-                         + ")")
-            _forget(folder, name)
+            try:
+                finished = _finish(ctx, doc)
+            except (OSError, ToolError, ValueError, KeyError, TypeError) as exc:
+                ctx.warn(f"an unfinished change journal {path} could not be finished ({exc}); "
+                         "it was left for the next call")
+                continue
+            if finished:
+                _forget(folder, name)
+
+
+def _finish(ctx: Context, doc: dict[str, Any]) -> bool:
+    """Roll back or complete one dead writer's journal; whether it can be forgotten."""
+    owner = doc.get("pid")
+    tool = doc.get("tool") or "a change"
+    steps = doc["steps"]
+    if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("op") == "append":
+        found = _recover_append(ctx, steps[0])
+        ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
+                 f"was checked: {found}")
+    elif doc.get("state") == "committed":
+        paths = _complete(ctx, doc)
+        ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "
+                 f"leftover backups were removed ({', '.join(paths) or 'no files'})")
+    else:
+        failed = _rollback(ctx, doc)[1]
+        if failed:
+            ctx.warn(f"an interrupted {tool} (process {owner}) could not be rolled "
+                     f"back completely ({'; '.join(failed)}); the next call tries again")
+            return False
+        kept = [str(r.get("path")) for r in doc["steps"] if r.get("backup")]
+        gone = [str(r.get("path")) for r in doc["steps"] if not r.get("backup")]
+        ctx.warn(f"an interrupted {tool} (process {owner}) was rolled back: every file "
+                 "it touched is as it was before it ("
+                 + "; ".join(part for part in (
+                     "kept: " + ", ".join(kept) if kept else "",
+                     "not created: " + ", ".join(gone) if gone else "") if part)
+                 + ")")
+    return True
