@@ -44,6 +44,7 @@ from zbtools.core.files.textio import (
     pause_point,
     read_fd,
     sha256_hex,
+    sweep_dead_temps,
     temp_name,
     writer_alive,
 )
@@ -129,6 +130,7 @@ def _stage(step: Step) -> None:
     assert res.name is not None
     res.ensure_parents()
     dir_fd = res.dir_fd
+    sweep_dead_temps(dir_fd)
     if step.backup is not None:
         try:
             os.link(res.name, step.backup, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
