@@ -301,7 +301,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
 
 
 def _commit(change: FileChange) -> None:
-
+    """Commit a patch's only change when it is one atomic step (no rename)."""
     assert change.res is not None
     if change.action == "created":
         assert change.after is not None
@@ -324,31 +324,8 @@ def _commit(change: FileChange) -> None:
         if change.after != change.before:
             atomic_write(change.res, change.after, expected_sha256=sha256_hex(change.before),
                          shown=change.shown)
-    else:  # renamed
-        assert change.dest is not None and change.after is not None
-        assert change.res.name is not None and change.dest.name is not None
-        written = False
-        try:
-            change.dest.ensure_parents()
-            atomic_write(change.dest, change.after, create_only=True, mode=change.mode,
-                         shown=change.dest_rel or change.shown)
-            written = True
-            if change.mode is not None:
-                os.chmod(change.dest.name, change.mode, dir_fd=change.dest.dir_fd)
-            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
-        except BaseException as exc:
-            # Not done: the copy at the destination and its new parents are taken back here.
-            if written:
-                try:
-                    os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
-                except OSError:
-                    pass
-            change.dest.rollback_parents()
-            if isinstance(exc, OSError):
-                from zbtools.core.files.workspace import os_error
-
-                raise os_error(exc, change.shown) from exc
-            raise
+    else:  # a rename is two steps: it always goes through _commit_all
+        raise AssertionError(f"{change.action} of {change.shown} outside a transaction")
     change.done = True
 
 
