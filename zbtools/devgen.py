@@ -202,6 +202,10 @@ ENVIRONMENT: dict[str, str] = {
                   "``auto`` (default: ``PATH``, then the interpreter's scripts directory).",
     "ZBTOOLS_SEARCH_WORKERS": "How many processes search large trees (1 or 2; default: by CPU "
                               "count).",
+    "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME": "For zbtools' own crash tests only, never set it "
+                                        "otherwise: a number N makes the call stop for good "
+                                        "before its N-th rename that publishes a change (and "
+                                        "say so on stderr), so that a test can kill it there.",
 }
 # Set by zbtools itself, never read from the user.
 INTERNAL_ENVIRONMENT = {"ZBTOOLS_JOB": "A token set in the environment of every command that "

@@ -87,7 +87,15 @@ class ToolSpec:
 
     def call(self, params: Any, ctx: Context) -> Struct:
         """Run the tool, under the workspace edit lock when it changes files. Every surface
-        (command line, batch, MCP, dialects) calls tools through here."""
+        (command line, batch, MCP, dialects) calls tools through here.
+
+        First of all, a multi-file change that a killed process left unfinished is rolled back
+        or completed (``zbtools.core.editing.txn``), whatever the tool; the result's warnings
+        say so."""
+        if ctx.unfinished_changes():
+            from zbtools.core.editing.txn import recover
+
+            recover(ctx)
         if not self.changes_files:
             return self.run(params, ctx)
         from zbtools.core.state.store import EditLock

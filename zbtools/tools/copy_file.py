@@ -25,7 +25,13 @@ import os
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.files.fsops import copy_tree, entry_kind, remove_tree, rename_noreplace
+from zbtools.core.files.fsops import (
+    copy_tree,
+    entry_kind,
+    remove_tree,
+    rename_noreplace,
+    sweep_dead_dirs,
+)
 from zbtools.core.files.textio import atomic_write, read_bytes, temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.tools.move_file import (
@@ -98,6 +104,7 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             dst.rollback_parents()
             raise
+        sweep_dead_dirs(dst.dir_fd)  # what killed deletes and copies left here
         staging = temp_name(dst.name)
         parent_rel = dst.parent_rel
         staging_rel = staging if parent_rel == "." else f"{parent_rel}/{staging}"

@@ -17,7 +17,7 @@ import os
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.files.fsops import entry_kind, remove_tree
+from zbtools.core.files.fsops import entry_kind, remove_tree, sweep_dead_dirs
 from zbtools.core.files.textio import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.toolspec import ToolSpec
@@ -88,6 +88,7 @@ def run(params: Params, ctx: Context) -> Result:
                                if entries > 0 else " (empty)"),
                             hint="pass recursive: true to delete it and everything inside it",
                             details={"entries": entries})
+        sweep_dead_dirs(res.dir_fd)  # what killed deletes and copies left here
         hidden = temp_name(res.name, "zbdel")
         try:
             os.rename(res.name, hidden, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)

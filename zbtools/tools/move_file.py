@@ -24,6 +24,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind, rename_noreplace
+from zbtools.core.files.textio import pause_point
 from zbtools.core.files.workspace import os_error
 from zbtools.toolspec import ToolSpec
 
@@ -130,6 +131,7 @@ def run(params: Params, ctx: Context) -> Result:
         assert dst.name is not None
         try:
             dst.ensure_parents()
+            pause_point()  # test-only hook (crash tests): a no-op unless asked for
             if replacing:
                 try:
                     os.rename(src.name, dst.name, src_dir_fd=src.dir_fd, dst_dir_fd=dst.dir_fd)

@@ -6,8 +6,10 @@ newline is added before or after it; if the file did not end with a newline the 
 the text joined its last line. In an existing file, bare LF line endings in the text are written
 as CRLF when the file uses CRLF, and the text is encoded in the file's encoding.
 
-The append happens in place (``O_APPEND``), so a crash can at worst leave part of the new tail.
-Pass ``expected_sha256`` to refuse with ``stale_file`` if the file changed since you read it.
+The append happens in place (``O_APPEND``). A call killed part-way leaves the file as it was or
+with the whole new text: an append longer than what is left of the file's last 4 KiB page is
+journaled first, and the next zbtools call cuts a partial tail back off. Pass
+``expected_sha256`` to refuse with ``stale_file`` if the file changed since you read it.
 
 Failure modes: ``hardlink_refused`` (the file has several hard links: appending in place would
 change them all), ``stale_file``, ``binary_file``, ``is_directory``, ``not_a_directory`` (a parent
@@ -21,7 +23,6 @@ from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.textio import (
     FileFormat,
-    append_in_place,
     atomic_write,
     convert_newlines,
     probe_format,
@@ -91,8 +92,10 @@ def run(params: Params, ctx: Context) -> Result:
         if fmt.size and not fmt.ends_with_newline and text and not text.startswith(("\n", "\r")):
             ctx.warn("the file did not end with a newline: the appended text continues its last "
                      "line")
-        _, size = append_in_place(res, data, expected_sha256=params.expected_sha256,
-                                  shown=params.path)
+        from zbtools.core.editing.txn import journaled_append
+
+        size = journaled_append(ctx, res, data, expected_sha256=params.expected_sha256,
+                                shown=params.path)
         unchanged_meanwhile = old is not None and size == len(old) + len(data)
         digest = None
         if old is not None and unchanged_meanwhile:

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 SPILL_KEEP = 200
+# (state root, workspace root) -> the journal directory of unfinished changes (see
+# Context.unfinished_changes): a long-lived batch or server computes it once
+_TXN_DIRS: dict[tuple[str | None, str], str] = {}
 
 
 class Context:
@@ -97,6 +100,21 @@ class Context:
             self._state_root = state_root(self.env)
         key = sha256_hex(os.fsencode(self.workspace.root))[:16]
         return os.path.abspath(os.path.join(self._state_root, key))
+
+    def unfinished_changes(self) -> bool:
+        """Whether a multi-file change of this workspace was left unfinished (its journal
+        directory exists: ``core.editing.txn``). One ``stat``; every call asks, before anything
+        else."""
+        root = self._state_root
+        path = _TXN_DIRS.get((root, self.workspace.root)) if root is not None else None
+        if path is None:
+            try:
+                path = os.path.join(self.state_path(), "txn")
+            except (OSError, ToolError):
+                return False
+            if os.path.isabs(self._state_root or ""):  # a batch or server: ask once
+                _TXN_DIRS[(self._state_root, self.workspace.root)] = path
+        return os.access(path, os.F_OK)  # a bool, not an exception: ~1 us
 
     @property
     def state_dir(self) -> str:

@@ -301,7 +301,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
 
 
 def _commit(change: FileChange) -> None:
-
+    """Commit a patch's only change when it is one atomic step (no rename)."""
     assert change.res is not None
     if change.action == "created":
         assert change.after is not None
@@ -324,53 +324,33 @@ def _commit(change: FileChange) -> None:
         if change.after != change.before:
             atomic_write(change.res, change.after, expected_sha256=sha256_hex(change.before),
                          shown=change.shown)
-    else:  # renamed
-        assert change.dest is not None and change.after is not None
-        assert change.res.name is not None and change.dest.name is not None
-        written = False
-        try:
-            change.dest.ensure_parents()
-            atomic_write(change.dest, change.after, create_only=True, mode=change.mode,
-                         shown=change.dest_rel or change.shown)
-            written = True
-            if change.mode is not None:
-                os.chmod(change.dest.name, change.mode, dir_fd=change.dest.dir_fd)
-            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
-        except BaseException as exc:
-            # Not done: the copy at the destination and its new parents are taken back here.
-            if written:
-                try:
-                    os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
-                except OSError:
-                    pass
-            change.dest.rollback_parents()
-            if isinstance(exc, OSError):
-                from zbtools.core.files.workspace import os_error
-
-                raise os_error(exc, change.shown) from exc
-            raise
+    else:  # a rename is two steps: it always goes through _commit_all
+        raise AssertionError(f"{change.action} of {change.shown} outside a transaction")
     change.done = True
 
 
-def _rollback(change: FileChange) -> None:
-    """Best effort: put a committed change back (the originals are held in memory)."""
+def _commit_all(ctx: Context, changes: list[FileChange]) -> None:
+    """Commit several changes all or nothing, even under ``kill -9`` (``editing.txn``)."""
+    from zbtools.core.editing.txn import Step, run_transaction
 
-    assert change.res is not None
-    try:
-        if change.action == "created" and change.res.name is not None:
-            os.unlink(change.res.name, dir_fd=change.res.dir_fd)
-            change.res.rollback_parents()
-        elif change.action == "deleted" and change.before is not None:
-            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
-        elif change.action == "updated" and change.before is not None:
-            atomic_write(change.res, change.before)
-        elif change.action == "renamed" and change.before is not None:
-            atomic_write(change.res, change.before, create_only=True, mode=change.mode)
-            if change.dest is not None and change.dest.name is not None:
-                os.unlink(change.dest.name, dir_fd=change.dest.dir_fd)
-                change.dest.rollback_parents()
-    except (OSError, ToolError):
-        pass
+    steps: list[Step] = []
+    for change in changes:
+        assert change.res is not None
+        if change.action == "created":
+            steps.append(Step(change.res, "write", change.after))
+        elif change.action == "deleted":
+            steps.append(Step(change.res, "delete", before=change.before))
+        elif change.action == "updated":
+            if change.after != change.before:
+                steps.append(Step(change.res, "write", change.after, before=change.before))
+        else:  # renamed: the new name, then the old one goes
+            assert change.dest is not None
+            steps.append(Step(change.dest, "write", change.after, mode=change.mode))
+            steps.append(Step(change.res, "delete", before=change.before))
+    if steps:
+        run_transaction(ctx, steps, "apply_edit")
+    for change in changes:
+        change.done = True
 
 
 def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
@@ -400,14 +380,10 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
             changes.append(_prepare(ctx, patch, patch.path, _label(patch.path, len(patches))))
         if dry_run:
             return PatchOutcome(changes, True)
-        try:
-            for change in changes:
-                _commit(change)
-        except BaseException:
-            for change in reversed(changes):
-                if change.done:
-                    _rollback(change)
-            raise
+        if len(changes) > 1 or any(c.action == "renamed" for c in changes):
+            _commit_all(ctx, changes)  # several files: through the intent journal
+        else:
+            _commit(changes[0])
         from zbtools.core.editing.undo import record
         from zbtools.core.state.store import on_path_deleted, on_path_moved
 

@@ -17,10 +17,26 @@ Reading:
 
 Writing:
 
-* Atomic: a temp file ``.<name>.zbtmp-<hex>`` created with ``O_EXCL | O_NOFOLLOW`` in the same
-  directory, written in a loop (short writes), mode and owner copied, ``fsync``, ``rename`` with
-  dir fds, ``fsync`` of the directory. A crash leaves the old or the new file, never half of one;
-  ENOSPC and friends happen before the rename and leave the original untouched.
+* Atomic: a temp file ``.<name>.zbtmp-<pid>-<start>-<host>-<hex>`` created with ``O_EXCL |
+  O_NOFOLLOW`` in the same directory, written in a loop (short writes), mode and owner copied,
+  ``fsync``, ``rename`` with dir fds, ``fsync`` of the directory. A crash leaves the old or the
+  new file, never half of one; ENOSPC and friends happen before the rename and leave the
+  original untouched.
+* No debris: a temp name carries its writer's pid, the process start time (``/proc/PID/stat``
+  field 22) and a token of the boot and PID namespace, so a writer that died (``kill -9``, power
+  loss) is told from a live one. Every write into a directory first removes the dead writers'
+  temp files there (``sweep_dead_temps``): regular files whose name matches the scheme exactly
+  and whose writer is gone (no such pid, or a pid reused by a process that started at another
+  time; a writer of another boot or namespace once its file is an hour old). A live writer's
+  file and a name that merely looks similar are left alone. The walker never lists our temp
+  files (``is_temp_name``).
+* Replacing a file never keeps setuid/setgid bits (``SPECIAL_BITS``): the kernel clears them
+  when anyone but root writes to such a file, because the new content is not what whoever set
+  them vetted; a replace by rename must not be a way around that. Every other permission bit,
+  and the owner and group where allowed, are kept.
+* ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N`` (test-only, for the crash tests): the process stops
+  before its N-th rename (or link, unlink) that publishes a change, writes
+  ``zbtools-test-paused <N>`` to stderr and sleeps, so a test can kill it at that exact point.
 * Create-only publishes with ``link()`` (fails on any existing name, even a dangling symlink).
 * Replacing a file with several hard links breaks the link (reported as ``hardlink_broken``);
   in-place appends refuse such files instead (``hardlink_refused``).
@@ -400,8 +416,175 @@ def current_umask() -> int:
     return mask
 
 
+# ---------------------------------------------------------------------------------------------
+# Temp names that tell a live writer from a dead one
+
+
+TEMP_TAGS = ("zbtmp", "zbdel", "zbbak")
+SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID
+FOREIGN_STALE_SECONDS = 3600
+_own: list[str] = []
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, ``/proc/PID/stat`` field 22),
+    ``None`` when it does not exist; ``"0"`` when it cannot be told (no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        if not os.path.isdir("/proc/self"):
+            return "0"  # no procfs: liveness by pid alone
+        return None
+    except OSError:
+        return "0"
+    fields = raw[raw.rfind(b")") + 2:].split()
+    return fields[19].decode("ascii") if len(fields) > 19 else "0"
+
+
+def _host() -> str:
+    """8 hex digits naming this boot and PID namespace: pids mean something only within both."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as fh:
+            boot = fh.read().strip()
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return "00000000"
+    return sha256_hex(boot + b":%d" % namespace)[:8]
+
+
+def own_start() -> str:
+    """This process's start time (see ``process_start``)."""
+    if not _own:
+        _own.extend((process_start(os.getpid()) or "0", _host()))
+    return _own[0]
+
+
+def own_host() -> str:
+    """This process's boot and PID namespace token (see ``temp_name``)."""
+    own_start()
+    return _own[1]
+
+
+def parse_temp_name(name: str) -> tuple[str, int, str, str] | None:
+    """``(tag, pid, start, host)`` when ``name`` is exactly one of our temp names, else None."""
+    if not name.startswith(".") or "-" not in name:
+        return None
+    head, _, tail = name.rpartition(".")
+    if len(head) < 2:
+        return None
+    parts = tail.split("-")
+    if len(parts) != 5 or parts[0] not in TEMP_TAGS:
+        return None
+    tag, pid, start, host, rand = parts
+    if not (pid.isdigit() and pid.isascii() and start.isdigit() and start.isascii()
+            and _hex8(host) and _hex8(rand)):
+        return None
+    return tag, int(pid), start, host
+
+
+def _hex8(text: str) -> bool:
+    return len(text) == 8 and all(c in "0123456789abcdef" for c in text)
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is one of our temp, staging or backup names (never shown by listings)."""
+    return name[:1] == "." and ".zb" in name and parse_temp_name(name) is not None
+
+
+def writer_alive(pid: int, start: str) -> bool:
+    """Whether process ``pid``, started at ``start``, of this boot and PID namespace, is still
+    running (unsure counts as alive)."""
+    if pid == os.getpid():
+        return start == own_start() or own_start() == "0"
+    current = process_start(pid)
+    if current is None:
+        return False
+    if current == "0" or start == "0":
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+    return current == start
+
+
+def dead_temp(dir_fd: int, entry: str, tags: tuple[str, ...]) -> os.stat_result | None:
+    """The ``lstat`` of ``entry`` (in ``dir_fd``) when it is named exactly by ``temp_name`` with
+    one of ``tags`` and its writer is gone, else None.
+
+    A writer of this boot and PID namespace is gone when its pid is, or now belongs to a process
+    started at another time. A writer of another (another container or machine sharing the
+    directory, or a boot before this one) cannot be asked: its entry counts as left behind only
+    once it has not changed for ``FOREIGN_STALE_SECONDS`` (an hour)."""
+    parsed = parse_temp_name(entry)
+    if parsed is None or parsed[0] not in tags:
+        return None
+    _, pid, start, host = parsed
+    local = host == own_host()
+    if local and writer_alive(pid, start):
+        return None
+    try:
+        st = os.lstat(entry, dir_fd=dir_fd)
+    except OSError:
+        return None
+    if not local:
+        import time
+
+        if time.time() - st.st_mtime < FOREIGN_STALE_SECONDS:
+            return None
+    return st
+
+
+def sweep_dead_temps(dir_fd: int) -> int:
+    """Remove the temp files (``zbtmp``, regular files) of dead writers in the directory
+    ``dir_fd`` (see ``dead_temp``); returns how many. A live writer's file is never touched."""
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return 0
+    removed = 0
+    for entry in names:
+        if ".zbtmp-" not in entry:
+            continue
+        st = dead_temp(dir_fd, entry, ("zbtmp",))
+        if st is None or not stat.S_ISREG(st.st_mode):
+            continue
+        try:
+            os.unlink(entry, dir_fd=dir_fd)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+_pauses: list[int] = [0]
+
+
+def pause_point() -> None:
+    """Test-only: with ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``, stop before the N-th rename (or
+    link, unlink) that publishes a change, so a crash test can kill the process right there."""
+    wanted = os.environ.get("ZBTOOLS_TEST_PAUSE_BEFORE_RENAME")
+    if not wanted:
+        return
+    _pauses[0] += 1
+    if str(_pauses[0]) != wanted:
+        return
+    import time
+
+    os.write(2, f"zbtools-test-paused {_pauses[0]}\n".encode("ascii"))
+    while True:
+        time.sleep(3600)
+
+
 def temp_name(name: str, tag: str = "zbtmp") -> str:
-    """A hidden sibling name ``.<name>.<tag>-<hex>`` that fits in NAME_MAX (255 bytes).
+    """A hidden sibling name ``.<name>.<tag>-<pid>-<start>-<host>-<hex>`` that fits in NAME_MAX.
+
+    ``pid``, ``start`` (the process start time) and ``host`` (this boot and PID namespace) let
+    a later call tell a dead writer's leftovers from a live writer's files
+    (``sweep_dead_temps``).
 
     The original name is cut to at most 100 *bytes* (at a character boundary): names of 100
     characters can be 400 bytes in UTF-8, and the temp name must never be the one that is too long.
@@ -414,7 +597,7 @@ def temp_name(name: str, tag: str = "zbtmp") -> str:
         if raw and raw[-1] >= 0xC0:  # ... and its lead byte
             raw = raw[:-1]
         name = os.fsdecode(raw)
-    return f".{name}.{tag}-{os.urandom(6).hex()}"
+    return f".{name}.{tag}-{os.getpid()}-{own_start()}-{own_host()}-{os.urandom(4).hex()}"
 
 
 def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None:
@@ -505,6 +688,7 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                             hint="read the file again; it was deleted or moved",
                             details={"expected_sha256": expected_sha256, "current_sha256": None})
         outcome.created = True
+    sweep_dead_temps(dir_fd)
     tmp = temp_name(name)
     fd = -1
     try:
@@ -515,16 +699,19 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
             while view:
                 view = view[os.write(fd, view):]
         if old_st is not None:
-            os.fchmod(fd, stat.S_IMODE(old_st.st_mode))
             try:
                 os.fchown(fd, old_st.st_uid, old_st.st_gid)
             except PermissionError:
                 outcome.owner_changed = True
+            # after fchown, which may clear the bits itself; never setuid/setgid (see above)
+            os.fchmod(fd, stat.S_IMODE(old_st.st_mode) & ~SPECIAL_BITS)
         else:
-            os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~current_umask())
+            os.fchmod(fd, stat.S_IMODE(mode) & ~SPECIAL_BITS if mode is not None
+                      else 0o666 & ~current_umask())
         os.fsync(fd)
         os.close(fd)
         fd = -1
+        pause_point()
         if old_st is None:
             # No-clobber publish: link() fails on any existing name, even a dangling symlink.
             try:
@@ -569,6 +756,7 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
     In place (``O_APPEND``): a crash can leave a partial tail, which is acceptable for appends.
     """
     assert res.name is not None
+    sweep_dead_temps(res.dir_fd)
     try:
         fd = os.open(res.name, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
                      | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=res.dir_fd)

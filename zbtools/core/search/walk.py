@@ -16,7 +16,8 @@ Rules:
 * Default excluded directories (``DEFAULT_EXCLUDED_DIRS``: ``.git``, ``node_modules``,
   ``target``, ``__pycache__``, ...) are never entered; ``exclude_dirs`` replaces the list
   (``[]`` excludes nothing).
-* Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden``.
+* Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden``; zbtools' own
+  temp, staging and backup files (``textio.is_temp_name``) are skipped even then.
 * Ignore files, with git's semantics through ``core/ignore.py`` (imported only when an
   ignore file exists): ``.git/info/exclude`` at the workspace root, then in every directory its
   ``.gitignore`` and ``.ignore`` (the latter wins), each applying to its own subtree, deeper
@@ -47,6 +48,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind
+from zbtools.core.files.textio import is_temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, display_path
 
 TYPE_CHECKING = False
@@ -378,9 +380,12 @@ class Walk:
             if is_dir and name in exclude:
                 skipped.excluded_dirs += 1
                 continue
-            if not include_hidden and name[0] == ".":
-                skipped.hidden += 1
-                continue
+            if name[0] == ".":
+                if not include_hidden:
+                    skipped.hidden += 1
+                    continue
+                if ".zb" in name and is_temp_name(name):
+                    continue  # our own temp files: never listed or searched
             rel = prefix + name
             if layers and ignored_by(layers, rel, is_dir):
                 skipped.ignored += 1

@@ -1,0 +1,537 @@
+"""Multi-file changes that are all or nothing, even when the process is killed (``kill -9``).
+
+POSIX renames one file atomically, never several. A patch that touches more than one file
+(or renames one: a new name and a removed one) therefore goes through an intent journal:
+
+1. The journal ``<state dir>/txn/<id>.json`` (outside the workspace) is written, ``fsync``-ed
+   with its directory, before anything in the workspace changes. It names every step: the
+   file, its staged new version (``.<name>.zbtmp-<pid>-<start>-<host>-<hex>``), the backup of
+   its old version (``.<name>.zbbak-…`` alike), the sha256 of new files, and the
+   directories the change creates. Its ``state`` is ``prepared``.
+2. Every new version is written and ``fsync``-ed beside its target; every file that is replaced
+   or deleted gets its backup: a hard link to the original inode (a copy where the filesystem
+   has no hard links), so a rollback puts back the inode itself, with its other links, owner,
+   mode and extended attributes.
+3. The renames (and unlinks) run, then the journal is rewritten with ``state: committed``; only
+   then are the backups removed and the journal deleted.
+
+A failure part-way rolls back in the process, from the journal. A process killed part-way
+leaves the journal; the next zbtools call on the workspace, of any tool (``ToolSpec.call``
+looks for the ``txn`` directory with one ``stat``), takes the edit lock and finishes it before
+doing anything else: a ``prepared`` journal is rolled back (every file as it was before the
+patch: backups renamed back, new files whose content is the patch's removed, staged files and
+created empty directories removed), a ``committed`` one is completed (its backups and staged
+files removed, the change recorded for ``undo``). The call's result says so in ``warnings``.
+A journal whose writer is still running (another process, alive) is left alone.
+
+Failure modes: ``stale_file`` (a file changed after the patch read it), the ``os_error``
+codes of the file system; a journal that cannot be read is left in place with a warning.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from zbtools.contract import ToolError
+from zbtools.core.files.textio import (
+    SPECIAL_BITS,
+    append_in_place,
+    current_umask,
+    own_host,
+    own_start,
+    pause_point,
+    read_fd,
+    sha256_hex,
+    sweep_dead_temps,
+    temp_name,
+    writer_alive,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved
+
+JOURNAL_VERSION = 1
+TXN_DIR = "txn"
+_NO_LINKS = (errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP)  # no hard links here
+
+
+class Step:
+    """One file of a transaction: write ``data`` to it (``mode`` for a new file), or delete it."""
+
+    def __init__(self, res: Resolved, op: str, data: bytes | None = None,
+                 before: bytes | None = None, mode: int | None = None) -> None:
+        assert res.name is not None
+        self.res = res
+        self.op = op  # write | delete
+        self.data = data
+        self.before = before  # the content the caller read (None: the file must not exist)
+        self.mode = mode
+        self.tmp = temp_name(res.name) if op == "write" else None
+        self.backup = temp_name(res.name, "zbbak") if before is not None else None
+        comps = res.parent_rel.split("/")
+        self.dirs = ["/".join(comps[:len(comps) - k]) for k in range(len(res.missing))]
+
+    def record(self) -> dict[str, Any]:
+        return {"op": self.op, "path": self.res.rel, "tmp": self.tmp, "backup": self.backup,
+                "sha256": sha256_hex(self.data) if self.data is not None else None,
+                "dirs": self.dirs}
+
+
+def _folder(ctx: Context) -> str:
+    return os.path.join(ctx.state_path(), TXN_DIR)
+
+
+def _fsync_dir(dir_fd: int) -> None:
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+
+
+def _write_journal(folder: str, name: str, doc: dict[str, Any]) -> None:
+    from zbtools.core.call.fastjson import dumps_ascii
+
+    payload = (dumps_ascii(doc) + "\n").encode("ascii")
+    tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, os.path.join(folder, name))
+    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _fsync_dir(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _unlink_quiet(name: str | None, dir_fd: int) -> None:
+    if name is None:
+        return
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def _stage(step: Step) -> None:
+    """Write the new version beside the target and link the old one to its backup."""
+    res = step.res
+    assert res.name is not None
+    res.ensure_parents()
+    dir_fd = res.dir_fd
+    sweep_dead_temps(dir_fd)
+    if step.backup is not None:
+        try:
+            os.link(res.name, step.backup, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
+                    follow_symlinks=False)
+        except FileNotFoundError:
+            raise ToolError("stale_file", f"{res.rel}: was deleted while the patch was "
+                            "being applied", hint="read the files again and redo the patch") \
+                from None
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise
+            _write_new(dir_fd, step.backup, step.before or b"", _mode_of(res))
+        fd = os.open(step.backup, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            same = read_fd(fd) == step.before
+        finally:
+            os.close(fd)
+        if not same:
+            raise ToolError("stale_file", f"{res.rel}: changed while the patch was being "
+                            "applied", hint="read the files again and redo the patch")
+    if step.op == "write":
+        assert step.tmp is not None and step.data is not None
+        if step.before is not None:
+            mode = _mode_of(res)
+        elif step.mode is not None:
+            mode = step.mode & ~SPECIAL_BITS
+        else:
+            mode = 0o666 & ~current_umask()
+        _write_new(dir_fd, step.tmp, step.data, mode)
+        if step.before is not None and res.st is not None:
+            try:
+                os.chown(step.tmp, res.st.st_uid, res.st.st_gid, dir_fd=dir_fd,
+                         follow_symlinks=False)
+                os.chmod(step.tmp, mode, dir_fd=dir_fd)
+            except OSError:
+                pass
+
+
+def _mode_of(res: Resolved) -> int:
+    return stat.S_IMODE(res.st.st_mode) & ~SPECIAL_BITS if res.st is not None else 0o600
+
+
+def _write_new(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _apply(step: Step) -> None:
+    res = step.res
+    assert res.name is not None
+    dir_fd = res.dir_fd
+    pause_point()
+    if step.op == "delete":
+        os.unlink(res.name, dir_fd=dir_fd)
+    elif step.before is not None:
+        assert step.tmp is not None
+        os.rename(step.tmp, res.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    else:
+        assert step.tmp is not None
+        try:  # no clobber: link() fails on any existing name
+            os.link(step.tmp, res.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
+                    follow_symlinks=False)
+        except FileExistsError:
+            raise ToolError("already_exists", f"{res.rel}: was created by someone else while "
+                            "the patch was being applied", hint="read it and decide") from None
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise
+            os.rename(step.tmp, res.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        else:
+            os.unlink(step.tmp, dir_fd=dir_fd)
+
+
+def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
+    """Apply every step or none (see the module docstring). The caller holds the edit lock and
+    keeps the steps' ``Resolved`` open; it closes them."""
+    from zbtools.core.files.workspace import os_error
+
+    folder = _folder(ctx)
+    txn_id = f"{os.getpid()}-{os.urandom(6).hex()}"
+    name = f"{txn_id}.json"
+    doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": txn_id, "tool": tool,
+                           "pid": os.getpid(), "start": own_start(), "host": own_host(),
+                           "time": round(ctx.clock(), 3), "state": "prepared",
+                           "steps": [s.record() for s in steps]}
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        _write_journal(folder, name, doc)
+    except OSError as exc:
+        _forget(folder, name)
+        raise ToolError("io_error", "cannot write the journal that makes a change of several "
+                        f"files all or nothing ({folder}: {os.strerror(exc.errno or 0)}); "
+                        "nothing was changed", hint="make the state directory writable, or "
+                        "set ZBTOOLS_STATE_DIR to a writable directory; or change the files "
+                        "one at a time") from exc
+    try:
+        for step in steps:
+            _stage(step)
+        for step in steps:  # the staged files and backups are durable before the first rename
+            _fsync_dir(step.res.dir_fd)
+        for step in steps:
+            _apply(step)
+        for step in steps:
+            _fsync_dir(step.res.dir_fd)
+        doc["state"] = "committed"
+        _write_journal(folder, name, doc)
+        pause_point()  # test-only: a kill right after the commit point
+    except BaseException as exc:
+        failed = _rollback(ctx, doc)[1]
+        if failed:  # the journal stays: the next call tries again
+            ctx.warn("the change could not be rolled back completely ("
+                     + "; ".join(failed) + "); the next zbtools call on this workspace tries "
+                     "again")
+        else:
+            _forget(folder, name)
+        if isinstance(exc, OSError):
+            raise os_error(exc, steps[0].res.rel) from exc
+        raise
+    for step in steps:
+        _unlink_quiet(step.backup, step.res.dir_fd)
+        _unlink_quiet(step.tmp, step.res.dir_fd)
+    _forget(folder, name)
+
+
+PAGE = 4096
+
+
+def journaled_append(ctx: Context, res: Resolved, data: bytes, *,
+                     expected_sha256: str | None, shown: str) -> int:
+    """Append ``data`` in place, all or nothing even under ``kill -9``; returns the new size.
+
+    The kernel copies a write into the page cache page by page and stops at the next page when
+    the process is killed, so an append that stays within one page cannot be cut short and
+    needs nothing more. A longer one first writes the journal (the file, its inode and its size
+    before); the next call truncates a cut-short append back to that size."""
+    assert res.st is not None
+    before = res.st.st_size
+    if before % PAGE + len(data) <= PAGE:
+        return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
+    folder = _folder(ctx)
+    name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
+    doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": name[:-5],
+                           "tool": "write_append", "pid": os.getpid(), "start": own_start(),
+                           "host": own_host(), "time": round(ctx.clock(), 3),
+                           "state": "prepared",
+                           "steps": [{"op": "append", "path": res.rel, "size": before,
+                                      "length": len(data), "dev": res.st.st_dev,
+                                      "ino": res.st.st_ino}]}
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        _write_journal(folder, name, doc)
+    except OSError as exc:
+        _forget(folder, name)
+        raise ToolError("io_error", "cannot write the journal that makes an append all or "
+                        f"nothing ({folder}: {os.strerror(exc.errno or 0)}); nothing was "
+                        "appended", hint="make the state directory writable, or set "
+                        "ZBTOOLS_STATE_DIR to a writable directory") from exc
+    try:
+        pause_point()  # test-only: a kill after the journal, before the write
+        return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
+    finally:
+        _forget(folder, name)
+
+
+def _recover_append(ctx: Context, record: dict[str, Any]) -> str:
+    """Cut a cut-short append back off; returns what was found."""
+    res = _open_step(ctx, record)
+    if res is None:
+        return "the file is gone"
+    try:
+        assert res.name is not None
+        size, length = int(record["size"]), int(record["length"])
+        fd = os.open(res.name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=res.dir_fd)
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (record.get("dev"), record.get("ino")) or \
+                    not stat.S_ISREG(st.st_mode):
+                return "the file was replaced since; it was left as it is"
+            if st.st_size == size + length:
+                return "the append had been written whole"
+            if size < st.st_size < size + length:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+                return "the part of the append that had been written was cut off"
+            if st.st_size == size:
+                return "nothing had been appended"
+            return "the file changed since; it was left as it is"
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, TypeError, KeyError):
+        return "the file could not be checked"
+    finally:
+        res.close()
+
+
+def _forget(folder: str, name: str) -> None:
+    try:
+        os.unlink(os.path.join(folder, name))
+    except OSError:
+        pass
+    try:
+        os.rmdir(folder)  # gone when empty: the next call's check is one failed stat
+    except OSError:
+        pass
+
+
+def _open_step(ctx: Context, record: dict[str, Any]) -> Resolved | None:
+    try:
+        res = ctx.workspace.resolve(str(record["path"]), follow_last=False, create_parents=True)
+    except ToolError:
+        return None
+    if res.missing or res.name is None:
+        res.close()  # its directory was never created: nothing of this step reached the disk
+        return None
+    return res
+
+
+def _regular_sha(res: Resolved) -> str | None:
+    assert res.name is not None
+    try:
+        fd = os.open(res.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=res.dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return sha256_hex(read_fd(fd))
+    finally:
+        os.close(fd)
+
+
+def _rollback(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Put every file of the journal back as it was; returns the paths it had to change and
+    what failed (each step is tried, whatever failed before it)."""
+    touched: list[str] = []
+    failed: list[str] = []
+    for record in reversed(doc["steps"]):
+        res = _open_step(ctx, record)
+        if res is not None:
+            try:
+                assert res.name is not None
+                _unlink_quiet(record.get("tmp"), res.dir_fd)
+                backup = record.get("backup")
+                if backup is not None:
+                    try:
+                        os.rename(backup, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
+                    except FileNotFoundError:
+                        pass  # never staged (nothing changed yet) or already put back
+                    else:
+                        touched.append(res.rel)
+                    _unlink_quiet(backup, res.dir_fd)  # the same inode as the file: still there
+                elif record.get("op") == "write" and record.get("sha256") is not None and \
+                        _regular_sha(res) == record["sha256"]:
+                    os.unlink(res.name, dir_fd=res.dir_fd)  # a new file: ours by its content
+                    touched.append(res.rel)
+                _fsync_dir(res.dir_fd)
+            except OSError as exc:
+                failed.append(f"{res.rel}: {os.strerror(exc.errno or 0)}")
+            finally:
+                res.close()
+        for rel in record.get("dirs") or []:
+            try:
+                parent = ctx.workspace.resolve(rel, follow_last=False)
+            except ToolError:
+                continue
+            try:
+                if parent.name is not None and parent.st is not None and \
+                        stat.S_ISDIR(parent.st.st_mode):
+                    os.rmdir(parent.name, dir_fd=parent.dir_fd)
+            except OSError:
+                pass
+            finally:
+                parent.close()
+    return touched, failed
+
+
+def _complete(ctx: Context, doc: dict[str, Any]) -> list[str]:
+    """Finish a committed journal: record the change for undo, remove backups and staging."""
+    from zbtools.core.editing.undo import record as record_undo
+
+    done: list[str] = []
+    for record in doc["steps"]:
+        res = _open_step(ctx, record)
+        if res is None:
+            continue
+        try:
+            assert res.name is not None
+            before: bytes | None = None
+            backup = record.get("backup")
+            if backup is not None:
+                try:
+                    fd = os.open(backup, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 dir_fd=res.dir_fd)
+                except OSError:
+                    fd = -1
+                if fd >= 0:
+                    try:
+                        before = read_fd(fd)
+                    finally:
+                        os.close(fd)
+            after: bytes | None = None
+            if record.get("op") == "write":
+                try:
+                    fd = os.open(res.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 dir_fd=res.dir_fd)
+                    try:
+                        after = read_fd(fd)
+                    finally:
+                        os.close(fd)
+                except OSError:
+                    after = None
+            if before is not None or after is not None:
+                record_undo(ctx, res.rel, before, after, str(doc.get("tool") or "apply_edit"))
+            _unlink_quiet(backup, res.dir_fd)
+            _unlink_quiet(record.get("tmp"), res.dir_fd)
+            done.append(res.rel)
+        finally:
+            res.close()
+    return done
+
+
+def recover(ctx: Context) -> None:
+    """Finish every unfinished journal of a dead writer (see the module docstring)."""
+    from zbtools.core.call.fastjson import loads_strict
+    from zbtools.core.state.store import EditLock
+
+    folder = _folder(ctx)
+    with EditLock(ctx):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.startswith("."):  # a journal write that was cut short
+                parts = name.rsplit(".tmp-", 1)
+                pid = parts[1].split("-")[0] if len(parts) == 2 else ""
+                if pid.isdigit() and not writer_alive(int(pid), "0"):
+                    _forget(folder, name)
+                continue
+            if not name.endswith(".json"):
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    doc = loads_strict(fh.read().decode("utf-8"))
+                if not isinstance(doc, dict) or doc.get("v") != JOURNAL_VERSION or \
+                        not isinstance(doc.get("steps"), list):
+                    raise ValueError("not a journal")
+            except (OSError, ValueError, UnicodeDecodeError):
+                ctx.warn(f"an unfinished change journal {path} cannot be read; it was left "
+                         "untouched (move it away once the files are checked)")
+                continue
+            owner, started = doc.get("pid"), str(doc.get("start"))
+            if isinstance(owner, int) and owner != os.getpid() and \
+                    doc.get("host") == own_host() and writer_alive(owner, started):
+                continue  # its writer is still at work (one of another boot is not)
+            try:
+                finished = _finish(ctx, doc)
+            except (OSError, ToolError, ValueError, KeyError, TypeError) as exc:
+                ctx.warn(f"an unfinished change journal {path} could not be finished ({exc}); "
+                         "it was left for the next call")
+                continue
+            if finished:
+                _forget(folder, name)
+
+
+def _finish(ctx: Context, doc: dict[str, Any]) -> bool:
+    """Roll back or complete one dead writer's journal; whether it can be forgotten."""
+    owner = doc.get("pid")
+    tool = doc.get("tool") or "a change"
+    steps = doc["steps"]
+    if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("op") == "append":
+        found = _recover_append(ctx, steps[0])
+        ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
+                 f"was checked: {found}")
+    elif doc.get("state") == "committed":
+        paths = _complete(ctx, doc)
+        ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "
+                 f"leftover backups were removed ({', '.join(paths) or 'no files'})")
+    else:
+        failed = _rollback(ctx, doc)[1]
+        if failed:
+            ctx.warn(f"an interrupted {tool} (process {owner}) could not be rolled "
+                     f"back completely ({'; '.join(failed)}); the next call tries again")
+            return False
+        kept = [str(r.get("path")) for r in doc["steps"] if r.get("backup")]
+        gone = [str(r.get("path")) for r in doc["steps"] if not r.get("backup")]
+        ctx.warn(f"an interrupted {tool} (process {owner}) was rolled back: every file "
+                 "it touched is as it was before it ("
+                 + "; ".join(part for part in (
+                     "kept: " + ", ".join(kept) if kept else "",
+                     "not created: " + ", ".join(gone) if gone else "") if part)
+                 + ")")
+    return True
