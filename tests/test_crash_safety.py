@@ -89,7 +89,8 @@ def test_temp_names_carry_the_writer() -> None:
     assert writer_alive(parsed[1], parsed[2])
     assert parse_temp_name(temp_name("é" * 200, "zbbak")) is not None
     assert parse_temp_name(".a.txt.zbtmp-1-2-0badf00d-abcdef01") == ("zbtmp", 1, "2", "0badf00d")
-    for other in (".a.txt.zbtmp-0123456789ab", "a.txt.zbtmp-1-2-0badf00d-abcdef01",
+    assert parse_temp_name(".a.txt.zbtmp-0123456789ab") == ("zbtmp", 0, "0", "legacy")
+    for other in (".a.txt.zbtmp-0123456789abc", "a.txt.zbtmp-1-2-0badf00d-abcdef01",
                   ".a.zbtmp-1-2-0badf00d-xyz", ".a.txt.zbtmp-1-2-0badf00d-abcdef012",
                   ".a.txt.other-1-2-0badf00d-abcdef01", ".zbtmp-1-2-0badf00d-abcdef01",
                   ".a.txt.zbtmp-1-2-abcdef01", ".a.txt.zbtmp-x-2-0badf00d-abcdef01"):
@@ -141,7 +142,7 @@ def test_dead_writers_temp_files_are_removed_by_the_next_write(tmp_path: Path) -
     kill(child)
     assert target.read_text() == "old\n"
     # a name that only looks like ours is never touched
-    (ws / ".big.txt.zbtmp-0123456789ab").write_text("user's")
+    (ws / ".big.txt.zbtmp-0123456789abX").write_text("user's")
     (ws / ".big.txt.zbtmp-1-2-0badf00d-nothexxx").write_text("user's")
     shown = call(ws, state, "list_directory", {"path": ".", "include_hidden": True})
     names = [e["name"] if isinstance(e, dict) else e for e in shown["result"]["entries"]]
@@ -151,7 +152,7 @@ def test_dead_writers_temp_files_are_removed_by_the_next_write(tmp_path: Path) -
     done = call(ws, state, "write_file", {"path": "other.txt", "content": "new\n"})
     assert done["ok"], done
     assert debris(ws) == []
-    assert (ws / ".big.txt.zbtmp-0123456789ab").exists()
+    assert (ws / ".big.txt.zbtmp-0123456789abX").exists()
     assert (ws / ".big.txt.zbtmp-1-2-0badf00d-nothexxx").exists()
 
 
@@ -535,3 +536,25 @@ def test_replacing_a_file_drops_setuid_and_setgid(tmp_path: Path) -> None:
     done = call(ws, state, "write_file", {"path": "tool.sh", "content": "#!/bin/sh\necho\n"})
     assert done["ok"], done
     assert stat.S_IMODE(target.stat().st_mode) == 0o755
+
+
+def test_an_earlier_versions_temp_file_is_hidden_and_removed_only_when_old(
+        tmp_path: Path) -> None:
+    """``.NAME.zbtmp-<12 hex>`` (the name before writers were named in it): never listed, and
+    removed like another machine's once it has not changed for an hour."""
+    from zbtools.core.files.textio import is_temp_name
+
+    young = tmp_path / ".a.txt.zbtmp-0123456789ab"
+    old = tmp_path / ".b.txt.zbtmp-ba9876543210"
+    lookalike = tmp_path / ".c.txt.zbtmp-notahexname!"
+    for path in (young, old, lookalike):
+        path.write_text("x")
+    os.utime(old, (time.time() - 3700, time.time() - 3700))
+    assert is_temp_name(young.name) and is_temp_name(old.name)
+    assert not is_temp_name(lookalike.name)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert sweep_dead_temps(fd) == 1
+    finally:
+        os.close(fd)
+    assert young.exists() and not old.exists() and lookalike.exists()

@@ -421,6 +421,7 @@ def current_umask() -> int:
 
 
 TEMP_TAGS = ("zbtmp", "zbdel", "zbbak")
+LEGACY_HOST = "legacy"  # the host part given to a temp name of an earlier zbtools version
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID
 FOREIGN_STALE_SECONDS = 3600
 _own: list[str] = []
@@ -474,6 +475,11 @@ def parse_temp_name(name: str) -> tuple[str, int, str, str] | None:
     if len(head) < 2:
         return None
     parts = tail.split("-")
+    if len(parts) == 2 and parts[0] in TEMP_TAGS and len(parts[1]) == 12 and all(
+            c in "0123456789abcdef" for c in parts[1]):
+        # the name earlier zbtools versions gave (``.<name>.<tag>-<12 hex>``): its writer cannot
+        # be asked, so it is treated as another machine's (left alone while it is young)
+        return parts[0], 0, "0", LEGACY_HOST
     if len(parts) != 5 or parts[0] not in TEMP_TAGS:
         return None
     tag, pid, start, host, rand = parts
