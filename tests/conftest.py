@@ -75,6 +75,11 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in list(os.environ):
         if var.startswith("ZBTOOLS_") and var not in ("ZBTOOLS_STATE_DIR", "ZBTOOLS_CONFIG"):
             monkeypatch.delenv(var)
+    # each test starts as a new process would: no directory counts as swept of debris yet
+    # (a deleted temporary directory's inode may come back for the next test's)
+    from zbtools.core.files import textio
+
+    monkeypatch.setattr(textio, "_swept", {})
 
 
 @pytest.fixture

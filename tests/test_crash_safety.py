@@ -558,3 +558,30 @@ def test_an_earlier_versions_temp_file_is_hidden_and_removed_only_when_old(
     finally:
         os.close(fd)
     assert young.exists() and not old.exists() and lookalike.exists()
+
+
+def test_a_long_lived_process_sweeps_one_directory_at_most_once_a_minute(
+        tmp_path: Path) -> None:
+    """A batch or MCP session does not list a big directory on every write; the next process
+    (a new call) sweeps it anew."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    host = parse_temp_name(temp_name("x"))
+    assert host is not None
+    first = tmp_path / f".a.zbtmp-{child.pid}-1-{host[3]}-abcdef01"
+    first.write_text("dead")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert sweep_dead_temps(fd) == 1
+        second = tmp_path / f".b.zbtmp-{child.pid}-1-{host[3]}-abcdef02"
+        second.write_text("dead")
+        assert sweep_dead_temps(fd) == 0
+    finally:
+        os.close(fd)
+    assert second.exists()
+    swept = subprocess.run(
+        [sys.executable, "-c", "import os, sys; from zbtools.core.files.textio import "
+         "sweep_dead_temps; fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY); "
+         "print(sweep_dead_temps(fd))", str(tmp_path)],
+        capture_output=True, text=True, check=True)
+    assert swept.stdout.strip() == "1" and not second.exists()
