@@ -67,6 +67,13 @@ SIMILARITY_MIN_CHARS = 40
 SIMILARITY_MAX_WINDOWS = 2000
 SIMILARITY_MAX_FILE_BYTES = 5 * 1024 * 1024
 SIMILARITY_MAX_OLD_LINES = 400
+NEAR_TYPO_MAX_EDITS = 2
+NEAR_TYPO_MIN_CHARS = 6
+NEAR_SINGLE_LINE_MIN_CHARS = 16
+NEAR_SINGLE_LINE_MARGIN = 4
+NEAR_MIN_EQUAL_LINES = 2
+NEAR_MIN_EQUAL_CHARS = 16
+NEAR_MAX_STARTS = 4000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,6 +190,10 @@ class Located:
         self.unescaped = False
         self.already_applied = False
         self.similarity: float | None = None
+        # near_miss: file line of each old line (None: a line the file lacks) and the one file
+        # line old text lacks (None: none)
+        self.alignment: list[int | None] = []
+        self.dropped: int | None = None
 
 
 def _describe(model: FileModel, cand: Candidate, others: list[Candidate]) -> dict[str, Any]:
@@ -406,6 +417,11 @@ def locate(model: FileModel, request: Request) -> Located:
                 located.warnings += _near_duplicates(model, text, cand)
             return located
     if request.after_line is None and not held and window is None:
+        # One near miss (a typo in one line, one line missing or one extra) at exactly one
+        # place: the edit goes there (where it was already made, the merge changes nothing).
+        near = find_near(model, request)
+        if near is not None:
+            return near
         # An edit that is already in the file must be a no-op, never re-applied near a
         # look-alike by the similarity tier (corpus cases P16).
         done = already_applied(model, request)
@@ -483,10 +499,25 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
         index = model.index("typography")
         if not deleted or any(key in index for key in deleted):
             return None
-    found = find_exact(model, new, limit=2)
-    if len(found) == 1:
-        return found[0]
-    return None
+    found = find_exact(model, new.strip("\n"), limit=2)
+    if len(found) != 1:
+        return None
+    cand = found[0]
+    assert cand.span is not None
+    view = model.lf_view
+    if (cand.span[0] > 0 and view[cand.span[0] - 1] != "\n") or (
+            cand.span[1] < len(view) and view[cand.span[1]] != "\n"):
+        return None  # inside a longer line: new text is not what stands there
+    # A line old text has and new text drops that the file still has around there, but for a
+    # typo, is an edit not made yet.
+    new_keys = {typography_key(line) for line in new.split("\n")}
+    gone = [k for k in (typography_key(line) for line in request.old.split("\n"))
+            if k and k not in new_keys]
+    reach = request.old.count("\n") + 1
+    near = model.normalized("typography")[max(cand.start - reach, 0):cand.end + reach]
+    if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
+        return None
+    return cand
 
 
 def insertion_already_applied(model: FileModel, located: Located) -> bool:
@@ -604,4 +635,168 @@ def find_similar(model: FileModel, request: Request) -> Located | None:
         f"old_text matched lines {b_start + 1}-{b_end} only approximately "
         f"(similarity {best:.2f}); lines you did not change keep the file's text")
     located.similarity = best
+    return located
+
+
+# ---------------------------------------------------------------------------------------------
+# Near misses: one typo, one missing line, one extra line
+
+
+def _typo_distance(a: str, b: str, min_chars: int = NEAR_TYPO_MIN_CHARS) -> int | None:
+    """Edits between two line keys when they differ by a typo, else None."""
+    from rapidfuzz.distance import Levenshtein
+
+    if not a or not b or min(len(a), len(b)) < min_chars or \
+            abs(len(a) - len(b)) > NEAR_TYPO_MAX_EDITS:
+        return None
+    d = Levenshtein.distance(a, b, score_cutoff=NEAR_TYPO_MAX_EDITS)
+    if d > NEAR_TYPO_MAX_EDITS or not _is_typo(a, b):
+        return None
+    return d
+
+
+def _is_typo(a: str, b: str) -> bool:
+    """Whether every character edit from ``a`` to ``b`` is a slip inside a word.
+
+    Letters only: a changed digit is another value, a changed case another name (``True`` and
+    ``true``), an ``s`` added or dropped at a word's end another word (``value``, ``values``),
+    and punctuation is syntax; none of those is a typo to look past.
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    for op in Levenshtein.editops(a, b):
+        if op.tag == "replace":
+            x, y = a[op.src_pos], b[op.dest_pos]
+            if not (x.isalpha() and y.isalpha()) or x.lower() == y.lower():
+                return False
+        else:
+            text, pos = (b, op.dest_pos) if op.tag == "insert" else (a, op.src_pos)
+            ch = text[pos]
+            if not ch.isalpha():
+                return False
+            after = text[pos + 1:pos + 2]
+            if ch in "sS" and not (after.isalnum() or after == "_"):
+                return False
+    return True
+
+
+def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MIN_EQUAL_LINES
+                     ) -> bool:
+    lines = [keys[i] for i in equal if keys[i]]
+    return len(lines) >= min_lines and \
+        sum(len(k.replace(" ", "")) for k in lines) >= NEAR_MIN_EQUAL_CHARS
+
+
+def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
+                  ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
+    """Every window that old text's line keys match but for one typo, one line or one extra."""
+    n = len(keys)
+    total = len(norm)
+    starts: set[int] = set()
+    for i, key in enumerate(keys):
+        if not key:
+            continue
+        for pos in index.get(key, ())[:200]:
+            starts.update((pos - i - 1, pos - i, pos - i + 1))
+        if len(starts) > NEAR_MAX_STARTS:
+            break
+    found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
+    for s in sorted(starts):
+        if s < 0:
+            continue
+        lead = 0
+        while lead < n and s + lead < total and keys[lead] == norm[s + lead]:
+            lead += 1
+        # one typo, line for line
+        if s + n <= total and lead < n:
+            tail = 0
+            while tail < n - lead and keys[n - 1 - tail] == norm[s + n - 1 - tail]:
+                tail += 1
+            if lead + tail == n - 1 and _typo_distance(keys[lead], norm[s + lead]) is not None \
+                    and _enough_evidence(keys, [i for i in range(n) if i != lead], 1):
+                found[(s, s + n)] = ([s + i for i in range(n)], None)
+        # one file line missing from old text (an interior one)
+        if s + n + 1 <= total and n >= 2:
+            tail = 0
+            while tail < n and keys[n - 1 - tail] == norm[s + n - tail]:
+                tail += 1
+            k = max(1, n - tail)
+            if k <= min(lead, n - 1) and _enough_evidence(keys, list(range(n))):
+                found.setdefault((s, s + n + 1), (
+                    [s + i if i < k else s + i + 1 for i in range(n)], s + k))
+        # one old line the file lacks (an interior one)
+        if s + n - 1 <= total and n >= 3:
+            tail = 0
+            while tail < n - 1 and keys[n - 1 - tail] == norm[s + n - 2 - tail]:
+                tail += 1
+            k = max(1, n - 1 - tail)
+            if k <= min(lead, n - 2) and _enough_evidence(keys, [i for i in range(n) if i != k]):
+                found.setdefault((s, s + n - 1), (
+                    [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
+                    None))
+    return found
+
+
+def _single_line_typo(key: str, norm: list[str]) -> int | None:
+    """The one file line a single old line differs from by a typo, with no rival near it."""
+    from rapidfuzz.distance import Levenshtein
+
+    if len(key.replace(" ", "")) < NEAR_SINGLE_LINE_MIN_CHARS:
+        return None
+    close: list[int] = []
+    rivals = 0
+    for i, line in enumerate(norm):
+        if abs(len(line) - len(key)) > NEAR_SINGLE_LINE_MARGIN:
+            continue
+        d = Levenshtein.distance(key, line, score_cutoff=NEAR_SINGLE_LINE_MARGIN)
+        if d <= NEAR_TYPO_MAX_EDITS and _is_typo(key, line):
+            close.append(i)
+        elif d <= NEAR_SINGLE_LINE_MARGIN:
+            rivals += 1
+        if len(close) > 1 or rivals:
+            return None
+    return close[0] if len(close) == 1 else None
+
+
+def find_near(model: FileModel, request: Request) -> Located | None:
+    """Old text that matches one window but for one near miss a model makes, at one place.
+
+    Line keys as T5 (indentation, inner whitespace and typography ignored). Accepted, each
+    only when every other line matches exactly and carries enough text (>= 2 non-blank lines,
+    >= 16 characters): one line differing by a typo (<= 2 character edits); one interior file
+    line missing from old text; one interior old line the file lacks. A single-line old text
+    (>= 16 characters) is accepted when exactly one file line is within 2 edits of it and no
+    other within 4. Several windows: ``ambiguous_match`` (hints decide, as at any tier). Old
+    text with elision markers is left to T7. Returns None when nothing qualifies.
+    """
+    pattern = pattern_lines(request.old)
+    if not pattern or len(pattern) > SIMILARITY_MAX_OLD_LINES or \
+            len(model.lf_view) > SIMILARITY_MAX_FILE_BYTES or split_markers(request.old)[1]:
+        return None
+    try:
+        import rapidfuzz  # noqa: F401
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    keys = [typography_key(line) for line in pattern]
+    norm = model.normalized("typography")
+    found: dict[tuple[int, int], tuple[list[int | None], int | None]]
+    if sum(1 for k in keys if k) == 1 and len(keys) == 1:
+        line = _single_line_typo(keys[0], norm)
+        found = {} if line is None else {(line, line + 1): ([line], None)}
+    else:
+        found = _near_windows(keys, norm, model.index("typography"))
+    if not found:
+        return None
+    cands = [Candidate("near_miss", s, e) for s, e in sorted(found)]
+    cand = choose(model, cands, request)
+    assert cand is not None
+    located = Located(cand, request)
+    located.alignment, located.dropped = found[(cand.start, cand.end)]
+    if len(cands) > 1:
+        located.disambiguated_by = "occurrence" if request.occurrence else "hint"
+    what = ("a line old_text lacks" if located.dropped is not None else
+            "a line the file lacks" if None in located.alignment else "a typo in one line")
+    located.warnings.append(
+        f"old_text matched lines {cand.first_line}-{cand.last_line} but for {what}; lines "
+        "you did not change keep the file's text")
     return located

@@ -1,0 +1,210 @@
+"""Edits shaped like real code's near misses (issue 15): never a silent wrong success, and the
+near misses models make recovered, each unique or refused.
+
+The shapes come from ``benchmarks/edit_realcode.py``'s classes: garbled duplicate insertions,
+false "already applied", Python's own ``...``, a blank last line under indentation drift, and
+the recoveries (one typo, one missing line, one extra line, old-only elision).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from zbtools.core.editing.matching import MatchError, Request, apply_requests
+
+
+def apply(text: str, old: str, new: str) -> tuple[str, str]:
+    """The new text and the tier it matched with."""
+    done = apply_requests(text, [Request(old, new)])
+    return done.text, done.reports[0]["matched_with"]
+
+
+def refused(text: str, old: str, new: str) -> MatchError:
+    with pytest.raises(MatchError) as info:
+        apply_requests(text, [Request(old, new)])
+    return info.value
+
+
+CALL = """\
+def build(config):
+    result = compose(
+        config.name,
+        config.version,
+        config.options,
+    )
+    return result
+
+
+def other():
+    return 1
+"""
+
+
+# --- never a silent wrong success -----------------------------------------------------------
+
+
+def test_a_context_line_old_text_lacks_and_new_text_keeps_is_written_once() -> None:
+    old = "    result = compose(\n        config.name,\n        config.options,\n    )"
+    new = ("    result = compose(\n        config.name,\n        config.version,\n"
+           "        config.options,\n        strict=True,\n    )")
+    text, tier = apply(CALL, old, new)
+    assert text == CALL.replace("        config.options,\n",
+                                "        config.options,\n        strict=True,\n")
+    assert text.count("config.version") == 1
+    assert tier == "near_miss"
+
+
+def test_a_line_old_text_has_and_the_file_lacks_is_not_written_even_when_new_repeats_it() -> None:
+    old = ("    result = compose(\n        config.name,\n        config.extra,\n"
+           "        config.version,\n        config.options,\n    )")
+    new = old.replace("config.options", "config.settings")
+    text, tier = apply(CALL, old, new)
+    assert text == CALL.replace("config.options", "config.settings")
+    assert "config.extra" not in text
+    assert tier == "near_miss"
+
+
+def test_a_deletion_with_a_typo_in_the_deleted_line_is_not_already_applied() -> None:
+    file = "from typing import (\n    Any,\n    Callable,\n    Dict,\n    Mapping,\n)\n"
+    try:
+        text, tier = apply(file, "    Callable,\n    Ditc,", "    Callable,")
+    except MatchError:
+        return  # too little text around the typo to be sure: refused, which is safe
+    assert tier != "already_applied"
+    assert text == file.replace("    Dict,\n", "")
+
+
+def test_already_applied_needs_new_text_as_whole_lines() -> None:
+    file = ("x = (\n    compute(a)\n).format(value=repr(item))\nif ready:\n    go()\n")
+    # new text ")" stands inside the longer line ").format(...)": not applied there.
+    err = refused(file, "    compute(a)\n).format(vaule=repr(item))", "    compute(a)\n)")
+    assert err.code in ("no_match", "edit_conflict")
+
+
+def test_new_text_elsewhere_does_not_make_an_approximate_old_text_already_applied() -> None:
+    file = ("def first():\n    if check(value):\n        handle(value)\n    else:\n"
+            "        fallback(value)\n    return value\n\n\ndef second():\n"
+            "    if check(value):\n        handle(value)\n    return value\n")
+    old = ("    if check(value):\n        handle(value)\n        log(value)\n    else:\n"
+           "        fallback(value)")
+    new = "    if check(value):\n        handle(value)"
+    try:
+        text, tier = apply(file, old, new)
+    except MatchError:
+        return
+    assert tier != "already_applied"
+    assert text == file.replace("    else:\n        fallback(value)\n", "", 1)
+
+
+def test_a_blank_last_line_of_old_text_under_indentation_drift_is_removed() -> None:
+    file = "class T:\n    def test_one(self):\n\n        check()\n"
+    text, _ = apply(file, "  def test_one(self):\n", "  def test_one(self):")
+    assert text == "class T:\n    def test_one(self):\n        check()\n"
+
+
+def test_a_whole_line_sent_less_indented_is_deleted_whole() -> None:
+    file = "ITEMS = [\n        'a',\n        'b',\n        'c',\n]\n"
+    text, _ = apply(file, "      'b',\n", "")
+    assert text == "ITEMS = [\n        'a',\n        'c',\n]\n"
+
+
+def test_a_whole_line_sent_less_indented_gets_its_added_lines_reindented() -> None:
+    file = "class A:\n    value: int = field(default=1)\n"
+    text, _ = apply(file, "value: int = field(default=1)",
+                    "value: int = field(\n    default=1\n)")
+    assert text == "class A:\n    value: int = field(\n        default=1\n    )\n"
+
+
+# --- Python's own ``...`` --------------------------------------------------------------------
+
+
+STUBS = "class P(Protocol):\n    def size(self) -> int:\n        ...\n"
+
+
+def test_a_bare_ellipsis_body_in_new_text_is_code() -> None:
+    file = "class A:\n    def run(self, x: int) -> int:\n        return x\n"
+    new = ("    @overload\n    def run(self, x: str) -> str:\n        ...\n"
+           "    def run(self, x: int) -> int:")
+    text, _ = apply(file, "    def run(self, x: int) -> int:", new)
+    assert "        ...\n    def run(self, x: int)" in text
+
+
+def test_an_ellipsis_body_in_old_text_is_code_not_an_elision_marker() -> None:
+    new = "    def size(self) -> int:\n        ...\n\n    def name(self) -> str:\n        ..."
+    text, _ = apply(STUBS, "    def size(self) -> int:\n        ...", new)
+    assert text == STUBS + "\n    def name(self) -> str:\n        ...\n"
+
+
+def test_a_comment_placeholder_in_new_text_is_still_refused() -> None:
+    err = refused(CALL, "    return result", "    # ... rest of code ...\n    return result")
+    assert err.code == "placeholder_in_new"
+
+
+# --- recovered near misses -------------------------------------------------------------------
+
+
+def test_a_typo_in_the_changed_line_is_replaced_when_the_rest_identifies_the_place() -> None:
+    old = "    result = compose(\n        config.nmae,\n        config.version,"
+    new = "    result = compose(\n        config.title,\n        config.version,"
+    text, tier = apply(CALL, old, new)
+    assert text == CALL.replace("config.name", "config.title")
+    assert tier == "near_miss"
+
+
+def test_a_typo_in_a_kept_line_keeps_the_files_line() -> None:
+    old = "def build(confgi):\n    result = compose(\n        config.name,"
+    new = "def build(confgi):\n    result = compose(\n        config.label,"
+    text, _ = apply(CALL, old, new)
+    assert text == CALL.replace("config.name", "config.label")
+
+
+def test_a_single_line_typo_is_replaced_when_no_other_line_is_close() -> None:
+    text, _ = apply(CALL, "def biuld(config):", "def build(settings):")
+    assert text == CALL.replace("build(config)", "build(settings)")
+
+
+@pytest.mark.parametrize("old", [
+    "    result = Compose(\n        config.name,\n        config.version,",  # case only
+    "    result = composes(\n        config.name,\n        config.version,",  # a plural
+    "    result = compose(\n        config.name2,\n        config.version,",  # a digit
+])
+def test_differences_that_are_not_typos_are_refused(old: str) -> None:
+    new = old.replace("Compose(", "assemble(").replace("composes(", "assemble(").replace(
+        "name2", "title")
+    err = refused(CALL, old, new)
+    assert err.code in ("no_match", "edit_conflict")
+
+
+def test_a_near_miss_at_two_places_is_ambiguous() -> None:
+    block = "    if ready:\n        start(job)\n        wait(job)\n"
+    file = f"def a():\n{block}\n\ndef b():\n{block}"
+    err = refused(file, "    if ready:\n        strat(job)\n        wait(job)",
+                  "    if ready:\n        begin(job)\n        wait(job)")
+    assert err.code == "ambiguous_match"
+
+
+def test_a_missing_line_next_to_the_change_that_new_text_does_not_pair_is_refused() -> None:
+    file = "def f():\n    alpha = 1\n    beta = 2\n    gamma = 3\n    return alpha\n"
+    err = refused(file, "    alpha = 1\n    gamma = 3\n    return alpha",
+                  "    alpha = 1\n    gamma = 30\n    return alpha")
+    assert err.code == "edit_conflict"
+    assert "beta = 2" in err.message
+
+
+def test_a_missing_line_away_from_the_change_is_kept() -> None:
+    file = ("def f():\n    alpha = 1\n    beta = 2\n    gamma = 3\n    delta = 4\n"
+            "    return alpha\n")
+    text, _ = apply(file, "    alpha = 1\n    gamma = 3\n    delta = 4\n    return alpha",
+                    "    alpha = 1\n    gamma = 3\n    delta = 40\n    return alpha")
+    assert text == file.replace("delta = 4\n", "delta = 40\n")
+
+
+def test_a_missing_changed_line_rewritten_in_new_text_is_replaced() -> None:
+    file = ("    type: object = ...,\n    converter: Optional[_Conv] = ...,\n"
+            "    factory: Optional[Callable[[], _T]] = ...,\n    kw_only: bool = ...,\n")
+    text, _ = apply(file, "    type: object = ...,\n    factory: Optional[Callable[[], _T]] = ...,"
+                    "\n    kw_only: bool = ...,",
+                    "    type: object = ...,\n    converter: _Conv | None = ...,\n"
+                    "    factory: Callable[[], _T] | None = ...,\n    kw_only: bool = ...,")
+    assert text == ("    type: object = ...,\n    converter: _Conv | None = ...,\n"
+                    "    factory: Callable[[], _T] | None = ...,\n    kw_only: bool = ...,\n")
