@@ -22,8 +22,8 @@ import edit_realcode
 ALWAYS = ("exact", "trailing_ws", "crlf", "replace_all", "absent", "twice")
 # Floors for the recovered near misses: a drop means a recovery was lost (raise them as the
 # engine improves; they are below the measured figures to allow for no flakiness only).
-FLOORS = {"indentation": 0.98, "typo_changed": 0.6, "typo_context": 0.55, "missing_line": 0.55,
-          "extra_line": 0.8, "stub_ellipsis": 0.98}
+FLOORS = {"indentation": 0.98, "typo_changed": 0.7, "typo_context": 0.55, "missing_line": 0.55,
+          "extra_line": 0.8, "elision": 0.3, "stub_ellipsis": 0.98}
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_the_benchmark_covers_every_class_with_enough_requests() -> None:
     data = edit_realcode.load()
     classes = {case["cls"] for case in data["cases"]}
     assert len(data["cases"]) >= 500
-    assert classes >= {*ALWAYS, *FLOORS, "elision"}
+    assert classes >= {*ALWAYS, *FLOORS}
     assert {s["package"] for s in data["sources"]} == {"attrs", "packaging", "click", "requests"}
 
 

@@ -208,3 +208,55 @@ def test_a_missing_changed_line_rewritten_in_new_text_is_replaced() -> None:
                     "    factory: Callable[[], _T] | None = ...,\n    kw_only: bool = ...,")
     assert text == ("    type: object = ...,\n    converter: _Conv | None = ...,\n"
                     "    factory: Callable[[], _T] | None = ...,\n    kw_only: bool = ...,\n")
+
+
+# --- old-only elision ------------------------------------------------------------------------
+
+
+BODY = """\
+def handler(event):
+    if event.kind == "open":
+        prepare(event)
+        record(event)
+        notify(event)
+    elif event.kind == "close":
+        release(event)
+    return event
+"""
+
+
+@pytest.mark.parametrize("marker", ["...", "# ...", "# ... existing code ..."])
+def test_old_only_elision_replaces_the_whole_span(marker: str) -> None:
+    old = f'    if event.kind == "open":\n        {marker}\n        notify(event)'
+    new = '    if event.kind == "open":\n        prepare(event)\n        notify(event)'
+    text, tier = apply(BODY, old, new)
+    assert text == BODY.replace("        record(event)\n", "")
+    assert tier == "elision"
+
+
+def test_old_only_elision_refuses_when_the_last_segment_follows_twice() -> None:
+    file = BODY + "\n\ndef other(event):\n    notify(event)\n"
+    err = refused(file.replace("    return event\n", "    notify(event)\n    return event\n"),
+                  '    if event.kind == "open":\n        ...\n    notify(event)',
+                  '    if event.kind == "open":\n        prepare(event)\n    notify(event)')
+    assert err.code in ("no_match", "ambiguous_match")
+
+
+def test_old_only_elision_refuses_when_first_segments_chain_at_two_places() -> None:
+    block = "def f{n}(x):\n    start(x)\n    work(x)\n    finish(x)\n"
+    file = block.format(n=1) + "\n" + block.format(n=2)
+    err = refused(file, "    start(x)\n    ...\n    finish(x)",
+                  "    start(x)\n    work(x)\n    finish(x, True)")
+    assert err.code in ("no_match", "ambiguous_match")
+
+
+def test_else_with_an_elided_body_is_not_already_applied_elsewhere() -> None:
+    file = ("def a(x):\n    if x:\n        one()\n    else:\n        two()\n\n\n"
+            "def b(x):\n    if x:\n        three()\n    else:\n        four()\n")
+    try:
+        text, tier = apply(file, "        three()\n    else:\n        ...",
+                           "        three()\n    else:\n        five()")
+    except MatchError:
+        return
+    assert tier != "already_applied"
+    assert text == file.replace("four()", "five()")

@@ -178,17 +178,17 @@ def pattern_lines(old: str) -> list[str]:
     return lines
 
 
-def split_markers(text: str) -> tuple[list[str], list[str]]:
+def split_markers(text: str, code_aware: bool = True) -> tuple[list[str], list[str]]:
     """Segments of ``text`` between elision marker lines, and the markers themselves.
 
     A bare ``...`` that is a Python block's whole body (``ellipsis_is_code``) is code, not a
-    marker.
+    marker, unless ``code_aware`` is false (old text that was not found as code).
     """
     segments: list[list[str]] = [[]]
     markers: list[str] = []
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        if _rx("elision").match(line) and not ellipsis_is_code(lines, i):
+        if _rx("elision").match(line) and not (code_aware and ellipsis_is_code(lines, i)):
             markers.append(line.strip())
             segments.append([])
         else:

@@ -10,10 +10,15 @@ checked for T3-T5), ``choose`` (hints and ``occurrence`` among several candidate
 ``locate``, the ladder itself: T1-T5, then T1-T5 again with old text unescaped once (T6); the
 first tier with candidates decides; a looser tier is never tried to escape an ambiguity
 (MATCHING I1, I2); a hint never creates a match. When nothing matches and no scope, anchor or
-elision bound restricts the search, ``locate`` tries the edit already applied (a no-op, never
-re-applied near a look-alike), then T8 (gated similarity, ``find_similar``); what is still
-unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
-``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order.
+elision bound restricts the search (and old text has no elision markers), ``locate`` tries a
+near miss (``find_near``: one typo, one missing or one extra line, at one place), then the edit
+already applied (a no-op, never re-applied near a look-alike; new text as whole lines, no
+deleted line surviving there but for a typo), then T8 (gated similarity, ``find_similar``);
+what is still unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
+``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order
+(markers repeated in new text), or, when new text spells the elided lines out, the span from
+the first segment to the last replaced (each segment whole lines, exact or trailing-whitespace,
+the chain of segments unique within ``ELIDED_MAX_GAP`` lines of each other).
 
 Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
 characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
@@ -59,6 +64,7 @@ MAX_CANDIDATES_LISTED = 5
 ALREADY_APPLIED_MIN_CHARS = 8
 INNER_WS_SINGLE_LINE_MIN = 12
 ELISION_MAX_GAP = 2000
+ELIDED_MAX_GAP = 100
 SIMILARITY_MIN = 0.90
 SIMILARITY_MARGIN = 0.10
 SIMILARITY_RUNNER_UP_MAX = 0.85
@@ -416,7 +422,8 @@ def locate(model: FileModel, request: Request) -> Located:
             if tier == "exact" and request.after_line is None:
                 located.warnings += _near_duplicates(model, text, cand)
             return located
-    if request.after_line is None and not held and window is None:
+    if request.after_line is None and not held and window is None and \
+            not split_markers(request.old)[1]:  # old text with markers is T7's
         # One near miss (a typo in one line, one line missing or one extra) at exactly one
         # place: the edit goes there (where it was already made, the merge changes nothing).
         near = find_near(model, request)
@@ -445,8 +452,15 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
     """
     old_segments, old_markers = split_markers(request.old)
     if not old_markers:
-        return None
+        # A bare ``...`` body that looked like code but was not found: a marker after all.
+        old_segments, old_markers = split_markers(request.old, code_aware=False)
+        if not old_markers:
+            return None
     new_segments, new_markers = split_markers(request.new)
+    if not new_markers:
+        located = _locate_old_only_elision(model, request, old_segments, old_markers)
+        if located is not None:
+            return [located]
     if len(new_markers) != len(old_markers):
         raise MatchError(
             "no_match", f"{request.label}old_text elides code with {len(old_markers)} marker "
@@ -476,6 +490,94 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
         after = max(found.candidate.end, found.candidate.start + 1)
         out.append(found)
     return out
+
+
+def _locate_old_only_elision(model: FileModel, request: Request, segments: list[str],
+                             markers: list[str]) -> Located | None:
+    """Old text ``A ... B`` whose new text spells the elided lines out: replace A to B.
+
+    Each segment is found as whole lines at the exact or trailing-whitespace tier (the first
+    with candidates decides, as in the ladder), the first one unique in the file (or chosen by
+    the hints), each later one unique within ``ELIDED_MAX_GAP`` lines after the previous one.
+    The span from the first segment's first line to the last one's last line is then replaced
+    by new text, exactly as if old text had spelled the elided lines out as the file has them.
+    New text must spell them out: every elided non-blank line is in it (up to indentation and
+    inner whitespace), or it has more non-blank lines than old text's segments together (it
+    says something for the gap); else None (the caller refuses: markers new text lacks).
+    """
+    def refuse(why: str) -> MatchError:
+        return MatchError(
+            "no_match", f"{request.label}old_text elides lines with {markers[0]!r} and new_text "
+            f"spells them out, but {why}", hint="send old_text as the file has it (no markers), "
+            "or repeat each marker line of old_text in new_text at the same place",
+            details={"markers": markers})
+
+    if not segments[0].strip() or not segments[-1].strip():
+        raise refuse("old_text must begin and end with real lines around the markers")
+    if any(not seg.strip() for seg in segments):
+        raise refuse("two markers follow each other")
+
+    def whole_lines(seg: str) -> tuple[list[Candidate], str]:
+        for tier in ("exact", "trailing_whitespace"):
+            cands = find_lines(model, seg, tier)
+            if cands:
+                return cands, tier
+        return [], "exact"
+
+    firsts, tier_used = whole_lines(segments[0])
+    if not firsts:
+        raise refuse(f"its first segment ({segments[0].strip().splitlines()[0][:SNIPPET_CHARS]!r})"
+                     " was not found as the file has it")
+    later = [whole_lines(seg) for seg in segments[1:]]
+    chains: dict[int, int] = {}  # first segment's start -> last segment's end
+    possible = 0  # first segments that some next segment follows (uniquely or not)
+    why = ""
+    for first in firsts:
+        after = first.end
+        for k, (cands, _) in enumerate(later, start=2):
+            near = [c for c in cands if after <= c.start <= after + ELIDED_MAX_GAP]
+            if k == 2 and near:
+                possible += 1
+            if len(near) != 1:
+                why = (f"segment {k} matches {len(near)} places within {ELIDED_MAX_GAP} lines "
+                       f"after segment {k - 1}")
+                break
+            after = near[0].end
+        else:
+            chains[first.start] = after
+    if not chains:
+        raise refuse(why)
+    if possible > len(chains):
+        # Another first segment is followed by the next one too, only not uniquely: which
+        # span was meant cannot be told.
+        raise refuse(f"its segments follow each other at {possible} places")
+    part = Request(segments[0], segments[0], start_line=request.start_line,
+                   end_line=request.end_line, occurrence=request.occurrence,
+                   label=request.label)
+    chosen = choose(model, [c for c in firsts if c.start in chains], part)
+    assert chosen is not None
+    first_line, after = chosen.start, chains[chosen.start]
+    if any(tier != "exact" for _, tier in later):
+        tier_used = "trailing_whitespace"
+    kept = {typography_key(line) for line in request.new.split("\n")}
+    segment_keys = {typography_key(line) for seg in segments for line in seg.split("\n")}
+    elided = [key for key in (typography_key(line) for line in model.lines[first_line:after])
+              if key and key not in segment_keys]
+    new_count = sum(1 for line in request.new.split("\n") if line.strip())
+    old_count = sum(1 for seg in segments for line in seg.split("\n") if line.strip())
+    if not elided or (any(key not in kept for key in elided) and new_count <= old_count):
+        return None
+    spelled = "\n".join(model.lines[first_line:after])
+    full = Request(spelled + ("\n" if request.old.endswith("\n") else ""), request.new,
+                   label=request.label)
+    full.transforms = [*request.transforms, "elision_filled_from_file"]
+    begin = model.line_starts[first_line]
+    located = Located(Candidate("elision", first_line, after, (begin, begin + len(full.old))),
+                      full)
+    located.warnings.append(
+        f"old_text elided lines with {markers[0]!r}; lines {first_line + 1}-{after} (from its "
+        f"first to its last line, {tier_used}) were replaced by new_text")
+    return located
 
 
 # ---------------------------------------------------------------------------------------------
