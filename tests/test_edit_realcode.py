@@ -22,7 +22,7 @@ import edit_realcode
 ALWAYS = ("exact", "trailing_ws", "crlf", "replace_all", "absent", "twice")
 # Floors for the recovered near misses: a drop means a recovery was lost (raise them as the
 # engine improves; they are below the measured figures to allow for no flakiness only).
-FLOORS = {"indentation": 0.98, "typo_changed": 0.7, "typo_context": 0.55, "missing_line": 0.55,
+FLOORS = {"indentation": 0.98, "typo_changed": 0.75, "typo_context": 0.7, "missing_line": 0.55,
           "extra_line": 0.8, "elision": 0.3, "stub_ellipsis": 0.98}
 
 

@@ -79,6 +79,8 @@ NEAR_SINGLE_LINE_MIN_CHARS = 16
 NEAR_SINGLE_LINE_MARGIN = 4
 NEAR_MIN_EQUAL_LINES = 2
 NEAR_MIN_EQUAL_CHARS = 16
+NEAR_TYPO_EQUAL_CHARS = 8
+NEAR_RIVAL_EDITS = 4
 NEAR_MAX_STARTS = 4000
 
 
@@ -757,6 +759,13 @@ def _typo_distance(a: str, b: str, min_chars: int = NEAR_TYPO_MIN_CHARS) -> int 
     return d
 
 
+def _close(a: str, b: str) -> bool:
+    """Within ``NEAR_RIVAL_EDITS`` character edits: close enough to rival a typo."""
+    from rapidfuzz.distance import Levenshtein
+
+    return Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS) <= NEAR_RIVAL_EDITS
+
+
 def _is_typo(a: str, b: str) -> bool:
     """Whether every character edit from ``a`` to ``b`` is a slip inside a word.
 
@@ -782,11 +791,11 @@ def _is_typo(a: str, b: str) -> bool:
     return True
 
 
-def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MIN_EQUAL_LINES
-                     ) -> bool:
+def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MIN_EQUAL_LINES,
+                     min_chars: int = NEAR_MIN_EQUAL_CHARS) -> bool:
     lines = [keys[i] for i in equal if keys[i]]
     return len(lines) >= min_lines and \
-        sum(len(k.replace(" ", "")) for k in lines) >= NEAR_MIN_EQUAL_CHARS
+        sum(len(k.replace(" ", "")) for k in lines) >= min_chars
 
 
 def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
@@ -803,6 +812,7 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
         if len(starts) > NEAR_MAX_STARTS:
             break
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
+    rivals: set[tuple[int, int]] = set()
     for s in sorted(starts):
         if s < 0:
             continue
@@ -814,9 +824,13 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
             tail = 0
             while tail < n - lead and keys[n - 1 - tail] == norm[s + n - 1 - tail]:
                 tail += 1
-            if lead + tail == n - 1 and _typo_distance(keys[lead], norm[s + lead]) is not None \
-                    and _enough_evidence(keys, [i for i in range(n) if i != lead], 1):
-                found[(s, s + n)] = ([s + i for i in range(n)], None)
+            if lead + tail == n - 1 and keys[lead] and norm[s + lead] and \
+                    _enough_evidence(keys, [i for i in range(n) if i != lead], 1,
+                                     NEAR_TYPO_EQUAL_CHARS):
+                if _typo_distance(keys[lead], norm[s + lead]) is not None:
+                    found[(s, s + n)] = ([s + i for i in range(n)], None)
+                elif _close(keys[lead], norm[s + lead]):
+                    rivals.add((s, s + n))  # nearly a typo: a rival that forbids certainty
         # one file line missing from old text (an interior one)
         if s + n + 1 <= total and n >= 2:
             tail = 0
@@ -836,6 +850,10 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
                 found.setdefault((s, s + n - 1), (
                     [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
                     None))
+    if rivals:
+        # A window that differs from old text in one line by a little more than a typo:
+        # the typo windows are not beyond doubt.
+        found = {w: v for w, v in found.items() if v[1] is not None or None in v[0]}
     return found
 
 
@@ -882,9 +900,15 @@ def find_near(model: FileModel, request: Request) -> Located | None:
     keys = [typography_key(line) for line in pattern]
     norm = model.normalized("typography")
     found: dict[tuple[int, int], tuple[list[int | None], int | None]]
-    if sum(1 for k in keys if k) == 1 and len(keys) == 1:
-        line = _single_line_typo(keys[0], norm)
-        found = {} if line is None else {(line, line + 1): ([line], None)}
+    if sum(1 for k in keys if k) == 1:
+        # One non-blank line (blank ones around it must be blank in the file too).
+        at = next(i for i, k in enumerate(keys) if k)
+        line = _single_line_typo(keys[at], norm)
+        found = {}
+        if line is not None and line - at >= 0 and line - at + len(keys) <= len(norm) and all(
+                not norm[line - at + i] for i, k in enumerate(keys) if not k):
+            found = {(line - at, line - at + len(keys)): (
+                [line - at + i for i in range(len(keys))], None)}
     else:
         found = _near_windows(keys, norm, model.index("typography"))
     if not found:
