@@ -266,3 +266,14 @@ def test_else_with_an_elided_body_is_not_already_applied_elsewhere() -> None:
         return
     assert tier != "already_applied"
     assert text == file.replace("four()", "five()")
+
+
+def test_a_missing_line_among_look_alikes_is_read_the_way_that_merges() -> None:
+    file = ("    call(\n        compose(\n            name,\n            flags,\n        )\n"
+            "    )\n    after = 1\n")
+    old = "            name,\n            flags,\n        )\n    after = 1"
+    new = ("            name,\n            flags,\n            extra,\n        )\n    )\n"
+           "    after = 1")
+    text, tier = apply(file, old, new)
+    assert text == file.replace("            flags,\n", "            flags,\n            extra,\n")
+    assert tier == "near_miss"

@@ -194,7 +194,7 @@ def render_edit(model: FileModel, located: Located) -> Edit:
     if cand.tier == "similarity":
         return Edit(located, cand.start, cand.end, _merge_similar(model, located), transforms)
     if cand.tier == "near_miss":
-        lines, end = _merge_near(model, located)
+        lines, end = _merge_near_readings(model, located)
         return Edit(located, cand.start, end, lines, transforms)
     old_lines = sent = pattern_lines(request.old)
     new_lines = pattern_lines(request.new) if request.new else []
@@ -396,6 +396,32 @@ def _pairs_with(line: str, added: list[str], removed: list[str]) -> bool:
                                 for old in removed):
             return True
     return False
+
+
+def _merge_near_readings(model: FileModel, located: Located
+                         ) -> tuple[list[tuple[str, str]], int]:
+    """``_merge_near`` for each reading of which line is missing; they must agree.
+
+    When lines equal up to indentation stand around the gap, any of them could be the one old
+    text lacks; the readings that merge without conflict must all give the same lines.
+    """
+    readings = [(located.alignment, located.dropped), *located.alternatives]
+    results: list[tuple[list[tuple[str, str]], int]] = []
+    first_error: MatchError | None = None
+    for align, dropped in readings:
+        located.alignment, located.dropped = align, dropped
+        try:
+            results.append(_merge_near(model, located))
+        except MatchError as err:
+            first_error = first_error or err
+    located.alignment, located.dropped = readings[0]
+    if not results:
+        assert first_error is not None
+        raise first_error
+    if any(r != results[0] for r in results[1:]):
+        raise _near_conflict(located, "which of the look-alike lines there old_text lacks "
+                             "cannot be told")
+    return results[0]
 
 
 def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str]], int]:

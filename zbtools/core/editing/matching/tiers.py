@@ -202,6 +202,8 @@ class Located:
         # line old text lacks (None: none)
         self.alignment: list[int | None] = []
         self.dropped: int | None = None
+        # other (alignment, dropped) readings of the same window: the merge must agree
+        self.alternatives: list[tuple[list[int | None], int | None]] = []
 
 
 def _describe(model: FileModel, cand: Candidate, others: list[Candidate]) -> dict[str, Any]:
@@ -798,7 +800,8 @@ def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MI
         sum(len(k.replace(" ", "")) for k in lines) >= min_chars
 
 
-def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
+def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
+                  others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
     n = len(keys)
@@ -813,6 +816,7 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
             break
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
     rivals: set[tuple[int, int]] = set()
+    others.clear()
     for s in sorted(starts):
         if s < 0:
             continue
@@ -840,6 +844,10 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]]
             if k <= min(lead, n - 1) and _enough_evidence(keys, list(range(n))):
                 found.setdefault((s, s + n + 1), (
                     [s + i if i < k else s + i + 1 for i in range(n)], s + k))
+                # Lines equal up to indentation around the gap: each could be the missing one.
+                others[(s, s + n + 1)] = [
+                    ([s + i if i < j else s + i + 1 for i in range(n)], s + j)
+                    for j in range(k + 1, min(lead, n - 1) + 1)]
         # one old line the file lacks (an interior one)
         if s + n - 1 <= total and n >= 3:
             tail = 0
@@ -900,6 +908,7 @@ def find_near(model: FileModel, request: Request) -> Located | None:
     keys = [typography_key(line) for line in pattern]
     norm = model.normalized("typography")
     found: dict[tuple[int, int], tuple[list[int | None], int | None]]
+    others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]] = {}
     if sum(1 for k in keys if k) == 1:
         # One non-blank line (blank ones around it must be blank in the file too).
         at = next(i for i, k in enumerate(keys) if k)
@@ -910,7 +919,7 @@ def find_near(model: FileModel, request: Request) -> Located | None:
             found = {(line - at, line - at + len(keys)): (
                 [line - at + i for i in range(len(keys))], None)}
     else:
-        found = _near_windows(keys, norm, model.index("typography"))
+        found = _near_windows(keys, norm, model.index("typography"), others)
     if not found:
         return None
     cands = [Candidate("near_miss", s, e) for s, e in sorted(found)]
@@ -918,6 +927,7 @@ def find_near(model: FileModel, request: Request) -> Located | None:
     assert cand is not None
     located = Located(cand, request)
     located.alignment, located.dropped = found[(cand.start, cand.end)]
+    located.alternatives = others.get((cand.start, cand.end), [])
     if len(cands) > 1:
         located.disambiguated_by = "occurrence" if request.occurrence else "hint"
     what = ("a line old_text lacks" if located.dropped is not None else
