@@ -277,3 +277,14 @@ def test_a_missing_line_among_look_alikes_is_read_the_way_that_merges() -> None:
     text, tier = apply(file, old, new)
     assert text == file.replace("            flags,\n", "            flags,\n            extra,\n")
     assert tier == "near_miss"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("    total = compute(b, config)", "    total = compute(b, config, strict=True)"),  # short name
+    ("    total = compote(a, confog)", "    total = compote(a, confog, strict=True)"),  # two words
+])
+def test_a_single_line_that_differs_in_a_short_name_or_two_words_is_refused(
+        old: str, new: str) -> None:
+    file = "def run(a, config):\n    total = compute(a, config)\n    return total\n"
+    err = refused(file, old, new)
+    assert err.code == "no_match"

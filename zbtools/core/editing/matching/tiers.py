@@ -81,6 +81,7 @@ NEAR_MIN_EQUAL_LINES = 2
 NEAR_MIN_EQUAL_CHARS = 16
 NEAR_TYPO_EQUAL_CHARS = 8
 NEAR_RIVAL_EDITS = 4
+TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
 
 
@@ -768,16 +769,38 @@ def _close(a: str, b: str) -> bool:
     return Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS) <= NEAR_RIVAL_EDITS
 
 
+def _word_at(text: str, pos: int) -> tuple[int, int]:
+    """The span of the word (letters, digits, ``_``) at or just before ``pos``."""
+    def inside(i: int) -> bool:
+        return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+    if not inside(pos) and inside(pos - 1):
+        pos -= 1  # an insertion at a word's end
+    start = end = pos
+    while inside(start - 1):
+        start -= 1
+    while inside(end):
+        end += 1
+    return start, end
+
+
 def _is_typo(a: str, b: str) -> bool:
     """Whether every character edit from ``a`` to ``b`` is a slip inside a word.
 
-    Letters only: a changed digit is another value, a changed case another name (``True`` and
-    ``true``), an ``s`` added or dropped at a word's end another word (``value``, ``values``),
-    and punctuation is syntax; none of those is a typo to look past.
+    Letters only, all in one word of at least ``TYPO_MIN_WORD`` characters: a changed digit is
+    another value, a changed case another name (``True`` and ``true``), an ``s`` added or
+    dropped at a word's end another word (``value``, ``values``), a short name another name
+    (``a`` and ``b``), and punctuation is syntax; none of those is a typo to look past.
     """
     from rapidfuzz.distance import Levenshtein
 
-    for op in Levenshtein.editops(a, b):
+    ops = Levenshtein.editops(a, b)
+    words = {_word_at(a, op.src_pos) for op in ops}
+    theirs = {_word_at(b, op.dest_pos) for op in ops}
+    if len(words) != 1 or len(theirs) != 1 or max(
+            end - start for start, end in (*words, *theirs)) < TYPO_MIN_WORD:
+        return False  # edits in two words, or in a short name, are another name, not a slip
+    for op in ops:
         if op.tag == "replace":
             x, y = a[op.src_pos], b[op.dest_pos]
             if not (x.isalpha() and y.isalpha()) or x.lower() == y.lower():
