@@ -9,6 +9,8 @@ the recoveries (one typo, one missing line, one extra line, old-only elision).
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zbtools.core.editing.matching import MatchError, Request, apply_requests
 
@@ -288,3 +290,63 @@ def test_a_single_line_that_differs_in_a_short_name_or_two_words_is_refused(
     file = "def run(a, config):\n    total = compute(a, config)\n    return total\n"
     err = refused(file, old, new)
     assert err.code == "no_match"
+
+
+# --- properties: a near miss lands where it was meant, or is refused -------------------------
+
+
+_WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+          "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo")
+
+
+def _program(seed: int, lines: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(lines):
+        a, b = rng.sample(_WORDS, 2)
+        out.append(f"    {a}_{i % 7} = {b}_value({rng.randrange(100)}, {a}_{rng.randrange(5)})")
+    return out
+
+
+@given(seed=st.integers(0, 10_000), start=st.integers(0, 30), size=st.integers(3, 6),
+       kind=st.sampled_from(["typo_kept", "missing_kept", "extra", "typo_changed"]),
+       duplicate=st.booleans())
+@settings(max_examples=120, deadline=None)
+def test_a_near_miss_applies_where_it_was_meant_or_is_refused(
+        seed: int, start: int, size: int, kind: str, duplicate: bool) -> None:
+    import random
+
+    rng = random.Random(seed)
+    body = _program(seed, 40)
+    block = body[start:start + size]
+    if duplicate:  # the same block elsewhere: the near miss must not pick one
+        body = [*body, "", *block]
+    file = "def main():\n" + "\n".join(body) + "\n"
+    changed = rng.randrange(size)
+    new_block = list(block)
+    new_block[changed] = block[changed] + "  # edited"
+    expected = file.replace("\n".join(block) + "\n", "\n".join(new_block) + "\n", 1)
+    old, new = list(block), list(new_block)
+    kept = [i for i in range(1, size - 1) if i != changed] or [i for i in range(size)
+                                                                 if i != changed]
+    k = rng.choice(kept)
+    word = old[k].split()[0]
+    typo = word[0] + word[2] + word[1] + word[3:] if word[1] != word[2] else word[:-1]
+    if kind == "typo_kept":
+        old[k] = new[k] = old[k].replace(word, typo, 1)
+    elif kind == "typo_changed":
+        w = old[changed].split()[0]
+        old[changed] = old[changed].replace(w, w[0] + w[2] + w[1] + w[3:], 1)
+    elif kind == "missing_kept" and 0 < k < size - 1:
+        del old[k]
+    elif kind == "extra":
+        stray = "    stray_line = unrelated_call(12345)"
+        old.insert(k, stray)
+        new.insert(k, stray)
+    try:
+        done = apply_requests(file, [Request("\n".join(old), "\n".join(new))])
+    except MatchError:
+        return  # refused: safe
+    assert done.text == expected, (kind, duplicate, old, new)
