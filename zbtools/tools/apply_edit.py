@@ -14,7 +14,11 @@ changed.
 Matching tiers, strictest first, stopping at the first that finds anything: exact,
 trailing_whitespace, indentation (new text is re-indented into the file's indentation),
 inner_whitespace, typography (curly quotes, dashes, odd spaces), and the same again with one level
-of backslash escapes removed (``unescape``). Lines you did not change keep the file's exact bytes;
+of backslash escapes removed (``unescape``); then, at one place only, ``near_miss`` (every line
+equal but for one typo inside a word, one line missing or one extra line: kept lines keep the
+file's text, a line the file lacks is never written) and ``elision`` (old text ``A`` / ``...`` /
+``B`` with the markers repeated in new text, or new text spelling the span out). A bare ``...``
+that is a Python block's whole body is code. Lines you did not change keep the file's exact bytes;
 line endings (per line), BOM, encoding and final newline are preserved; replacement text is
 literal (``$1``, ``\\1`` are written as they are). An edit that is already applied (new_text
 present, old_text absent) succeeds with ``changed: false``. The result reports ``matched_with``,

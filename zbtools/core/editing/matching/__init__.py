@@ -17,10 +17,16 @@ T5    ``typography``        as T4 after NFC and mapping curly quotes, dashes, od
 T6    ``unescape``          T1-T5 again with one level of backslash escapes removed from old
                             and new (``\\n``, ``\\t``, ``\\"`` ...), only when old has them
 T7    ``elision``           old text with ``...`` marker lines: each segment located in
-                            order, the elided lines kept as they are
+                            order, the elided lines kept as they are (markers repeated in
+                            new text), or the whole span replaced (new text spells it out)
+--    ``near_miss``         every line equal but for one typo, one line missing or one
+                            extra line, at one place (tried before "already applied")
 T8    ``similarity``        one window clearly more similar than any other (gated; the
                             caller's change is merged onto it, refused on a conflict)
 ====  ====================  ===============================================================
+
+A bare ``...`` line that is a Python block's whole body (``def f(): ...`` on two lines) is code,
+not a placeholder or marker.
 
 The ladder stops at the first tier that has candidates. One candidate is the match; several are
 filtered by the hints (``start_line``/``end_line`` keep candidates within the hint window,

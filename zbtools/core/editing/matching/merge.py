@@ -38,6 +38,7 @@ from zbtools.core.editing.matching.filemodel import (
     unit_columns,
 )
 from zbtools.core.editing.matching.requests import pattern_lines
+from zbtools.core.editing.matching.tiers import Candidate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -170,6 +171,8 @@ def render_edit(model: FileModel, located: Located) -> Edit:
             out[-1] = (out[-1][0], "")
             return Edit(located, at - 1, at, out, transforms)
         return Edit(located, at, at, [(line, eol) for line in new_lines], transforms)
+    if cand.span is not None and _whole_line_drift(model, cand, request.old, request.new):
+        cand = Candidate("indentation", cand.start, cand.end)
     if cand.span is not None:  # exact: replace characters inside the affected lines
         first = cand.start
         last = cand.end
@@ -190,18 +193,31 @@ def render_edit(model: FileModel, located: Located) -> Edit:
         return Edit(located, first, last, out, transforms)
     if cand.tier == "similarity":
         return Edit(located, cand.start, cand.end, _merge_similar(model, located), transforms)
-    old_lines = pattern_lines(request.old)
+    if cand.tier == "near_miss":
+        lines, end = _merge_near_readings(model, located)
+        return Edit(located, cand.start, end, lines, transforms)
+    old_lines = sent = pattern_lines(request.old)
     new_lines = pattern_lines(request.new) if request.new else []
+    end = cand.end
+    if request.new and request.old.endswith("\n") != request.new.endswith("\n"):
+        # Old and new text end differently: the edit removes (or adds) the line break after
+        # its last line, exactly as the exact tier would.
+        if request.old.endswith("\n") and end < len(model.lines):
+            old_lines = [*old_lines, model.lines[end]]
+            new_lines = [*new_lines[:-1], new_lines[-1] + model.lines[end]]
+            end += 1
+        elif request.new.endswith("\n"):
+            new_lines = [*new_lines, ""]
     render: Callable[[str], str]
     if cand.tier == "trailing_whitespace":
         render = str
     else:
-        render = _reindenter(model, cand.start, old_lines)
-        if render(old_lines[0] if old_lines else "") != (old_lines[0] if old_lines else ""):
+        render = _reindenter(model, cand.start, sent)
+        if render(sent[0] if sent else "") != (sent[0] if sent else ""):
             transforms.append("reindented")
     line_merge = None
     if cand.tier == "typography":
-        swaps = _typographic_swaps(old_lines, model.lines[cand.start:cand.end])
+        swaps = _typographic_swaps(sent, model.lines[cand.start:cand.end])
         table = str.maketrans(swaps)
         indent_render = render
         if swaps:
@@ -214,9 +230,29 @@ def render_edit(model: FileModel, located: Located) -> Edit:
             return _typography_merge(old, found, indent_render(new), table)
 
     # Whole-line tiers keep the region's final-newline state.
-    out = merge_lines(model, cand.start, cand.end, old_lines, new_lines, render,
-                 model.eols[cand.end - 1] != "", line_merge)
-    return Edit(located, cand.start, cand.end, out, transforms)
+    out = merge_lines(model, cand.start, end, old_lines, new_lines, render,
+                      model.eols[end - 1] != "", line_merge)
+    return Edit(located, cand.start, end, out, transforms)
+
+
+def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> bool:
+    """A one-line old text found by the exact tier after only indentation, to its line's end.
+
+    That is a whole line sent less indented than the file has it, which the exact tier happens
+    to find as a substring. When the edit reaches past the line (old text takes its line break,
+    or new text adds lines), a character splice would leave the line's first columns behind or
+    add lines at the wrong depth; it is rendered as the indentation tier would render it.
+    """
+    assert cand.span is not None
+    line_start = model.line_starts[cand.start]
+    prefix = model.lf_view[line_start:cand.span[0]]
+    body = old.removesuffix("\n")
+    if not prefix or prefix.strip(" \t") or "\n" in body or cand.end - cand.start != 1:
+        return False
+    if not old.endswith("\n") and "\n" not in new:
+        return False
+    return cand.span[1] == line_start + len(model.lines[cand.start]) + (1 if old.endswith(
+        "\n") else 0)
 
 
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:
@@ -321,3 +357,188 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
     if out and out[-1][1] == "" and model.eols[cand.end - 1] != "":
         out[-1] = (out[-1][0], eol)
     return out
+
+
+def _near_conflict(located: Located, what: str) -> MatchError:
+    cand = located.candidate
+    return MatchError(
+        "edit_conflict", f"{located.request.label}old_text matched lines {cand.first_line}-"
+        f"{cand.last_line} but for one line, and {what}",
+        hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text with the "
+        "file's current text", details={"start_line": cand.first_line,
+                                         "end_line": cand.last_line})
+
+
+def _leans_towards(file: str, mine: str, new: str) -> bool:
+    """Whether ``mine`` is ``file`` part-way to ``new``: characters ``new`` brings, put in.
+
+    Every edit from the file's line to old text's lies on a shortest path to new text's, and
+    one of them adds or changes a character (dropping characters that new text drops anyway
+    is a slip, not the edit's result leaking into old text).
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    ops = Levenshtein.editops(file, mine)
+    if all(op.tag == "delete" for op in ops):
+        return False
+    return len(ops) + Levenshtein.distance(mine, new) == Levenshtein.distance(file, new)
+
+
+def _pairs_with(line: str, added: list[str], removed: list[str]) -> bool:
+    """Whether one of ``added`` is ``line`` or a rewrite of it rather than of a removed line."""
+    from rapidfuzz.distance import Indel
+
+    key = LINE_KEYS["typography"]
+    text = key(line)
+    for new in added:
+        score = Indel.normalized_similarity(text, key(new))
+        if score >= 0.6 and all(Indel.normalized_similarity(key(old), key(new)) < score
+                                for old in removed):
+            return True
+    return False
+
+
+def _merge_near_readings(model: FileModel, located: Located
+                         ) -> tuple[list[tuple[str, str]], int]:
+    """``_merge_near`` for each reading of which line is missing; they must agree.
+
+    When lines equal up to indentation stand around the gap, any of them could be the one old
+    text lacks; the readings that merge without conflict must all give the same lines.
+    """
+    readings = [(located.alignment, located.dropped), *located.alternatives]
+    results: list[tuple[list[tuple[str, str]], int]] = []
+    first_error: MatchError | None = None
+    for align, dropped in readings:
+        located.alignment, located.dropped = align, dropped
+        try:
+            results.append(_merge_near(model, located))
+        except MatchError as err:
+            first_error = first_error or err
+    located.alignment, located.dropped = readings[0]
+    if not results:
+        assert first_error is not None
+        raise first_error
+    if any(r != results[0] for r in results[1:]):
+        raise _near_conflict(located, "which of the look-alike lines there old_text lacks "
+                             "cannot be told")
+    return results[0]
+
+
+def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str]], int]:
+    """The merge for a near miss: old -> new applied onto the window, line by line.
+
+    Lines the caller kept keep the file's bytes (a typo in a kept line is the caller's, not
+    the file's); a line old text has and the file lacks is never written, even where new text
+    repeats it; the file line old text lacks is kept once: as it is when the edit does not
+    touch it, in place of new text's copy of it when new text has it where the edit inserts,
+    replaced when the edit inserts a rewrite of it there (a similar line). Anything else that
+    touches it is refused (``edit_conflict``): the caller cannot have meant to drop a line it
+    did not see.
+    """
+    from rapidfuzz.distance import Indel
+
+    cand = located.candidate
+    request = located.request
+    old_lines = pattern_lines(request.old)
+    new_lines = pattern_lines(request.new) if request.new else []
+    align = list(located.alignment)
+    dropped = located.dropped
+    end = cand.end
+    if request.new and request.old.endswith("\n") != request.new.endswith("\n"):
+        # As for the whole-line tiers: the edit removes (or adds) its last line break.
+        if request.old.endswith("\n") and end < len(model.lines):
+            old_lines = [*old_lines, model.lines[end]]
+            new_lines = [*new_lines[:-1], new_lines[-1] + model.lines[end]]
+            align.append(end)
+            end += 1
+        elif request.new.endswith("\n"):
+            new_lines = [*new_lines, ""]
+    key = LINE_KEYS["typography"]
+    first = next((i for i, f in enumerate(align) if f is not None), 0)
+    first_file = align[first]
+    assert first_file is not None
+    sent = [old_lines[i] for i, f in enumerate(align) if f is not None]
+    if all(leading_ws(old_lines[i]) == leading_ws(model.lines[f])
+           for i, f in enumerate(align) if f is not None and old_lines[i].strip()):
+        render: Callable[[str], str] = str
+    else:
+        render = _reindenter(model, first_file - first, old_lines)
+    del sent
+    eol = _region_eol(model, cand.start, end)
+    out: list[tuple[str, str]] = []
+    cursor = cand.start
+    used_dropped = False
+
+    def emit_file(upto: int) -> None:
+        nonlocal cursor
+        while cursor < upto:
+            out.append((model.lines[cursor], model.eols[cursor]))
+            cursor += 1
+
+    def mapped_before(i: int) -> int:
+        for k in range(i - 1, -1, -1):
+            f = align[k]
+            if f is not None:
+                return f + 1
+        return cand.start
+
+    for op, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
+        if op == "equal":
+            for i in range(i1, i2):
+                f = align[i]
+                if f is None:
+                    continue  # the file lacks this line: new text's copy is not written
+                emit_file(f)
+                emit_file(f + 1)
+            continue
+        mapped = [f for f in (align[i] for i in range(i1, i2)) if f is not None]
+        r1, r2 = (mapped[0], mapped[-1] + 1) if mapped else (mapped_before(i1),) * 2
+        added = new_lines[j1:j2]
+        for i in range(i1, i2):
+            f = align[i]
+            if f is None or key(old_lines[i]) == key(model.lines[f]):
+                continue
+            # The line with the typo is one the edit changes: refused when it leans towards
+            # new text (the result of the edit leaking into old text), not a slip.
+            if any(_leans_towards(key(model.lines[f]), key(old_lines[i]), key(line))
+                   for line in added):
+                raise _near_conflict(located, "the line you change differs from the file's "
+                                     "in a way that looks like the edit's result: "
+                                     f"{model.lines[f].strip()[:SNIPPET_CHARS]!r}")
+        rendered = [(render(line), eol) for line in added]
+        if dropped is not None and not used_dropped and (
+                (r1 <= dropped <= r2 and (dropped < r2 or r1 == r2)) or
+                (dropped in (r1 - 1, r2) and _pairs_with(model.lines[dropped], added,
+                                                         old_lines[i1:i2]))):
+            # The edit touches the file line old text lacks.
+            text = key(model.lines[dropped])
+            same = [k for k, line in enumerate(added) if key(line) == text]
+            if same:
+                k = same[0]
+                if leading_ws(rendered[k][0]) == leading_ws(model.lines[dropped]):
+                    rendered[k] = (model.lines[dropped], model.eols[dropped] or eol)
+            elif not any(Indel.normalized_similarity(text, key(line)) >= 0.6 for line in added):
+                raise _near_conflict(located, "the edit touches a file line old_text lacks: "
+                                     f"{model.lines[dropped].strip()[:SNIPPET_CHARS]!r}")
+            r1, r2 = min(r1, dropped), max(r2, dropped + 1)
+            used_dropped = True
+        elif dropped is not None and not used_dropped and dropped in (r1 - 1, r2):
+            # Right next to the lines the edit changes, a file line old text lacks: whether
+            # the change meant to take it in cannot be told.
+            raise _near_conflict(located, "right next to the lines you change the file has a "
+                                 f"line old_text lacks: {model.lines[dropped].strip()[:60]!r}")
+        if mapped and mapped != list(range(r1, r1 + len(mapped))) and \
+                [f for f in range(r1, r2) if f != dropped] != mapped:
+            raise _near_conflict(located, "the lines you change are not together in the file")
+        emit_file(r1)
+        out += rendered
+        cursor = max(cursor, r2)
+    emit_file(end)
+    for k in range(len(out) - 1):
+        if out[k][1] == "":
+            out[k] = (out[k][0], eol)
+    if out and out[-1][1] == "" and model.eols[end - 1] != "":
+        out[-1] = (out[-1][0], eol)
+    if out and model.eols[end - 1] == "" and out[-1][1] != "":
+        out[-1] = (out[-1][0], "")
+    return out, end

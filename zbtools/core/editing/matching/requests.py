@@ -101,15 +101,42 @@ def strip_line_numbers(text: str) -> tuple[str, int | None]:
     return "\n".join(out), numbers[0]
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def ellipsis_is_code(lines: list[str], i: int) -> bool:
+    """Whether line ``i``, a bare ``...``, is Python's Ellipsis as a block's whole body.
+
+    It is when the previous non-blank line opens a block (ends with ``:``, as ``def``,
+    ``class`` and ``if`` lines do), the ``...`` is indented deeper than that line, and the next
+    non-blank line (if any) is back at that line's depth or shallower: an overload or protocol
+    stub, an abstract method's body. Elsewhere a bare ``...`` stands for elided lines.
+    """
+    if lines[i].strip() != "...":
+        return False
+    prev = next((line for line in reversed(lines[:i]) if line.strip()), None)
+    if prev is None or not prev.rstrip().endswith(":") or _indent(lines[i]) <= _indent(prev):
+        return False
+    after = next((line for line in lines[i + 1:] if line.strip()), None)
+    return after is None or _indent(after) <= _indent(prev)
+
+
 def has_placeholder(new: str, old: str) -> str | None:
-    """An omission placeholder line of ``new`` that ``old`` does not contain, if any."""
+    """An omission placeholder line of ``new`` that ``old`` does not contain, if any.
+
+    A bare ``...`` that is a Python block's whole body (``ellipsis_is_code``) is code, not a
+    placeholder.
+    """
     lowered = new.lower()
     if "..." not in new and "…" not in new and not any(
             word in lowered for word in ("rest of", "existing code", "unchanged")):
         return None  # cheap test first: the regular expression is rarely needed
     old_lines = {line.strip() for line in old.split("\n")}
-    for line in new.split("\n"):
-        if line.strip() and line.strip() not in old_lines and _rx("placeholder").search(line):
+    lines = new.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() and line.strip() not in old_lines and \
+                _rx("placeholder").search(line) and not ellipsis_is_code(lines, i):
             return line.strip()
     return None
 
@@ -151,12 +178,17 @@ def pattern_lines(old: str) -> list[str]:
     return lines
 
 
-def split_markers(text: str) -> tuple[list[str], list[str]]:
-    """Segments of ``text`` between elision marker lines, and the markers themselves."""
+def split_markers(text: str, code_aware: bool = True) -> tuple[list[str], list[str]]:
+    """Segments of ``text`` between elision marker lines, and the markers themselves.
+
+    A bare ``...`` that is a Python block's whole body (``ellipsis_is_code``) is code, not a
+    marker, unless ``code_aware`` is false (old text that was not found as code).
+    """
     segments: list[list[str]] = [[]]
     markers: list[str] = []
-    for line in text.split("\n"):
-        if _rx("elision").match(line):
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if _rx("elision").match(line) and not (code_aware and ellipsis_is_code(lines, i)):
             markers.append(line.strip())
             segments.append([])
         else:

@@ -10,10 +10,15 @@ checked for T3-T5), ``choose`` (hints and ``occurrence`` among several candidate
 ``locate``, the ladder itself: T1-T5, then T1-T5 again with old text unescaped once (T6); the
 first tier with candidates decides; a looser tier is never tried to escape an ambiguity
 (MATCHING I1, I2); a hint never creates a match. When nothing matches and no scope, anchor or
-elision bound restricts the search, ``locate`` tries the edit already applied (a no-op, never
-re-applied near a look-alike), then T8 (gated similarity, ``find_similar``); what is still
-unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
-``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order.
+elision bound restricts the search (and old text has no elision markers), ``locate`` tries a
+near miss (``find_near``: one typo, one missing or one extra line, at one place), then the edit
+already applied (a no-op, never re-applied near a look-alike; new text as whole lines, no
+deleted line surviving there but for a typo), then T8 (gated similarity, ``find_similar``);
+what is still unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
+``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order
+(markers repeated in new text), or, when new text spells the elided lines out, the span from
+the first segment to the last replaced (each segment whole lines, exact or trailing-whitespace,
+the chain of segments unique within ``ELIDED_MAX_GAP`` lines of each other).
 
 Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
 characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
@@ -59,6 +64,7 @@ MAX_CANDIDATES_LISTED = 5
 ALREADY_APPLIED_MIN_CHARS = 8
 INNER_WS_SINGLE_LINE_MIN = 12
 ELISION_MAX_GAP = 2000
+ELIDED_MAX_GAP = 100
 SIMILARITY_MIN = 0.90
 SIMILARITY_MARGIN = 0.10
 SIMILARITY_RUNNER_UP_MAX = 0.85
@@ -67,6 +73,16 @@ SIMILARITY_MIN_CHARS = 40
 SIMILARITY_MAX_WINDOWS = 2000
 SIMILARITY_MAX_FILE_BYTES = 5 * 1024 * 1024
 SIMILARITY_MAX_OLD_LINES = 400
+NEAR_TYPO_MAX_EDITS = 2
+NEAR_TYPO_MIN_CHARS = 6
+NEAR_SINGLE_LINE_MIN_CHARS = 16
+NEAR_SINGLE_LINE_MARGIN = 4
+NEAR_MIN_EQUAL_LINES = 2
+NEAR_MIN_EQUAL_CHARS = 16
+NEAR_TYPO_EQUAL_CHARS = 8
+NEAR_RIVAL_EDITS = 4
+TYPO_MIN_WORD = 4
+NEAR_MAX_STARTS = 4000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,6 +199,12 @@ class Located:
         self.unescaped = False
         self.already_applied = False
         self.similarity: float | None = None
+        # near_miss: file line of each old line (None: a line the file lacks) and the one file
+        # line old text lacks (None: none)
+        self.alignment: list[int | None] = []
+        self.dropped: int | None = None
+        # other (alignment, dropped) readings of the same window: the merge must agree
+        self.alternatives: list[tuple[list[int | None], int | None]] = []
 
 
 def _describe(model: FileModel, cand: Candidate, others: list[Candidate]) -> dict[str, Any]:
@@ -405,7 +427,13 @@ def locate(model: FileModel, request: Request) -> Located:
             if tier == "exact" and request.after_line is None:
                 located.warnings += _near_duplicates(model, text, cand)
             return located
-    if request.after_line is None and not held and window is None:
+    if request.after_line is None and not held and window is None and \
+            not split_markers(request.old)[1]:  # old text with markers is T7's
+        # One near miss (a typo in one line, one line missing or one extra) at exactly one
+        # place: the edit goes there (where it was already made, the merge changes nothing).
+        near = find_near(model, request)
+        if near is not None:
+            return near
         # An edit that is already in the file must be a no-op, never re-applied near a
         # look-alike by the similarity tier (corpus cases P16).
         done = already_applied(model, request)
@@ -429,8 +457,15 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
     """
     old_segments, old_markers = split_markers(request.old)
     if not old_markers:
-        return None
+        # A bare ``...`` body that looked like code but was not found: a marker after all.
+        old_segments, old_markers = split_markers(request.old, code_aware=False)
+        if not old_markers:
+            return None
     new_segments, new_markers = split_markers(request.new)
+    if not new_markers:
+        located = _locate_old_only_elision(model, request, old_segments, old_markers)
+        if located is not None:
+            return [located]
     if len(new_markers) != len(old_markers):
         raise MatchError(
             "no_match", f"{request.label}old_text elides code with {len(old_markers)} marker "
@@ -462,6 +497,94 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
     return out
 
 
+def _locate_old_only_elision(model: FileModel, request: Request, segments: list[str],
+                             markers: list[str]) -> Located | None:
+    """Old text ``A ... B`` whose new text spells the elided lines out: replace A to B.
+
+    Each segment is found as whole lines at the exact or trailing-whitespace tier (the first
+    with candidates decides, as in the ladder), the first one unique in the file (or chosen by
+    the hints), each later one unique within ``ELIDED_MAX_GAP`` lines after the previous one.
+    The span from the first segment's first line to the last one's last line is then replaced
+    by new text, exactly as if old text had spelled the elided lines out as the file has them.
+    New text must spell them out: every elided non-blank line is in it (up to indentation and
+    inner whitespace), or it has more non-blank lines than old text's segments together (it
+    says something for the gap); else None (the caller refuses: markers new text lacks).
+    """
+    def refuse(why: str) -> MatchError:
+        return MatchError(
+            "no_match", f"{request.label}old_text elides lines with {markers[0]!r} and new_text "
+            f"spells them out, but {why}", hint="send old_text as the file has it (no markers), "
+            "or repeat each marker line of old_text in new_text at the same place",
+            details={"markers": markers})
+
+    if not segments[0].strip() or not segments[-1].strip():
+        raise refuse("old_text must begin and end with real lines around the markers")
+    if any(not seg.strip() for seg in segments):
+        raise refuse("two markers follow each other")
+
+    def whole_lines(seg: str) -> tuple[list[Candidate], str]:
+        for tier in ("exact", "trailing_whitespace"):
+            cands = find_lines(model, seg, tier)
+            if cands:
+                return cands, tier
+        return [], "exact"
+
+    firsts, tier_used = whole_lines(segments[0])
+    if not firsts:
+        raise refuse(f"its first segment ({segments[0].strip().splitlines()[0][:SNIPPET_CHARS]!r})"
+                     " was not found as the file has it")
+    later = [whole_lines(seg) for seg in segments[1:]]
+    chains: dict[int, int] = {}  # first segment's start -> last segment's end
+    possible = 0  # first segments that some next segment follows (uniquely or not)
+    why = ""
+    for first in firsts:
+        after = first.end
+        for k, (cands, _) in enumerate(later, start=2):
+            near = [c for c in cands if after <= c.start <= after + ELIDED_MAX_GAP]
+            if k == 2 and near:
+                possible += 1
+            if len(near) != 1:
+                why = (f"segment {k} matches {len(near)} places within {ELIDED_MAX_GAP} lines "
+                       f"after segment {k - 1}")
+                break
+            after = near[0].end
+        else:
+            chains[first.start] = after
+    if not chains:
+        raise refuse(why)
+    if possible > len(chains):
+        # Another first segment is followed by the next one too, only not uniquely: which
+        # span was meant cannot be told.
+        raise refuse(f"its segments follow each other at {possible} places")
+    part = Request(segments[0], segments[0], start_line=request.start_line,
+                   end_line=request.end_line, occurrence=request.occurrence,
+                   label=request.label)
+    chosen = choose(model, [c for c in firsts if c.start in chains], part)
+    assert chosen is not None
+    first_line, after = chosen.start, chains[chosen.start]
+    if any(tier != "exact" for _, tier in later):
+        tier_used = "trailing_whitespace"
+    kept = {typography_key(line) for line in request.new.split("\n")}
+    segment_keys = {typography_key(line) for seg in segments for line in seg.split("\n")}
+    elided = [key for key in (typography_key(line) for line in model.lines[first_line:after])
+              if key and key not in segment_keys]
+    new_count = sum(1 for line in request.new.split("\n") if line.strip())
+    old_count = sum(1 for seg in segments for line in seg.split("\n") if line.strip())
+    if not elided or (any(key not in kept for key in elided) and new_count <= old_count):
+        return None
+    spelled = "\n".join(model.lines[first_line:after])
+    full = Request(spelled + ("\n" if request.old.endswith("\n") else ""), request.new,
+                   label=request.label)
+    full.transforms = [*request.transforms, "elision_filled_from_file"]
+    begin = model.line_starts[first_line]
+    located = Located(Candidate("elision", first_line, after, (begin, begin + len(full.old))),
+                      full)
+    located.warnings.append(
+        f"old_text elided lines with {markers[0]!r}; lines {first_line + 1}-{after} (from its "
+        f"first to its last line, {tier_used}) were replaced by new_text")
+    return located
+
+
 # ---------------------------------------------------------------------------------------------
 # Already applied, and look-alikes at a looser tier
 
@@ -483,10 +606,25 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
         index = model.index("typography")
         if not deleted or any(key in index for key in deleted):
             return None
-    found = find_exact(model, new, limit=2)
-    if len(found) == 1:
-        return found[0]
-    return None
+    found = find_exact(model, new.strip("\n"), limit=2)
+    if len(found) != 1:
+        return None
+    cand = found[0]
+    assert cand.span is not None
+    view = model.lf_view
+    if (cand.span[0] > 0 and view[cand.span[0] - 1] != "\n") or (
+            cand.span[1] < len(view) and view[cand.span[1]] != "\n"):
+        return None  # inside a longer line: new text is not what stands there
+    # A line old text has and new text drops that the file still has around there, but for a
+    # typo, is an edit not made yet.
+    new_keys = {typography_key(line) for line in new.split("\n")}
+    gone = [k for k in (typography_key(line) for line in request.old.split("\n"))
+            if k and k not in new_keys]
+    reach = request.old.count("\n") + 1
+    near = model.normalized("typography")[max(cand.start - reach, 0):cand.end + reach]
+    if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
+        return None
+    return cand
 
 
 def insertion_already_applied(model: FileModel, located: Located) -> bool:
@@ -604,4 +742,220 @@ def find_similar(model: FileModel, request: Request) -> Located | None:
         f"old_text matched lines {b_start + 1}-{b_end} only approximately "
         f"(similarity {best:.2f}); lines you did not change keep the file's text")
     located.similarity = best
+    return located
+
+
+# ---------------------------------------------------------------------------------------------
+# Near misses: one typo, one missing line, one extra line
+
+
+def _typo_distance(a: str, b: str, min_chars: int = NEAR_TYPO_MIN_CHARS) -> int | None:
+    """Edits between two line keys when they differ by a typo, else None."""
+    from rapidfuzz.distance import Levenshtein
+
+    if not a or not b or min(len(a), len(b)) < min_chars or \
+            abs(len(a) - len(b)) > NEAR_TYPO_MAX_EDITS:
+        return None
+    d = Levenshtein.distance(a, b, score_cutoff=NEAR_TYPO_MAX_EDITS)
+    if d > NEAR_TYPO_MAX_EDITS or not _is_typo(a, b):
+        return None
+    return d
+
+
+def _close(a: str, b: str) -> bool:
+    """Within ``NEAR_RIVAL_EDITS`` character edits: close enough to rival a typo."""
+    from rapidfuzz.distance import Levenshtein
+
+    return Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS) <= NEAR_RIVAL_EDITS
+
+
+def _word_at(text: str, pos: int) -> tuple[int, int]:
+    """The span of the word (letters, digits, ``_``) at or just before ``pos``."""
+    def inside(i: int) -> bool:
+        return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+    if not inside(pos) and inside(pos - 1):
+        pos -= 1  # an insertion at a word's end
+    start = end = pos
+    while inside(start - 1):
+        start -= 1
+    while inside(end):
+        end += 1
+    return start, end
+
+
+def _is_typo(a: str, b: str) -> bool:
+    """Whether every character edit from ``a`` to ``b`` is a slip inside a word.
+
+    Letters only, all in one word of at least ``TYPO_MIN_WORD`` characters: a changed digit is
+    another value, a changed case another name (``True`` and ``true``), an ``s`` added or
+    dropped at a word's end another word (``value``, ``values``), a short name another name
+    (``a`` and ``b``), and punctuation is syntax; none of those is a typo to look past.
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    ops = Levenshtein.editops(a, b)
+    words = {_word_at(a, op.src_pos) for op in ops}
+    theirs = {_word_at(b, op.dest_pos) for op in ops}
+    if len(words) != 1 or len(theirs) != 1 or max(
+            end - start for start, end in (*words, *theirs)) < TYPO_MIN_WORD:
+        return False  # edits in two words, or in a short name, are another name, not a slip
+    for op in ops:
+        if op.tag == "replace":
+            x, y = a[op.src_pos], b[op.dest_pos]
+            if not (x.isalpha() and y.isalpha()) or x.lower() == y.lower():
+                return False
+        else:
+            text, pos = (b, op.dest_pos) if op.tag == "insert" else (a, op.src_pos)
+            ch = text[pos]
+            if not ch.isalpha():
+                return False
+            after = text[pos + 1:pos + 2]
+            if ch in "sS" and not (after.isalnum() or after == "_"):
+                return False
+    return True
+
+
+def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MIN_EQUAL_LINES,
+                     min_chars: int = NEAR_MIN_EQUAL_CHARS) -> bool:
+    lines = [keys[i] for i in equal if keys[i]]
+    return len(lines) >= min_lines and \
+        sum(len(k.replace(" ", "")) for k in lines) >= min_chars
+
+
+def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
+                  others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
+                  ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
+    """Every window that old text's line keys match but for one typo, one line or one extra."""
+    n = len(keys)
+    total = len(norm)
+    starts: set[int] = set()
+    for i, key in enumerate(keys):
+        if not key:
+            continue
+        for pos in index.get(key, ())[:200]:
+            starts.update((pos - i - 1, pos - i, pos - i + 1))
+        if len(starts) > NEAR_MAX_STARTS:
+            break
+    found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
+    rivals: set[tuple[int, int]] = set()
+    others.clear()
+    for s in sorted(starts):
+        if s < 0:
+            continue
+        lead = 0
+        while lead < n and s + lead < total and keys[lead] == norm[s + lead]:
+            lead += 1
+        # one typo, line for line
+        if s + n <= total and lead < n:
+            tail = 0
+            while tail < n - lead and keys[n - 1 - tail] == norm[s + n - 1 - tail]:
+                tail += 1
+            if lead + tail == n - 1 and keys[lead] and norm[s + lead] and \
+                    _enough_evidence(keys, [i for i in range(n) if i != lead], 1,
+                                     NEAR_TYPO_EQUAL_CHARS):
+                if _typo_distance(keys[lead], norm[s + lead]) is not None:
+                    found[(s, s + n)] = ([s + i for i in range(n)], None)
+                elif _close(keys[lead], norm[s + lead]):
+                    rivals.add((s, s + n))  # nearly a typo: a rival that forbids certainty
+        # one file line missing from old text (an interior one)
+        if s + n + 1 <= total and n >= 2:
+            tail = 0
+            while tail < n and keys[n - 1 - tail] == norm[s + n - tail]:
+                tail += 1
+            k = max(1, n - tail)
+            if k <= min(lead, n - 1) and _enough_evidence(keys, list(range(n))):
+                found.setdefault((s, s + n + 1), (
+                    [s + i if i < k else s + i + 1 for i in range(n)], s + k))
+                # Lines equal up to indentation around the gap: each could be the missing one.
+                others[(s, s + n + 1)] = [
+                    ([s + i if i < j else s + i + 1 for i in range(n)], s + j)
+                    for j in range(k + 1, min(lead, n - 1) + 1)]
+        # one old line the file lacks (an interior one)
+        if s + n - 1 <= total and n >= 3:
+            tail = 0
+            while tail < n - 1 and keys[n - 1 - tail] == norm[s + n - 2 - tail]:
+                tail += 1
+            k = max(1, n - 1 - tail)
+            if k <= min(lead, n - 2) and _enough_evidence(keys, [i for i in range(n) if i != k]):
+                found.setdefault((s, s + n - 1), (
+                    [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
+                    None))
+    if rivals:
+        # A window that differs from old text in one line by a little more than a typo:
+        # the typo windows are not beyond doubt.
+        found = {w: v for w, v in found.items() if v[1] is not None or None in v[0]}
+    return found
+
+
+def _single_line_typo(key: str, norm: list[str]) -> int | None:
+    """The one file line a single old line differs from by a typo, with no rival near it."""
+    from rapidfuzz.distance import Levenshtein
+
+    if len(key.replace(" ", "")) < NEAR_SINGLE_LINE_MIN_CHARS:
+        return None
+    close: list[int] = []
+    rivals = 0
+    for i, line in enumerate(norm):
+        if abs(len(line) - len(key)) > NEAR_SINGLE_LINE_MARGIN:
+            continue
+        d = Levenshtein.distance(key, line, score_cutoff=NEAR_SINGLE_LINE_MARGIN)
+        if d <= NEAR_TYPO_MAX_EDITS and _is_typo(key, line):
+            close.append(i)
+        elif d <= NEAR_SINGLE_LINE_MARGIN:
+            rivals += 1
+        if len(close) > 1 or rivals:
+            return None
+    return close[0] if len(close) == 1 else None
+
+
+def find_near(model: FileModel, request: Request) -> Located | None:
+    """Old text that matches one window but for one near miss a model makes, at one place.
+
+    Line keys as T5 (indentation, inner whitespace and typography ignored). Accepted, each
+    only when every other line matches exactly and carries enough text (>= 2 non-blank lines,
+    >= 16 characters): one line differing by a typo (<= 2 character edits); one interior file
+    line missing from old text; one interior old line the file lacks. A single-line old text
+    (>= 16 characters) is accepted when exactly one file line is within 2 edits of it and no
+    other within 4. Several windows: ``ambiguous_match`` (hints decide, as at any tier). Old
+    text with elision markers is left to T7. Returns None when nothing qualifies.
+    """
+    pattern = pattern_lines(request.old)
+    if not pattern or len(pattern) > SIMILARITY_MAX_OLD_LINES or \
+            len(model.lf_view) > SIMILARITY_MAX_FILE_BYTES or split_markers(request.old)[1]:
+        return None
+    try:
+        import rapidfuzz  # noqa: F401
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    keys = [typography_key(line) for line in pattern]
+    norm = model.normalized("typography")
+    found: dict[tuple[int, int], tuple[list[int | None], int | None]]
+    others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]] = {}
+    if sum(1 for k in keys if k) == 1:
+        # One non-blank line (blank ones around it must be blank in the file too).
+        at = next(i for i, k in enumerate(keys) if k)
+        line = _single_line_typo(keys[at], norm)
+        found = {}
+        if line is not None and line - at >= 0 and line - at + len(keys) <= len(norm) and all(
+                not norm[line - at + i] for i, k in enumerate(keys) if not k):
+            found = {(line - at, line - at + len(keys)): (
+                [line - at + i for i in range(len(keys))], None)}
+    else:
+        found = _near_windows(keys, norm, model.index("typography"), others)
+    if not found:
+        return None
+    cands = [Candidate("near_miss", s, e) for s, e in sorted(found)]
+    cand = choose(model, cands, request)
+    assert cand is not None
+    located = Located(cand, request)
+    located.alignment, located.dropped = found[(cand.start, cand.end)]
+    located.alternatives = others.get((cand.start, cand.end), [])
+    if len(cands) > 1:
+        located.disambiguated_by = "occurrence" if request.occurrence else "hint"
+    what = ("a line old_text lacks" if located.dropped is not None else
+            "a line the file lacks" if None in located.alignment else "a typo in one line")
+    located.warnings.append(
+        f"old_text matched lines {cand.first_line}-{cand.last_line} but for {what}; lines "
+        "you did not change keep the file's text")
     return located
