@@ -96,23 +96,9 @@ def _fsync_dir(dir_fd: int) -> None:
 
 def _write_journal(folder: str, name: str, doc: dict[str, Any]) -> None:
     from zbtools.core.call.fastjson import dumps_ascii
+    from zbtools.core.state.store import replace_durably
 
-    payload = (dumps_ascii(doc) + "\n").encode("ascii")
-    tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, os.path.join(folder, name))
-    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        _fsync_dir(dfd)
-    finally:
-        os.close(dfd)
+    replace_durably(folder, name, (dumps_ascii(doc) + "\n").encode("ascii"))
 
 
 def _unlink_quiet(name: str | None, dir_fd: int) -> None:

@@ -114,6 +114,39 @@ class EditLock:
             self.ctx.holds_edit_lock = False
 
 
+def replace_durably(folder: str, name: str, payload: bytes) -> None:
+    """Make ``folder/name`` hold ``payload`` (mode 0600), all or nothing even across a crash: a
+    temp file in the same folder (``O_EXCL``), ``fsync``, rename over the old file, ``fsync`` of
+    the folder. Raises ``OSError`` (the temp file is removed then); the folder's ``fsync`` is
+    best effort (some file systems refuse it on directories; the rename is done by then)."""
+    tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, os.path.join(folder, name))
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
 def _io_error(exc: OSError, path: str) -> ToolError:
     return ToolError("io_error", f"state file {path}: {os.strerror(exc.errno or 0)}",
                      hint="check that the state directory is writable (ZBTOOLS_STATE_DIR)",
@@ -208,33 +241,10 @@ class StateFile:
         text = dumps_ascii(self.data)
         if text == self._loaded and self.existed:
             return False
-        payload = (text + "\n").encode("ascii")
-        tmp = os.path.join(self.folder, f".{self.name}.json.tmp-{os.urandom(6).hex()}")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600)
-            try:
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            replace_durably(self.folder, f"{self.name}.json", (text + "\n").encode("ascii"))
         except OSError as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             raise _io_error(exc, self.path) from exc
-        try:
-            dir_fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError:
-            pass  # the rename is done; some filesystems refuse fsync on directories
         self._loaded = text
         self.existed = True
         return True
