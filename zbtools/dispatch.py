@@ -243,7 +243,8 @@ def flag_table(structs: list[type[Struct]]
 
 
 def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
-                     operands: tuple[str, ...] = (), literal: set[str] | None = None
+                     operands: tuple[str, ...] = (), literal: set[str] | None = None,
+                     tables: tuple[dict[str, str], dict[str, FieldSpec]] | None = None
                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``--name VALUE`` / ``--name=VALUE`` / ``--flag`` / ``--no-flag`` -> canonical JSON values.
 
@@ -253,11 +254,12 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
     ``operands`` are the parameters bare words stand for, in order (the tool's
     ``ToolSpec.operands``: ``zbtools read_file README.md``); ``--`` ends the flags: every token
     after it is a bare word. The names given so are added to ``literal`` (an operand is taken as
-    written: ``-`` and ``@PATH`` are read only for flags).
+    written: ``-`` and ``@PATH`` are read only for flags). ``tables``: ``flag_table(structs)``
+    when the caller has it already.
     """
     from zbtools.core.call.args import coerce_flag
 
-    table, fields = flag_table(structs)
+    table, fields = tables if tables is not None else flag_table(structs)
     values: dict[str, Any] = {}
     problems: list[dict[str, Any]] = []
     bare: list[str] = []
@@ -342,14 +344,16 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
     return values, problems
 
 
-def merge_arguments(structs: list[type[Struct]], base: dict[str, Any], override: dict[str, Any]
-           ) -> dict[str, Any]:
-    """Drop every spelling in ``base`` of the fields ``override`` sets, then overlay it.
+def merge_arguments(table: dict[str, str], base: dict[str, Any], override: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """Drop every spelling in ``base`` of the fields ``override`` sets, then overlay it
+    (``table``: every spelling -> field name, from ``flag_table``).
 
     ``override`` keeps its own spellings, so two aliases of one field inside the same source
     still reach validation and are refused as ``conflicting_aliases``.
     """
-    table = flag_table(structs)[0]
+    if not override or not base:
+        return {**base, **override}
     replaced = {table.get(k, k) for k in override}
     merged = {k: v for k, v in base.items() if table.get(k, k) not in replaced}
     merged.update(override)
@@ -377,11 +381,15 @@ def unknown_tool_error(command: str, opts: Options, env: Mapping[str, str]) -> T
                      details={"tools": names})
 
 
+def too_large(source: str, limit: int) -> ToolError:
+    return ToolError("too_large", f"{source} is larger than {limit} bytes",
+                     hint="send less content per call (write_append adds to a file in "
+                     "chunks), or raise ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
+
+
 def raw_text(data: bytes, source: str, limit: int) -> str:
     if len(data) > limit:
-        raise ToolError("too_large", f"{source} is larger than {limit} bytes",
-                        hint="send less content per call (write_append adds to a file in "
-                        "chunks), or raise ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
+        raise too_large(source, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -442,10 +450,7 @@ def read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
         return b""
     data = streams.stdin.read(limit + 1)
     if len(data) > limit:
-        raise ToolError("too_large", f"the request is larger than {limit} bytes",
-                        hint="send less content per call (write_append adds to a file in "
-                        "chunks), or raise ZBTOOLS_MAX_REQUEST_BYTES",
-                        details={"limit": limit})
+        raise too_large("the request", limit)
     return data
 
 
@@ -482,8 +487,6 @@ def write(streams: Streams, text: str) -> None:
             os.dup2(devnull, streams.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-
-
 
 
 def selected_dialect(opts: Options, env: Mapping[str, str]) -> Dialect:
@@ -533,21 +536,23 @@ class ToolCall:
         # a dialect with its own parameter names has no operand (its names are not the tool's)
         operands = spec.operands if dtool is None or not dtool.declares_params else ()
         literal: set[str] = set()
-        flags, flag_problems = parse_tool_flags(structs, rest, operands, literal)
+        tables = flag_table(structs)  # once: flags, raw values and the merge all need it
+        flags, flag_problems = parse_tool_flags(structs, rest, operands, literal, tables)
         if opts.paths is not None and spec.paths is None:
             raise ToolError("usage_error", f"{tool} has no paths to print",
                             hint="--paths and -0 work with the listings and searches: "
                             "list_directory, find_files, find_files_glob, grep_search, "
                             "codebase_search")
         self.ctx = ctx = make_context(opts, self.env)
-        flags = read_raw_values(flags, flag_table(structs)[1], self.streams,
-                                ctx.limits.max_request_bytes, opts.stdin, literal)
+        if flags:
+            flags = read_raw_values(flags, tables[1], self.streams,
+                                    ctx.limits.max_request_bytes, opts.stdin, literal)
         args_json = parse_request(opts.args.encode("utf-8", "surrogateescape"), "--args") \
             if opts.args is not None else {}
         read = opts.stdin or not (flags or flag_problems or opts.args is not None)
         stdin_json = parse_request(read_stdin(self.streams, ctx.limits.max_request_bytes, read),
                                    "stdin")
-        arguments = merge_arguments(structs, merge_arguments(structs, stdin_json, args_json),
+        arguments = merge_arguments(tables[0], merge_arguments(tables[0], stdin_json, args_json),
                                     flags)
         outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                             json_payload=fmt != "text")

@@ -249,7 +249,7 @@ class DialectTool:
             passed.update({k: v for k, v in self.defaults.items() if k not in given})
             passed.update(self.fixed)
             return passed
-        own_table = alias_table(self.params)
+        own_table = dict(alias_table(self.params))  # the cached table is shared: copy it
         for field, wire in self.wire_names.items():
             own_table[wire] = field
         canon_table = alias_table(self.spec.params)

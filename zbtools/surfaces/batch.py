@@ -24,6 +24,7 @@ from zbtools.dispatch import (
     parse_request,
     selected_dialect,
     success,
+    too_large,
     uses_dialect,
     write,
 )
@@ -220,11 +221,9 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
             lineno += 1
             if len(line) > limit and not line.endswith(b"\n"):
                 _drain_line(stdin)
-                too_large = ToolError("too_large", f"the request line is larger than {limit} "
-                                      "bytes", hint="send less content per call, or raise "
-                                      "ZBTOOLS_MAX_REQUEST_BYTES",
-                                      details={"limit": limit, "line": lineno})
-                _emit_line(streams, None, batch.failed(None, too_large))
+                oversized = too_large("the request line", limit)
+                oversized.details["line"] = lineno
+                _emit_line(streams, None, batch.failed(None, oversized))
                 continue
             if not line.strip():
                 continue

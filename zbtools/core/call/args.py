@@ -440,13 +440,22 @@ def _check_value(
 
 
 def alias_table(cls: type[Struct]) -> dict[str, str]:
-    """Map every accepted spelling (name, alias, kebab-case) to the canonical field name."""
+    """Map every accepted spelling (name, alias, kebab-case) to the canonical field name
+    (built once per class: every call of a tool asks for it, flags and validation alike).
+    Callers read it; none may change it."""
+    cached: dict[str, str] | None = _ALIASES.get(cls)
+    if cached is not None:
+        return cached
     table: dict[str, str] = {}
     for name, spec in cls.fields().items():
         for spelling in spec.names:
             table[spelling] = name
             table[spelling.replace("_", "-")] = name
+    _ALIASES[cls] = table
     return table
+
+
+_ALIASES: dict[type[Struct], dict[str, str]] = {}
 
 
 def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems) -> T | None:
