@@ -23,7 +23,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import CHUNK, READ_FLAGS, dead_temp
+from zbtools.core.files.textio import CHUNK, READ_FLAGS, dead_entries
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 
 TYPE_CHECKING = False
@@ -108,16 +108,9 @@ def sweep_dead_dirs(dir_fd: int) -> int:
     ``.NAME.zbdel-…`` directory of a killed recursive delete (finishing it) and the half-copied
     ``.NAME.zbtmp-…`` staging directory of a killed directory copy (see ``textio.dead_temp``:
     never a live writer's). Returns how many were removed."""
-    try:
-        names = os.listdir(dir_fd)
-    except OSError:
-        return 0
     removed = 0
-    for entry in names:
-        if ".zb" not in entry:
-            continue
-        st = dead_temp(dir_fd, entry, ("zbdel", "zbtmp"))
-        if st is None or not stat.S_ISDIR(st.st_mode):
+    for entry, st in dead_entries(dir_fd, ("zbdel", "zbtmp")):
+        if not stat.S_ISDIR(st.st_mode):
             continue
         try:
             remove_tree(dir_fd, entry, entry)

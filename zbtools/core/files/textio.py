@@ -56,6 +56,8 @@ from zbtools.core.files.workspace import os_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from zbtools.core.files.workspace import Resolved
 
 if TYPE_CHECKING:
@@ -544,6 +546,20 @@ def dead_temp(dir_fd: int, entry: str, tags: tuple[str, ...]) -> os.stat_result 
     return st
 
 
+def dead_entries(dir_fd: int, tags: tuple[str, ...]) -> Iterator[tuple[str, os.stat_result]]:
+    """The entries of the directory ``dir_fd`` that dead writers left, named by ``temp_name``
+    with one of ``tags`` (see ``dead_temp``), with their ``lstat``."""
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return
+    for entry in names:
+        if ".zb" in entry:
+            st = dead_temp(dir_fd, entry, tags)
+            if st is not None:
+                yield entry, st
+
+
 def sweep_dead_temps(dir_fd: int) -> int:
     """Remove the temp files (``zbtmp``, regular files) of dead writers in the directory
     ``dir_fd`` (see ``dead_temp``); returns how many. A live writer's file is never touched.
@@ -564,16 +580,9 @@ def sweep_dead_temps(dir_fd: int) -> int:
     if len(_swept) > 4096:
         _swept.clear()
     _swept[key] = now
-    try:
-        names = os.listdir(dir_fd)
-    except OSError:
-        return 0
     removed = 0
-    for entry in names:
-        if ".zbtmp-" not in entry:
-            continue
-        st = dead_temp(dir_fd, entry, ("zbtmp",))
-        if st is None or not stat.S_ISREG(st.st_mode):
+    for entry, st in dead_entries(dir_fd, ("zbtmp",)):
+        if not stat.S_ISREG(st.st_mode):
             continue
         try:
             os.unlink(entry, dir_fd=dir_fd)
