@@ -198,28 +198,36 @@ def _apply(step: Step) -> None:
             os.unlink(step.tmp, dir_fd=dir_fd)
 
 
-def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
-    """Apply every step or none (see the module docstring). The caller holds the edit lock and
-    keeps the steps' ``Resolved`` open; it closes them."""
-    from zbtools.core.files.workspace import os_error
-
+def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, untouched: str,
+           advice: str = "") -> tuple[str, str, dict[str, Any]]:
+    """Write a ``prepared`` journal of ``steps``: (its folder, its name, the document).
+    Raises ``io_error`` (``what`` is refused, ``untouched`` says so) when it cannot be written."""
     folder = _folder(ctx)
     txn_id = f"{os.getpid()}-{os.urandom(6).hex()}"
     name = f"{txn_id}.json"
     doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": txn_id, "tool": tool,
                            "pid": os.getpid(), "start": own_start(), "host": own_host(),
-                           "time": round(ctx.clock(), 3), "state": "prepared",
-                           "steps": [s.record() for s in steps]}
+                           "time": round(ctx.clock(), 3), "state": "prepared", "steps": steps}
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         _write_journal(folder, name, doc)
     except OSError as exc:
         _forget(folder, name)
-        raise ToolError("io_error", "cannot write the journal that makes a change of several "
-                        f"files all or nothing ({folder}: {os.strerror(exc.errno or 0)}); "
-                        "nothing was changed", hint="make the state directory writable, or "
-                        "set ZBTOOLS_STATE_DIR to a writable directory; or change the files "
-                        "one at a time") from exc
+        raise ToolError("io_error", f"cannot write the journal that makes {what} all or "
+                        f"nothing ({folder}: {os.strerror(exc.errno or 0)}); {untouched}",
+                        hint="make the state directory writable, or set ZBTOOLS_STATE_DIR to a "
+                        "writable directory" + advice) from exc
+    return folder, name, doc
+
+
+def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
+    """Apply every step or none (see the module docstring). The caller holds the edit lock and
+    keeps the steps' ``Resolved`` open; it closes them."""
+    from zbtools.core.files.workspace import os_error
+
+    folder, name, doc = _begin(ctx, tool, [s.record() for s in steps],
+                               "a change of several files", "nothing was changed",
+                               "; or change the files one at a time")
     try:
         for step in steps:
             _stage(step)
@@ -264,24 +272,9 @@ def journaled_append(ctx: Context, res: Resolved, data: bytes, *,
     before = res.st.st_size
     if before % PAGE + len(data) <= PAGE:
         return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
-    folder = _folder(ctx)
-    name = f"{os.getpid()}-{os.urandom(6).hex()}.json"
-    doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": name[:-5],
-                           "tool": "write_append", "pid": os.getpid(), "start": own_start(),
-                           "host": own_host(), "time": round(ctx.clock(), 3),
-                           "state": "prepared",
-                           "steps": [{"op": "append", "path": res.rel, "size": before,
-                                      "length": len(data), "dev": res.st.st_dev,
-                                      "ino": res.st.st_ino}]}
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        _write_journal(folder, name, doc)
-    except OSError as exc:
-        _forget(folder, name)
-        raise ToolError("io_error", "cannot write the journal that makes an append all or "
-                        f"nothing ({folder}: {os.strerror(exc.errno or 0)}); nothing was "
-                        "appended", hint="make the state directory writable, or set "
-                        "ZBTOOLS_STATE_DIR to a writable directory") from exc
+    folder, name, _ = _begin(ctx, "write_append", [
+        {"op": "append", "path": res.rel, "size": before, "length": len(data),
+         "dev": res.st.st_dev, "ino": res.st.st_ino}], "an append", "nothing was appended")
     try:
         pause_point()  # test-only: a kill after the journal, before the write
         return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
