@@ -518,14 +518,19 @@ def files_to_search(walk: Walk, path_filter: PathFilter) -> Iterator[Entry]:
 
 
 class RgRequest:
-    """What the rg engine needs besides the searcher: the binary and the pattern as given."""
+    """What the rg and native engines need besides the searcher: the binary and the pattern as
+    given. ``native``: ripgrep also walks (``native``); ``fallback`` is the request to use when
+    the native engine declines (None: the python engine)."""
 
     def __init__(self, binary: str, pattern: str, *, ignore_case: bool,
-                 fixed_strings: bool) -> None:
+                 fixed_strings: bool, native: bool = False,
+                 fallback: RgRequest | None = None) -> None:
         self.binary = binary
         self.pattern = pattern
         self.ignore_case = ignore_case
         self.fixed_strings = fixed_strings
+        self.native = native
+        self.fallback = fallback
 
 
 class FileHits:

@@ -227,53 +227,79 @@ class RgSearch:
                 if counted is not None and count.isdigit():
                     counted.hits = [NO_HIT] * int(count)
             return
-        rows: dict[bytes, dict[int, tuple[bool, bytes]]] = {}
-        for line in data.split(b"\n"):
-            path, sep, rest = line.partition(b"\0")
-            if not sep:
-                continue  # "--" between context groups, or the final empty piece
-            i = 0
-            while i < len(rest) and 48 <= rest[i] <= 57:
-                i += 1
-            if i == 0 or i >= len(rest):
-                continue
-            rows.setdefault(path, {})[int(rest[:i])] = (rest[i] == 58, rest[i + 1:])  # ':'
-        for path, lines in rows.items():
+        for path, lines in content_rows(data).items():
             found = by_fd.get(path)
             if found is not None:
-                found.hits = self._hits(lines)
+                found.hits = rows_to_hits(self.searcher, lines)
 
-    def _hits(self, lines: dict[int, tuple[bool, bytes]]) -> list[Hit]:
-        text: dict[int, str] = {}
 
-        def line_text(number: int) -> str:
-            got = text.get(number)
-            if got is None:
-                raw = lines[number][1]
-                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                got = text[number] = raw.decode("utf-8", "replace")
-            return got
+# One file's output lines: line number -> (a matching line?, its bytes).
+Rows = dict[int, tuple[bool, bytes]]
 
-        hits: list[Hit] = []
-        before_n, after_n = self.searcher.before, self.searcher.after
-        for number in sorted(lines):
-            if not lines[number][0]:
-                continue
-            own = line_text(number)
-            column = 0
+
+def content_rows(data: bytes) -> dict[bytes, Rows]:
+    """ripgrep's ``--null --line-number`` output by path: ``path\\0N:text`` for matching lines,
+    ``path\\0N-text`` for context; ``--`` separators and lines without a NUL are skipped."""
+    import re
+
+    rows: dict[bytes, Rows] = {}
+    current: Rows | None = None
+    current_path = b""
+    for path, number, sep, text in re.findall(ROW, data):
+        if current is None or path != current_path:
+            current = rows.get(path)
+            if current is None:
+                current = rows[path] = {}
+            current_path = path
+        current[int(number)] = (sep == b":", text)
+    return rows
+
+
+ROW = rb"(?m)^([^\0\n]*)\0(\d+)([:-])(.*)$"
+
+
+def rows_to_hits(searcher: Searcher, lines: Rows) -> list[Hit]:
+    """One file's rows as the python engine's hits: BOM dropped from line 1, bad bytes as
+    U+FFFD, long lines cut around the match, context lines attached to their match."""
+    text: dict[int, str] = {}
+
+    def line_text(number: int) -> str:
+        got = text.get(number)
+        if got is None:
+            raw = lines[number][1]
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            got = text[number] = raw.decode("utf-8", "replace")
+        return got
+
+    hits: list[Hit] = []
+    before_n, after_n = searcher.before, searcher.after
+    if not before_n and not after_n:  # no context: each row is a match, in order
+        for number, (_, row) in sorted(lines.items()):
+            raw = row[3:] if number == 1 and row.startswith(b"\xef\xbb\xbf") else row
+            own = raw.decode("utf-8", "replace")
             if len(own) > 500:
-                m = self.searcher.regex.search(own)
-                column = m.start() if m is not None else 0
-            before = [cut_line(line_text(n)) for n in range(max(1, number - before_n), number)
-                      if n in lines]
-            after: list[str] = []
-            for n in range(number + 1, number + after_n + 1):
-                if n not in lines:
-                    break
-                after.append(cut_line(line_text(n)))
-            hits.append(Hit(number, [cut_line(own, column)], before, after))
+                m = searcher.regex.search(own)
+                own = cut_line(own, m.start() if m is not None else 0)
+            hits.append(Hit(number, [own], [], []))
         return hits
+    for number in sorted(lines):
+        if not lines[number][0]:
+            continue
+        own = line_text(number)
+        column = 0
+        if len(own) > 500:
+            m = searcher.regex.search(own)
+            column = m.start() if m is not None else 0
+        before = [cut_line(line_text(n)) for n in range(max(1, number - before_n), number)
+                  if n in lines]
+        after: list[str] = []
+        for n in range(number + 1, number + after_n + 1):
+            if n not in lines:
+                break
+            after.append(cut_line(line_text(n)))
+        hits.append(Hit(number, [cut_line(own, column)], before, after))
+    return hits
 
 
 def batch_size() -> int:

@@ -64,6 +64,17 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             status, hits = evaluate(searcher, res.dir_fd, name, want(outcome, limit, per_file))
             record(outcome, res.rel, status, hits, limit, per_file)
             return finish(outcome)
+    if rg is not None and rg.native:
+        if cache is None:  # a long-lived session's warm walk is faster than any process
+            from zbtools.core.search.native import search_tree_native
+
+            native = search_tree_native(
+                workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
+                include_hidden=include_hidden, include_ignored=include_ignored,
+                exclude_dirs=exclude_dirs, tick=tick)
+            if native is not None:
+                return finish(native)
+        rg = rg.fallback
     if rg is not None:
         from zbtools.core.search.ripgrep import search_tree_rg
 

@@ -268,6 +268,12 @@ class Walk:
                 os.close(fd)
                 raise
 
+    @property
+    def inherits_rules(self) -> bool:
+        """Whether ignore rules from above the start apply to it (``.git/info/exclude``, an
+        ancestor's ignore files)."""
+        return bool(self._start_layers)
+
     # -- ignore files ---------------------------------------------------------------------
 
     def _ancestor_layers(self) -> tuple[Layer, ...]:

@@ -1,0 +1,242 @@
+"""grep_search's native engine (ripgrep walks and matches): exactly the python engine's answer,
+or it declines and another engine answers; never a different file set, count or order."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CliRunner
+from tests.tools.test_grep_engines import CASES, make_tree
+from zbtools.core.files.textio import temp_name
+from zbtools.core.search import native
+from zbtools.core.search.ripgrep import find_rg
+
+RG = find_rg(os.environ)
+needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")
+
+
+def native_tree(ws: Path) -> None:
+    """The engines' shared tree, without the ``.ignore`` file that makes the native engine
+    decline, plus what only the native engine's log reading has to get right."""
+    make_tree(ws)
+    (ws / "src" / "util" / ".ignore").unlink()
+    extra: dict[str, bytes] = {
+        "src/bom-anchor.py": b"\xef\xbb\xbfimport os\nimport sys\n",
+        "src/utf16.txt": "TODO in UTF-16\n".encode("utf-16"),
+        "big/huge.txt": b"TODO\n" + b"x" * (10 * 1024 * 1024),
+        "pkg/.env": b"TODO=hidden and ignored\n",
+        "pkg/.cache/data.txt": b"TODO in a hidden directory\n",
+        "pkg/__pycache__/m.pyc": b"TODO excluded directory\n",
+        "deep/a/b/c/d/e/f.txt": b"TODO deep\n",
+        "sp ace/colon: name.txt": b"TODO odd name\n",
+        "uni/caf\u00e9.txt": b"TODO unicode name\n",
+    }
+    for rel, data in extra.items():
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    with (ws / ".gitignore").open("ab") as f:
+        f.write(b".env\n")
+    (ws / "src" / temp_name("app.py")).write_bytes(b"TODO our own temp file\n")
+
+
+def compare(cli: CliRunner, *args: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(python's result, auto's result, the engine auto used), engine names removed."""
+    py = cli("grep_search", *args, "--engine", "python")
+    auto = cli("grep_search", *args)
+    assert py.code == auto.code == 0, (py, auto)
+    a, b = py.result, auto.result
+    a.pop("engine")
+    return a, b, b.pop("engine")
+
+
+NATIVE_CASES = [
+    *CASES,
+    ("--pattern", "^import"),  # a BOM file: searched again by the python engine
+    ("--pattern", "^\\s+\\w+\\(\\w+\\)$"),
+    ("--pattern", "TODO", "--head-limit", "3", "--include-hidden"),
+    ("--pattern", "TODO", "--head-limit", "2", "--output-mode", "files_with_matches"),
+    ("--pattern", "TODO", "--glob", "*.txt", "--head-limit", "4"),
+    ("--pattern", "TODO", "--path", "deep/a"),
+    ("--pattern", "TODO", "--path", "src", "--include-ignored", "--include-hidden"),
+    ("--pattern", "todo", "-i", "--exclude-dirs", '["deep", "pkg"]'),
+]
+
+
+@needs_rg
+@pytest.mark.parametrize("args", NATIVE_CASES, ids=[" ".join(c) for c in NATIVE_CASES])
+def test_the_native_engine_gives_exactly_the_python_result(ws: Path, cli: CliRunner,
+                                                           args: tuple[str, ...]) -> None:
+    native_tree(ws)
+    python, auto, engine = compare(cli, *args)
+    assert auto == python
+    pattern = args[args.index("--pattern") + 1]
+    per_file = "--output-mode" in args
+    if native.usable(pattern, fixed_strings="--fixed-strings" in args, multiline=False,
+                     per_file=per_file):
+        assert engine == "native"
+
+
+@needs_rg
+def test_what_the_native_engine_counts_and_searches_again(ws: Path, cli: CliRunner) -> None:
+    native_tree(ws)
+    call = cli("grep_search", "--pattern", "TODO", "--head-limit", "10000", "--engine", "native")
+    result = call.result
+    assert result["engine"] == "native"
+    paths = {m["path"] for m in result["matches"]}
+    assert "bin/late-nul.txt" in paths  # NUL past 8 KiB: text to the python engine
+    assert "src/utf16.txt" not in paths  # binary: no encoding is guessed
+    assert "sp ace/colon: name.txt" in paths
+    assert "uni/café.txt" in paths
+    assert not any(".zbtmp" in p for p in paths)
+    assert result["skipped"]["too_large"] == 1
+    assert result["skipped"]["hidden"] >= 3  # .env is hidden before it is ignored
+    bom = cli("grep_search", "--pattern", "^import", "--engine", "native").result
+    assert [(m["path"], m["line"], m["text"]) for m in bom["matches"]][:2] == [
+        ("src/app.py", 1, "import os"), ("src/bom-anchor.py", 1, "import os")]
+
+
+@needs_rg
+@pytest.mark.parametrize("plant", ["dot-ignore", "rgignore", "nested-repo", "whitelisted-hidden"])
+def test_where_the_walks_could_differ_another_engine_answers(ws: Path, cli: CliRunner,
+                                                             plant: str) -> None:
+    native_tree(ws)
+    if plant == "dot-ignore":
+        (ws / "src" / ".ignore").write_bytes(b"!build/\n")
+    elif plant == "rgignore":
+        (ws / "docs" / ".rgignore").write_bytes(b"guide.md\n")
+    elif plant == "nested-repo":
+        (ws / "many" / ".git").mkdir()
+    else:
+        with (ws / ".gitignore").open("ab") as f:
+            f.write(b"!.hidden/\n")
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--head-limit", "10000")
+    assert engine != "native"
+    assert auto == python
+
+
+@needs_rg
+def test_a_start_inside_a_nested_repository_is_left_to_the_python_walk(
+        ws: Path, cli: CliRunner) -> None:
+    native_tree(ws)
+    (ws / "many" / ".git").mkdir()
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--path", "many/d1")
+    assert engine != "native"
+    assert auto == python
+
+
+@needs_rg
+def test_a_subdirectory_search_applies_the_rules_above_it(ws: Path, cli: CliRunner) -> None:
+    native_tree(ws)
+    (ws / "src" / "x.log").write_bytes(b"TODO ignored by the root's rules\n")
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--path", "src")
+    assert engine == "native"
+    assert auto == python
+    assert "src/x.log" not in {m["path"] for m in auto["matches"]}
+
+
+@needs_rg
+def test_a_symlink_out_of_the_workspace_is_never_followed(ws: Path, cli: CliRunner) -> None:
+    outside = ws.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TODO secret\n")
+    (ws / "in.txt").write_text("TODO inside\n")
+    os.symlink(outside, ws / "linkdir")
+    os.symlink(outside / "secret.txt", ws / "link.txt")
+    call = cli("grep_search", "--pattern", "TODO|secret", "--engine", "native")
+    assert call.result["engine"] == "native"
+    assert [m["path"] for m in call.result["matches"]] == ["in.txt"]
+
+
+@needs_rg
+def test_a_reported_path_reached_through_a_symlink_declines(ws: Path) -> None:
+    """The containment check behind every reported file: a symlinked directory fails."""
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
+
+    (ws.parent / "out").mkdir()
+    (ws.parent / "out" / "f.txt").write_text("x\n")
+    os.symlink(ws.parent / "out", ws / "d")
+    workspace = Workspace(str(ws))
+    assert RG is not None
+    search = native.NativeSearch(
+        workspace, RgRequest(RG, "x", ignore_case=False, fixed_strings=False),
+        Searcher("x"), ".", PathFilter([], []), limit=10, per_file=False,
+        include_hidden=False, include_ignored=False, exclude=frozenset(), anchored=False)
+    try:
+        with pytest.raises(native.Declined):
+            search.check_file("d/f.txt")
+    finally:
+        search.close()
+        workspace.close()
+
+
+@needs_rg
+def test_a_tree_deeper_than_the_walk_limit_is_left_to_the_python_walk(
+        ws: Path, cli: CliRunner) -> None:
+    deep = ws
+    for _ in range(520):
+        deep = deep / "d"
+    os.makedirs(deep)
+    (deep / "bottom.txt").write_text("TODO\n")
+    (ws / "top.txt").write_text("TODO\n")
+    call = cli("grep_search", "--pattern", "TODO")
+    assert call.result["engine"] != "native"
+    assert any("deeper than 512 levels" in w for w in call.json["warnings"])
+
+
+@pytest.mark.parametrize(("pattern", "fixed", "per_file", "expected"), [
+    ("def get_", False, False, True),
+    ("def get_\\w+\\(", False, True, True),
+    ("\\bget_[xy]\\b", False, False, True),
+    ("^\\s+pass$", False, False, True),
+    ("^\\s+pass$", False, True, False),  # a BOM file's line 1 cannot be told in count mode
+    ("caf.", False, False, False),  # '.' matches what the python engine decodes as U+FFFD
+    ("[^a-z]", False, False, False),
+    ("\\W+", False, False, False),
+    ("\\S+", False, False, False),
+    ("\\D", False, False, False),
+    ("[\\w\\s]+x", False, False, True),
+    ("a.b", True, False, True),  # fixed strings: '.' is a dot
+    ("\ufffd", True, False, False),
+    ("(?<=a)b", False, False, False),
+])
+def test_usable_accepts_only_patterns_that_read_alike_on_bytes_and_text(
+        pattern: str, fixed: bool, per_file: bool, expected: bool) -> None:
+    assert native.usable(pattern, fixed_strings=fixed, multiline=False,
+                         per_file=per_file) is expected
+
+
+@needs_rg
+def test_engine_native_refuses_a_pattern_it_would_read_differently(ws: Path,
+                                                                   cli: CliRunner) -> None:
+    call = cli("grep_search", "--pattern", "caf.", "--engine", "native")
+    assert call.code == 2
+    assert call.error["code"] == "invalid_arguments"
+    assert "negated classes" in call.error["message"]
+
+
+@needs_rg
+def test_auto_takes_the_native_engine_in_a_one_shot_call_and_the_warm_walk_in_batch(
+        ws: Path) -> None:
+    native_tree(ws)
+    one = subprocess.run([sys.executable, "-m", "zbtools", "grep_search", "--pattern", "TODO"],
+                         cwd=ws, capture_output=True, text=True, check=False)
+    assert '"engine": "native"' in one.stdout
+    lines = '{"tool": "grep_search", "args": {"pattern": "TODO"}}\n' * 2
+    batch = subprocess.run([sys.executable, "-m", "zbtools", "batch"], input=lines, cwd=ws,
+                           capture_output=True, text=True, check=False)
+    assert batch.stdout.count('"engine": "python"') == 2, batch.stdout[:500]
+
+
+def test_walk_order_keys_sort_a_directory_before_its_contents_and_siblings_by_name() -> None:
+    rels = ["a.txt", "a/b", "a-b/c", "a/b/c", "ab"]
+    assert sorted(rels, key=native.walk_key) == ["a/b", "a/b/c", "a-b/c", "a.txt", "ab"]
+    assert native.parent_key("a/b/c") < native.walk_key("a/b/c")
+    assert native.walk_key("a/b") < native.parent_key("a/b/c")

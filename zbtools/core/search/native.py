@@ -1,0 +1,608 @@
+"""grep_search's ``native`` engine: one ripgrep process walks the tree and searches it.
+
+The python walk (one ``scandir`` per directory, ignore matching per entry) is most of a search's
+cost in a fresh process; here ripgrep's own walker picks the files, run with flags that make its
+rules the walk's: ``.gitignore`` files apply outside a git repository too, never the global
+excludes file or ignore files above the start, hidden entries and ``DEFAULT_EXCLUDED_DIRS``
+(as ``!name/`` overrides) skipped unless asked, files over ``MAX_FILE_BYTES`` left out, no
+encoding guessed (``-E none``: a UTF-16 file is binary, as the python engine sees it). With
+``--debug`` ripgrep logs every entry it leaves out and why (hidden, an ignore rule, an override,
+its size, binary data at an offset); those lines, placed in walk order (siblings sorted by name,
+depth first), give the ``skipped`` counts, also where a limit stopped the search. Files are
+replayed through ``engine.record`` in walk order, so limits, truncation and totals are the
+python engine's. Where the stopping point or a path filter needs the files searched without a
+match, a second ``rg --files`` run with the same walk flags lists them.
+
+Only what both read the same way runs here (``usable``): line-local patterns (``line_local``)
+that cannot match a character the python engine decodes from an invalid byte (no ``.``,
+negated classes, ``\\W \\S \\D``, U+FFFD or U+FEFF in the pattern). A ``^`` pattern would miss
+line 1 of a file starting with a byte-order mark (the python engine drops it): such patterns
+also search for U+FEFF, and every file with that character is searched again by the python
+engine, in content mode only. A file ripgrep calls binary for a NUL byte at or after
+``BINARY_PROBE`` is searched again by the python engine (which looks at the first 8 KiB only).
+
+The engine declines (``search_tree_native`` returns None and the caller walks in python) before
+running when the start is ignored itself, in another root, or in a repository nested below the
+workspace root (ripgrep applies no rule from above a repository's root); and after running when
+the two walkers could have disagreed: an ignore file the python walk does not read the same way
+(``.ignore``, ``.rgignore``, another repository's ``info/exclude``, one above the workspace
+root), a repository nested below the start, a hidden entry whitelisted by a negation, a
+directory as deep as the python walk's ``MAX_DEPTH`` (an override glob of that many components
+makes ripgrep log it), any message or log line not understood (an unreadable directory, a
+vanished file), or a reported file that is not a regular file reached without symlinks.
+
+Containment: ripgrep never follows a symlink while walking, and every file it reports is checked
+afterwards by opening its directories one by one from the workspace root with ``O_NOFOLLOW``
+(files searched again are read through those descriptors). Unlike the python and rg engines,
+ripgrep opens files by path: a directory swapped for a symlink to the outside and back while
+it reads could show an outside file's lines under an inside name. Where untrusted processes
+write the workspace concurrently, set ``engine: python`` (or ``rg``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+from zbtools.core.search.engine import (
+    BINARY_PROBE,
+    MAX_FILE_BYTES,
+    FileStatus,
+    Hit,
+    Outcome,
+    SearchTimeout,
+    record,
+)
+from zbtools.core.search.ripgrep import content_rows, rows_to_hits
+from zbtools.core.search.walk import MAX_DEPTH
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
+
+ENGINE = "native"
+BOM_PROBE = "\\x{FEFF}"
+# Debug lines from these modules say nothing about the file set.
+QUIET_MODULES = ("rg::flags", "globset", "grep_regex", "rg::search", "grep_searcher")
+DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
+SIZE_REASON = re.compile(rb"^(\d+) bytes$")
+BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
+STATS_SEARCHED = re.compile(rb"^(\d+) files searched$", re.MULTILINE)
+
+
+class Declined(Exception):
+    """The two walkers could disagree here: the python walk answers instead."""
+
+
+def usable(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> bool:
+    """Whether ``pattern`` reads the same to ripgrep on raw bytes and to the python engine on
+    decoded text (see the module docstring)."""
+    from zbtools.core.search.engine import line_local
+
+    if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
+        return False
+    if "\ufffd" in pattern or "\ufeff" in pattern:
+        return False
+    if fixed_strings:
+        return True
+    safe, anchored = byte_safety(pattern)
+    return safe and not (anchored and per_file)
+
+
+def byte_safety(pattern: str) -> tuple[bool, bool]:
+    """(whether no part of ``pattern`` can match a character decoded from an invalid byte,
+    whether it holds a ``^``), for a pattern ``line_local`` accepted."""
+    from zbtools.core.search.engine import parse_stdlib
+
+    got = parse_stdlib(pattern)
+    if got is None:
+        return False, False
+    parser, parsed = got
+    unsafe_categories = {parser.CATEGORY_NOT_DIGIT, parser.CATEGORY_NOT_WORD,
+                         parser.CATEGORY_NOT_SPACE}
+    anchored = False
+
+    def safe(items: Sequence[tuple[Any, Any]]) -> bool:
+        nonlocal anchored
+        for op, arg in items:
+            if op is parser.ANY or op is parser.NOT_LITERAL or op is parser.NEGATE:
+                return False
+            if op is parser.CATEGORY and arg in unsafe_categories:
+                return False
+            if op is parser.AT and arg is parser.AT_BEGINNING:
+                anchored = True
+            if op is parser.IN and not safe(arg):
+                return False
+            if op is parser.BRANCH and not all(safe(b) for b in arg[1]):
+                return False
+            if op is parser.SUBPATTERN and not safe(arg[3]):
+                return False
+            if op in (parser.MAX_REPEAT, parser.MIN_REPEAT) and not safe(arg[2]):
+                return False
+        return True
+
+    return safe(parsed.data), anchored
+
+
+def walk_key(rel: str) -> str:
+    """A path's place in walk order: siblings by name, a directory's contents right after it."""
+    return rel.replace("/", "\0")
+
+
+def parent_key(rel: str) -> str:
+    """Where the walk counts what it skipped in ``rel``'s directory: when it lists it, after
+    the directory itself and before anything in it."""
+    return walk_key(rel.rpartition("/")[0]) + "\0" if "/" in rel else "\0"
+
+
+class Run:
+    """What one ``rg`` run said: its output, and its log sorted into events."""
+
+    def __init__(self, out: bytes, err: bytes, code: int) -> None:
+        self.out = out
+        self.err = err
+        self.code = code
+
+
+class Spawned:
+    """A running ``rg`` and the memory files its output and log go to."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], out: int, err: int) -> None:
+        self.proc = proc
+        self.out = out
+        self.err = err
+
+    @staticmethod
+    def read(fd: int) -> bytes:
+        size = os.fstat(fd).st_size
+        chunks = []
+        offset = 0
+        while offset < size:
+            chunk = os.pread(fd, size - offset, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self.out, self.err):
+            if fd >= 0:
+                os.close(fd)
+        self.out = self.err = -1
+
+
+class Events:
+    """The skipped entries and per-file facts of the log, by root-relative path."""
+
+    def __init__(self) -> None:
+        self.skips: list[tuple[str, str]] = []  # (walk key, kind) for hidden/ignored/excluded
+        self.too_large: list[str] = []
+        self.binary: dict[str, int] = {}  # path -> offset of the first NUL byte
+        self.opened: list[str] = []  # ignore files read
+
+
+class NativeSearch:
+    """One ``search_tree`` call on the native engine; see the module docstring."""
+
+    def __init__(self, workspace: Workspace, rg: RgRequest, searcher: Searcher, start: str,
+                 path_filter: PathFilter, *, limit: int, per_file: bool, include_hidden: bool,
+                 include_ignored: bool, exclude: frozenset[str], anchored: bool) -> None:
+        self.workspace = workspace
+        self.rg = rg
+        self.searcher = searcher
+        self.start = start
+        self.prefix = "" if start == "." else start + "/"
+        self.start_depth = 0 if start == "." else start.count("/") + 1
+        self.path_filter = path_filter
+        self.limit = limit
+        self.per_file = per_file
+        self.include_hidden = include_hidden
+        self.include_ignored = include_ignored
+        self.exclude = exclude
+        self.anchored = anchored
+        self.dirs: dict[str, int] = {}
+
+    # -- running ripgrep -------------------------------------------------------------------
+
+    def walk_flags(self) -> list[str]:
+        flags = ["--no-config", "--debug", "--no-require-git", "--no-ignore-global",
+                 "--max-filesize", str(MAX_FILE_BYTES),
+                 # a directory where the python walk stops (MAX_DEPTH): ripgrep logs it
+                 "--glob", "!" + "*/" * (self.start_depth + MAX_DEPTH)]
+        if self.start == ".":
+            flags.append("--no-ignore-parent")  # above the workspace: never read
+        if self.include_hidden:
+            flags += ["--hidden", "--glob", "!.*.zb*"]  # our temp names: see is_temp_name
+        if self.include_ignored:
+            flags.append("--no-ignore")
+        for name in sorted(self.exclude):
+            flags += ["--glob", "!" + glob_escape(name) + "/"]
+        return flags
+
+    def search_args(self) -> list[str]:
+        args = [self.rg.binary, *self.walk_flags(), "--no-mmap", "--encoding", "none",
+                "--color", "never", "--no-heading", "--with-filename", "--null", "--stats"]
+        if self.rg.ignore_case:
+            args.append("--ignore-case")
+        if self.rg.fixed_strings:
+            args.append("--fixed-strings")
+        if self.per_file:
+            args.append("--count")
+        else:
+            args += ["--line-number", "--max-count", str(self.limit + 1)]
+            if self.searcher.before:
+                args += ["--before-context", str(self.searcher.before)]
+            if self.searcher.after:
+                args += ["--after-context", str(self.searcher.after)]
+        args += ["--regexp", self.rg.pattern]
+        if self.anchored:
+            args += ["--regexp", BOM_PROBE]
+        return [*args, "--", self.start]
+
+    def list_args(self) -> list[str]:
+        return [self.rg.binary, *self.walk_flags(), "--files", "--null", "--", self.start]
+
+    def spawn(self, args: list[str]) -> Spawned:
+        """Start ``rg`` with its output and log going to anonymous memory files: no pipe to
+        drain while it runs, so no poll loop and no deadlock between the two streams."""
+        import subprocess
+
+        out = os.memfd_create("zbtools-rg-out", os.MFD_CLOEXEC)
+        err = os.memfd_create("zbtools-rg-err", os.MFD_CLOEXEC)
+        try:
+            proc = subprocess.Popen(args, cwd=self.workspace.root, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err)
+        except BaseException:
+            os.close(out)
+            os.close(err)
+            raise
+        return Spawned(proc, out, err)
+
+    def wait(self, spawned: Spawned) -> Run | None:
+        """The run's output, or None when the deadline passed (the process is then killed)."""
+        import threading
+
+        proc = spawned.proc
+        timer = threading.Timer(max(self.searcher.time_left(), 0.001), proc.kill)
+        timer.start()
+        try:
+            code = proc.wait()
+        finally:
+            timer.cancel()
+        if code < 0:
+            return None  # killed at the deadline
+        return Run(spawned.read(spawned.out), spawned.read(spawned.err), code)
+
+    # -- reading the log -------------------------------------------------------------------
+
+    def rel_of(self, raw: bytes) -> str:
+        """A path as ripgrep printed it, relative to the workspace root."""
+        text = os.fsdecode(raw)
+        if text.startswith("./"):
+            text = text[2:]
+        return text
+
+    def events(self, err: bytes) -> Events:
+        found = Events()
+        for line in err.split(b"\n"):
+            if not line:
+                continue
+            m = DEBUG_LINE.match(line)
+            if m is None:
+                raise Declined("an rg message")  # an error: unreadable, vanished...
+            module, message = m.group(1), m.group(2)
+            if module.startswith(b"ignore::walk") or module.startswith(b"grep_printer") \
+                    or module.startswith(b"rg::haystack"):
+                self.entry_event(found, message)
+            elif module.startswith(b"ignore::gitignore"):
+                if message.startswith(b"opened gitignore file: "):
+                    found.opened.append(self.rel_of(message[len(b"opened gitignore file: "):]))
+            elif not module.decode("ascii", "replace").startswith(QUIET_MODULES):
+                raise Declined("an rg log line not understood")
+        self.check_opened(found.opened)
+        return found
+
+    def entry_event(self, found: Events, message: bytes) -> None:
+        verb, _, rest = message.partition(b" ")
+        if verb == b"whitelisting":
+            path, sep, _reason = rest.partition(b": Whitelist(")
+            if not sep:
+                raise Declined("a whitelist line not understood")
+            rel = self.rel_of(path)
+            if not self.include_hidden and any(part.startswith(".")
+                                               for part in rel[len(self.prefix):].split("/")):
+                raise Declined("a hidden entry whitelisted by a negation")
+            return
+        if verb != b"ignoring":
+            raise Declined("a walk line not understood")
+        path, sep, reason = rest.partition(b": Ignore(IgnoreMatch(")
+        if sep:
+            rel = self.rel_of(path)
+            self.skip_event(found, rel, reason)
+            return
+        if b": failed to pass haystack filter" in rest:
+            return  # a symlink or a special file: the python walk passes them silently too
+        path, sep, reason = rest.rpartition(b": ")
+        if not sep:
+            raise Declined("a walk line not understood")
+        rel = self.rel_of(path)
+        size = SIZE_REASON.match(reason)
+        if size is not None:
+            found.too_large.append(rel)
+            return
+        binary = BINARY_REASON.match(reason)
+        if binary is not None:
+            found.binary[rel] = int(binary.group(1))
+            return
+        raise Declined("a walk line not understood")
+
+    def skip_event(self, found: Events, rel: str, reason: bytes) -> None:
+        name = rel.rpartition("/")[2]
+        parts = rel[len(self.prefix):].split("/")
+        if ".git" in parts[:-1] or (name == ".git" and rel != ".git"):
+            raise Declined("a repository nested below the start")
+        if reason.startswith(b"Hidden)"):
+            kind = "hidden"
+        elif reason.startswith(b"Override("):
+            if b'original: "!*/*/' in reason:
+                raise Declined("a tree as deep as the python walk's limit: it says so")
+            if b'original: "!.*.zb*"' in reason:
+                from zbtools.core.files.textio import is_temp_name
+
+                if is_temp_name(name):
+                    return  # our own temp files: never listed or searched, not counted
+                raise Declined("a hidden name like our temp files")
+            if name not in self.exclude:
+                raise Declined("an override not understood")
+            kind = "excluded_dirs"
+        elif reason.startswith(b"Gitignore("):
+            # the python walk tests for a hidden name before the ignore rules
+            kind = "hidden" if name.startswith(".") and not self.include_hidden else "ignored"
+        else:
+            raise Declined("an ignore reason not understood")
+        found.skips.append((parent_key(rel), kind))
+
+    def check_opened(self, opened: list[str]) -> None:
+        """The ignore files ripgrep read must be those the python walk reads: ``.gitignore``
+        files at or below the start, the start's ancestors' up to the workspace root (ripgrep
+        names those by absolute path), and the root's ``.git/info/exclude``."""
+        root = self.workspace.root.rstrip("/") + "/"
+        for logged in opened:
+            path = logged
+            if path.startswith("/"):
+                if not path.startswith(root):
+                    raise Declined("an ignore file above the workspace root")
+                path = path[len(root):]
+                inside = path.rpartition("/")[0]
+                if inside and path != ".git/info/exclude" \
+                        and not self.prefix.startswith(inside + "/"):
+                    raise Declined("an ignore file outside the start's ancestors")
+            name = path.rpartition("/")[2]
+            if name == ".gitignore" or path == ".git/info/exclude":
+                continue
+            raise Declined(f"rg read {name}, which the python walk reads otherwise")
+
+    # -- containment and files searched again ----------------------------------------------
+
+    def dir_fd(self, rel_dir: str) -> int:
+        """A descriptor on ``rel_dir`` (root-relative, "" for the root), opened one component at
+        a time with ``O_NOFOLLOW`` (raises Declined when one is not a directory)."""
+        fd = self.dirs.get(rel_dir)
+        if fd is not None:
+            return fd
+        from zbtools.core.files.workspace import DIR_FLAGS
+
+        if rel_dir == "":
+            fd = os.dup(self.workspace.root_fd)
+        else:
+            parent, _, name = rel_dir.rpartition("/")
+            try:
+                fd = os.open(name, DIR_FLAGS, dir_fd=self.dir_fd(parent))
+            except OSError as exc:
+                raise Declined("a reported file's directory changed") from exc
+        self.dirs[rel_dir] = fd
+        return fd
+
+    def check_file(self, rel: str) -> tuple[int, str]:
+        """(its directory's descriptor, its name) for a reported file that is still a regular
+        file reached without symlinks."""
+        parent, _, name = rel.rpartition("/")
+        fd = self.dir_fd(parent)
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError as exc:
+            raise Declined("a reported file vanished") from exc
+        if not stat.S_ISREG(st.st_mode):
+            raise Declined("a reported file is not a regular file")
+        return fd, name
+
+    def search_here(self, rel: str) -> tuple[FileStatus, list[Hit]]:
+        """The python engine on one file, read through checked descriptors."""
+        fd, name = self.check_file(rel)
+        wanted = None if self.per_file else self.limit + 1
+        try:
+            return self.searcher.search_file(fd, name, wanted)
+        except SearchTimeout:
+            return "timeout", []
+
+    def listed(self, proc: Spawned) -> list[str]:
+        """The files an ``rg --files`` run listed (root-relative); its log is read like the
+        search's, so a line not understood declines here too."""
+        run = self.wait(proc)
+        if run is None or run.code not in (0, 1):
+            raise Declined("the listing failed or ran out of time")
+        self.events(run.err)
+        return [self.rel_of(raw) for raw in run.out.split(b"\0") if raw]
+
+    def close(self) -> None:
+        for fd in self.dirs.values():
+            os.close(fd)
+        self.dirs.clear()
+
+    # -- the search ------------------------------------------------------------------------
+
+    def results(self, run: Run) -> dict[str, tuple[FileStatus, list[Hit]]]:
+        """Each reported or binary file's status and hits, by root-relative path."""
+        found: dict[str, tuple[FileStatus, list[Hit]]] = {}
+        again: list[str] = []
+        if self.per_file:
+            for line in run.out.split(b"\n"):
+                path, sep, count = line.partition(b"\0")
+                if sep and count.isdigit():
+                    found[self.rel_of(path)] = ("ok", [NO_HIT_ROW] * int(count))
+        else:
+            for path, rows in content_rows(run.out).items():
+                rel = self.rel_of(path)
+                if self.anchored and any(b"\xef\xbb\xbf" in text for _, text in rows.values()):
+                    again.append(rel)
+                    continue
+                found[rel] = ("ok", rows_to_hits(self.searcher, rows))
+        for rel in found:
+            self.check_file(rel)
+        for rel in again:
+            found[rel] = self.search_here(rel)
+        return found
+
+    def statuses(self, events: Events, found: dict[str, tuple[FileStatus, list[Hit]]]
+                 ) -> dict[str, tuple[FileStatus, list[Hit]]]:
+        """Every file whose status or hits are known: reported, too large or binary (a NUL
+        byte past the python engine's probe: searched again here)."""
+        statuses = dict(found)
+        for rel in events.too_large:
+            statuses[rel] = ("too_large", [])
+        for rel, offset in events.binary.items():
+            statuses[rel] = ("binary", []) if offset < BINARY_PROBE else self.search_here(rel)
+        return statuses
+
+    def replay(self, outcome: Outcome, events: Events,
+               statuses: dict[str, tuple[FileStatus, list[Hit]]],
+               listed: list[str] | None) -> bool:
+        """Account every file in walk order; False when a limit stopped the search before the
+        files searched without a match were known (``listed`` is None)."""
+        accept = self.path_filter.accepts if self.path_filter.active else None
+        prefix_len = len(self.prefix)
+        names = list(statuses) if listed is None else [*listed, *events.too_large]
+        files = sorted((walk_key(rel), rel) for rel in names
+                       if accept is None or accept(rel[prefix_len:], rel.rpartition("/")[2]))
+        skips = sorted(events.skips)
+        sk = outcome.skipped
+        i = 0
+        for key, rel in files:
+            while i < len(skips) and skips[i][0] < key:
+                kind = skips[i][1]
+                setattr(sk, kind, getattr(sk, kind) + 1)
+                i += 1
+            status, hits = statuses.get(rel) or ("ok", [])
+            if status == "timeout":
+                outcome.timed_out = True
+                return True
+            if not record(outcome, rel, status, hits, self.limit, self.per_file):
+                return listed is not None  # stopped: exact counts need the whole file list
+        for _, kind in skips[i:]:
+            setattr(sk, kind, getattr(sk, kind) + 1)
+        return True
+
+
+NO_HIT_ROW = Hit(0, [], [], [])
+
+
+def nested_repository(root: str, start: str) -> bool:
+    """Whether ``start`` or a directory between it and the workspace root holds ``.git``."""
+    parts = start.split("/")
+    for i in range(1, len(parts) + 1):
+        try:
+            os.lstat(os.path.join(root, *parts[:i], ".git"))
+        except OSError:
+            continue
+        return True
+    return False
+
+
+def glob_escape(name: str) -> str:
+    """``name`` as a literal ripgrep glob."""
+    return "".join("\\" + c if c in "\\*?[]{}!" else c for c in name)
+
+
+def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, path: str,
+                       path_filter: PathFilter, *, limit: int, per_file: bool,
+                       include_hidden: bool, include_ignored: bool,
+                       exclude_dirs: Sequence[str] | None,
+                       tick: Callable[[int], None] | None = None) -> Outcome | None:
+    """``tree.search_tree`` for a directory with ripgrep walking and matching, or None when the
+    python walk must answer (see the module docstring)."""
+    from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, Skipped, Walk
+
+    if not usable(rg.pattern, fixed_strings=rg.fixed_strings, multiline=False,
+                  per_file=per_file):
+        return None
+    exclude = frozenset(DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs)
+    if include_hidden and not include_ignored and ".git" not in exclude:
+        return None  # a nested repository would be walked silently: see skip_event
+    walk = Walk(workspace, path, include_hidden=include_hidden,
+                include_ignored=include_ignored, exclude_dirs=exclude_dirs, with_stat=False)
+    try:
+        start = walk.rel
+        if workspace.root_of(start)[1] or walk.start_ignored:
+            return None
+        if start != "." and nested_repository(workspace.root, start):
+            return None  # ripgrep applies no rule from above a repository's root
+    finally:
+        walk.close()
+    anchored = not rg.fixed_strings and byte_safety(rg.pattern)[1]
+    native = NativeSearch(workspace, rg, searcher, start, path_filter, limit=limit,
+                          per_file=per_file, include_hidden=include_hidden,
+                          include_ignored=include_ignored, exclude=exclude, anchored=anchored)
+    if tick is not None:
+        tick(0)
+    spawned: list[Spawned] = []
+    try:
+        if path_filter.active:
+            spawned.append(native.spawn(native.list_args()))
+        search = native.spawn(native.search_args())
+        spawned.append(search)
+        listing = spawned[0] if path_filter.active else None
+        run = native.wait(search)
+        if run is None:
+            outcome = Outcome(start, Skipped())
+            outcome.engine = ENGINE
+            outcome.timed_out = True
+            return outcome
+        if run.code not in (0, 1):
+            return None
+        events = native.events(run.err)
+        statuses = native.statuses(events, native.results(run))
+        listed = native.listed(listing) if listing is not None else None
+        outcome = Outcome(start, Skipped())
+        outcome.engine = ENGINE
+        if not native.replay(outcome, events, statuses, listed):
+            spawned.append(native.spawn(native.list_args()))
+            listed = native.listed(spawned[-1])
+            outcome = Outcome(start, Skipped())
+            outcome.engine = ENGINE
+            native.replay(outcome, events, statuses, listed)
+        elif listed is None and not outcome.timed_out:
+            # every file searched without a match is in ripgrep's count, not in its output
+            searched = STATS_SEARCHED.search(run.out)
+            if searched is None:
+                return None
+            ok_again = sum(1 for rel in events.binary if statuses[rel][0] == "ok")
+            outcome.files_searched = int(searched.group(1)) - len(events.binary) + ok_again
+        if tick is not None:
+            tick(outcome.files_searched)
+        return outcome
+    except (Declined, OSError):
+        return None
+    finally:
+        native.close()
+        for one in spawned:
+            one.close()
