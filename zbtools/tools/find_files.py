@@ -16,9 +16,9 @@ default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycach
 ``include_ignored`` and ``exclude_dirs`` (which replaces the default list; ``[]`` excludes
 nothing) bring them back. Symlinks are matched by their own name and never followed.
 
-Limits and failure modes: at most ``limit`` matches (default 100, at most 10000; ``truncated``
-tells); at most 200000 entries are examined (``scan_limited`` tells: more matches may exist,
-search a subdirectory); ``max_depth`` at most 512. Unreadable directories are counted in
+Limits and failure modes: at most ``limit`` matches (default 100, at most 10000, ``0`` for no cap;
+``truncated`` tells); at most 200000 entries are examined (``scan_limited`` tells: more matches may
+exist, search a subdirectory); ``max_depth`` at most 512. Unreadable directories are counted in
 ``skipped.unreadable``, not fatal. Errors: ``invalid_arguments`` (empty pattern), ``not_found``,
 ``not_a_directory`` (the path is a file), ``outside_workspace``.
 """
@@ -42,6 +42,7 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
 SCAN_CAP = 200_000
 MAX_PATTERN = 1000
+NO_CAP = 2**62  # limit 0
 
 
 class Params(WalkSwitches):
@@ -56,8 +57,8 @@ class Params(WalkSwitches):
                                   "default no limit")
     type: Literal["file", "directory", "any"] = field(
         default="file", help="file (anything but a directory), directory, or any")
-    limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
-                       help="Most matches to return (at most 10000)")
+    limit: int = field(default=DEFAULT_LIMIT, minimum=0, maximum=MAX_LIMIT,
+                       help="Most matches to return (at most 10000; 0: no cap)")
 
 
 class Match(Struct):
@@ -113,7 +114,7 @@ def run(params: Params, ctx: Context) -> Result:
         text = entry.rel[cut:] if on_path else entry.name
         if needle not in text.casefold():
             continue
-        if len(matches) >= params.limit:
+        if len(matches) >= (params.limit or NO_CAP):
             truncated = True
             break
         walk.stat(entry)

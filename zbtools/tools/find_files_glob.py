@@ -23,8 +23,8 @@ Symlinks are matched by their own path and never followed. A literal leading dir
 (``src/**/*.ts``) is where the search starts, so the rest of the tree is neither walked nor
 counted in ``skipped``.
 
-Limits and failure modes: at most ``limit`` matches (default 100, at most 10000; ``truncated``
-tells); at most 200000 entries are examined (``scan_limited`` tells). Errors:
+Limits and failure modes: at most ``limit`` matches (default 100, at most 10000, ``0`` for no
+cap; ``truncated`` tells); at most 200000 entries are examined (``scan_limited`` tells). Errors:
 ``invalid_arguments`` for a pattern that is empty, absolute, has a ``..`` segment, is over 1000
 characters or expands to more than 1000 alternatives; ``not_found``, ``not_a_directory``,
 ``outside_workspace`` for ``path``.
@@ -39,6 +39,7 @@ from zbtools.tools.find_files import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MAX_PATTERN,
+    NO_CAP,
     SCAN_CAP,
     Match,
     found,
@@ -73,8 +74,8 @@ class Params(WalkSwitches):
         default="path", help="path (tree order) or mtime (most recently modified first)")
     type: Literal["file", "directory", "any"] = field(
         default="file", help="file (anything but a directory), directory, or any")
-    limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
-                       help="Most matches to return (at most 10000)")
+    limit: int = field(default=DEFAULT_LIMIT, minimum=0, maximum=MAX_LIMIT,
+                       help="Most matches to return (at most 10000; 0: no cap)")
     exclude: list[str] | None = field(
         default=None, aliases=("exclude_patterns",),
         help="Globs of matches to leave out, e.g. ['*.log', '*.backup', 'build/**']: without "
@@ -327,6 +328,7 @@ def run(params: Params, ctx: Context) -> Result:
         base = walk.rel
     cut = 0 if base == "." else len(base) + 1
     by_path = params.sort == "path"
+    limit = params.limit or NO_CAP
     found: list[WalkEntry] = []
     truncated = False
     hidden_left_out = 0
@@ -340,15 +342,15 @@ def run(params: Params, ctx: Context) -> Result:
             if hidden_check is not None and hidden_check(rel):
                 hidden_left_out += 1
             continue
-        if by_path and len(found) >= params.limit:
+        if by_path and len(found) >= limit:
             truncated = True
             break
         walk.stat(entry)
         found.append(entry)
     if not by_path:
         found.sort(key=lambda e: (-e.mtime, e.rel))
-        truncated = len(found) > params.limit
-        del found[params.limit:]
+        truncated = len(found) > limit
+        del found[limit:]
     loop_warning(walk, ctx)
     skipped = walk.skipped
     skipped.hidden += hidden_left_out

@@ -16,7 +16,11 @@ is ripgrep's ``path:line:text`` (context lines ``path-line-text``, ``--`` betwee
 Like list_directory, hidden files, files matched by ``.gitignore``/``.ignore`` and the default
 excluded directories (``.git``, ``node_modules``, ``target``...) are not searched but counted in
 ``skipped``, as are binary files (a NUL byte in the first 8 KiB) and files over 10 MiB;
-``include_hidden``, ``include_ignored`` and ``exclude_dirs`` bring them back.
+``include_hidden``, ``include_ignored`` and ``exclude_dirs`` bring them back, and
+``max_filesize`` (like rg's ``--max-filesize``: ``50M``, ``2G``, ``512K`` or bytes) sets the
+size cap. A file named as ``path`` is searched whatever its size (and whatever the ignore
+rules) unless ``max_filesize`` is given; files over 10 MiB are searched in blocks, never read
+whole (in ``multiline`` mode they are read whole, so only up to a ``max_filesize`` given).
 
 ``engine`` picks who walks and matches: ``python`` (our walk, the ``regex`` module, with a
 per-file timeout), ``rg`` (a ripgrep binary searches the files our walk chose, handed over as open
@@ -26,13 +30,15 @@ checked by its log; where the two walks could differ another engine answers) or 
 the pattern has no literal text at all, e.g. ``\\w+\\(\\w+\\)$``, else python). Every
 engine gives the same files, matches, order and counts; the result says which ran.
 
-Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode,
-files otherwise; ``truncated`` tells); lines over 500 characters are cut around the match with a
-marker. The whole search has ``timeout`` seconds (default 10): a pattern that backtracks
-catastrophically stops it with what was found so far and ``timed_out: true``, or fails with
-``regex_timeout`` if no file could be searched. Errors: ``regex_error`` (invalid pattern, with
-its position), ``not_found``, ``outside_workspace``, ``invalid_arguments`` (unknown type;
-``engine: rg`` without a binary or with a pattern outside the shared syntax).
+Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode, files
+otherwise; ``truncated`` tells; ``0`` means no cap); ``total_matches`` counts what was found before
+the search stopped, so ``total_is_lower_bound`` says when more may exist; lines over 500 characters
+are cut around the match with a marker. The whole search has ``timeout`` seconds (default 10): a
+pattern that backtracks catastrophically stops it with what was found so far and
+``timed_out: true``, or fails with ``regex_timeout`` if no file could be searched. Errors:
+``regex_error`` (invalid pattern, with its position), ``not_found``, ``outside_workspace``,
+``invalid_arguments`` (unknown type, a ``max_filesize`` that is not a size; ``engine: rg``
+without a binary or with a pattern outside the shared syntax).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 10_000
+NO_CAP = 2**62  # head_limit 0
 MAX_CONTEXT = 50
 
 
@@ -83,10 +90,14 @@ class Params(WalkSwitches):
     context: int | None = field(default=None, minimum=0, maximum=MAX_CONTEXT, aliases=("C",),
                                 help="Lines of context before and after each match (sets "
                                 "both when they are not given)")
-    head_limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
+    head_limit: int = field(default=DEFAULT_LIMIT, minimum=0, maximum=MAX_LIMIT,
                             aliases=("max_results",),
                             help="Most results: matching lines in content mode, files "
-                            "otherwise (at most 10000)")
+                            "otherwise (at most 10000; 0: no cap)")
+    max_filesize: str | None = field(
+        default=None, help="Skip files larger than this, as rg --max-filesize: bytes or a "
+        "number with K, M or G (e.g. '50M'); default 10M for the files of a directory, no cap "
+        "for a file named as path")
     timeout: float = field(default=10.0, minimum=0.001, maximum=300,
                            help="Seconds the whole search may take before it stops")
     engine: Literal["auto", "python", "rg", "native"] = field(
@@ -120,6 +131,9 @@ class Result(Struct):
                                "with truncated, those found before stopping")
     files_with_matches: int = field(help="Files with at least one match found")
     files_searched: int = field(help="Text files actually searched")
+    total_is_lower_bound: bool = field(
+        help="The search stopped early (truncated or timed_out): total_matches and "
+        "files_with_matches count only what was found before, more may exist")
     truncated: bool = field(help="More results exist than head_limit allowed")
     timed_out: bool = field(help="The timeout stopped the search: results are partial")
     skipped: Skipped = field(help="What was not searched, by kind")
@@ -192,10 +206,11 @@ def run(params: Params, ctx: Context) -> Result:
     before = params.before_context if params.before_context is not None else params.context or 0
     after = params.after_context if params.after_context is not None else params.context or 0
     per_file = params.output_mode != "content"
+    max_bytes = None if params.max_filesize is None else parse_size(params.max_filesize)
     searcher = Searcher(params.pattern, ignore_case=params.case_insensitive,
                         fixed_strings=params.fixed_strings, multiline=params.multiline,
                         before=0 if per_file else before, after=0 if per_file else after,
-                        timeout=params.timeout)
+                        timeout=params.timeout, max_file_bytes=max_bytes)
     path_filter = PathFilter(split_globs(params.glob or ""),
                              [params.type] if params.type else [])
     literal = searcher.literal
@@ -206,13 +221,38 @@ def run(params: Params, ctx: Context) -> Result:
             required_literal(params.pattern)
     rg = choose_engine(params, ctx, literal)
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
-                          limit=params.head_limit, per_file=per_file,
+                          limit=params.head_limit or NO_CAP, per_file=per_file,
                           include_hidden=params.include_hidden,
                           include_ignored=params.include_ignored,
                           exclude_dirs=params.exclude_dirs, rg=rg, cache=ctx.search_cache,
                           tick=ctx.ticker("files searched"))
     warn_walk_notes(outcome, ctx)
+    if outcome.named and outcome.skipped.too_large:
+        ctx.warn(f"{outcome.path} was not searched: it is larger than "
+                 + ("max_filesize" if max_bytes is not None else
+                    "10 MiB, which multiline mode reads whole")
+                 + "; raise max_filesize to search it")
     return to_result(outcome, params.output_mode)
+
+
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """``"50M"`` -> 52428800: bytes, or a number with K, M, G or T (powers of 1024, as rg's
+    ``--max-filesize``; ``KB``, ``MiB`` and lower case are read the same)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if m is None:
+        from zbtools.contract import ToolError
+
+        raise ToolError("invalid_arguments", f"max_filesize: {text!r} is not a size",
+                        hint="bytes, or a number with K, M or G: '512K', '50M', '2G'",
+                        details={"problems": [{"problem": "invalid_value",
+                                               "argument": "max_filesize",
+                                               "message": f"not a size: {text!r}"}]})
+    return int(m.group(1)) * SIZE_UNITS[m.group(2).upper()]
 
 
 def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
@@ -234,6 +274,7 @@ def to_result(outcome: Outcome, mode: str) -> Result:
         counts=[FileCount(path=f.path, count=f.count) for f in outcome.files]
         if mode == "count" else [],
         total_matches=outcome.total, files_with_matches=len(outcome.files),
+        total_is_lower_bound=outcome.truncated or outcome.timed_out,
         files_searched=outcome.files_searched, truncated=outcome.truncated,
         timed_out=outcome.timed_out, skipped=outcome.skipped, engine=outcome.engine)
 

@@ -10,8 +10,8 @@ but counted in ``skipped``; ``include_hidden``, ``include_ignored`` and ``exclud
 replaces the default list; ``[]`` excludes nothing) bring them back. A directory named explicitly
 is listed even when it is ignored or excluded.
 
-Limits and failure modes: at most ``limit`` entries (default 1000, at most 10000; ``truncated``
-tells); ``max_depth`` at most 512. Directories that cannot be read are counted in
+Limits and failure modes: at most ``limit`` entries (default 1000, at most 10000, ``0`` for no
+cap; ``truncated`` tells); ``max_depth`` at most 512. Directories that cannot be read are counted in
 ``skipped.unreadable``, not fatal. Errors: ``not_found``, ``not_a_directory`` (the path is a
 file), ``outside_workspace``.
 """
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000
+NO_CAP = 2**62  # limit 0
 
 
 class Params(WalkSwitches):
@@ -36,8 +37,8 @@ class Params(WalkSwitches):
                       help="Directory to list, relative to the workspace root")
     max_depth: int = field(default=1, minimum=1, maximum=MAX_DEPTH, aliases=("depth",),
                            help="Levels to descend; 1 lists only the direct children")
-    limit: int = field(default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT,
-                       help="Most entries to return (at most 10000)")
+    limit: int = field(default=DEFAULT_LIMIT, minimum=0, maximum=MAX_LIMIT,
+                       help="Most entries to return (at most 10000; 0: no cap)")
 
 
 class Entry(Struct):
@@ -64,7 +65,7 @@ def to_entry(e: WalkEntry) -> Entry:
 
 def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth,
-                max_entries=params.limit, include_hidden=params.include_hidden,
+                max_entries=params.limit or NO_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
                 cache=ctx.search_cache)
     entries = [to_entry(e) for e in walk]

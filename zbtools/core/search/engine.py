@@ -7,9 +7,14 @@ DOTALL so a match may span lines. An invalid pattern raises ``regex_error`` with
 Plain text searched case-sensitively skips the module altogether (``LiteralPattern``).
 
 ``Searcher.search_file`` reads one file's bytes through a directory descriptor (never a path
-string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over
-``MAX_FILE_BYTES``), and reports the matching lines: line-oriented like grep by default (a match
-never spans lines; one hit per matching line), whole matches in multiline mode. A fixed string
+string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over the
+walk's size cap, ``MAX_FILE_BYTES`` unless ``max_file_bytes`` says otherwise; a file named
+explicitly has no cap unless one is given), and reports the matching lines: line-oriented like
+grep by default (a match never spans lines; one hit per matching line), whole matches in
+multiline mode. A file over ``MAX_FILE_BYTES`` is never read whole in line mode: it is searched
+in blocks of whole lines (``search_stream``), so memory stays bounded whatever its size;
+multiline mode needs the whole text, so it reads such a file whole only when ``max_file_bytes``
+allows it explicitly. A fixed string
 searched case-sensitively is first looked for in the raw bytes, so files without it are never
 decoded. Lines over ``MAX_LINE_CHARS`` are cut, around the match, with a marker.
 
@@ -39,6 +44,8 @@ MAX_LINE_CHARS = 500
 BINARY_PROBE = 8192
 READ_CHUNK = 1024 * 1024
 READ_BUFFER = 1024 * 1024
+STREAM_BLOCK = 4 * 1024 * 1024  # search_stream reads this much at a time
+MAX_STREAM_LINE = 64 * 1024 * 1024  # a longer line makes a streamed file too_large
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 # What became of one file: "ok" (searched; hits may be empty), a ``Skipped`` counter name
@@ -133,14 +140,15 @@ class SearchTimeout(Exception):
     """The pattern ran out of time on a file."""
 
 
-def read_open(fd: int) -> bytes | str:
+def read_open(fd: int, max_bytes: int = MAX_FILE_BYTES) -> bytes | str:
     """The bytes of the regular text file open on ``fd`` (read from its current offset), or why
-    not: ``binary``, ``too_large``, ``unreadable`` or ``other`` (not a regular file)."""
+    not: ``binary``, ``too_large`` (over ``max_bytes``), ``unreadable`` or ``other`` (not a
+    regular file)."""
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return "other"
-        if st.st_size > MAX_FILE_BYTES:
+        if st.st_size > max_bytes:
             return "too_large"
         # One read of size + 1 bytes: a file that did not grow needs no second read for EOF.
         first = os.read(fd, st.st_size + 1)
@@ -155,7 +163,7 @@ def read_open(fd: int) -> bytes | str:
             if not chunk:
                 break
             total += len(chunk)
-            if total > MAX_FILE_BYTES:  # grew while we read it
+            if total > max_bytes:  # grew while we read it
                 return "too_large"
             chunks.append(chunk)
         data = b"".join(chunks)
@@ -266,11 +274,15 @@ class Searcher:
 
     def __init__(self, pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
                  multiline: bool = False, before: int = 0, after: int = 0,
-                 timeout: float = 10.0) -> None:
+                 timeout: float = 10.0, max_file_bytes: int | None = None) -> None:
         self.regex = compile_pattern(pattern, ignore_case=ignore_case,
                                      fixed_strings=fixed_strings, multiline=multiline)
         # what one file's result depends on besides its bytes (the warm cache's key)
-        self.cache_key = (pattern, ignore_case, fixed_strings, multiline, before, after)
+        self.cache_key = (pattern, ignore_case, fixed_strings, multiline, before, after,
+                          max_file_bytes)
+        # the size cap of files met by a walk, and of a file named explicitly (None: no cap)
+        self.max_file_bytes = MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+        self.named_file_bytes = max_file_bytes
         self.multiline = multiline
         self.before = before
         self.after = after
@@ -284,9 +296,10 @@ class Searcher:
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def search_file(self, dir_fd: int, name: str,
-                    limit: int | None = None) -> tuple[FileStatus, list[Hit]]:
+    def search_file(self, dir_fd: int, name: str, limit: int | None = None,
+                    named: bool = False) -> tuple[FileStatus, list[Hit]]:
         """One file's status (``ok``, or why it was not searched) and hits (at most ``limit``).
+        ``named``: the caller named this file explicitly (``named_file_bytes`` is its cap).
 
         Raises ``SearchTimeout`` when the deadline passes while the pattern runs.
 
@@ -311,18 +324,104 @@ class Searcher:
                     return "binary", []
                 return "ok", self.search_bytes(buffer, size, limit)
             os.lseek(fd, 0, os.SEEK_SET)
-            return self._search_data(read_open(fd), limit)
+            return self._search_big(fd, limit, self.named_file_bytes if named
+                                    else self.max_file_bytes)
         finally:
             os.close(fd)
 
     def search_open(self, fd: int, limit: int | None = None) -> tuple[FileStatus, list[Hit]]:
         """``search_file`` on an open descriptor, read from its current offset."""
-        return self._search_data(read_open(fd), limit)
+        return self._search_big(fd, limit, self.max_file_bytes)
+
+    def _search_big(self, fd: int, limit: int | None,
+                    cap: int | None) -> tuple[FileStatus, list[Hit]]:
+        """A file that may be big: read whole up to ``MAX_FILE_BYTES``, streamed above it (line
+        mode), read whole up to ``cap`` in multiline mode; ``too_large`` over ``cap``."""
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return "unreadable", []
+        if not stat.S_ISREG(st.st_mode):
+            return "other", []
+        if cap is not None and st.st_size > cap:
+            return "too_large", []
+        if st.st_size <= MAX_FILE_BYTES or self.multiline:
+            # multiline matches need the whole text: only as big as a cap asked for allows
+            return self._search_data(read_open(fd, max(cap or 0, MAX_FILE_BYTES)), limit)
+        return self.search_stream(fd, limit, cap)
 
     def _search_data(self, data: bytes | str, limit: int | None) -> tuple[FileStatus, list[Hit]]:
         if isinstance(data, str):
             return data, []
         return "ok", self.search_bytes(data, len(data), limit)
+
+    def search_stream(self, fd: int, limit: int | None = None,
+                      cap: int | None = None) -> tuple[FileStatus, list[Hit]]:
+        """Line mode on a file too big to read whole, from ``fd``'s offset, in blocks of whole
+        lines (``STREAM_BLOCK`` bytes and the rest of a line): the same hits as reading it whole,
+        context lines across block boundaries included, in memory bounded by the block (a line
+        over ``MAX_STREAM_LINE`` makes the file ``too_large``, as does growing past ``cap``)."""
+        hits: list[Hit] = []
+        tail: list[str] = []  # the last `before` lines of the blocks searched so far
+        open_hits: list[Hit] = []  # hits still short of `after` context lines
+        lines_done = 0  # lines in the blocks searched so far
+        carry = b""
+        read = 0
+        first = True
+        while True:
+            try:
+                block = os.read(fd, STREAM_BLOCK)
+            except OSError:
+                return "unreadable", []
+            read += len(block)
+            if cap is not None and read > cap:
+                return "too_large", []
+            if first:
+                if block.find(b"\0", 0, BINARY_PROBE) >= 0:
+                    return "binary", []
+                if block.startswith(b"\xef\xbb\xbf"):
+                    block = block[3:]
+                first = False
+            data = carry + block if carry else block
+            del block
+            if len(data) == len(carry):  # end of file
+                if not data:
+                    break
+                cut = len(data)  # the last line, without a newline
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    if len(data) > MAX_STREAM_LINE:
+                        return "too_large", []
+                    carry = data
+                    continue
+            carry = data[cut:]
+            # one copy of the block as text; the bytes are only looked at in place
+            found = self.literal is None or data.find(self.literal, 0, cut) >= 0
+            text = str(memoryview(data)[:cut], "utf-8", "replace")
+            del data
+            if open_hits:
+                open_hits = _extend_after(open_hits, text, self.after)
+            full = limit is not None and len(hits) >= limit
+            if not full and found:
+                window = "\n".join(tail) + "\n" + text if tail else text
+                wanted = None if limit is None else limit - len(hits) + len(tail)
+                for hit in self.search_text(window, wanted):
+                    if hit.line <= len(tail):
+                        continue  # a line of the previous block: reported then
+                    if limit is not None and len(hits) >= limit:
+                        break
+                    hit.line += lines_done - len(tail)
+                    hits.append(hit)
+                    if len(hit.after) < self.after:
+                        open_hits.append(hit)
+            if limit is not None and len(hits) >= limit and not open_hits:
+                break
+            lines_done += text.count("\n")
+            if self.before:
+                body = text[:-1] if text.endswith("\n") else text
+                tail = (tail + body.rsplit("\n", self.before)[-self.before:])[-self.before:]
+        return "ok", hits
 
     def search_bytes(self, data: bytes | bytearray, size: int,
                      limit: int | None = None) -> list[Hit]:
@@ -409,6 +508,19 @@ class Searcher:
             out.append(cut_line(text[begin:end]))
             begin = end + 1
         return out
+
+
+def _extend_after(open_hits: list[Hit], text: str, after: int) -> list[Hit]:
+    """Give the hits of earlier blocks their ``after`` context lines from ``text`` (the next
+    block, whole lines); the hits still short of them."""
+    body = text[:-1] if text.endswith("\n") else text
+    first = body.split("\n", after)[:after]
+    still: list[Hit] = []
+    for hit in open_hits:
+        hit.after.extend(cut_line(line) for line in first[:after - len(hit.after)])
+        if len(hit.after) < after:
+            still.append(hit)
+    return still
 
 
 def split_globs(text: str) -> list[str]:
@@ -558,6 +670,7 @@ class Outcome:
         self.loops = 0
         self.depth_limited = False  # directories beyond walk.MAX_DEPTH were not entered
         self.engine = "python"
+        self.named = False  # the path named a file (searched whatever the walk's rules)
         # told every file's result before it is accounted (the warm cache keeps them):
         # (rel, status, hits, whether hits is every hit of the file)
         self.observer: Callable[[str, FileStatus, list[Hit], bool], None] | None = None

@@ -3,7 +3,7 @@
 The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
 skipped counts) is the same ``core.walk.Walk`` as the python engine's, and each file it keeps is
 opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most
-``MAX_FILE_BYTES``, no NUL byte in the first 8 KiB, exactly the python engine's rules) and
+the searcher's size cap, no NUL byte in the first 8 KiB, exactly the python engine's rules) and
 handed to ``rg`` as an inherited descriptor (``/dev/fd/N``), so ripgrep reads the very file we
 vetted and never resolves a path: containment is the walk's. Batches of ``BATCH_FILES`` files
 run in up to ``IN_FLIGHT`` ``rg`` processes while the walk goes on; their output
@@ -30,7 +30,6 @@ import stat
 from zbtools.core.search.engine import (
     BINARY_PROBE,
     FILE_FLAGS,
-    MAX_FILE_BYTES,
     Hit,
     Outcome,
     Replay,
@@ -133,7 +132,7 @@ class RgSearch:
 
     def add(self, dir_fd: int, name: str, rel: str) -> None:
         slot = self.replay.slot(rel)
-        status = _vet(dir_fd, name, slot)
+        status = _vet(dir_fd, name, slot, self.searcher.max_file_bytes)
         if status is not None:
             slot.status = status
             self.replay.advance()
@@ -316,7 +315,7 @@ def batch_size() -> int:
     return max(1, min(BATCH_FILES, (soft - 128) // (IN_FLIGHT + 1)))
 
 
-def _vet(dir_fd: int, name: str, slot: Slot) -> FileStatus | None:
+def _vet(dir_fd: int, name: str, slot: Slot, max_bytes: int) -> FileStatus | None:
     """Open and check one file as the python engine would; None: give it to rg (fd kept)."""
     try:
         fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
@@ -326,7 +325,7 @@ def _vet(dir_fd: int, name: str, slot: Slot) -> FileStatus | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             status = "other"
-        elif st.st_size > MAX_FILE_BYTES:
+        elif st.st_size > max_bytes:
             status = "too_large"
         elif os.pread(fd, BINARY_PROBE, 0).find(b"\0") >= 0:
             status = "binary"

@@ -1,11 +1,11 @@
 """Searching a file or a tree: the path every search takes, one process, two, or ripgrep.
 
-``search_tree`` searches one file (a path naming a file is searched whatever the ignore rules
-say) or walks a directory (``walk.Walk``: ignore rules, hidden and excluded entries), in walk
-order. It hands runs of files to a forked helper on big trees (``parallel``), or the files the
-walk picks to ripgrep when the rg engine is asked for (``ripgrep``); the matching itself is
-``engine``'s. The results, their order, the limits and the skipped counts are the same on every
-path.
+``search_tree`` searches one file (a path naming a file is searched whatever the ignore rules and
+the walk's size cap say) or walks a directory (``walk.Walk``: ignore rules, hidden and excluded
+entries), in walk order. It hands runs of files to a forked helper on big trees (``parallel``), or
+the files the walk picks to ripgrep when the rg engine is asked for (``ripgrep``); the matching
+itself is ``engine``'s. The results, their order, the limits and the skipped counts are the same on
+every path.
 
 Failure modes: ``special_file`` (the path names a device, a FIFO, ...), ``regex_timeout`` (the
 deadline passed before a single file was searched), and what ``Workspace.resolve`` raises
@@ -17,7 +17,14 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.search.engine import Outcome, evaluate, files_to_search, record, want
+from zbtools.core.search.engine import (
+    Outcome,
+    SearchTimeout,
+    evaluate,
+    files_to_search,
+    record,
+    want,
+)
 from zbtools.core.search.warm import WarmSearch
 
 TYPE_CHECKING = False
@@ -55,13 +62,18 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
     with workspace.resolve(path) as res:
         if res.st is not None and not stat.S_ISDIR(res.st.st_mode):
             outcome = Outcome(res.rel, Skipped())
+            outcome.named = True
             if not stat.S_ISREG(res.st.st_mode):
                 from zbtools.core.files.fsops import entry_kind
 
                 raise ToolError("special_file", f"{path}: is a {entry_kind(res.st.st_mode)}, "
                                 "not a regular file", details={"path": path})
             name = res.name if res.name is not None else "."
-            status, hits = evaluate(searcher, res.dir_fd, name, want(outcome, limit, per_file))
+            try:
+                status, hits = searcher.search_file(res.dir_fd, name,
+                                                    want(outcome, limit, per_file), named=True)
+            except SearchTimeout:
+                status, hits = "timeout", []
             record(outcome, res.rel, status, hits, limit, per_file)
             return finish(outcome)
     if rg is not None and rg.native:
