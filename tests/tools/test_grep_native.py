@@ -66,6 +66,9 @@ NATIVE_CASES = [
     ("--pattern", "TODO", "--path", "deep/a"),
     ("--pattern", "TODO", "--path", "src", "--include-ignored", "--include-hidden"),
     ("--pattern", "todo", "-i", "--exclude-dirs", '["deep", "pkg"]'),
+    ("--pattern", "TODO", "--max-filesize", "20M"),  # the big file, streamed by python
+    ("--pattern", "TODO", "--max-filesize", "100"),
+    ("--pattern", "TODO", "--head-limit", "0"),
 ]
 
 

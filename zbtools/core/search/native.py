@@ -4,7 +4,7 @@ The python walk (one ``scandir`` per directory, ignore matching per entry) is mo
 cost in a fresh process; here ripgrep's own walker picks the files, run with flags that make its
 rules the walk's: ``.gitignore`` files apply outside a git repository too, never the global
 excludes file or ignore files above the start, hidden entries and ``DEFAULT_EXCLUDED_DIRS``
-(as ``!name/`` overrides) skipped unless asked, files over ``MAX_FILE_BYTES`` left out, no
+(as ``!name/`` overrides) skipped unless asked, files over the size cap left out, no
 encoding guessed (``-E none``: a UTF-16 file is binary, as the python engine sees it). With
 ``--debug`` ripgrep logs every entry it leaves out and why (hidden, an ignore rule, an override,
 its size, binary data at an offset); those lines, placed in walk order (siblings sorted by name,
@@ -47,7 +47,6 @@ import stat
 
 from zbtools.core.search.engine import (
     BINARY_PROBE,
-    MAX_FILE_BYTES,
     FileStatus,
     Hit,
     Outcome,
@@ -216,7 +215,7 @@ class NativeSearch:
 
     def walk_flags(self) -> list[str]:
         flags = ["--no-config", "--debug", "--no-require-git", "--no-ignore-global",
-                 "--max-filesize", str(MAX_FILE_BYTES),
+                 "--max-filesize", str(self.searcher.max_file_bytes),
                  # a directory where the python walk stops (MAX_DEPTH): ripgrep logs it
                  "--glob", "!" + "*/" * (self.start_depth + MAX_DEPTH)]
         if self.start == ".":
