@@ -159,3 +159,17 @@ def test_a_complete_search_has_an_exact_total(many: Path, proc: CliRunner) -> No
     exact = proc("grep_search", "hit", "--path", "d00").result
     assert exact["total_matches"] == 200 and exact["total_is_lower_bound"] is False
     assert exact["truncated"] is False
+
+
+@pytest.mark.parametrize("engine_name", ["python", "rg", "native"])
+def test_a_small_max_filesize_skips_small_files_too_on_every_engine(
+        ws: Path, cli: CliRunner, engine_name: str) -> None:
+    from zbtools.core.search.ripgrep import find_rg
+
+    if engine_name != "python" and find_rg(os.environ) is None:
+        pytest.skip("no rg binary")
+    (ws / "small.txt").write_text("needle\n")
+    (ws / "medium.txt").write_text("needle\n" + "x" * 200 + "\n")
+    call = cli("grep_search", "needle", "--max-filesize", "100", "--engine", engine_name)
+    assert [m["path"] for m in call.result["matches"]] == ["small.txt"]
+    assert call.result["skipped"]["too_large"] == 1

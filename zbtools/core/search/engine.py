@@ -320,6 +320,9 @@ class Searcher:
             except OSError:
                 return "unreadable", []
             if size < len(buffer):
+                cap = self.named_file_bytes if named else self.max_file_bytes
+                if cap is not None and size > cap:  # a cap under the buffer's size
+                    return "too_large", []
                 if buffer.find(b"\0", 0, min(size, BINARY_PROBE)) >= 0:
                     return "binary", []
                 return "ok", self.search_bytes(buffer, size, limit)
