@@ -183,6 +183,43 @@ def test_differences_that_are_not_typos_are_refused(old: str) -> None:
     assert err.code in ("no_match", "edit_conflict")
 
 
+def test_an_underscore_for_a_letter_inside_a_name_is_a_typo() -> None:
+    file = "import sys\nPY_3_12_PLUS = sys.version_info[:2] >= (3, 12)\n"
+    text, tier = apply(file, "PY_3_12_PLUS = sys.versioneinfo[:2] >= (3, 12)\n",
+                       "PY_3_12_PLUS = sys.versioneinfo[:2] >= (3, 12)\n"
+                       "PY_3_13_PLUS = sys.version_info[:2] >= (3, 13)\n")
+    assert text == file + "PY_3_13_PLUS = sys.version_info[:2] >= (3, 13)\n"
+    assert tier == "near_miss"
+
+
+def test_a_long_typo_line_beside_a_short_line_identifies_the_place() -> None:
+    file = ("def run(check):\n    with pytest.raises(ValueError):\n        check(1)\n"
+            "    with pytest.raises(ValueError):\n        c(33)\n")
+    text, _ = apply(file, "    with pyeest.raises(ValueError):\n        c(33)",
+                    "    with pyeest.raises(ValueError):\n        c.converter(33)")
+    assert text == file.replace("c(33)", "c.converter(33)")
+
+
+def test_a_look_alike_two_slips_away_does_not_rival_a_typo() -> None:
+    # Line 2 differs from old text by the typo only; line 5 by the typo and a bracket.
+    file = ('def f():\n    x = ("<instance_of validator for <int>>]) or None>"\n    )\n'
+            'def g():\n    x = ("<instance_of validator for <int>>)) or None>"\n    )\n')
+    old = '    x = ("<instance_of valiadtor for <int>>]) or None>"\n    )'
+    text, _ = apply(file, old, old + ".format(1)")
+    assert text == file.replace("]) or None>\"\n    )", "]) or None>\"\n    ).format(1)")
+
+
+def test_a_look_alike_one_slip_away_still_rivals_a_typo() -> None:
+    # "C1areSlots" is a typo of "C1BareSlots" (1 edit) but just as close to "C1areSlots2"
+    # (another name, 1 edit); a look-alike 3 edits away in one word does not rival it.
+    file = "class A(C1BareSlots):\n    pass\nclass A(C1areSlots2):\n    pass\n"
+    err = refused(file, "class A(C1areSlots):\n    pass", "class A(C1areSlots):\n    x = 1")
+    assert err.code in ("no_match", "edit_conflict")
+    farther = file.replace("C1areSlots2", "C1Slots")
+    text, _ = apply(farther, "class A(C1areSlots):\n    pass", "class A(C1areSlots):\n    x = 1")
+    assert text == farther.replace("    pass\n", "    x = 1\n", 1)
+
+
 def test_a_near_miss_at_two_places_is_ambiguous() -> None:
     block = "    if ready:\n        start(job)\n        wait(job)\n"
     file = f"def a():\n{block}\n\ndef b():\n{block}"

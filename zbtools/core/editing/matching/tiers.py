@@ -90,6 +90,7 @@ NEAR_MIN_EQUAL_LINES = 2
 NEAR_MIN_EQUAL_CHARS = 16
 NEAR_TYPO_EQUAL_CHARS = 8
 NEAR_RIVAL_EDITS = 4
+NEAR_RIVAL_MARGIN = 2
 TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
 
@@ -932,6 +933,31 @@ def _close(a: str, b: str) -> bool:
     return Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS) <= NEAR_RIVAL_EDITS
 
 
+def _slip(a: str, b: str) -> int | None:
+    """Edits between ``a`` and ``b`` when they could be one slip, else None.
+
+    One slip: within ``NEAR_RIVAL_EDITS`` character edits, all at one place of ``a`` (inside
+    one word, or one run of punctuation). A line that differs from old text at two places (a
+    typo and a bracket) needs two mistakes to be the line meant: it does not rival a window
+    that needs one.
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    d = Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS)
+    if d > NEAR_RIVAL_EDITS:
+        return None
+    places = {_word_at(a, op.src_pos) for op in Levenshtein.editops(a, b)}
+    spans = sorted(places)
+    # edits at neighbouring characters (a punctuation run) are one place too
+    merged = [spans[0]] if spans else []
+    for start, end in spans[1:]:
+        if start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return d if len(merged) <= 1 else None
+
+
 def _word_at(text: str, pos: int) -> tuple[int, int]:
     """The span of the word (letters, digits, ``_``) at or just before ``pos``."""
     def inside(i: int) -> bool:
@@ -950,10 +976,12 @@ def _word_at(text: str, pos: int) -> tuple[int, int]:
 def _is_typo(a: str, b: str) -> bool:
     """Whether every character edit from ``a`` to ``b`` is a slip inside a word.
 
-    Letters only, all in one word of at least ``TYPO_MIN_WORD`` characters: a changed digit is
-    another value, a changed case another name (``True`` and ``true``), an ``s`` added or
-    dropped at a word's end another word (``value``, ``values``), a short name another name
-    (``a`` and ``b``), and punctuation is syntax; none of those is a typo to look past.
+    Letters only (or an underscore between two word characters: ``versioneinfo`` for
+    ``version_info``), all in one word of at least ``TYPO_MIN_WORD`` characters: a changed
+    digit is another value, a changed case another name (``True`` and ``true``), an ``s``
+    added or dropped at a word's end another word (``value``, ``values``), a short name
+    another name (``a`` and ``b``), and punctuation is syntax; none of those is a typo to look
+    past.
     """
     from rapidfuzz.distance import Levenshtein
 
@@ -963,14 +991,23 @@ def _is_typo(a: str, b: str) -> bool:
     if len(words) != 1 or len(theirs) != 1 or max(
             end - start for start, end in (*words, *theirs)) < TYPO_MIN_WORD:
         return False  # edits in two words, or in a short name, are another name, not a slip
+    def interior(text: str, pos: int) -> bool:  # between two word characters
+        return 0 < pos < len(text) - 1 and text[pos - 1].isalnum() and text[pos + 1].isalnum()
+
     for op in ops:
         if op.tag == "replace":
             x, y = a[op.src_pos], b[op.dest_pos]
+            # an underscore for a letter inside a name is a slip too (versioneinfo)
+            if (x == "_" and y.isalpha() and interior(a, op.src_pos)) or \
+                    (y == "_" and x.isalpha() and interior(b, op.dest_pos)):
+                continue
             if not (x.isalpha() and y.isalpha()) or x.lower() == y.lower():
                 return False
         else:
             text, pos = (b, op.dest_pos) if op.tag == "insert" else (a, op.src_pos)
             ch = text[pos]
+            if ch == "_" and interior(text, pos):
+                continue
             if not ch.isalpha():
                 return False
             after = text[pos + 1:pos + 2]
@@ -1001,7 +1038,8 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
         if len(starts) > NEAR_MAX_STARTS:
             break
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
-    rivals: set[tuple[int, int]] = set()
+    rivals: set[int] = set()  # edits of the windows that differ by one slip, not a typo
+    typos: dict[tuple[int, int], int] = {}
     others.clear()
     for s in sorted(starts):
         if s < 0:
@@ -1014,13 +1052,20 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
             tail = 0
             while tail < n - lead and keys[n - 1 - tail] == norm[s + n - 1 - tail]:
                 tail += 1
-            if lead + tail == n - 1 and keys[lead] and norm[s + lead] and \
+            if lead + tail == n - 1 and keys[lead] and norm[s + lead] and (
                     _enough_evidence(keys, [i for i in range(n) if i != lead], 1,
-                                     NEAR_TYPO_EQUAL_CHARS):
-                if _typo_distance(keys[lead], norm[s + lead]) is not None:
+                                     NEAR_TYPO_EQUAL_CHARS) or (
+                        len(keys[lead].replace(" ", "")) >= NEAR_SINGLE_LINE_MIN_CHARS and
+                        any(keys[i] for i in range(n) if i != lead))):
+                # (a long typo line with a non-blank line beside it identifies a place too)
+                typo = _typo_distance(keys[lead], norm[s + lead])
+                if typo is not None:
                     found[(s, s + n)] = ([s + i for i in range(n)], None)
-                elif _close(keys[lead], norm[s + lead]):
-                    rivals.add((s, s + n))  # nearly a typo: a rival that forbids certainty
+                    typos[(s, s + n)] = typo
+                else:
+                    slip = _slip(keys[lead], norm[s + lead])
+                    if slip is not None:  # nearly a typo: a rival unless clearly farther
+                        rivals.add(slip)
         # one file line missing from old text (an interior one)
         if s + n + 1 <= total and n >= 2:
             tail = 0
@@ -1045,9 +1090,11 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
                     [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
                     None))
     if rivals:
-        # A window that differs from old text in one line by a little more than a typo:
-        # the typo windows are not beyond doubt.
-        found = {w: v for w, v in found.items() if v[1] is not None or None in v[0]}
+        # A window that differs from old text in one line by one slip a little larger than
+        # a typo's: the typo windows not clearly closer than it are not beyond doubt.
+        nearest = min(rivals)
+        found = {w: v for w, v in found.items() if v[1] is not None or None in v[0] or
+                 typos[w] + NEAR_RIVAL_MARGIN <= nearest}
     return found
 
 
@@ -1077,8 +1124,11 @@ def find_near(model: FileModel, request: Request) -> Located | None:
 
     Line keys as T5 (indentation, inner whitespace and typography ignored). Accepted, each
     only when every other line matches exactly and carries enough text (>= 2 non-blank lines,
-    >= 16 characters): one line differing by a typo (<= 2 character edits); one interior file
-    line missing from old text; one interior old line the file lacks. A single-line old text
+    >= 16 characters): one line differing by a typo (<= 2 character edits; here one other
+    line of >= 8 characters, or any non-blank one beside a typo line of >= 16, is enough),
+    unless a window differing from old text by one slip (``_slip``) is not at least
+    ``NEAR_RIVAL_MARGIN`` edits farther; one interior file line missing from old text; one
+    interior old line the file lacks. A single-line old text
     (>= 16 characters) is accepted when exactly one file line is within 2 edits of it and no
     other within 4. Several windows: ``ambiguous_match`` (hints decide, as at any tier). Old
     text with elision markers is left to T7. Returns None when nothing qualifies.
