@@ -87,6 +87,17 @@ def test_one_failed_patch_fails_them_all_and_each_patch_status_is_listed() -> No
     assert err.hint.startswith("fix only the failed patch(es) (patches[1]) and resend all 2")
     assert [p["status"] for p in err.details["patches"]] == ["ok", "failed"]
     assert (err.details["failed"], err.details["first_failure"]) == ([1], 1)
+    # Regression: the failed patch's label was repeated ("patches[1]: patches[1]: ...").
+    assert "patches[1]: patches[1]:" not in err.message
+    assert "; patches[1]: old_text was not found" in err.message or \
+        "all-or-nothing): patches[1]: old_text was not found" in err.message
+
+
+def test_a_combined_refusal_names_an_unlabelled_patch_by_its_index() -> None:
+    with pytest.raises(MatchError) as caught:
+        apply_requests("a = 1\nb = 2\n", [Request("a = 1\n", "a = 5\n"),
+                                          Request("zzz\n", "y\n")])
+    assert "all-or-nothing): patches[1]: old_text was not found" in caught.value.message
 
 
 def test_patches_written_as_a_sequence_are_applied_in_sequence_with_a_warning() -> None:
@@ -129,8 +140,19 @@ def test_each_report_names_the_tier_and_the_lines_of_its_edit() -> None:
                              [Request("if x:\n    y()\n", "if x:\n    z()\n", label="e: ")])
     assert applied.text == "def f():\n\tif x:\n\t\tz()\n"
     assert applied.reports == [{"label": "e", "start_line": 2, "end_line": 3,
-                                "matched_with": "indentation", "transforms": [],
+                                "matched_with": "indentation", "transforms": ["reindented"],
                                 "disambiguated_by": None}]
+
+
+def test_a_report_names_the_transforms_the_merge_made_not_only_the_requests() -> None:
+    # Regression: a re-indented edit reported "transforms": [] (the merge's own list was lost).
+    applied = apply_requests("class A:\n    def f(self):\n        return 1\n",
+                             [Request("def f(self):\n    return 1\n",
+                                      "def f(self):\n    return 2\n")])
+    assert applied.text == "class A:\n    def f(self):\n        return 2\n"
+    assert applied.reports[0]["transforms"] == ["reindented"]
+    exact = apply_requests("a = 1\n", [Request("a = 1\n", "a = 2\n")])
+    assert exact.reports[0]["transforms"] == []
 
 
 def test_replace_all_replaces_every_occurrence_and_keeps_line_endings() -> None:

@@ -103,3 +103,60 @@ def test_the_similarity_merge_refuses_to_change_a_line_that_differs_from_the_fil
     assert caught.value.code == "edit_conflict"
     assert caught.value.hint == ("re-read lines 1-4 and resend old_text with the file's current "
                                  "text")
+
+
+CALL = ("def build(configuration):\n    result = compose_the_package_metadata(\n"
+        "        configuration.distribution_name,\n        configuration.version,\n"
+        "        configuration.platform_options,\n        configuration.build_requirements,\n"
+        "        configuration.optional_dependencies,\n        configuration.entry_points,\n"
+        "        configuration.license_expression,\n    )\n    return result\n")
+
+
+def similar_edit(text: str, old: str, new: str) -> list[str]:
+    """The similarity tier's own merge (the near-miss step, tried first, bypassed)."""
+    from zbtools.core.editing.matching.tiers import find_similar
+
+    model = FileModel(text)
+    located = find_similar(model, Request(old, new))
+    assert located is not None and located.tier == "similarity"
+    edit = render_edit(model, located)
+    lines = model.lines[:edit.start] + [line for line, _ in edit.lines] + model.lines[edit.end:]
+    return lines
+
+
+@pytest.mark.parametrize("extra", [
+    "        configuration.version,\n",  # new text keeps the line old text dropped
+    "        configuration.version,\n        configuration.tags,\n",  # and adds one after it
+    "        configuration.tags,\n        configuration.version,\n",  # and one before it
+])
+def test_the_similarity_merge_writes_a_line_both_sides_add_once(extra: str) -> None:
+    old = CALL.replace("        configuration.version,\n", "")
+    new = old.replace("        configuration.platform_options,\n",
+                      extra + "        configuration.platform_options,\n")
+    new = new.replace("    )\n", "        configuration.extra,\n    )\n")
+    lines = similar_edit(CALL, old, new)
+    expected = CALL.replace("        configuration.version,\n", extra).replace(
+        "    )\n", "        configuration.extra,\n    )\n")
+    assert "\n".join(lines) + "\n" == expected
+
+
+def test_the_similarity_merge_keeps_a_file_line_old_text_lacks_beside_a_line_edit() -> None:
+    old = CALL.replace("        configuration.version,\n", "")
+    new = old.replace("distribution_name", "project_name")
+    lines = similar_edit(CALL, old, new)
+    assert "\n".join(lines) + "\n" == CALL.replace("distribution_name", "project_name")
+
+
+def test_the_similarity_merge_refuses_a_deletion_next_to_a_file_line_old_text_lacks() -> None:
+    # The file's "configuration.version," may continue the deleted line: keep it or not?
+    old = CALL.replace("        configuration.version,\n", "")
+    new = old.replace("        configuration.distribution_name,\n", "")
+    from zbtools.core.editing.matching.tiers import find_similar
+
+    model = FileModel(CALL)
+    located = find_similar(model, Request(old, new))
+    assert located is not None
+    with pytest.raises(MatchError) as caught:
+        render_edit(model, located)
+    assert caught.value.code == "edit_conflict"
+    assert "line 4 'configuration.version,'" in caught.value.message

@@ -183,6 +183,43 @@ def test_differences_that_are_not_typos_are_refused(old: str) -> None:
     assert err.code in ("no_match", "edit_conflict")
 
 
+def test_an_underscore_for_a_letter_inside_a_name_is_a_typo() -> None:
+    file = "import sys\nPY_3_12_PLUS = sys.version_info[:2] >= (3, 12)\n"
+    text, tier = apply(file, "PY_3_12_PLUS = sys.versioneinfo[:2] >= (3, 12)\n",
+                       "PY_3_12_PLUS = sys.versioneinfo[:2] >= (3, 12)\n"
+                       "PY_3_13_PLUS = sys.version_info[:2] >= (3, 13)\n")
+    assert text == file + "PY_3_13_PLUS = sys.version_info[:2] >= (3, 13)\n"
+    assert tier == "near_miss"
+
+
+def test_a_long_typo_line_beside_a_short_line_identifies_the_place() -> None:
+    file = ("def run(check):\n    with pytest.raises(ValueError):\n        check(1)\n"
+            "    with pytest.raises(ValueError):\n        c(33)\n")
+    text, _ = apply(file, "    with pyeest.raises(ValueError):\n        c(33)",
+                    "    with pyeest.raises(ValueError):\n        c.converter(33)")
+    assert text == file.replace("c(33)", "c.converter(33)")
+
+
+def test_a_look_alike_two_slips_away_does_not_rival_a_typo() -> None:
+    # Line 2 differs from old text by the typo only; line 5 by the typo and a bracket.
+    file = ('def f():\n    x = ("<instance_of validator for <int>>]) or None>"\n    )\n'
+            'def g():\n    x = ("<instance_of validator for <int>>)) or None>"\n    )\n')
+    old = '    x = ("<instance_of valiadtor for <int>>]) or None>"\n    )'
+    text, _ = apply(file, old, old + ".format(1)")
+    assert text == file.replace("]) or None>\"\n    )", "]) or None>\"\n    ).format(1)")
+
+
+def test_a_look_alike_one_slip_away_still_rivals_a_typo() -> None:
+    # "C1areSlots" is a typo of "C1BareSlots" (1 edit) but just as close to "C1areSlots2"
+    # (another name, 1 edit); a look-alike 3 edits away in one word does not rival it.
+    file = "class A(C1BareSlots):\n    pass\nclass A(C1areSlots2):\n    pass\n"
+    err = refused(file, "class A(C1areSlots):\n    pass", "class A(C1areSlots):\n    x = 1")
+    assert err.code in ("no_match", "edit_conflict")
+    farther = file.replace("C1areSlots2", "C1Slots")
+    text, _ = apply(farther, "class A(C1areSlots):\n    pass", "class A(C1areSlots):\n    x = 1")
+    assert text == farther.replace("    pass\n", "    x = 1\n", 1)
+
+
 def test_a_near_miss_at_two_places_is_ambiguous() -> None:
     block = "    if ready:\n        start(job)\n        wait(job)\n"
     file = f"def a():\n{block}\n\ndef b():\n{block}"
@@ -256,6 +293,81 @@ def test_old_only_elision_refuses_when_first_segments_chain_at_two_places() -> N
     err = refused(file, "    start(x)\n    ...\n    finish(x)",
                   "    start(x)\n    work(x)\n    finish(x, True)")
     assert err.code in ("no_match", "ambiguous_match")
+
+
+OVERLOADS = """\
+@overload
+def make(
+    maybe_cls: _C,
+    these: Optional[Dict[str, Any]] = ...,
+    repr_ns: Optional[str] = ...,
+) -> _C: ...
+@overload
+def make(
+    maybe_cls: _C,
+    on_setattr: Optional[_OnSetAttrArgType] = ...,
+    field_transformer: Optional[_FieldTransformer] = ...,
+    repr_ns: Optional[str] = ...,
+) -> _C: ...
+"""
+
+
+def test_old_only_elision_takes_the_fewest_elided_lines_new_text_writes_out() -> None:
+    # Both places chain "maybe_cls ... repr_ns"; only the first one's elided line is the one
+    # new text writes out (edited), by a clear margin.
+    old = "    maybe_cls: _C,\n    ...\n    repr_ns: Optional[str] = ...,"
+    new = ("    maybe_cls: _C,\n    these: dict[str, Any] | None = ...,\n"
+           "    repr_ns: str | None = ...,")
+    text, tier = apply(OVERLOADS, old, new)
+    assert tier == "elision"
+    assert text == OVERLOADS.replace(
+        "    these: Optional[Dict[str, Any]] = ...,\n    repr_ns: Optional[str] = ...,",
+        "    these: dict[str, Any] | None = ...,\n    repr_ns: str | None = ...,", 1)
+
+
+def test_old_only_elision_refuses_two_places_new_text_cannot_tell_apart() -> None:
+    file = OVERLOADS.replace("    on_setattr: Optional[_OnSetAttrArgType] = ...,\n",
+                             "    these: Optional[Dict[str, Any]] = ...,\n")
+    err = refused(file, "    maybe_cls: _C,\n    ...\n    repr_ns: Optional[str] = ...,",
+                  "    maybe_cls: _C,\n    these: dict | None = ...,\n    repr_ns: str = ...,")
+    assert err.code == "ambiguous_match"
+
+
+def test_old_only_elision_with_a_blank_first_segment() -> None:
+    file = "x = 1\n\n@attrs(hash=True)\nclass V:\n    pass\n"
+    text, tier = apply(file, "\n# ... existing code ...\nclass V:",
+                       "\n@attrs(unsafe_hash=True)\nclass V:")
+    assert text == file.replace("hash=True", "unsafe_hash=True")
+    assert tier == "elision"
+
+
+@pytest.mark.parametrize("old", ["    x = 1\n    ...\n", "    ...\n    x = 1\n"])
+def test_old_only_elision_with_a_marker_at_an_end_is_refused(old: str) -> None:
+    err = refused("def f():\n    x = 1\n    y = 2\n", old, "    x = 3\n    y = 2\n")
+    assert err.code == "no_match"
+    assert "begin and end with real lines" in err.message
+
+
+def test_old_only_elision_deleted_across_the_marker_replaces_the_span() -> None:
+    file = ("def f():\n    import io\n\n    f = io.StringIO()\n    return f\n")
+    text, _ = apply(file, "    import io\n# ...\n    f = io.StringIO()", "    f = StringIO()")
+    assert text == "def f():\n    f = StringIO()\n    return f\n"
+
+
+def test_old_only_elision_with_a_seam_in_new_text_is_refused() -> None:
+    # New text changes a line next to the marker one for one: keep the gap or drop it?
+    err = refused(BODY, '    if event.kind == "open":\n        ...\n        notify(event)',
+                  '    if event.kind == "opened":\n        notify(event)')
+    assert err.code == "no_match"
+    assert "does not say what becomes of the elided lines 3-4" in err.message
+
+
+def test_old_only_elision_refuses_when_new_text_repeats_a_line_past_the_span() -> None:
+    file = ("def f(a):\n    start(a)\n    step(a)\n    finish(a)\n    cleanup_everything(a)\n")
+    err = refused(file, "    start(a)\n    ...\n    finish(a)",
+                  "    start(a)\n    step(a, 2)\n    finish(a)\n    cleanup_everything(a)")
+    assert err.code == "no_match"
+    assert "outside the span" in err.message
 
 
 def test_else_with_an_elided_body_is_not_already_applied_elsewhere() -> None:

@@ -202,8 +202,20 @@ def test_elided_old_text_locates_each_segment_in_order() -> None:
 
 
 def test_elision_markers_that_new_text_does_not_repeat_are_refused() -> None:
+    # New text with a seam where the elided lines fit (keep them? drop them?) is refused.
     model = FileModel("def f():\n    a = 1\n    return a\n")
     with pytest.raises(MatchError) as caught:
-        locate_elided(model, Request("def f():\n    ...\n    return a\n", "def g():\n"))
+        locate_elided(model, Request("def f():\n    ...\n    return a\n",
+                                     "def g():\n    return a\n"))
     assert caught.value.code == "no_match"
-    assert "elides code with 1 marker line(s)" in caught.value.message
+    assert "does not say what becomes of the elided lines 2-2" in caught.value.message
+    assert caught.value.details["closest"] == {"start_line": 1, "end_line": 3}
+
+
+def test_an_old_only_elision_that_new_text_rewrites_across_replaces_the_span() -> None:
+    # Old lines on both sides of the marker rewritten into one: the gap goes with them.
+    model = FileModel("def f():\n    a = 1\n    return a\n")
+    found = locate_elided(model, Request("def f():\n    ...\n    return a\n", "def g():\n"))
+    assert found is not None
+    assert [(loc.tier, loc.candidate.first_line, loc.candidate.last_line) for loc in found] == \
+        [("elision", 1, 3)]

@@ -131,6 +131,7 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
     _check_outside_unchanged(model, ordered, new_text)
     reports = []
     warnings: list[str] = []
+    rendered = {id(edit.located): edit.transforms for edit in edits}  # + "reindented" etc.
     for loc in located:
         cand = loc.candidate
         report: dict[str, Any] = {
@@ -138,7 +139,7 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             "start_line": cand.first_line, "end_line": cand.last_line,
             "matched_with": "already_applied" if loc.already_applied else (
                 "unescape" if loc.unescaped else loc.tier),
-            "transforms": list(loc.request.transforms),
+            "transforms": list(rendered.get(id(loc), loc.request.transforms)),
             "disambiguated_by": loc.disambiguated_by,
         }
         reports.append(report)
@@ -204,7 +205,9 @@ def _combine_failures(requests: list[Request], failures: list[tuple[int, MatchEr
             per_patch.append({"index": i, "status": "ok", "start_line": loc.candidate.first_line,
                               "end_line": loc.candidate.last_line,
                               "matched_with": loc.candidate.tier})
-    summary = "; ".join(f"patches[{i}]: {err.message}" for i, err in failures)
+    # A message already starts with its request's label ("patches[1]: "): not repeated.
+    summary = "; ".join(err.message if requests[i].label and err.message.startswith(
+        requests[i].label) else f"patches[{i}]: {err.message}" for i, err in failures)
     return MatchError(
         first.code,
         f"no changes written ({len(requests) - len(failures)} of {len(requests)} patches "

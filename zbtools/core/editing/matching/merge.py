@@ -8,7 +8,9 @@ mixed); T1 replaces characters inside the affected lines; T3-T6 and T8 re-indent
 from old text's indentation into the file's (a uniform shift, or a change of unit level by
 level, tabs and spaces never mixed in one indent); T5 writes the file's own curly quotes and
 dashes back into the parts of a changed line that were not edited; T8 is a 3-way merge that
-refuses (``edit_conflict``) when a line the caller changes differs from the file. Pure
+refuses (``edit_conflict``) when a line the caller changes differs from the file, and writes
+once a line the file has, old text lacks and new text adds next to the change (both sides made
+the same insertion). Pure
 insertions (a line number, or right after a scope line) keep the file's final-newline state.
 
 Limits: the whole-line tiers map old line i to file line start + i (they match 1:1); only T8
@@ -316,7 +318,7 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
     render = _reindenter(model, cand.start, old_lines)
     eol = _region_eol(model, cand.start, cand.end)
     a = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    replacements: list[tuple[int, int, list[str]]] = []  # file window [f1, f2) -> new lines
+    replacements: list[tuple[int, int, list[tuple[str, str]]]] = []  # [f1, f2) -> lines
     for op, i1, i2, j1, j2 in a.get_opcodes():
         if op == "equal":
             continue
@@ -346,17 +348,73 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
         else:
             raise MatchError("edit_conflict", f"{request.label}the place of the insertion "
                              "differs from the file", hint="re-read the region and resend")
-        replacements.append((f1, f2, new_lines[j1:j2]))
+        # File lines old text lacks right before or after the lines replaced (or at the point
+        # of an insertion) that new text writes too: the caller and the file made the same
+        # insertion, which is written once, with the file's bytes.
+        mapped_lines = set(old_to_file.values())
+        pre = f1
+        while pre > 0 and pre - 1 not in mapped_lines:
+            pre -= 1
+        post = f2
+        while post < len(file_lines) and post not in mapped_lines:
+            post += 1
+        emitted: list[tuple[str, str]] | None = None
+        if (pre, post) != (f1, f2):
+            extra = list(range(pre, f1)) + list(range(f2, post))
+            wanted = [key(x) for x in new_lines[j1:j2]]
+            region = list(range(pre, post))
+            blocks = difflib.SequenceMatcher(
+                None, [key(file_lines[k]) for k in region], wanted, autojunk=False
+            ).get_matching_blocks()
+            from_file = {j + n: region[i + n] for i, j, size in blocks for n in range(size)}
+            if set(extra) <= set(from_file.values()):
+                # every extra line is among new text's lines: new text rewrites the whole
+                # region, extras included, and writes the extras as the file has them
+                emitted = [(file_lines[from_file[n]], model.eols[cand.start + from_file[n]])
+                           if from_file.get(n, -1) in extra else (render(line), eol)
+                           for n, line in enumerate(new_lines[j1:j2])]
+                f1, f2 = pre, post
+        if emitted is None:
+            if (pre, post) != (f1, f2) and not _edits_line_for_line(
+                    [key(x) for x in old_lines[i1:i2]], [key(x) for x in new_lines[j1:j2]]):
+                # An insertion, deletion or rewrite next to a file line old text lacks: whether
+                # that line is part of what changes (or on which side of it new lines go)
+                # cannot be told.
+                near = pre if pre < f1 else f2
+                raise MatchError(
+                    "edit_conflict", f"{request.label}old_text matched lines {cand.first_line}-"
+                    f"{cand.last_line} only approximately, and the file has a line old_text "
+                    f"lacks next to the lines you change: line {cand.start + near + 1} "
+                    f"{file_lines[near].strip()[:SNIPPET_CHARS]!r}",
+                    hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text "
+                    "with the file's current text", details={"start_line": cand.first_line,
+                                                             "end_line": cand.last_line,
+                                                             "line": cand.start + near + 1})
+            emitted = [(render(line), eol) for line in new_lines[j1:j2]]
+        replacements.append((f1, f2, emitted))
     out: list[tuple[str, str]] = []
     cursor = 0
     for f1, f2, lines in sorted(replacements):
+        if f1 < cursor:
+            raise MatchError("edit_conflict", f"{request.label}two of your changes meet lines "
+                             "the file has and old_text lacks", hint="re-read the region and "
+                             "resend old_text with the file's current text")
         out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, f1)]
-        out += [(render(line), eol) for line in lines]
+        out += lines
         cursor = f2
     out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, len(file_lines))]
     if out and out[-1][1] == "" and model.eols[cand.end - 1] != "":
         out[-1] = (out[-1][0], eol)
     return out
+
+
+def _edits_line_for_line(old: list[str], new: list[str]) -> bool:
+    """Whether old lines become as many new lines, each an edit of its own (Indel >= 0.6)."""
+    from rapidfuzz.distance import Indel
+
+    return len(old) == len(new) > 0 and all(
+        Indel.normalized_similarity(a, b, score_cutoff=0.6) >= 0.6
+        for a, b in zip(old, new, strict=True))
 
 
 def _near_conflict(located: Located, what: str) -> MatchError:

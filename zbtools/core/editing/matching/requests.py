@@ -178,6 +178,28 @@ def pattern_lines(old: str) -> list[str]:
     return lines
 
 
+def split_marker_lines(text: str, code_aware: bool = True,
+                       ) -> tuple[list[list[str]], list[str]]:
+    """Segments of ``text`` between elision marker lines, as lists of lines, and the markers.
+
+    A bare ``...`` that is a Python block's whole body (``ellipsis_is_code``) is code, not a
+    marker, unless ``code_aware`` is false (old text that was not found as code). Unlike
+    ``split_markers`` it tells a segment of one blank line (``[""]``) from no line at all
+    (``[]``: a marker at the start or the end, or two markers in a row); a final newline ends
+    the last line rather than starting an empty one.
+    """
+    segments: list[list[str]] = [[]]
+    markers: list[str] = []
+    lines = pattern_lines(text)
+    for i, line in enumerate(lines):
+        if _rx("elision").match(line) and not (code_aware and ellipsis_is_code(lines, i)):
+            markers.append(line.strip())
+            segments.append([])
+        else:
+            segments[-1].append(line)
+    return segments, markers
+
+
 def split_markers(text: str, code_aware: bool = True) -> tuple[list[str], list[str]]:
     """Segments of ``text`` between elision marker lines, and the markers themselves.
 

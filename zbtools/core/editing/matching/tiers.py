@@ -16,9 +16,12 @@ already applied (a no-op, never re-applied near a look-alike; new text as whole 
 deleted line surviving there but for a typo), then T8 (gated similarity, ``find_similar``);
 what is still unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
 ``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order
-(markers repeated in new text), or, when new text spells the elided lines out, the span from
-the first segment to the last replaced (each segment whole lines, exact or trailing-whitespace,
-the chain of segments unique within ``ELIDED_MAX_GAP`` lines of each other).
+(markers repeated in new text), or, when new text accounts for the elided lines (writes them
+out, as they are or edited, or rewrites the lines around the marker), the span from the first
+segment to the last replaced (each segment whole lines, exact or trailing-whitespace; each
+marker for the fewest lines, 1 to ``ELIDED_MAX_GAP``, that let its neighbours meet; one such
+span, or one whose elided lines new text writes out by a clear margin; refused when a segment
+also stands inside the gap up to indentation, or new text repeats a line just outside it).
 
 Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
 characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
@@ -35,6 +38,8 @@ on it. ``rapidfuzz`` (T8) and ``zbtools.core.files.textio`` (anchors) are import
 
 from __future__ import annotations
 
+import itertools
+
 from zbtools.core.editing.matching.diagnostics import diagnose
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.filemodel import (
@@ -50,6 +55,7 @@ from zbtools.core.editing.matching.filemodel import (
 from zbtools.core.editing.matching.requests import (
     Request,
     pattern_lines,
+    split_marker_lines,
     split_markers,
     unescape_once,
 )
@@ -65,6 +71,9 @@ ALREADY_APPLIED_MIN_CHARS = 8
 INNER_WS_SINGLE_LINE_MIN = 12
 ELISION_MAX_GAP = 2000
 ELIDED_MAX_GAP = 100
+ELIDED_SIMILAR = 0.6
+ELIDED_LIKENESS_MARGIN = 0.25
+ELIDED_NEIGHBOURS = 3
 SIMILARITY_MIN = 0.90
 SIMILARITY_MARGIN = 0.10
 SIMILARITY_RUNNER_UP_MAX = 0.85
@@ -81,6 +90,7 @@ NEAR_MIN_EQUAL_LINES = 2
 NEAR_MIN_EQUAL_CHARS = 16
 NEAR_TYPO_EQUAL_CHARS = 8
 NEAR_RIVAL_EDITS = 4
+NEAR_RIVAL_MARGIN = 2
 TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
 
@@ -463,7 +473,8 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
             return None
     new_segments, new_markers = split_markers(request.new)
     if not new_markers:
-        located = _locate_old_only_elision(model, request, old_segments, old_markers)
+        code_aware = len(split_markers(request.old)[1]) == len(old_markers)
+        located = _locate_old_only_elision(model, request, code_aware, old_markers)
         if located is not None:
             return [located]
     if len(new_markers) != len(old_markers):
@@ -497,88 +508,241 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
     return out
 
 
-def _locate_old_only_elision(model: FileModel, request: Request, segments: list[str],
+def _segment_starts(model: FileModel, seg: list[str]) -> tuple[list[int], str]:
+    """Where a segment of old text stands as whole lines: (sorted start lines, tier).
+
+    Exact, else trailing-whitespace (the first tier with hits decides). A segment of blank
+    lines only stands at every run of that many blank lines.
+    """
+    if not any(line.strip() for line in seg):
+        blank = [not line.strip() for line in model.lines]
+        n = len(seg)
+        return [i for i in range(len(blank) - n + 1) if all(blank[i:i + n])], "exact"
+    text = "\n".join(seg) + "\n"
+    for tier in ("exact", "trailing_whitespace"):
+        cands = find_lines(model, text, tier)
+        if cands:
+            return sorted(c.start for c in cands), tier
+    return [], "exact"
+
+
+def _elided_chains(hits: list[list[int]], sizes: list[int]) -> list[tuple[int, ...]]:
+    """Every tight chain of segment starts: each segment the nearest to its neighbours.
+
+    Segment k+1 starts at least one line (the elided ones) and at most ``ELIDED_MAX_GAP``
+    lines after segment k ends; in a tight chain it is the first such occurrence after segment
+    k, and segment k the last occurrence before it (a marker stands for the fewest lines
+    that let old text's segments meet; a longer reading would skip an occurrence of the
+    very line that ends or starts the elision).
+    """
+    import bisect
+
+    chains: list[tuple[int, ...]] = []
+    for first in hits[0]:
+        chain = [first]
+        for k in range(1, len(hits)):
+            after = chain[-1] + sizes[k - 1] + 1
+            at = bisect.bisect_left(hits[k], after)
+            if at == len(hits[k]) or hits[k][at] - (after - 1) > ELIDED_MAX_GAP:
+                break
+            nxt = hits[k][at]
+            # segment k-1's last occurrence that still ends before ``nxt``
+            before = bisect.bisect_right(hits[k - 1], nxt - 1 - sizes[k - 1]) - 1
+            if hits[k - 1][before] != chain[-1]:
+                break
+            chain.append(nxt)
+        else:
+            chains.append(tuple(chain))
+    return chains
+
+
+def _similar(a: str, b: str) -> bool:
+    """Whether two line keys look like one line before and after an edit (Indel >= 0.6)."""
+    from rapidfuzz.distance import Indel
+
+    return Indel.normalized_similarity(a, b, score_cutoff=ELIDED_SIMILAR) >= ELIDED_SIMILAR
+
+
+def _gap_likeness(elided: list[str], new_keys: list[str], segment_keys: set[str]) -> float:
+    """How well new text's own lines (not old text's segments) write out an elided gap.
+
+    The mean, over the gap's non-blank lines, of each one's best Indel similarity to a line
+    of new text that is not a line of old text's segments: 1.0 for a gap new text repeats,
+    about 0.7 for one it edits, near 0 for one it does not mention.
+    """
+    from rapidfuzz.distance import Indel
+
+    own = [k for k in set(new_keys) if k and k not in segment_keys]
+    lines = [k for k in elided if k]
+    if not lines or not own:
+        return 0.0
+    return sum(max(Indel.normalized_similarity(k, n) for n in own) for k in lines) / len(lines)
+
+
+def _gap_spoken_for(old_keys: list[str], new_keys: list[str], gaps: list[int],
+                    elided: list[list[str]]) -> int | None:
+    """The first marker whose elided lines new text does not account for, else None.
+
+    Old text ``A ... B`` and new text without the marker can mean "replace A to B, gap
+    included" or "keep the gap" (the marker forgotten). New text accounts for a gap when one of
+    its own lines (not a line of old text's segments) is an elided line as it is or edited
+    (``_similar``): the gap written out; or when the diff of old text's lines to new text's
+    changes across the marker (old lines on both sides of it deleted, or rewritten otherwise
+    than one line for one similar line): the gap rewritten with them. Otherwise new text has a
+    seam where the gap fits, and whether to keep it cannot be told.
+    """
+    import difflib
+
+    segment_keys = set(old_keys)
+    own = [k for k in set(new_keys) if k and k not in segment_keys]
+    ops = difflib.SequenceMatcher(None, old_keys, new_keys, autojunk=False).get_opcodes()
+    for k, p in enumerate(gaps):
+        if any(e in own or any(_similar(e, n) for n in own) for e in elided[k] if e):
+            continue
+        if not any(tag != "equal" and i1 < p < i2 and (
+                tag == "delete" or i2 - i1 != j2 - j1 or not all(
+                    _similar(a, b) for a, b in zip(old_keys[i1:i2], new_keys[j1:j2],
+                                                   strict=True)))
+                for tag, i1, i2, j1, j2 in ops):
+            return k
+    return None
+
+
+def _locate_old_only_elision(model: FileModel, request: Request, code_aware: bool,
                              markers: list[str]) -> Located | None:
     """Old text ``A ... B`` whose new text spells the elided lines out: replace A to B.
 
-    Each segment is found as whole lines at the exact or trailing-whitespace tier (the first
-    with candidates decides, as in the ladder), the first one unique in the file (or chosen by
-    the hints), each later one unique within ``ELIDED_MAX_GAP`` lines after the previous one.
-    The span from the first segment's first line to the last one's last line is then replaced
-    by new text, exactly as if old text had spelled the elided lines out as the file has them.
-    New text must spell them out: every elided non-blank line is in it (up to indentation and
-    inner whitespace), or it has more non-blank lines than old text's segments together (it
-    says something for the gap); else None (the caller refuses: markers new text lacks).
+    Each segment is found as whole lines (``_segment_starts``: exact, else trailing
+    whitespace; a blank segment at any blank line), then chained in order, each marker standing
+    for at least one and at most ``ELIDED_MAX_GAP`` lines and for the fewest lines that let
+    its neighbours meet (``_elided_chains``). One chain is the match (several: the hints
+    decide, else ``ambiguous_match``). The span from the first segment's first line to the last
+    one's last line is then replaced by new text, exactly as if old text had spelled the
+    elided lines out as the file has them. New text must account for every gap: all elided
+    lines written in it, or a change across each marker (``_gap_spoken_for``); else the caller
+    meant to keep the gap or not, which cannot be told: refused. A line just outside the span
+    that new text repeats (and the span lacks) means the elision reached further: refused.
+    Returns None only when old text is not ``A ... B`` at all.
     """
-    def refuse(why: str) -> MatchError:
+    segments, _ = split_marker_lines(request.old, code_aware)
+
+    def refuse(why: str, details: dict[str, Any] | None = None) -> MatchError:
         return MatchError(
             "no_match", f"{request.label}old_text elides lines with {markers[0]!r} and new_text "
-            f"spells them out, but {why}", hint="send old_text as the file has it (no markers), "
-            "or repeat each marker line of old_text in new_text at the same place",
-            details={"markers": markers})
+            f"does not repeat the marker, but {why}", hint="send old_text as the file has it "
+            "(no markers), or repeat each marker line of old_text in new_text at the same place "
+            "to keep the elided lines", details={"markers": markers, **(details or {})})
 
-    if not segments[0].strip() or not segments[-1].strip():
-        raise refuse("old_text must begin and end with real lines around the markers")
-    if any(not seg.strip() for seg in segments):
+    if not segments[0] or not segments[-1]:
+        raise refuse("old_text must begin and end with real lines around the markers (a "
+                     "marker at an end does not say where the span ends)")
+    if any(not seg for seg in segments):
         raise refuse("two markers follow each other")
-
-    def whole_lines(seg: str) -> tuple[list[Candidate], str]:
-        for tier in ("exact", "trailing_whitespace"):
-            cands = find_lines(model, seg, tier)
-            if cands:
-                return cands, tier
-        return [], "exact"
-
-    firsts, tier_used = whole_lines(segments[0])
-    if not firsts:
-        raise refuse(f"its first segment ({segments[0].strip().splitlines()[0][:SNIPPET_CHARS]!r})"
-                     " was not found as the file has it")
-    later = [whole_lines(seg) for seg in segments[1:]]
-    chains: dict[int, int] = {}  # first segment's start -> last segment's end
-    possible = 0  # first segments that some next segment follows (uniquely or not)
-    why = ""
-    for first in firsts:
-        after = first.end
-        for k, (cands, _) in enumerate(later, start=2):
-            near = [c for c in cands if after <= c.start <= after + ELIDED_MAX_GAP]
-            if k == 2 and near:
-                possible += 1
-            if len(near) != 1:
-                why = (f"segment {k} matches {len(near)} places within {ELIDED_MAX_GAP} lines "
-                       f"after segment {k - 1}")
-                break
-            after = near[0].end
-        else:
-            chains[first.start] = after
+    if all(not line.strip() for seg in segments for line in seg):
+        raise refuse("old_text has only blank lines around the markers")
+    found = [_segment_starts(model, seg) for seg in segments]
+    sizes = [len(seg) for seg in segments]
+    for k, (starts, _) in enumerate(found):
+        if not starts:
+            shown = next((line.strip() for line in segments[k] if line.strip()), "")
+            text = "\n".join(segments[k]) + "\n"
+            closest = diagnose(model, Request(text, text)).details.get("closest")
+            raise refuse(f"its segment {k + 1} ({shown[:SNIPPET_CHARS]!r}) was not found as the "
+                         "file has it (segments are matched exactly, but for trailing spaces)",
+                         {"segment": k + 1, **({"closest": closest} if closest else {})})
+    chains = _elided_chains([starts for starts, _ in found], sizes)
     if not chains:
-        raise refuse(why)
-    if possible > len(chains):
-        # Another first segment is followed by the next one too, only not uniquely: which
-        # span was meant cannot be told.
-        raise refuse(f"its segments follow each other at {possible} places")
-    part = Request(segments[0], segments[0], start_line=request.start_line,
+        first, second = found[0][0][0] + 1, found[1][0][0] + 1
+        raise refuse(f"its segments do not follow each other within {ELIDED_MAX_GAP} lines "
+                     f"(segment 1 first at line {first}, segment 2 first at line {second})",
+                     {"closest": {"start_line": first}})
+    spans = {(c[0], c[-1] + sizes[-1]) for c in chains}
+    cands = [Candidate("elision", s, e) for s, e in sorted(spans)]
+    old_keys = [typography_key(line) for seg in segments for line in seg]
+    segment_keys = set(old_keys)
+    new_keys = [typography_key(line) for line in pattern_lines(request.new)]
+
+    def gaps_of(chain: tuple[int, ...]) -> list[list[str]]:
+        return [model.lines[chain[k] + sizes[k]:chain[k + 1]] for k in range(len(chain) - 1)]
+
+    by_new_text = False
+    if len(cands) > 1 and request.start_line is None and request.end_line is None and \
+            request.occurrence is None:
+        # Several places: the one whose elided lines new text writes out (as they are or
+        # edited), when no other comes close, is the place meant.
+        scored = sorted(((_gap_likeness([typography_key(line) for gap in gaps_of(c)
+                                         for line in gap], new_keys, segment_keys), c)
+                         for c in chains), key=lambda sc: -sc[0])
+        best, runner_up = scored[0][0], scored[1][0]
+        if best >= ELIDED_SIMILAR and runner_up <= best - ELIDED_LIKENESS_MARGIN:
+            cands = [Candidate("elision", scored[0][1][0], scored[0][1][-1] + sizes[-1])]
+            by_new_text = True
+    part = Request(request.old, request.new, start_line=request.start_line,
                    end_line=request.end_line, occurrence=request.occurrence,
                    label=request.label)
-    chosen = choose(model, [c for c in firsts if c.start in chains], part)
+    chosen = choose(model, cands, part)
     assert chosen is not None
-    first_line, after = chosen.start, chains[chosen.start]
-    if any(tier != "exact" for _, tier in later):
-        tier_used = "trailing_whitespace"
-    kept = {typography_key(line) for line in request.new.split("\n")}
-    segment_keys = {typography_key(line) for seg in segments for line in seg.split("\n")}
-    elided = [key for key in (typography_key(line) for line in model.lines[first_line:after])
-              if key and key not in segment_keys]
-    new_count = sum(1 for line in request.new.split("\n") if line.strip())
-    old_count = sum(1 for seg in segments for line in seg.split("\n") if line.strip())
-    if not elided or (any(key not in kept for key in elided) and new_count <= old_count):
-        return None
-    spelled = "\n".join(model.lines[first_line:after])
-    full = Request(spelled + ("\n" if request.old.endswith("\n") else ""), request.new,
+    first_line, after = chosen.start, chosen.end
+    chain = next(c for c in chains if c[0] == first_line and c[-1] + sizes[-1] == after)
+    tier_used = "trailing_whitespace" if any(t != "exact" for _, t in found) else "exact"
+    # What each marker stands for in this file, and the test of what new text means by it.
+    elided = gaps_of(chain)
+    gaps = list(itertools.accumulate(sizes[:-1]))
+    norm = model.normalized("typography")
+    for k in range(len(chain) - 1):
+        # A segment that stands inside the gap up to indentation or typography: the marker may
+        # end (or start) there, so which lines it stands for cannot be told.
+        lo, hi = chain[k] + 1, chain[k + 1]
+        for j, seg in ((k, segments[k]), (k + 1, segments[k + 1])):
+            keys = [typography_key(line) for line in seg]
+            if not any(keys):
+                continue
+            inside = next((i for i in range(lo, hi - len(keys) + 1) if i != chain[j] and
+                           norm[i:i + len(keys)] == keys), None)
+            if inside is not None:
+                raise refuse(
+                    f"its segment {j + 1} also stands, up to indentation, at line {inside + 1} "
+                    f"inside the elided lines {chain[k] + sizes[k] + 1}-{chain[k + 1]}, so where "
+                    "the elision ends cannot be told",
+                    {"closest": {"start_line": first_line + 1, "end_line": after}})
+    kept = set(new_keys)
+    elided_keys = [[typography_key(line) for line in gap] for gap in elided]
+    spelled = all(key in kept for gap in elided_keys for key in gap
+                  if key and key not in segment_keys)
+    if not spelled:
+        seam = _gap_spoken_for(old_keys, new_keys, gaps, elided_keys)
+        if seam is not None:
+            lo = chain[seam] + sizes[seam]
+            raise refuse(
+                f"new_text does not say what becomes of the elided lines {lo + 1}-"
+                f"{chain[seam + 1]} (it neither writes them out nor changes the text around "
+                f"the marker): keep them or replace them?",
+                {"closest": {"start_line": first_line + 1, "end_line": after}})
+    span_keys = {typography_key(line) for line in model.lines[first_line:after]}
+    outside = [*range(max(first_line - ELIDED_NEIGHBOURS, 0), first_line),
+               *range(after, min(after + ELIDED_NEIGHBOURS, len(model.lines)))]
+    for i in outside:
+        key = typography_key(model.lines[i])
+        if key in kept and key not in span_keys and key not in _TRIVIAL and \
+                sum(ch.isalnum() for ch in key) >= 8:
+            raise refuse(
+                f"new_text has line {i + 1} of the file ({key[:SNIPPET_CHARS]!r}), which is "
+                f"outside the span it elides (lines {first_line + 1}-{after}): the elision may "
+                "reach further", {"closest": {"start_line": first_line + 1, "end_line": after}})
+    spelled_text = "\n".join(model.lines[first_line:after])
+    full = Request(spelled_text + ("\n" if request.old.endswith("\n") else ""), request.new,
                    label=request.label)
     full.transforms = [*request.transforms, "elision_filled_from_file"]
     begin = model.line_starts[first_line]
     located = Located(Candidate("elision", first_line, after, (begin, begin + len(full.old))),
                       full)
+    if by_new_text:
+        located.disambiguated_by = "new_text"
+        located.warnings.append(
+            f"old_text's segments meet at {len(chains)} places; lines {first_line + 1}-{after} "
+            "were chosen because new_text writes out their elided lines and no other place's")
+    elif len(cands) > 1:
+        located.disambiguated_by = "occurrence" if request.occurrence else "hint"
     located.warnings.append(
         f"old_text elided lines with {markers[0]!r}; lines {first_line + 1}-{after} (from its "
         f"first to its last line, {tier_used}) were replaced by new_text")
@@ -769,6 +933,31 @@ def _close(a: str, b: str) -> bool:
     return Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS) <= NEAR_RIVAL_EDITS
 
 
+def _slip(a: str, b: str) -> int | None:
+    """Edits between ``a`` and ``b`` when they could be one slip, else None.
+
+    One slip: within ``NEAR_RIVAL_EDITS`` character edits, all at one place of ``a`` (inside
+    one word, or one run of punctuation). A line that differs from old text at two places (a
+    typo and a bracket) needs two mistakes to be the line meant: it does not rival a window
+    that needs one.
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    d = Levenshtein.distance(a, b, score_cutoff=NEAR_RIVAL_EDITS)
+    if d > NEAR_RIVAL_EDITS:
+        return None
+    places = {_word_at(a, op.src_pos) for op in Levenshtein.editops(a, b)}
+    spans = sorted(places)
+    # edits at neighbouring characters (a punctuation run) are one place too
+    merged = [spans[0]] if spans else []
+    for start, end in spans[1:]:
+        if start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return d if len(merged) <= 1 else None
+
+
 def _word_at(text: str, pos: int) -> tuple[int, int]:
     """The span of the word (letters, digits, ``_``) at or just before ``pos``."""
     def inside(i: int) -> bool:
@@ -787,10 +976,12 @@ def _word_at(text: str, pos: int) -> tuple[int, int]:
 def _is_typo(a: str, b: str) -> bool:
     """Whether every character edit from ``a`` to ``b`` is a slip inside a word.
 
-    Letters only, all in one word of at least ``TYPO_MIN_WORD`` characters: a changed digit is
-    another value, a changed case another name (``True`` and ``true``), an ``s`` added or
-    dropped at a word's end another word (``value``, ``values``), a short name another name
-    (``a`` and ``b``), and punctuation is syntax; none of those is a typo to look past.
+    Letters only (or an underscore between two word characters: ``versioneinfo`` for
+    ``version_info``), all in one word of at least ``TYPO_MIN_WORD`` characters: a changed
+    digit is another value, a changed case another name (``True`` and ``true``), an ``s``
+    added or dropped at a word's end another word (``value``, ``values``), a short name
+    another name (``a`` and ``b``), and punctuation is syntax; none of those is a typo to look
+    past.
     """
     from rapidfuzz.distance import Levenshtein
 
@@ -800,14 +991,23 @@ def _is_typo(a: str, b: str) -> bool:
     if len(words) != 1 or len(theirs) != 1 or max(
             end - start for start, end in (*words, *theirs)) < TYPO_MIN_WORD:
         return False  # edits in two words, or in a short name, are another name, not a slip
+    def interior(text: str, pos: int) -> bool:  # between two word characters
+        return 0 < pos < len(text) - 1 and text[pos - 1].isalnum() and text[pos + 1].isalnum()
+
     for op in ops:
         if op.tag == "replace":
             x, y = a[op.src_pos], b[op.dest_pos]
+            # an underscore for a letter inside a name is a slip too (versioneinfo)
+            if (x == "_" and y.isalpha() and interior(a, op.src_pos)) or \
+                    (y == "_" and x.isalpha() and interior(b, op.dest_pos)):
+                continue
             if not (x.isalpha() and y.isalpha()) or x.lower() == y.lower():
                 return False
         else:
             text, pos = (b, op.dest_pos) if op.tag == "insert" else (a, op.src_pos)
             ch = text[pos]
+            if ch == "_" and interior(text, pos):
+                continue
             if not ch.isalpha():
                 return False
             after = text[pos + 1:pos + 2]
@@ -838,7 +1038,8 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
         if len(starts) > NEAR_MAX_STARTS:
             break
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
-    rivals: set[tuple[int, int]] = set()
+    rivals: set[int] = set()  # edits of the windows that differ by one slip, not a typo
+    typos: dict[tuple[int, int], int] = {}
     others.clear()
     for s in sorted(starts):
         if s < 0:
@@ -851,13 +1052,20 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
             tail = 0
             while tail < n - lead and keys[n - 1 - tail] == norm[s + n - 1 - tail]:
                 tail += 1
-            if lead + tail == n - 1 and keys[lead] and norm[s + lead] and \
+            if lead + tail == n - 1 and keys[lead] and norm[s + lead] and (
                     _enough_evidence(keys, [i for i in range(n) if i != lead], 1,
-                                     NEAR_TYPO_EQUAL_CHARS):
-                if _typo_distance(keys[lead], norm[s + lead]) is not None:
+                                     NEAR_TYPO_EQUAL_CHARS) or (
+                        len(keys[lead].replace(" ", "")) >= NEAR_SINGLE_LINE_MIN_CHARS and
+                        any(keys[i] for i in range(n) if i != lead))):
+                # (a long typo line with a non-blank line beside it identifies a place too)
+                typo = _typo_distance(keys[lead], norm[s + lead])
+                if typo is not None:
                     found[(s, s + n)] = ([s + i for i in range(n)], None)
-                elif _close(keys[lead], norm[s + lead]):
-                    rivals.add((s, s + n))  # nearly a typo: a rival that forbids certainty
+                    typos[(s, s + n)] = typo
+                else:
+                    slip = _slip(keys[lead], norm[s + lead])
+                    if slip is not None:  # nearly a typo: a rival unless clearly farther
+                        rivals.add(slip)
         # one file line missing from old text (an interior one)
         if s + n + 1 <= total and n >= 2:
             tail = 0
@@ -882,9 +1090,11 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
                     [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
                     None))
     if rivals:
-        # A window that differs from old text in one line by a little more than a typo:
-        # the typo windows are not beyond doubt.
-        found = {w: v for w, v in found.items() if v[1] is not None or None in v[0]}
+        # A window that differs from old text in one line by one slip a little larger than
+        # a typo's: the typo windows not clearly closer than it are not beyond doubt.
+        nearest = min(rivals)
+        found = {w: v for w, v in found.items() if v[1] is not None or None in v[0] or
+                 typos[w] + NEAR_RIVAL_MARGIN <= nearest}
     return found
 
 
@@ -914,8 +1124,11 @@ def find_near(model: FileModel, request: Request) -> Located | None:
 
     Line keys as T5 (indentation, inner whitespace and typography ignored). Accepted, each
     only when every other line matches exactly and carries enough text (>= 2 non-blank lines,
-    >= 16 characters): one line differing by a typo (<= 2 character edits); one interior file
-    line missing from old text; one interior old line the file lacks. A single-line old text
+    >= 16 characters): one line differing by a typo (<= 2 character edits; here one other
+    line of >= 8 characters, or any non-blank one beside a typo line of >= 16, is enough),
+    unless a window differing from old text by one slip (``_slip``) is not at least
+    ``NEAR_RIVAL_MARGIN`` edits farther; one interior file line missing from old text; one
+    interior old line the file lacks. A single-line old text
     (>= 16 characters) is accepted when exactly one file line is within 2 edits of it and no
     other within 4. Several windows: ``ambiguous_match`` (hints decide, as at any tier). Old
     text with elision markers is left to T7. Returns None when nothing qualifies.
