@@ -17,8 +17,10 @@ inner_whitespace, typography (curly quotes, dashes, odd spaces), and the same ag
 of backslash escapes removed (``unescape``); then, at one place only, ``near_miss`` (every line
 equal but for one typo inside a word, one line missing or one extra line: kept lines keep the
 file's text, a line the file lacks is never written) and ``elision`` (old text ``A`` / ``...`` /
-``B`` with the markers repeated in new text, or new text spelling the span out). A bare ``...``
-that is a Python block's whole body is code. Lines you did not change keep the file's exact bytes;
+``B`` with the markers repeated in new text, or new text writing out or rewriting the elided
+lines: ``A`` and ``B`` must stand in order, each marker for at most 100 lines, and where several
+spans fit, new text must pick one clearly or the edit is refused). A bare ``...`` that is a
+Python block's whole body is code. Lines you did not change keep the file's exact bytes;
 line endings (per line), BOM, encoding and final newline are preserved; replacement text is
 literal (``$1``, ``\\1`` are written as they are). An edit that is already applied (new_text
 present, old_text absent) succeeds with ``changed: false``. The result reports ``matched_with``,
