@@ -69,6 +69,11 @@ NATIVE_CASES = [
     ("--pattern", "TODO", "--max-filesize", "20M"),  # the big file, streamed by python
     ("--pattern", "TODO", "--max-filesize", "100"),
     ("--pattern", "TODO", "--head-limit", "0"),
+    ("--pattern", "^import", "--output-mode", "count"),
+    ("--pattern", "^import", "--output-mode", "files_with_matches", "--head-limit", "1"),
+    ("--pattern", "caf.", "-C", "1"),
+    ("--pattern", "TODO.*", "--head-limit", "2"),
+    ("--pattern", "TODO [^h]", "-i"),
 ]
 
 
@@ -171,7 +176,7 @@ def test_a_reported_path_reached_through_a_symlink_declines(ws: Path) -> None:
     search = native.NativeSearch(
         workspace, RgRequest(RG, "x", ignore_case=False, fixed_strings=False),
         Searcher("x"), ".", PathFilter([], []), limit=10, per_file=False,
-        include_hidden=False, include_ignored=False, exclude=frozenset(), anchored=False)
+        include_hidden=False, include_ignored=False, exclude=frozenset(), how=native.Plan())
     try:
         with pytest.raises(native.Declined):
             search.check_file("d/f.txt")
@@ -199,12 +204,16 @@ def test_a_tree_deeper_than_the_walk_limit_is_left_to_the_python_walk(
     ("def get_\\w+\\(", False, True, True),
     ("\\bget_[xy]\\b", False, False, True),
     ("^\\s+pass$", False, False, True),
-    ("^\\s+pass$", False, True, False),  # a BOM file's line 1 cannot be told in count mode
-    ("caf.", False, False, False),  # '.' matches what the python engine decodes as U+FFFD
+    ("^\\s+pass$", False, True, True),  # count mode: rg finds "pass", python decides
+    ("caf.", False, False, True),  # '.' meets U+FFFD: rg finds "caf", python decides
+    ("ca.", False, False, False),  # no literal of 3 characters to search for
     ("[^a-z]", False, False, False),
     ("\\W+", False, False, False),
     ("\\S+", False, False, False),
     ("\\D", False, False, False),
+    ("class \\w+\\(.*Error\\)", False, True, True),
+    ("^import", False, True, True),  # count mode: rg finds "import", python decides
+    ("^\\w+", False, True, False),  # count mode, anchored and no literal
     ("[\\w\\s]+x", False, False, True),
     ("a.b", True, False, True),  # fixed strings: '.' is a dot
     ("\ufffd", True, False, False),
@@ -219,7 +228,7 @@ def test_usable_accepts_only_patterns_that_read_alike_on_bytes_and_text(
 @needs_rg
 def test_engine_native_refuses_a_pattern_it_would_read_differently(ws: Path,
                                                                    cli: CliRunner) -> None:
-    call = cli("grep_search", "--pattern", "caf.", "--engine", "native")
+    call = cli("grep_search", "--pattern", "[^a-z ]+", "--engine", "native")
     assert call.code == 2
     assert call.error["code"] == "invalid_arguments"
     assert "negated classes" in call.error["message"]

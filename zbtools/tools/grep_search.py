@@ -181,8 +181,8 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
                if binary is None else f"the pattern uses syntax the {params.engine} engine does "
                "not read the same way (lookaround, backreferences, inline flags, \\p{..}, "
                "\\A, multiline..." + ("; for native also '.', negated classes, \\W \\S "
-                                       "\\D, and '^' outside content mode)"
-                                       if params.engine == "native" else ")"))
+                                       "\\D without a literal of 3 characters that every "
+                                       "match holds)" if params.engine == "native" else ")"))
         raise ToolError("invalid_arguments", f"engine {params.engine}: {why}",
                         hint="use engine: auto or python", details={"engine": params.engine})
     if binary is None or not fits:

@@ -13,12 +13,15 @@ replayed through ``engine.record`` in walk order, so limits, truncation and tota
 python engine's. Where the stopping point or a path filter needs the files searched without a
 match, a second ``rg --files`` run with the same walk flags lists them.
 
-Only what both read the same way runs here (``usable``): line-local patterns (``line_local``)
-that cannot match a character the python engine decodes from an invalid byte (no ``.``,
-negated classes, ``\\W \\S \\D``, U+FFFD or U+FEFF in the pattern). A ``^`` pattern would miss
-line 1 of a file starting with a byte-order mark (the python engine drops it): such patterns
-also search for U+FEFF, and every file with that character is searched again by the python
-engine, in content mode only. A file ripgrep calls binary for a NUL byte at or after
+Only what both read the same way runs here (``plan``): line-local patterns (``line_local``).
+Those that cannot match a character the python engine decodes from an invalid byte (no ``.``,
+negated classes, ``\\W \\S \\D``, U+FFFD or U+FEFF in the pattern) go to ripgrep as they are;
+a ``^`` pattern would miss line 1 of a file starting with a byte-order mark (the python engine
+drops it), so such patterns also search for U+FEFF, and every file with that character is
+searched again by the python engine (content mode only). The others go to ripgrep as a literal
+of at least 3 characters that every match holds (``required_literal``), and the python regex
+decides which of those lines match: exact, since a match lies in one line and every line with
+a match holds the literal. A file ripgrep calls binary for a NUL byte at or after
 ``BINARY_PROBE`` is searched again by the python engine (which looks at the first 8 KiB only).
 
 The engine declines (``search_tree_native`` returns None and the caller walks in python) before
@@ -79,19 +82,39 @@ class Declined(Exception):
     """The two walkers could disagree here: the python walk answers instead."""
 
 
-def usable(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> bool:
-    """Whether ``pattern`` reads the same to ripgrep on raw bytes and to the python engine on
-    decoded text (see the module docstring)."""
-    from zbtools.core.search.engine import line_local
+class Plan:
+    """How ripgrep searches for a pattern: the pattern itself (``anchored``: it holds a ``^``,
+    so U+FEFF is searched for too), or a ``literal`` every match holds, whose lines the python
+    regex then decides (patterns whose ``.``, negated classes, ``\\W \\S \\D`` would meet an
+    invalid byte otherwise than the python engine's U+FFFD)."""
+
+    def __init__(self, *, anchored: bool = False, literal: str | None = None) -> None:
+        self.anchored = anchored
+        self.literal = literal
+
+
+def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> Plan | None:
+    """How the native engine searches for ``pattern``, or None where it cannot answer exactly
+    what the python engine would (see the module docstring)."""
+    from zbtools.core.search.engine import line_local, required_literal
 
     if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
-        return False
+        return None
     if "\ufffd" in pattern or "\ufeff" in pattern:
-        return False
+        return None
     if fixed_strings:
-        return True
+        return Plan()
     safe, anchored = byte_safety(pattern)
-    return safe and not (anchored and per_file)
+    if safe and not (anchored and per_file):
+        return Plan(anchored=anchored)
+    literal = required_literal(pattern)
+    return Plan(literal=literal.decode("utf-8")) if literal is not None else None
+
+
+def usable(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> bool:
+    """Whether the native engine can search for ``pattern`` (``plan``)."""
+    return plan(pattern, fixed_strings=fixed_strings, multiline=multiline,
+                per_file=per_file) is not None
 
 
 def byte_safety(pattern: str) -> tuple[bool, bool]:
@@ -195,7 +218,7 @@ class NativeSearch:
 
     def __init__(self, workspace: Workspace, rg: RgRequest, searcher: Searcher, start: str,
                  path_filter: PathFilter, *, limit: int, per_file: bool, include_hidden: bool,
-                 include_ignored: bool, exclude: frozenset[str], anchored: bool) -> None:
+                 include_ignored: bool, exclude: frozenset[str], how: Plan) -> None:
         self.workspace = workspace
         self.rg = rg
         self.searcher = searcher
@@ -208,7 +231,10 @@ class NativeSearch:
         self.include_hidden = include_hidden
         self.include_ignored = include_ignored
         self.exclude = exclude
-        self.anchored = anchored
+        self.anchored = how.anchored
+        self.literal = how.literal
+        # content rows are needed to decide each line, in count modes too
+        self.count_rows = per_file and how.literal is None
         self.dirs: dict[str, int] = {}
 
     # -- running ripgrep -------------------------------------------------------------------
@@ -233,17 +259,19 @@ class NativeSearch:
                 "--color", "never", "--no-heading", "--with-filename", "--null", "--stats"]
         if self.rg.ignore_case:
             args.append("--ignore-case")
-        if self.rg.fixed_strings:
+        if self.rg.fixed_strings or self.literal is not None:
             args.append("--fixed-strings")
-        if self.per_file:
+        if self.count_rows:
             args.append("--count")
         else:
-            args += ["--line-number", "--max-count", str(self.limit + 1)]
+            args.append("--line-number")
+            if self.literal is None:
+                args += ["--max-count", str(self.limit + 1)]
             if self.searcher.before:
                 args += ["--before-context", str(self.searcher.before)]
             if self.searcher.after:
                 args += ["--after-context", str(self.searcher.after)]
-        args += ["--regexp", self.rg.pattern]
+        args += ["--regexp", self.rg.pattern if self.literal is None else self.literal]
         if self.anchored:
             args += ["--regexp", BOM_PROBE]
         return [*args, "--", self.start]
@@ -454,7 +482,8 @@ class NativeSearch:
         """Each reported or binary file's status and hits, by root-relative path."""
         found: dict[str, tuple[FileStatus, list[Hit]]] = {}
         again: list[str] = []
-        if self.per_file:
+        verify = self.literal is not None
+        if self.count_rows:
             for line in run.out.split(b"\n"):
                 path, sep, count = line.partition(b"\0")
                 if sep and count.isdigit():
@@ -465,7 +494,14 @@ class NativeSearch:
                 if self.anchored and any(b"\xef\xbb\xbf" in text for _, text in rows.values()):
                     again.append(rel)
                     continue
-                found[rel] = ("ok", rows_to_hits(self.searcher, rows))
+                hits = rows_to_hits(self.searcher, rows, verify)
+                if not hits:
+                    continue  # no line of the literal's matches the pattern
+                if self.per_file:
+                    hits = [NO_HIT_ROW] * len(hits)
+                elif verify and len(hits) > self.limit + 1:
+                    hits = hits[:self.limit + 1]  # what --max-count keeps otherwise
+                found[rel] = ("ok", hits)
         for rel in found:
             self.check_file(rel)
         for rel in again:
@@ -541,8 +577,8 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
     python walk must answer (see the module docstring)."""
     from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, Skipped, Walk
 
-    if not usable(rg.pattern, fixed_strings=rg.fixed_strings, multiline=False,
-                  per_file=per_file):
+    how = plan(rg.pattern, fixed_strings=rg.fixed_strings, multiline=False, per_file=per_file)
+    if how is None:
         return None
     exclude = frozenset(DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs)
     if include_hidden and not include_ignored and ".git" not in exclude:
@@ -557,10 +593,9 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
             return None  # ripgrep applies no rule from above a repository's root
     finally:
         walk.close()
-    anchored = not rg.fixed_strings and byte_safety(rg.pattern)[1]
     native = NativeSearch(workspace, rg, searcher, start, path_filter, limit=limit,
                           per_file=per_file, include_hidden=include_hidden,
-                          include_ignored=include_ignored, exclude=exclude, anchored=anchored)
+                          include_ignored=include_ignored, exclude=exclude, how=how)
     if tick is not None:
         tick(0)
     spawned: list[Spawned] = []

@@ -257,9 +257,11 @@ def content_rows(data: bytes) -> dict[bytes, Rows]:
 ROW = rb"(?m)^([^\0\n]*)\0(\d+)([:-])(.*)$"
 
 
-def rows_to_hits(searcher: Searcher, lines: Rows) -> list[Hit]:
+def rows_to_hits(searcher: Searcher, lines: Rows, verify: bool = False) -> list[Hit]:
     """One file's rows as the python engine's hits: BOM dropped from line 1, bad bytes as
-    U+FFFD, long lines cut around the match, context lines attached to their match."""
+    U+FFFD, long lines cut around the match, context lines attached to their match. With
+    ``verify``, ripgrep searched for a literal every match holds, and the python regex decides
+    which of its lines match."""
     text: dict[int, str] = {}
 
     def line_text(number: int) -> str:
@@ -277,13 +279,17 @@ def rows_to_hits(searcher: Searcher, lines: Rows) -> list[Hit]:
         for number, (_, row) in sorted(lines.items()):
             raw = row[3:] if number == 1 and row.startswith(b"\xef\xbb\xbf") else row
             own = raw.decode("utf-8", "replace")
-            if len(own) > 500:
+            if verify or len(own) > 500:
                 m = searcher.regex.search(own)
-                own = cut_line(own, m.start() if m is not None else 0)
+                if m is None and verify:
+                    continue
+                if len(own) > 500:
+                    own = cut_line(own, m.start() if m is not None else 0)
             hits.append(Hit(number, [own], [], []))
         return hits
     for number in sorted(lines):
-        if not lines[number][0]:
+        if not (searcher.regex.search(line_text(number)) is not None if verify
+                else lines[number][0]):
             continue
         own = line_text(number)
         column = 0
