@@ -38,6 +38,7 @@ from zbtools.contract import ToolError
 from zbtools.core.files.textio import (
     SPECIAL_BITS,
     append_in_place,
+    check_unchanged,
     current_umask,
     own_host,
     own_start,
@@ -72,6 +73,7 @@ class Step:
         self.data = data
         self.before = before  # the content the caller read (None: the file must not exist)
         self.mode = mode
+        self.seen: os.stat_result | None = None  # the file as the patch read it (staged)
         self.tmp = temp_name(res.name) if op == "write" else None
         self.backup = temp_name(res.name, "zbbak") if before is not None else None
         comps = res.parent_rel.split("/")
@@ -118,6 +120,7 @@ def _stage(step: Step) -> None:
     dir_fd = res.dir_fd
     sweep_dead_temps(dir_fd)
     if step.backup is not None:
+        linked = True
         try:
             os.link(res.name, step.backup, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
                     follow_symlinks=False)
@@ -128,13 +131,27 @@ def _stage(step: Step) -> None:
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
+            linked = False
             _write_new(dir_fd, step.backup, step.before or b"", _mode_of(res))
-        fd = os.open(step.backup, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # The file itself (after the link, which changes its ctime) is what the patch read:
+        # its identity is kept for the check right before its rename (``_apply``).
         try:
-            same = read_fd(fd) == step.before
+            fd = os.open(res.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+        except FileNotFoundError:
+            fd = -1
+        try:
+            if fd >= 0:
+                step.seen = os.fstat(fd)
+                same = read_fd(fd) == step.before
+            else:
+                same = False
         finally:
-            os.close(fd)
-        if not same:
+            if fd >= 0:
+                os.close(fd)
+        if not same or (linked and not _same_inode(dir_fd, step.backup, step.seen)):
+            # the backup may not be of what the patch read: a rollback must not put it back
+            _unlink_quiet(step.backup, dir_fd)
             raise ToolError("stale_file", f"{res.rel}: changed while the patch was being "
                             "applied", hint="read the files again and redo the patch")
     if step.op == "write":
@@ -153,6 +170,17 @@ def _stage(step: Step) -> None:
                 os.chmod(step.tmp, mode, dir_fd=dir_fd)
             except OSError:
                 pass
+
+
+def _same_inode(dir_fd: int, backup: str, seen: os.stat_result | None) -> bool:
+    """Whether the backup is a hard link to the inode ``seen``."""
+    if seen is None:
+        return False
+    try:
+        st = os.stat(backup, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (seen.st_dev, seen.st_ino)
 
 
 def _mode_of(res: Resolved) -> int:
@@ -177,6 +205,12 @@ def _apply(step: Step) -> None:
     assert res.name is not None
     dir_fd = res.dir_fd
     pause_point()
+    if step.seen is not None:  # what the patch read must still be there, unchanged
+        try:
+            check_unchanged(dir_fd, res.name, step.seen, res.rel, expected=step.before)
+        except ToolError:
+            _unlink_quiet(step.backup, dir_fd)  # the rollback must leave this file alone
+            raise
     if step.op == "delete":
         os.unlink(res.name, dir_fd=dir_fd)
     elif step.before is not None:
