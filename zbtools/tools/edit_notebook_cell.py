@@ -111,7 +111,7 @@ def run(params: Params, ctx: Context) -> Result:
     if params.mode != "delete" and params.source is None:
         raise ToolError("invalid_arguments", f"{params.mode} needs source",
                         hint="pass the cell's complete new source as source")
-    with ctx.workspace.resolve(params.path) as res:
+    with ctx.workspace.resolve(params.path, write=True) as res:
         raw = read_bytes(res, max_bytes=MAX_NOTEBOOK_BYTES, shown=params.path)
         if params.expected_sha256 is not None:
             from zbtools.core.files.textio import check_expected

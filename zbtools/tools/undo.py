@@ -81,7 +81,8 @@ def run(params: Params, ctx: Context) -> Result:
         remaining = len(candidates) - 1 if target else len(
             [e for e in journal.entries if e["path"] == rel]) - 1
         if not params.dry_run:
-            with ctx.workspace.resolve(rel, follow_last=False, create_parents=True) as res:
+            with ctx.workspace.resolve(rel, follow_last=False, create_parents=True,
+                                          write=True) as res:
                 if before is None:
                     assert res.name is not None
                     os.unlink(res.name, dir_fd=res.dir_fd)

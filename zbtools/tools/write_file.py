@@ -91,7 +91,7 @@ def resolve_encoding(requested: str, fmt: FileFormat | None) -> FileFormat:
 
 
 def prepare_target(ctx: Context, path: str) -> Resolved:
-    res = ctx.workspace.resolve(path, create_parents=True)
+    res = ctx.workspace.resolve(path, create_parents=True, write=True)
     if res.is_root:
         res.close()
         raise ToolError("is_directory", f"{path}: is the workspace root directory",

@@ -70,7 +70,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     """
     from zbtools.core.editing.matching import MatchError, unified_diff
 
-    with ctx.workspace.resolve(path) as res:
+    with ctx.workspace.resolve(path, write=not dry_run) as res:
         data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None and len(data) >= FAST_PATH_BYTES:
@@ -244,7 +244,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
 
     if patch.kind == "add":
         change = FileChange(shown, "created")
-        change.res = ctx.workspace.resolve(shown, create_parents=True)
+        change.res = ctx.workspace.resolve(shown, create_parents=True, write=True)
         if change.res.exists:
             raise ToolError("already_exists", f"{shown}: the patch adds this file, but it "
                             "exists", hint="use an Update section (or a diff with context) to "
@@ -256,7 +256,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
         change.diff = unified_diff(change.rel, "", text)
         return change
     change = FileChange(shown, "deleted" if patch.kind == "delete" else "updated")
-    change.res = ctx.workspace.resolve(shown)
+    change.res = ctx.workspace.resolve(shown, write=True)
     data = read_bytes(change.res, max_bytes=MAX_EDIT_BYTES, shown=shown)
     assert change.res.st is not None
     change.mode = stat_module.S_IMODE(change.res.st.st_mode)
@@ -290,7 +290,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
     if patch.new_path is not None:
         change.action = "renamed"
         change.dest = ctx.workspace.resolve(patch.new_path, follow_last=False,
-                                            create_parents=True)
+                                            create_parents=True, write=True)
         if change.dest.exists:
             raise ToolError("already_exists", f"{patch.new_path}: the patch moves {shown} "
                             "there, but it exists", details={"path": patch.new_path})

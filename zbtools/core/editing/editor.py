@@ -467,7 +467,7 @@ def edit_active(ctx: Context, content: str, *, replace: bool, tool: str) -> Edit
     with Editor(ctx) as editor:
         tab = editor.active_tab()
         report = EditReport(tab.path)
-        with ctx.workspace.resolve(tab.path) as res:
+        with ctx.workspace.resolve(tab.path, write=True) as res:
             loaded = load(res, tab.path)
             report.reanchored = editor.sync(tab, loaded, strict=True)
             model = loaded.model
