@@ -88,8 +88,14 @@ def run(params: Params, ctx: Context) -> Result:
                     os.unlink(res.name, dir_fd=res.dir_fd)
                 else:
                     res.ensure_parents()
-                    atomic_write(res, before, create_only=current is None,
-                                 mode=entry.get("mode"), shown=rel)
+                    if current is None:
+                        atomic_write(res, before, create_only=True, mode=entry.get("mode"),
+                                     shown=rel)
+                    else:  # against the content just checked; a hard link is kept
+                        from zbtools.core.editing.txn import replace_file
+
+                        replace_file(ctx, res, before, expected_sha256=current_sha, shown=rel,
+                                     tool="undo")
             journal.entries.remove(entry)
             journal.save()
     return Result(path=rel, action=action, tool=entry["tool"], undone_at=entry["time"],

@@ -90,7 +90,9 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
         if dry_run:
             return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
-        atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path)
+        from zbtools.core.editing.txn import replace_file
+
+        replace_file(ctx, res, new_data, expected_sha256=sha256_hex(data), shown=path, tool=tool)
         from zbtools.core.editing.undo import record
 
         record(ctx, rel, data, new_data, tool)
@@ -114,6 +116,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     old, new = simple
     if not old.strip() or "\r" in old or "\r" in new or old == new:
         return None
+    if res.st is not None and res.st.st_nlink > 1:
+        return None  # a hard-linked file: the full engine keeps its inode (txn.replace_file)
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     if data.find(b"\x00", 0, 8192) != -1 or data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
@@ -300,7 +304,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
     return change
 
 
-def _commit(change: FileChange) -> None:
+def _commit(ctx: Context, change: FileChange) -> None:
     """Commit a patch's only change when it is one atomic step (no rename)."""
     assert change.res is not None
     if change.action == "created":
@@ -322,8 +326,11 @@ def _commit(change: FileChange) -> None:
     elif change.action == "updated":
         assert change.after is not None and change.before is not None
         if change.after != change.before:
-            atomic_write(change.res, change.after, expected_sha256=sha256_hex(change.before),
-                         shown=change.shown)
+            from zbtools.core.editing.txn import replace_file
+
+            replace_file(ctx, change.res, change.after,
+                         expected_sha256=sha256_hex(change.before), shown=change.shown,
+                         tool="apply_edit")
     else:  # a rename is two steps: it always goes through _commit_all
         raise AssertionError(f"{change.action} of {change.shown} outside a transaction")
     change.done = True
@@ -383,7 +390,7 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
         if len(changes) > 1 or any(c.action == "renamed" for c in changes):
             _commit_all(ctx, changes)  # several files: through the intent journal
         else:
-            _commit(changes[0])
+            _commit(ctx, changes[0])
         from zbtools.core.editing.undo import record
         from zbtools.core.state.store import on_path_deleted, on_path_moved
 

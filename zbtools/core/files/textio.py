@@ -45,8 +45,10 @@ Writing:
   ``stale_file`` and left as it is. What remains is the microseconds between that check and
   the rename; other zbtools processes are kept out of it by the workspace edit lock.
 * Create-only publishes with ``link()`` (fails on any existing name, even a dangling symlink).
-* Replacing a file with several hard links breaks the link (reported as ``hardlink_broken``);
-  in-place appends refuse such files instead (``hardlink_refused``).
+* ``atomic_write`` replacing a file with several hard links breaks the link (reported as
+  ``hardlink_broken``); the tools replace files through ``editing.txn.replace_file``, which
+  keeps the inode instead when every name is inside the workspace. In-place appends refuse
+  such files (``hardlink_refused``).
 * Writing bytes identical to the current content does nothing (``changed: false``, mtime kept).
 * Read-only files (no write bit) are refused with ``permission_denied``, by replacing writes and
   by appends alike, even for root: a rename would bypass the mode the user set.
@@ -323,7 +325,7 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
         raise ToolError("is_directory", f"{shown}: is a directory, not a file",
                         hint="use list_directory to see a directory")
     if not stat.S_ISREG(res.st.st_mode):
-        raise _special(shown, res.st)
+        raise special_file_error(shown, res.st)
     try:
         fd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
     except OSError as exc:
@@ -333,11 +335,11 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):
             raise ToolError("is_directory", f"{shown}: is a directory, not a file")
-        raise _special(shown, st)
+        raise special_file_error(shown, st)
     return fd, st
 
 
-def _special(shown: str, st: os.stat_result) -> ToolError:
+def special_file_error(shown: str, st: os.stat_result) -> ToolError:
     mode = st.st_mode
     kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
             else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
@@ -744,7 +746,7 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                 raise ToolError("is_directory", f"{shown}: is a directory",
                                 hint="give a file path, not a directory")
             if not stat.S_ISREG(old_st.st_mode):
-                raise _special(shown, old_st)
+                raise special_file_error(shown, old_st)
             if create_only:
                 raise ToolError("already_exists", f"{shown}: already exists",
                                 hint="use edit_file/apply_edit to change it, or pass "
@@ -865,7 +867,7 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _special(shown, st)
+            raise special_file_error(shown, st)
         if not st.st_mode & 0o222:  # our own check: root would be let through by the kernel
             raise ToolError("permission_denied", f"{shown}: is read-only (mode "
                             f"{stat.S_IMODE(st.st_mode):04o})",
