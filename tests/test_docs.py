@@ -161,11 +161,12 @@ def _toml_tables(path: Path) -> dict[str, dict[str, object]]:
 
 
 def test_the_configuration_tables_match_the_defaults() -> None:
-    from zbtools.core.call.config import EXEC_DEFAULTS, LIMIT_KEYS, WEB_DEFAULTS
+    from zbtools.core.call.config import EXEC_DEFAULTS, FILES_DEFAULTS, LIMIT_KEYS, WEB_DEFAULTS
 
     limits = _toml_tables(DOCS / "configuration.md")["limits"]
     assert limits == {key: default for key, (default, _min, _meaning) in LIMIT_KEYS.items()}
     assert _toml_tables(DOCS / "commands.md")["exec"] == EXEC_DEFAULTS
+    assert _toml_tables(DOCS / "configuration.md")["files"] == FILES_DEFAULTS
     web = _toml_tables(DOCS / "media-and-web.md")["web"]
     assert set(web) == set(WEB_DEFAULTS)
     examples = {"searxng_url", "allow"}  # shown with example values; empty by default

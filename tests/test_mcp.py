@@ -110,6 +110,23 @@ def test_read_file_gives_text_and_structured_content(ws: Path, mode: str) -> Non
     session(ws, body, mode=mode)
 
 
+def test_an_audio_file_read_as_base64_carries_an_audio_block(ws: Path) -> None:
+    import base64
+
+    sound = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00" + bytes(range(20))
+    (ws / "beep.wav").write_bytes(sound)
+
+    async def body(client: Client) -> None:
+        result = await client.call_tool("read_file", {"path": "beep.wav", "as_base64": True})
+        assert result.is_error is False
+        assert [block.type for block in result.content] == ["text", "audio"]
+        audio = result.content[1]
+        assert isinstance(audio, types.AudioContent) and audio.mime_type == "audio/wav"
+        assert base64.b64decode(audio.data) == sound
+
+    session(ws, body)
+
+
 def test_an_image_read_carries_an_image_block(ws: Path) -> None:
     pil = pytest.importorskip("PIL.Image")
     pil.new("RGB", (8, 6), (0, 128, 255)).save(ws / "pic.png")

@@ -100,6 +100,10 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
         ExitCode.SAFETY,
         "the path resolves outside the workspace (.., absolute path, symlink, NUL byte)",
     ),
+    "protected_path": (
+        ExitCode.SAFETY,
+        "the path is inside .git/ (hooks, config, objects), which writes never touch by default",
+    ),
     "workspace_root_protected": (
         ExitCode.SAFETY,
         "the workspace root itself can never be deleted, moved or overwritten",

@@ -202,10 +202,17 @@ ENVIRONMENT: dict[str, str] = {
                   "``auto`` (default: ``PATH``, then the interpreter's scripts directory).",
     "ZBTOOLS_SEARCH_WORKERS": "How many processes search large trees (1 or 2; default: by CPU "
                               "count).",
+    "ZBTOOLS_ALLOW_GIT_WRITES": "When true, the file tools may write, edit, patch, delete and "
+                                "move inside ``.git`` directories (default false: "
+                                "``protected_path``); also ``allow_git_writes`` under "
+                                "``[files]`` in the configuration file.",
     "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME": "For zbtools' own crash tests only, never set it "
                                         "otherwise: a number N makes the call stop for good "
                                         "before its N-th rename that publishes a change (and "
                                         "say so on stderr), so that a test can kill it there.",
+    "ZBTOOLS_TEST_RESUME_FILE": "For zbtools' own race tests only: with "
+                                "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME, the call goes on once this "
+                                "file exists instead of stopping for good.",
 }
 # Set by zbtools itself, never read from the user.
 INTERNAL_ENVIRONMENT = {"ZBTOOLS_JOB": "A token set in the environment of every command that "

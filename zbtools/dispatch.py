@@ -459,7 +459,7 @@ def make_context(opts: Options, env: Mapping[str, str],
     """The context of one call. ``roots`` (a surface's choice, e.g. an MCP client's roots),
     when given and not empty, replace ``--workspace``: the first is the workspace root, the
     others admit absolute paths inside them."""
-    from zbtools.core.call.config import load_config, load_limits
+    from zbtools.core.call.config import load_config, load_files_settings, load_limits
     from zbtools.core.call.context import Context
     from zbtools.core.files.workspace import Workspace
 
@@ -471,10 +471,13 @@ def make_context(opts: Options, env: Mapping[str, str],
         env = {**env, "ZBTOOLS_APPROVAL": opts.approval}
     config = load_config(env)
     limits = load_limits(env, config)
+    protect_git = not load_files_settings(env, config)["allow_git_writes"]
     if roots:
-        return Context(Workspace(roots[0], roots[1:]), limits=limits, env=env)
-    root = opts.workspace or env.get("ZBTOOLS_WORKSPACE") or os.getcwd()
-    return Context(Workspace(root), limits=limits, env=env)
+        workspace = Workspace(roots[0], roots[1:])
+    else:
+        workspace = Workspace(opts.workspace or env.get("ZBTOOLS_WORKSPACE") or os.getcwd())
+    workspace.protect_git = protect_git
+    return Context(workspace, limits=limits, env=env)
 
 
 def write(streams: Streams, text: str) -> None:

@@ -238,3 +238,34 @@ def test_a_codex_update_section_without_hunks_is_refused_not_a_silent_success(
         "input": "*** Begin Patch\n*** Update File: x.txt\n*** Move to: y.txt\n*** End Patch"})
     assert renamed.code == 0, renamed  # a move alone is a rename, not an empty update
     assert (ws / "y.txt").read_text() == "old\n" and not (ws / "x.txt").exists()
+
+
+def test_a_lone_cr_is_not_a_line_break_for_a_patch(ws: Path, cli: CliRunner) -> None:
+    """A patch's lines are whole lines broken at LF (CRLF) only, as Codex reads them: ``two``
+    is not a line of ``one\\rtwo``, and a hunk never matches from the middle of a line."""
+    f = put(ws, "f.txt", b"one\rtwo\nthree\n")
+    call = cli("--dialect", "codex", "apply_patch", stdin={
+        "input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-two\n+TWO\n*** End Patch\n"})
+    assert call.error["code"] == "no_match", call
+    assert f.read_bytes() == b"one\rtwo\nthree\n"
+    mid = put(ws, "g.txt", "atwo\nthree\n")
+    call = cli("apply_edit", stdin={"patch": "--- a/g.txt\n+++ b/g.txt\n@@\n-two\n+TWO\n"})
+    assert call.error["code"] == "no_match", call
+    assert mid.read_text() == "atwo\nthree\n"
+    call = cli("--dialect", "codex", "apply_patch", stdin={
+        "input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-one\rtwo\n+ONE\n*** End Patch\n"})
+    assert call.code == 0, call
+    assert f.read_bytes() == b"ONE\nthree\n"
+    assert "\\ No newline" not in call.result["diff"]
+
+
+def test_a_no_match_never_names_lines_past_the_end_of_the_file(ws: Path,
+                                                               cli: CliRunner) -> None:
+    put(ws, "f.txt", b"x\ny\na\rb\rc\n")  # three lines
+    call = cli("--dialect", "codex", "apply_patch", stdin={
+        "input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\rb\n-zz\n+X\n*** End Patch\n"})
+    error = call.error
+    assert error["code"] == "no_match"
+    assert error["details"]["closest"]["end_line"] <= 3
+    assert "lines 3-3" in error["message"] and "3-4" not in error["message"]
+    assert "3-4" not in error["hint"]

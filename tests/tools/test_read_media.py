@@ -338,3 +338,72 @@ def test_a_pdf_with_an_unknown_stream_filter_is_unsupported_format(ws: Path,
     call = cli("read_file", "--path", "odd.pdf")
     assert call.code == 1, call.json
     assert call.error["code"] == "unsupported_format"
+
+
+# ---------------------------------------------------------------------------------------------
+# as_base64: any file's bytes with their MIME type; audio and video never shown as text
+
+MP3_FRAME = bytes([0xFF, 0xFB, 0x90, 0x64]) + bytes(range(1, 256)) * 8  # no ID3 tag, no NUL
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00" + bytes(range(40))
+
+
+@pytest.mark.parametrize("name,data,mime", [
+    ("blob.xyz", b"\x00\x01\x02binary\xff", "application/octet-stream"),
+    ("song.mp3", MP3_FRAME, "audio/mpeg"),
+    ("beep.wav", WAV, "audio/wav"),
+    ("archive.zip", b"PK\x03\x04" + b"\x00" * 30, "application/zip"),
+    ("notes.txt", "plain text, caf\u00e9\n".encode(), "text/plain"),
+])
+def test_as_base64_returns_any_file_whole_with_its_mime_type(
+        ws: Path, cli: CliRunner, name: str, data: bytes, mime: str) -> None:
+    import base64
+    import hashlib
+
+    (ws / name).write_bytes(data)
+    result = cli("read_file", stdin={"path": name, "as_base64": True}).result
+    assert result["kind"] == "binary" and result["mime"] == mime
+    assert base64.b64decode(result["data"]) == data
+    assert result["data_bytes"] == result["size"] == len(data)
+    assert result["sha256"] == hashlib.sha256(data).hexdigest()
+    text = cli("--format", "text", "read_file", stdin={"path": name, "as_base64": True}).out
+    assert mime in text and "base64" in text
+
+
+def test_as_base64_is_bounded_and_never_cut(ws: Path, cli: CliRunner) -> None:
+    (ws / "big.bin").write_bytes(b"\x00" * (1024 * 1024 + 1))
+    call = cli("read_file", stdin={"path": "big.bin", "as_base64": True})
+    assert call.error["code"] == "too_large"
+    assert "max_base64_bytes" in call.error["hint"]
+    assert call.error["details"]["size"] == 1024 * 1024 + 1
+    bigger = cli("read_file", stdin={"path": "big.bin", "as_base64": True,
+                                     "max_base64_bytes": 2 * 1024 * 1024})
+    assert bigger.result["data_bytes"] == 1024 * 1024 + 1
+    small = cli("read_file", stdin={"path": "big.bin", "as_base64": True,
+                                    "max_base64_bytes": 10})
+    assert small.error["code"] == "too_large"
+
+
+@pytest.mark.parametrize("name,data", [("song.mp3", MP3_FRAME), ("beep.wav", WAV),
+                                       ("clip.mp4", b"\x00\x00\x00\x18ftypisom" + b"x" * 30)])
+def test_audio_and_video_are_never_returned_as_text(ws: Path, cli: CliRunner, name: str,
+                                                    data: bytes) -> None:
+    (ws / name).write_bytes(data)
+    call = cli("read_file", "--path", name)
+    assert call.error["code"] == "binary_file", call
+    assert "as_base64" in call.error["hint"]
+    claude = cli("--dialect", "claude", "Read", stdin={"file_path": str(ws / name)})
+    assert claude.error["code"] == "binary_file"
+    fiz = cli("--dialect", "fiz", "read", stdin={"path": name})
+    assert fiz.error["code"] == "binary_file"
+
+
+def test_a_text_file_with_a_media_extension_is_still_text(ws: Path, cli: CliRunner) -> None:
+    (ws / "playlist.mp3").write_text("not really audio\n")
+    assert cli("read_file", "--path", "playlist.mp3").result["content"] == "not really audio\n"
+
+
+def test_the_dialects_pass_as_base64_through(ws: Path, cli: CliRunner) -> None:
+    (ws / "blob.bin").write_bytes(b"\x00\x01")
+    result = cli("--dialect", "claude", "Read", stdin={"file_path": str(ws / "blob.bin"),
+                                                        "as_base64": True}).result
+    assert result["kind"] == "binary" and result["data"] == "AAE="

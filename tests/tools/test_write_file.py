@@ -209,14 +209,29 @@ def test_permission_bits_are_kept_when_overwriting(ws: Path, cli: CliRunner) -> 
     assert path.read_text() == "#!/bin/sh\necho new\n"
 
 
-def test_replacing_a_hard_linked_file_breaks_the_link_and_says_so(
+def test_a_hard_linked_file_whose_links_are_all_inside_keeps_its_inode(
         ws: Path, cli: CliRunner) -> None:
     (ws / "a.txt").write_bytes(b"shared\n")
-    os.link(ws / "a.txt", ws / "b.txt")
-    result = cli("write_file", stdin={"path": "a.txt", "content": "only a\n"}).result
-    assert result["hardlink_broken"] is True
+    (ws / "d").mkdir()
+    os.link(ws / "a.txt", ws / "d" / "b.txt")
+    inode = (ws / "a.txt").stat().st_ino
+    call = cli("write_file", stdin={"path": "a.txt", "content": "both\n"})
+    assert call.result["hardlink_broken"] is False
+    assert call.json["warnings"] == []
+    assert (ws / "d" / "b.txt").read_bytes() == b"both\n"
+    assert (ws / "a.txt").stat().st_ino == inode and (ws / "a.txt").stat().st_nlink == 2
+
+
+def test_replacing_a_file_linked_from_outside_breaks_the_link_and_says_so(
+        ws: Path, cli: CliRunner) -> None:
+    (ws / "a.txt").write_bytes(b"shared\n")
+    outside = ws.parent / "outside" / "b.txt"
+    os.link(ws / "a.txt", outside)
+    call = cli("write_file", stdin={"path": "a.txt", "content": "only a\n"})
+    assert call.result["hardlink_broken"] is True
+    assert "hardlink_broken" in call.json["warnings"][0]
     assert (ws / "a.txt").read_bytes() == b"only a\n"
-    assert (ws / "b.txt").read_bytes() == b"shared\n"
+    assert outside.read_bytes() == b"shared\n"  # never written through the shared inode
     assert (ws / "a.txt").stat().st_nlink == 1
 
 

@@ -205,8 +205,15 @@ class DialectTool:
         """JSON Schema (draft 2020-12) of the dialect's parameters."""
         from zbtools.schema import struct_schema
 
-        closed = self.closed if self.closed is not None else self.identity
-        return struct_schema(self.params, wire_names=self.wire_names, closed=closed)
+        canonical = self._params is None and not self.fixed and self._translate is None
+        closed = self.closed if self.closed is not None else canonical
+        schema = struct_schema(self.params, wire_names=self.wire_names, closed=closed)
+        if canonical:  # the dialect's own defaults are the ones a model must be told
+            for key, value in self.defaults.items():
+                prop = schema.get("properties", {}).get(key)
+                if isinstance(prop, dict):
+                    prop["default"] = value
+        return schema
 
     def output_schema(self) -> dict[str, Any] | None:
         """JSON Schema of the result (None when it depends on the route taken)."""

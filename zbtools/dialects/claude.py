@@ -11,7 +11,9 @@ Mapping decisions:
   Code's "read the file first" rule is not enforced: zbtools is stateless, and the sha256 of a
   read passed as ``expected_sha256`` refuses a stale write instead. apply_edit also tolerates
   whitespace and typography drift where Claude's Edit would fail.
-* ``Glob`` -> find_files_glob sorted by modification time, newest first. ``Grep`` ->
+* ``Glob`` and ``Grep`` search as ripgrep does (Claude Code's engine): .gitignore and hidden
+  files honoured, no directory left out by name. ``Glob`` -> find_files_glob sorted by
+  modification time, newest first. ``Grep`` ->
   grep_search with ripgrep's option names (``-A``, ``-B``, ``-C``, ``-i``, ``-n``), ``type``,
   ``multiline``, ``head_limit``; ``output_mode`` defaults to ``files_with_matches`` as in Claude
   Code. ``-n`` is accepted and has no effect (results always carry line numbers).
@@ -124,6 +126,7 @@ def _tools() -> list[DialectTool]:
                         "not unique (provide more context) unless replace_all is set; preserves "
                         "exact indentation.")),
         DialectTool("Glob", "find_files_glob", params=GlobParams, fixed={"sort": "mtime"},
+                    defaults={"exclude_dirs": []},  # ripgrep's --files, as Grep
                     description=(
                         "Fast file pattern matching. Supports standard glob patterns "
                         '("**/*.ts", "src/**/*.tsx"); results sorted by modification time.')),

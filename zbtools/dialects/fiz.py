@@ -16,9 +16,12 @@ lists, ``additionalProperties: false`` where fiz has it). Mapping decisions:
 * ``find`` -> find_files_glob (``dir`` -> ``path``), ``grep`` -> grep_search (``dir`` ->
   ``path``; ``glob`` matches base names), ``ls`` -> list_directory, ``bash`` -> bash
   (``timeout_ms``), ``task`` -> task, ``write`` -> write_file (creates or overwrites).
-* fiz's default excluded directories are .git, .hg, .svn, node_modules and vendor; zbtools'
-  default list is a superset (it adds target, __pycache__, .venv...). ``exclude_dirs`` replaces it
-  as in fiz. The parallel-safe flag of each tool is zbtools' own, which agrees with fiz's.
+* ``find`` and ``grep`` skip what fiz's schema says they skip, and nothing more: the
+  directories .git, .hg, .svn, node_modules and vendor (not zbtools' longer list, not hidden or
+  .gitignore'd files); ``exclude_dirs`` replaces the list as in fiz, ``[]`` searches every
+  directory. ``ls`` lists every entry of the directory (hidden and ignored ones too). The
+  canonical ``include_hidden``, ``include_ignored`` still pass through. The parallel-safe flag of
+  each tool is zbtools' own, which agrees with fiz's.
 """
 
 from __future__ import annotations
@@ -34,6 +37,14 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
 PATH_HELP = "File path (relative to working directory or absolute)"
+# What fiz's find and grep skip, as its schema says: these five directories, nothing else (no
+# hidden or .gitignore'd file); ``exclude_dirs`` replaces the list, ``[]`` searches everything.
+FIZ_EXCLUDED = [".git", ".hg", ".svn", "node_modules", "vendor"]
+SEED_LISTING: dict[str, Any] = {"exclude_dirs": FIZ_EXCLUDED, "include_hidden": True,
+                                "include_ignored": True}
+# ls lists a directory's contents: all of them
+SHOW_ALL: dict[str, Any] = {"exclude_dirs": [], "include_hidden": True,
+                            "include_ignored": True}
 EXCLUDE_HELP = ("Override default excluded directories. By default, skips .git, .hg, .svn, "
                 "node_modules, and vendor/. Set to empty array [] to search all directories.")
 
@@ -237,12 +248,14 @@ def _tools() -> list[DialectTool]:
                                  "new_text": "newText"},
                     description="Make targeted edits to a file using exact string replacement."),
         DialectTool("find", "find_files_glob", params=FindParams, renames={"dir": "path"},
+                    defaults=SEED_LISTING,
                     description="Find files by path pattern. Use this instead of shell find or "
                     "ls when locating files by name."),
         DialectTool("grep", "grep_search", params=GrepParams, renames={"dir": "path"},
+                    defaults=SEED_LISTING,
                     description="Search file contents for a regex pattern. Use instead of "
                     "grep/rg shell commands."),
-        DialectTool("ls", "list_directory", params=LsParams,
+        DialectTool("ls", "list_directory", params=LsParams, defaults=SHOW_ALL,
                     description="List directory contents. Use instead of ls."),
         RouterTool("patch", ("apply_edit", "insert_text", "write_append"), params=PatchParams,
                    route=_route_patch, closed=True, adapt_error=_patch_error,

@@ -15,7 +15,9 @@ tool's), and a small documented set where zkit's behaviour differs:
 * ``bash`` -> bash whose foreground command still running at the timeout is handed to the
   process manager (``on_timeout: background``) and returns a process id for ``bash_output``.
 * ``write_append``, ``grep``, ``glob``, ``ls``, ``bash_output``, ``stop_process``,
-  ``list_processes``, ``save_plan``, ``save_plan_append``, ``update_plan``: the canonical tools.
+  ``list_processes``, ``save_plan``, ``save_plan_append``, ``update_plan``: the canonical
+  tools; ``ls`` shows every entry (hidden, ignored and build directories too), ``grep`` and
+  ``glob`` keep zbtools' search defaults (the seed says nothing on the matter).
   Plans are saved under ``.zbtools/plans/`` (zkit: ``.zarlcode/plans/``).
 
 ``web_fetch`` and ``web_search`` map onto the canonical tools of the same names (issue 8) and
@@ -104,7 +106,10 @@ def _tools() -> list[DialectTool]:
             "Workspace-rooted regex search of file contents with glob filtering.")),
         DialectTool("glob", "find_files_glob", description=(
             "Workspace path enumeration by glob pattern ('**/*.go').")),
-        DialectTool("ls", "list_directory",
+        # a single-level listing shows the directory as it is: every entry (the seed hides
+        # none); grep and glob keep zbtools' defaults (the seed is silent; docs/dialects.md)
+        DialectTool("ls", "list_directory", defaults={"exclude_dirs": [], "include_hidden": True,
+                                                      "include_ignored": True},
                     description="Structured single-level directory listing."),
         DialectTool("bash", "bash", defaults={"on_timeout": "background"}, description=(
             "Run a shell command. Short commands return output inline; a command still running "

@@ -17,7 +17,8 @@ containment and edit lock) and answers with
 * ``structuredContent``: the result object as the dialect shapes it (the ``result`` of the JSON
   envelope for the canonical tools);
 * for an image read (``kind: "image"`` with its base64 ``data``), an MCP image block as well, so
-  the model sees the picture.
+  the model sees the picture; for ``as_base64`` of an image or audio file (``kind: "binary"``),
+  an image or audio block.
 
 A failure the tool documents (not found, no match, invalid arguments, refused for safety, ...)
 is an MCP *tool* error: ``isError: true``, the text ``error[code]: message`` plus ``hint:``,
@@ -328,6 +329,17 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
             # An image read: the model sees the picture itself, not only its description.
             content.append(types.ImageContent(type="image", data=structured["data"],
                                               mime_type=str(structured["mime"])))
+        elif (not is_error and structured.get("kind") == "binary"
+                and isinstance(structured.get("data"), str)
+                and str(structured.get("mime", "")).startswith(("image/", "audio/"))):
+            # as_base64 of a picture or a sound: the block the model can take in as such
+            mime = str(structured["mime"])
+            if mime.startswith("audio/"):
+                content.append(types.AudioContent(type="audio", data=structured["data"],
+                                                  mime_type=mime))
+            else:
+                content.append(types.ImageContent(type="image", data=structured["data"],
+                                                  mime_type=mime))
         return types.CallToolResult(content=content, structured_content=structured,
                                     is_error=is_error)
 

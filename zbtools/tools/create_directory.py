@@ -34,7 +34,7 @@ class Result(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    with ctx.workspace.resolve(params.path, create_parents=True) as res:
+    with ctx.workspace.resolve(params.path, create_parents=True, write=True) as res:
         if res.exists:
             assert res.st is not None
             if stat.S_ISDIR(res.st.st_mode):

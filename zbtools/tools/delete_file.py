@@ -60,7 +60,7 @@ def run(params: Params, ctx: Context) -> Result:
     if params.path == "":  # "" names the root for delete (SECURITY 4.6), not a usage slip
         raise ToolError("workspace_root_protected", "an empty path names the workspace root, "
                         "which can never be deleted", hint="delete paths inside it instead")
-    with ctx.workspace.resolve(params.path, follow_last=False) as res:
+    with ctx.workspace.resolve(params.path, follow_last=False, write=True) as res:
         if res.is_root:
             raise ToolError("workspace_root_protected", f"{params.path}: is the workspace root, "
                             "which can never be deleted", hint="delete paths inside it instead")
@@ -88,6 +88,18 @@ def run(params: Params, ctx: Context) -> Result:
                                if entries > 0 else " (empty)"),
                             hint="pass recursive: true to delete it and everything inside it",
                             details={"entries": entries})
+        if ctx.workspace.protect_git:  # a repository's own folder goes with git's internals
+            try:
+                os.stat(f"{res.name}/.git", dir_fd=res.dir_fd, follow_symlinks=False)
+            except OSError:
+                pass
+            else:
+                raise ToolError("protected_path", f"{params.path}: holds a .git repository "
+                                "(its history, hooks and config), which zbtools never deletes "
+                                "by default", hint="delete its other contents one by one, or "
+                                "set allow_git_writes = true in the [files] table of the config "
+                                "file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
+                                details={"path": params.path})
         sweep_dead_dirs(res.dir_fd)  # what killed deletes and copies left here
         hidden = temp_name(res.name, "zbdel")
         try:

@@ -105,13 +105,13 @@ def _locate(nb: Notebook, params: Params, *, inserting: bool) -> int:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.files.textio import atomic_write, read_bytes, sha256_hex
+    from zbtools.core.files.textio import read_bytes, sha256_hex
     from zbtools.core.media import notebook
 
     if params.mode != "delete" and params.source is None:
         raise ToolError("invalid_arguments", f"{params.mode} needs source",
                         hint="pass the cell's complete new source as source")
-    with ctx.workspace.resolve(params.path) as res:
+    with ctx.workspace.resolve(params.path, write=True) as res:
         raw = read_bytes(res, max_bytes=MAX_NOTEBOOK_BYTES, shown=params.path)
         if params.expected_sha256 is not None:
             from zbtools.core.files.textio import check_expected
@@ -149,7 +149,10 @@ def run(params: Params, ctx: Context) -> Result:
         notebook.verify(nb, text, params.path, expected)
         data = nb.encode(text)
         if changed:
-            atomic_write(res, data, expected_sha256=params.expected_sha256, shown=params.path)
+            from zbtools.core.editing.txn import replace_file
+
+            replace_file(ctx, res, data, expected_sha256=params.expected_sha256,
+                         shown=params.path, tool="edit_notebook_cell")
             from zbtools.core.editing.undo import record
 
             record(ctx, res.rel, raw, data, "edit_notebook_cell")

@@ -52,8 +52,9 @@ class Result(Struct):
     parents_created: list[str] = field(help="Directories created for the destination")
 
 
-def open_source(ctx: Context, path: str, *, follow: bool) -> Resolved:
-    res = ctx.workspace.resolve(path, follow_last=follow)
+def open_source(ctx: Context, path: str, *, follow: bool, write: bool = False) -> Resolved:
+    """The source of a move (``write``: it goes away from there) or a copy."""
+    res = ctx.workspace.resolve(path, follow_last=follow, write=write)
     if res.is_root:
         res.close()
         raise ToolError("workspace_root_protected", f"{path}: is the workspace root",
@@ -76,7 +77,8 @@ def open_destination(ctx: Context, destination: str, source: Resolved, *,
     """
     assert source.name is not None
     if not (destination.endswith("/") and destination.strip("/")):
-        res = ctx.workspace.resolve(destination, follow_last=follow, create_parents=True)
+        res = ctx.workspace.resolve(destination, follow_last=follow, create_parents=True,
+                                    write=True)
         if not res.is_root:
             return res
         res.close()
@@ -89,7 +91,7 @@ def open_destination(ctx: Context, destination: str, source: Resolved, *,
         inner = destination.rstrip("/") + "/" + source.name
     finally:
         folder.close()
-    return ctx.workspace.resolve(inner, follow_last=follow, create_parents=True)
+    return ctx.workspace.resolve(inner, follow_last=follow, create_parents=True, write=True)
 
 
 def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest: str,
@@ -124,7 +126,7 @@ def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest
 
 
 def run(params: Params, ctx: Context) -> Result:
-    with open_source(ctx, params.source, follow=False) as src, \
+    with open_source(ctx, params.source, follow=False, write=True) as src, \
             open_destination(ctx, params.destination, src) as dst:
         assert src.st is not None and src.name is not None
         replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)

@@ -12,6 +12,12 @@ write to refuse it if the file changed meanwhile), its encoding, newline style a
 shows ``12:9f3a1c`` before the tab): pass ``anchor: "12:9f3a1c"`` to apply_edit to pin an edit to
 that line, refused with ``stale_anchor`` if the line changed.
 
+``as_base64: true`` returns any file whole (binary, audio, video, an unknown format) as base64
+``data`` with its ``mime`` type (from its magic bytes, else its name; ``kind: "binary"``), up
+to ``max_base64_bytes`` (1 MiB by default, at most 16 MiB; a larger file is refused with
+``too_large``, never cut). Audio and video files are never shown as text, even without a NUL
+byte (``binary_file``).
+
 Also reads images (PNG, JPEG, GIF, WebP, BMP: ``kind: "image"`` with ``mime``, ``width``,
 ``height`` and the bytes as base64 ``data``; SVG is text), PDFs (``kind: "pdf"``: the text of
 each page, ``pages: "1-5,8"`` selects pages, ``page_count``) and Jupyter notebooks (``kind:
@@ -98,6 +104,13 @@ class Params(Struct):
                                help="Images: include the base64 data (false: metadata only)")
     raw: bool = field(default=False,
                       help="Read a notebook or .pdf-named file as plain text lines")
+    as_base64: bool = field(default=False,
+                            help="Return the file's bytes whole as base64 data with their MIME "
+                            "type (any file: binary, audio, unknown formats)")
+    max_base64_bytes: int | None = field(
+        default=None, minimum=1, maximum=16 * 1024 * 1024,
+        help="With as_base64: largest file returned, in bytes (default 1048576); larger ones "
+        "are refused with too_large, never cut")
 
 
 class Result(Struct):
@@ -116,16 +129,17 @@ class Result(Struct):
     next_offset: int | None = field(help="The offset to pass to read the next page")
     line_hashes: list[str] | None = field(
         help="With hashes: one 6-hex hash per returned line; anchor edits with 'LINE:HASH'")
-    kind: Literal["text", "image", "pdf", "notebook"] = field(
-        default="text", help="What was read: text, image, pdf or notebook")
-    mime: str | None = field(default=None, help="Images: the MIME type of data")
+    kind: Literal["text", "image", "pdf", "notebook", "binary"] = field(
+        default="text", help="What was read: text, image, pdf, notebook, or binary (as_base64)")
+    mime: str | None = field(default=None, help="Images and as_base64: the MIME type of data")
     width: int | None = field(default=None, help="Images: width in pixels (of data)")
     height: int | None = field(default=None, help="Images: height in pixels (of data)")
     original_width: int | None = field(default=None, help="Images: width of the file")
     original_height: int | None = field(default=None, help="Images: height of the file")
     downscaled: bool | None = field(default=None, help="Images: data is a smaller copy")
-    data: str | None = field(default=None, help="Images: the image bytes, base64")
-    data_bytes: int | None = field(default=None, help="Images: size of data before base64")
+    data: str | None = field(default=None, help="Images and as_base64: the bytes, base64")
+    data_bytes: int | None = field(default=None,
+                                   help="Images and as_base64: size of data before base64")
     page_count: int | None = field(default=None, help="PDFs: pages in the document")
     pages: list[int] | None = field(default=None, help="PDFs: the pages returned")
     cell_count: int | None = field(default=None, help="Notebooks: cells in the notebook")
@@ -158,7 +172,14 @@ def run(params: Params, ctx: Context) -> Result:
 def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | None,
           start: int, count: int, limits: Limits) -> Result:
     with workspace.resolve(spill_name or params.path) as res:
+        if params.as_base64:
+            from zbtools.core.media.binary import DEFAULT_MAX_BASE64_BYTES, read_base64
+
+            return Result(**read_base64(res, params.path, params.max_base64_bytes
+                                        or DEFAULT_MAX_BASE64_BYTES))
         kind = None if params.raw or spill_name else kind_by_name(res.rel)
+        if kind is None and not spill_name and _media_suffix(res.rel):
+            _refuse_media(res, params.path)
         if kind is None:
             try:
                 window = read_window(res, start, count, max_bytes=limits.max_bytes,
@@ -171,7 +192,8 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
                 kind = sniff(res)
                 if kind is None:
                     exc.hint = ("read_file shows text, images (PNG, JPEG, GIF, WebP, BMP), "
-                                "PDFs and notebooks; this is another binary format: use "
+                                "PDFs and notebooks; this is another binary format: pass "
+                                "as_base64: true for its bytes and MIME type, or use "
                                 "get_file_info for its size and type")
                     raise
         if kind is not None:
@@ -193,6 +215,30 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
         lines_cut=window.capped_lines, truncated=more,
         next_offset=window.last + 1 if more else None, line_hashes=hashes,
     )
+
+
+def _media_suffix(name: str) -> bool:
+    from zbtools.core.media.binary import AUDIO_VIDEO_SUFFIXES
+
+    dot = name.rfind(".")
+    return dot >= 0 and name[dot:].lower() in AUDIO_VIDEO_SUFFIXES
+
+
+def _refuse_media(res: Resolved, shown: str) -> None:
+    """An audio or video file is binary even without a NUL byte: never shown as text."""
+    from zbtools.core.files.textio import BINARY_SNIFF_BYTES, open_regular
+    from zbtools.core.media.binary import looks_like_media, mime_type
+
+    fd, _ = open_regular(res, shown=shown)
+    try:
+        head = os.read(fd, BINARY_SNIFF_BYTES)
+    finally:
+        os.close(fd)
+    if looks_like_media(res.rel, head):
+        mime = mime_type(head, res.rel)
+        raise ToolError("binary_file", f"{shown}: is {mime} media, not text",
+                        hint="pass as_base64: true for its bytes and MIME type, or use "
+                        "get_file_info for its size and type", details={"mime": mime})
 
 
 def _read_rich(kind: str, res: Resolved, params: Params, ctx: Context, start: int,
@@ -233,6 +279,9 @@ def render_window_text(numbered: str, result: Result) -> str:
 
 
 def render(result: Result) -> str:
+    if result.kind == "binary":
+        return (f"[{result.path}: {result.mime}, {result.data_bytes} bytes; the base64 data is "
+                "in the JSON result]\n")
     if result.kind == "image":
         shown = "" if result.data is None else "; the base64 data is in the JSON result"
         scaled = (f", downscaled from {result.original_width}x{result.original_height}"

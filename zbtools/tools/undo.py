@@ -81,14 +81,21 @@ def run(params: Params, ctx: Context) -> Result:
         remaining = len(candidates) - 1 if target else len(
             [e for e in journal.entries if e["path"] == rel]) - 1
         if not params.dry_run:
-            with ctx.workspace.resolve(rel, follow_last=False, create_parents=True) as res:
+            with ctx.workspace.resolve(rel, follow_last=False, create_parents=True,
+                                          write=True) as res:
                 if before is None:
                     assert res.name is not None
                     os.unlink(res.name, dir_fd=res.dir_fd)
                 else:
                     res.ensure_parents()
-                    atomic_write(res, before, create_only=current is None,
-                                 mode=entry.get("mode"), shown=rel)
+                    if current is None:
+                        atomic_write(res, before, create_only=True, mode=entry.get("mode"),
+                                     shown=rel)
+                    else:  # against the content just checked; a hard link is kept
+                        from zbtools.core.editing.txn import replace_file
+
+                        replace_file(ctx, res, before, expected_sha256=current_sha, shown=rel,
+                                     tool="undo")
             journal.entries.remove(entry)
             journal.save()
     return Result(path=rel, action=action, tool=entry["tool"], undone_at=entry["time"],

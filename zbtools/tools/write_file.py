@@ -15,8 +15,11 @@ in UTF-8. Writing identical bytes changes nothing (``changed: false``).
 Failure modes: ``already_exists`` (overwrite false), ``is_directory``, ``not_a_directory`` (a
 parent is a file), ``stale_file``, ``permission_denied`` (read-only file or directory),
 ``encoding_error`` (text the file's encoding cannot hold), ``special_file``, ``no_space``,
-``outside_workspace`` (also a symlink, even a dangling one, that points outside). Replacing a
-file that has other hard links breaks the link: the result says ``hardlink_broken: true``.
+``outside_workspace`` (also a symlink, even a dangling one, that points outside),
+``protected_path`` (inside ``.git``). Replacing a file that has other hard links keeps its inode
+(every name sees the new content) when all its names are inside the workspace; otherwise the
+link is broken (a name outside is never written through) and the result says
+``hardlink_broken: true``.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ def resolve_encoding(requested: str, fmt: FileFormat | None) -> FileFormat:
 
 
 def prepare_target(ctx: Context, path: str) -> Resolved:
-    res = ctx.workspace.resolve(path, create_parents=True)
+    res = ctx.workspace.resolve(path, create_parents=True, write=True)
     if res.is_root:
         res.close()
         raise ToolError("is_directory", f"{path}: is the workspace root directory",
@@ -121,8 +124,15 @@ def run(params: Params, ctx: Context) -> Result:
         data = target.encode(text, with_bom=True)
         try:
             res.ensure_parents()
-            outcome = atomic_write(res, data, create_only=not params.overwrite,
-                                   expected_sha256=params.expected_sha256, shown=params.path)
+            if res.exists:
+                from zbtools.core.editing.txn import replace_file
+
+                outcome = replace_file(ctx, res, data, expected_sha256=params.expected_sha256,
+                                       shown=params.path, tool="write_file")
+            else:
+                outcome = atomic_write(res, data, create_only=not params.overwrite,
+                                       expected_sha256=params.expected_sha256,
+                                       shown=params.path)
         except BaseException:
             res.rollback_parents()
             raise

@@ -25,6 +25,10 @@ Command execution settings live in an ``[exec]`` table (approval, env_passthroug
 kill_grace, max_background, log_cap, guardrail, sandbox, ...; see ``load_exec_settings`` and the
 README), each overridable by ``ZBTOOLS_<KEY>``.
 
+The file tools read a ``[files]`` table: ``allow_git_writes`` (default false: nothing inside a
+``.git`` directory is written, edited, patched, deleted, moved or copied over), overridable by
+``ZBTOOLS_ALLOW_GIT_WRITES``.
+
 The web tools read a ``[web]`` table (searxng_url, allow, timeout, max_timeout,
 max_download_bytes, max_redirects, user_agent, chromium, render_timeout; see
 ``load_web_settings``), overridable by ``ZBTOOLS_WEB_<KEY>``, with ``ZBTOOLS_SEARXNG_URL``,
@@ -357,3 +361,18 @@ def load_web_settings(env: Mapping[str, str], config: Mapping[str, Any] | None =
                       ) -> WebSettings:
     """Defaults < config file ``[web]`` < environment variables."""
     return WebSettings(**WEB.load(env, config))
+
+
+# ---- the file tools ---------------------------------------------------------------------------
+
+# allow_git_writes: let write, edit, patch, delete, move and copy tools change what lies inside a
+# .git directory (hooks, config, objects: code git runs later); refused by default
+# (``protected_path``). Environment: ZBTOOLS_ALLOW_GIT_WRITES.
+FILES = Section("files", {"allow_git_writes": False})
+FILES_DEFAULTS = FILES.defaults
+
+
+def load_files_settings(env: Mapping[str, str], config: Mapping[str, Any] | None = None
+                        ) -> dict[str, Any]:
+    """Defaults < config file ``[files]`` < ``ZBTOOLS_<KEY>`` environment variables."""
+    return FILES.load(env, config)

@@ -70,7 +70,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     """
     from zbtools.core.editing.matching import MatchError, unified_diff
 
-    with ctx.workspace.resolve(path) as res:
+    with ctx.workspace.resolve(path, write=not dry_run) as res:
         data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None and len(data) >= FAST_PATH_BYTES:
@@ -90,7 +90,9 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
         if dry_run:
             return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
-        atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path)
+        from zbtools.core.editing.txn import replace_file
+
+        replace_file(ctx, res, new_data, expected_sha256=sha256_hex(data), shown=path, tool=tool)
         from zbtools.core.editing.undo import record
 
         record(ctx, rel, data, new_data, tool)
@@ -114,6 +116,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     old, new = simple
     if not old.strip() or "\r" in old or "\r" in new or old == new:
         return None
+    if res.st is not None and res.st.st_nlink > 1:
+        return None  # a hard-linked file: the full engine keeps its inode (txn.replace_file)
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     if data.find(b"\x00", 0, 8192) != -1 or data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
@@ -244,7 +248,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
 
     if patch.kind == "add":
         change = FileChange(shown, "created")
-        change.res = ctx.workspace.resolve(shown, create_parents=True)
+        change.res = ctx.workspace.resolve(shown, create_parents=True, write=True)
         if change.res.exists:
             raise ToolError("already_exists", f"{shown}: the patch adds this file, but it "
                             "exists", hint="use an Update section (or a diff with context) to "
@@ -256,7 +260,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
         change.diff = unified_diff(change.rel, "", text)
         return change
     change = FileChange(shown, "deleted" if patch.kind == "delete" else "updated")
-    change.res = ctx.workspace.resolve(shown)
+    change.res = ctx.workspace.resolve(shown, write=True)
     data = read_bytes(change.res, max_bytes=MAX_EDIT_BYTES, shown=shown)
     assert change.res.st is not None
     change.mode = stat_module.S_IMODE(change.res.st.st_mode)
@@ -290,7 +294,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
     if patch.new_path is not None:
         change.action = "renamed"
         change.dest = ctx.workspace.resolve(patch.new_path, follow_last=False,
-                                            create_parents=True)
+                                            create_parents=True, write=True)
         if change.dest.exists:
             raise ToolError("already_exists", f"{patch.new_path}: the patch moves {shown} "
                             "there, but it exists", details={"path": patch.new_path})
@@ -300,7 +304,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
     return change
 
 
-def _commit(change: FileChange) -> None:
+def _commit(ctx: Context, change: FileChange) -> None:
     """Commit a patch's only change when it is one atomic step (no rename)."""
     assert change.res is not None
     if change.action == "created":
@@ -322,8 +326,11 @@ def _commit(change: FileChange) -> None:
     elif change.action == "updated":
         assert change.after is not None and change.before is not None
         if change.after != change.before:
-            atomic_write(change.res, change.after, expected_sha256=sha256_hex(change.before),
-                         shown=change.shown)
+            from zbtools.core.editing.txn import replace_file
+
+            replace_file(ctx, change.res, change.after,
+                         expected_sha256=sha256_hex(change.before), shown=change.shown,
+                         tool="apply_edit")
     else:  # a rename is two steps: it always goes through _commit_all
         raise AssertionError(f"{change.action} of {change.shown} outside a transaction")
     change.done = True
@@ -383,7 +390,7 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
         if len(changes) > 1 or any(c.action == "renamed" for c in changes):
             _commit_all(ctx, changes)  # several files: through the intent journal
         else:
-            _commit(changes[0])
+            _commit(ctx, changes[0])
         from zbtools.core.editing.undo import record
         from zbtools.core.state.store import on_path_deleted, on_path_moved
 

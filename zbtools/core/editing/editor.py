@@ -462,12 +462,12 @@ def edit_active(ctx: Context, content: str, *, replace: bool, tool: str) -> Edit
     import os
 
     from zbtools.core.editing.cycle import check_new_text
-    from zbtools.core.files.textio import apply_newline, atomic_write
+    from zbtools.core.files.textio import apply_newline
 
     with Editor(ctx) as editor:
         tab = editor.active_tab()
         report = EditReport(tab.path)
-        with ctx.workspace.resolve(tab.path) as res:
+        with ctx.workspace.resolve(tab.path, write=True) as res:
             loaded = load(res, tab.path)
             report.reanchored = editor.sync(tab, loaded, strict=True)
             model = loaded.model
@@ -491,7 +491,10 @@ def edit_active(ctx: Context, content: str, *, replace: bool, tool: str) -> Edit
             new_data = loaded.data
             if new != old:
                 new_data = loaded.decoded.encode(new)
-                atomic_write(res, new_data, expected_sha256=loaded.sha256, shown=tab.path)
+                from zbtools.core.editing.txn import replace_file
+
+                replace_file(ctx, res, new_data, expected_sha256=loaded.sha256, shown=tab.path,
+                             tool="replace_selection" if replace else "insert_at_cursor")
                 report.changed = True
                 from zbtools.core.editing.matching import unified_diff
 

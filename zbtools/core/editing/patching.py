@@ -363,5 +363,6 @@ def hunk_requests(patch: FilePatch, label_prefix: str = "") -> list[Any]:
         old = "\n".join(hunk.old) + ("" if hunk.old_no_newline else "\n")
         request = Request(old, new, start_line=hunk.old_start, label=label)
         request.scopes = list(hunk.scopes)
+        request.whole_lines = True
         requests.append(request)
     return requests

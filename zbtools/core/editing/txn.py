@@ -38,6 +38,7 @@ from zbtools.contract import ToolError
 from zbtools.core.files.textio import (
     SPECIAL_BITS,
     append_in_place,
+    check_unchanged,
     current_umask,
     own_host,
     own_start,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.files.textio import WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
 JOURNAL_VERSION = 1
@@ -72,6 +74,7 @@ class Step:
         self.data = data
         self.before = before  # the content the caller read (None: the file must not exist)
         self.mode = mode
+        self.seen: os.stat_result | None = None  # the file as the patch read it (staged)
         self.tmp = temp_name(res.name) if op == "write" else None
         self.backup = temp_name(res.name, "zbbak") if before is not None else None
         comps = res.parent_rel.split("/")
@@ -118,6 +121,7 @@ def _stage(step: Step) -> None:
     dir_fd = res.dir_fd
     sweep_dead_temps(dir_fd)
     if step.backup is not None:
+        linked = True
         try:
             os.link(res.name, step.backup, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
                     follow_symlinks=False)
@@ -128,13 +132,27 @@ def _stage(step: Step) -> None:
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
+            linked = False
             _write_new(dir_fd, step.backup, step.before or b"", _mode_of(res))
-        fd = os.open(step.backup, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # The file itself (after the link, which changes its ctime) is what the patch read:
+        # its identity is kept for the check right before its rename (``_apply``).
         try:
-            same = read_fd(fd) == step.before
+            fd = os.open(res.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+        except FileNotFoundError:
+            fd = -1
+        try:
+            if fd >= 0:
+                step.seen = os.fstat(fd)
+                same = read_fd(fd) == step.before
+            else:
+                same = False
         finally:
-            os.close(fd)
-        if not same:
+            if fd >= 0:
+                os.close(fd)
+        if not same or (linked and not _same_inode(dir_fd, step.backup, step.seen)):
+            # the backup may not be of what the patch read: a rollback must not put it back
+            _unlink_quiet(step.backup, dir_fd)
             raise ToolError("stale_file", f"{res.rel}: changed while the patch was being "
                             "applied", hint="read the files again and redo the patch")
     if step.op == "write":
@@ -153,6 +171,17 @@ def _stage(step: Step) -> None:
                 os.chmod(step.tmp, mode, dir_fd=dir_fd)
             except OSError:
                 pass
+
+
+def _same_inode(dir_fd: int, backup: str, seen: os.stat_result | None) -> bool:
+    """Whether the backup is a hard link to the inode ``seen``."""
+    if seen is None:
+        return False
+    try:
+        st = os.stat(backup, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (seen.st_dev, seen.st_ino)
 
 
 def _mode_of(res: Resolved) -> int:
@@ -177,6 +206,12 @@ def _apply(step: Step) -> None:
     assert res.name is not None
     dir_fd = res.dir_fd
     pause_point()
+    if step.seen is not None:  # what the patch read must still be there, unchanged
+        try:
+            check_unchanged(dir_fd, res.name, step.seen, res.rel, expected=step.before)
+        except ToolError:
+            _unlink_quiet(step.backup, dir_fd)  # the rollback must leave this file alone
+            raise
     if step.op == "delete":
         os.unlink(res.name, dir_fd=dir_fd)
     elif step.before is not None:
@@ -254,6 +289,12 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
     for step in steps:
         _unlink_quiet(step.backup, step.res.dir_fd)
         _unlink_quiet(step.tmp, step.res.dir_fd)
+        st = step.res.st
+        if step.op == "write" and step.before is not None and st is not None and \
+                st.st_nlink > 1:
+            ctx.warn(f"{step.res.rel} had {st.st_nlink} hard links: a patch of several files "
+                     "replaces each file whole, so its other names keep the old content "
+                     "(hardlink_broken); patch it alone to keep the link")
     _forget(folder, name)
 
 
@@ -280,6 +321,167 @@ def journaled_append(ctx: Context, res: Resolved, data: bytes, *,
         return append_in_place(res, data, expected_sha256=expected_sha256, shown=shown)[1]
     finally:
         _forget(folder, name)
+
+
+def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: str | None,
+                 shown: str, tool: str) -> WriteOutcome:
+    """Replace an existing (or create a new) file's content with ``data``, keeping its inode
+    when it has other hard links that all lie inside the workspace.
+
+    A file with one link is replaced atomically (``atomic_write``). A file with several keeps
+    its inode, so every name sees the new content (and its owner, mode and extended attributes
+    stay): only when a bounded walk of the workspace finds every one of its names there
+    (``fsops.links_all_inside``), since a name outside would be changed too (SECURITY T3).
+    Otherwise it is replaced atomically and the link is broken, with a warning
+    (``hardlink_broken``). The in-place write is journaled (``write_in_place``)."""
+    from zbtools.core.files.fsops import links_all_inside
+    from zbtools.core.files.textio import atomic_write
+
+    st = res.st
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and res.base == "" \
+            and links_all_inside(ctx.workspace.root_fd, st):
+        return write_in_place(ctx, res, data, expected_sha256=expected_sha256, shown=shown,
+                              tool=tool)
+    outcome = atomic_write(res, data, expected_sha256=expected_sha256, shown=shown)
+    if outcome.hardlink_broken:
+        ctx.warn(f"{res.rel} had {st.st_nlink if st else 2} hard links, some of them outside "
+                 "the workspace (or not found in time): it was replaced by a new file, so its "
+                 "other names keep the old content (hardlink_broken)")
+    return outcome
+
+
+def write_in_place(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: str | None,
+                   shown: str, tool: str) -> WriteOutcome:
+    """Overwrite the file's own inode with ``data``, losing nothing even under ``kill -9``.
+
+    Order: the journal (naming the file's inode, the sha256 of its old and new content and a
+    backup name) is made durable; then a full copy of the old content is written beside the
+    file (``.<name>.zbbak-…``) and made durable; the change is checked again (``stale_file``
+    if someone wrote meanwhile); only then is the file overwritten, truncated and ``fsync``-ed;
+    the backup and the journal go last. A call killed part-way is finished by the next one
+    (``_recover_in_place``): a file left half-written gets its old content back from the
+    backup, in the same inode."""
+    from zbtools.core.files.textio import (
+        READ_FLAGS,
+        WriteOutcome,
+        check_expected,
+        special_file_error,
+    )
+    from zbtools.core.files.workspace import os_error
+
+    assert res.name is not None
+    outcome = WriteOutcome()
+    try:
+        fd = os.open(res.name, (READ_FLAGS & ~os.O_RDONLY) | os.O_RDWR, dir_fd=res.dir_fd)
+    except OSError as exc:
+        raise os_error(exc, shown) from exc
+    backup: str | None = None
+    journal: tuple[str, str] | None = None
+    written = False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise special_file_error(shown, st)
+        if not st.st_mode & 0o222:
+            raise ToolError("permission_denied", f"{shown}: is read-only (mode "
+                            f"{stat.S_IMODE(st.st_mode):04o})",
+                            hint="make it writable first if changing it is intended")
+        old = read_fd(fd)
+        check_expected(old, expected_sha256, shown)
+        outcome.old_size = len(old)
+        if old == data:
+            outcome.changed = False
+            return outcome
+        backup = temp_name(res.name, "zbbak")
+        folder, name, _ = _begin(ctx, tool, [
+            {"op": "inplace", "path": res.rel, "backup": backup, "dev": st.st_dev,
+             "ino": st.st_ino, "old_sha256": sha256_hex(old), "sha256": sha256_hex(data)}],
+            "an in-place write", "nothing was changed")
+        journal = (folder, name)
+        _write_new(res.dir_fd, backup, old, 0o600)
+        _fsync_dir(res.dir_fd)
+        pause_point()  # test-only: a kill with the journal and the backup durable
+        check_unchanged(res.dir_fd, res.name, st, shown, expected=old)
+        written = True
+        _overwrite(fd, data)
+        pause_point()  # test-only: a kill after the new content is durable
+    except BaseException as exc:
+        if written:  # put the old content back into the inode
+            try:
+                _overwrite(fd, old)
+                written = False
+            except OSError:
+                pass  # the journal and the backup stay: the next call restores it
+        if not written:
+            _unlink_quiet(backup, res.dir_fd)
+            if journal is not None:
+                _forget(*journal)
+        if isinstance(exc, OSError):
+            raise os_error(exc, shown) from exc
+        raise
+    finally:
+        os.close(fd)
+    _unlink_quiet(backup, res.dir_fd)
+    _forget(*journal)
+    return outcome
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _recover_in_place(ctx: Context, record: dict[str, Any]) -> tuple[str, bool]:
+    """Finish an in-place write cut short: (what was found, whether the journal can go)."""
+    res = _open_step(ctx, record)
+    if res is None:
+        return "the file is gone", True
+    backup = str(record.get("backup"))
+    try:
+        assert res.name is not None
+        fd = os.open(res.name, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=res.dir_fd)
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (record.get("dev"), record.get("ino")) or \
+                    not stat.S_ISREG(st.st_mode):
+                found = "the file was replaced since; it was left as it is"
+            else:
+                current = sha256_hex(read_fd(fd))
+                if current == record.get("sha256"):
+                    found = "the new content had been written whole"
+                elif current == record.get("old_sha256"):
+                    found = "nothing had been written"
+                else:
+                    saved = _read_quiet(backup, res.dir_fd)
+                    if saved is None or sha256_hex(saved) != record.get("old_sha256"):
+                        return ("the file is part-written and its backup "
+                                f"{backup} is not complete; both were left as they are", False)
+                    _overwrite(fd, saved)
+                    found = "the part-written file got its old content back"
+        finally:
+            os.close(fd)
+        _unlink_quiet(backup, res.dir_fd)
+        return found, True
+    except OSError as exc:
+        return f"the file could not be checked ({os.strerror(exc.errno or 0)})", False
+    finally:
+        res.close()
+
+
+def _read_quiet(name: str, dir_fd: int) -> bytes | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        return read_fd(fd)
+    finally:
+        os.close(fd)
 
 
 def _recover_append(ctx: Context, record: dict[str, Any]) -> str:
@@ -491,6 +693,11 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> bool:
     owner = doc.get("pid")
     tool = doc.get("tool") or "a change"
     steps = doc["steps"]
+    if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("op") == "inplace":
+        found, done = _recover_in_place(ctx, steps[0])
+        ctx.warn(f"an interrupted {tool} of {steps[0].get('path')} (process {owner}), which "
+                 f"was writing the file in place, was checked: {found}")
+        return done
     if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("op") == "append":
         found = _recover_append(ctx, steps[0])
         ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "

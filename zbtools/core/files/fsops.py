@@ -375,3 +375,86 @@ def copy_tree(src_fd: int, dst_parent: int, dst_name: str, *, shown: str,
             os.close(s_fd)
         if d_fd >= 0:
             os.close(d_fd)
+
+
+LINK_SCAN_ENTRIES = 200_000
+LINK_SCAN_SECONDS = 2.0
+
+
+def links_all_inside(root_fd: int, st: os.stat_result, *, max_entries: int = LINK_SCAN_ENTRIES,
+                     max_seconds: float = LINK_SCAN_SECONDS) -> bool:
+    """Whether every one of the ``st_nlink`` names of the file ``st`` lies below ``root_fd``.
+
+    A depth-first walk of the tree like ``remove_tree``'s (one directory fd at a time, climbing
+    back through a checked ``..``; never following a symlink, never leaving the file's device)
+    counts the entries that are this inode and stops as soon as it has found them all.
+    ``False`` when it cannot tell: a name may be outside the tree, or the walk hit its bounds
+    (``max_entries`` entries, ``max_seconds``) or a directory changed under it."""
+    import time
+
+    want = st.st_nlink
+    key = (st.st_dev, st.st_ino)
+    counted = [0, 0]  # entries seen, links found
+    deadline = time.monotonic() + max_seconds
+
+    def scan(fd: int) -> list[tuple[str, tuple[int, int]]] | None:
+        """The subdirectories of ``fd``; None once every link is found or a bound is hit."""
+        subdirs: list[tuple[str, tuple[int, int]]] = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                counted[0] += 1
+                if counted[0] > max_entries or time.monotonic() > deadline:
+                    return None
+                try:
+                    est = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(est.st_mode):
+                    if est.st_dev == st.st_dev:
+                        subdirs.append((entry.name, _key(est)))
+                elif _key(est) == key:
+                    counted[1] += 1
+                    if counted[1] >= want:
+                        return None
+        return subdirs
+
+    fd = -1
+    try:
+        fd = os.dup(root_fd)
+        top = _key(os.fstat(fd))
+        first = scan(fd)
+        if first is None:
+            return counted[1] >= want
+        chain: list[tuple[tuple[int, int], list[tuple[str, tuple[int, int]]]]] = [(top, first)]
+        on_chain = {top}
+        while chain:
+            here, pending = chain[-1]
+            if pending:
+                child, child_key = pending.pop()
+                if child_key in on_chain:
+                    continue
+                try:
+                    child_fd = _open_child(child, fd, child_key, child)
+                except (OSError, ToolError):
+                    continue  # gone or replaced meanwhile: not counted
+                os.close(fd)
+                fd = child_fd
+                subdirs = scan(fd)
+                if subdirs is None:
+                    return counted[1] >= want
+                chain.append((child_key, subdirs))
+                on_chain.add(child_key)
+                continue
+            chain.pop()
+            on_chain.discard(here)
+            if not chain:
+                break
+            up = _open_parent(fd, chain[-1][0], "")
+            os.close(fd)
+            fd = up
+        return counted[1] >= want
+    except (OSError, ToolError):
+        return False
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -36,10 +36,19 @@ Writing:
   and the owner and group where allowed, are kept.
 * ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N`` (test-only, for the crash tests): the process stops
   before its N-th rename (or link, unlink) that publishes a change, writes
-  ``zbtools-test-paused <N>`` to stderr and sleeps, so a test can kill it at that exact point.
+  ``zbtools-test-paused <N>`` to stderr and sleeps, so a test can kill it at that exact point
+  (with ``ZBTOOLS_TEST_RESUME_FILE=PATH``, it goes on once PATH exists).
+* No lost update: a write with a precondition (``expected_sha256``, or the content an edit
+  read) checks it again right before its rename (``check_unchanged``: same inode, size,
+  nanosecond mtime and ctime, and the content again for a recently changed file); another
+  process's change made while the new version was being written is refused with
+  ``stale_file`` and left as it is. What remains is the microseconds between that check and
+  the rename; other zbtools processes are kept out of it by the workspace edit lock.
 * Create-only publishes with ``link()`` (fails on any existing name, even a dangling symlink).
-* Replacing a file with several hard links breaks the link (reported as ``hardlink_broken``);
-  in-place appends refuse such files instead (``hardlink_refused``).
+* ``atomic_write`` replacing a file with several hard links breaks the link (reported as
+  ``hardlink_broken``); the tools replace files through ``editing.txn.replace_file``, which
+  keeps the inode instead when every name is inside the workspace. In-place appends refuse
+  such files (``hardlink_refused``).
 * Writing bytes identical to the current content does nothing (``changed: false``, mtime kept).
 * Read-only files (no write bit) are refused with ``permission_denied``, by replacing writes and
   by appends alike, even for root: a rename would bypass the mode the user set.
@@ -316,7 +325,7 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
         raise ToolError("is_directory", f"{shown}: is a directory, not a file",
                         hint="use list_directory to see a directory")
     if not stat.S_ISREG(res.st.st_mode):
-        raise _special(shown, res.st)
+        raise special_file_error(shown, res.st)
     try:
         fd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
     except OSError as exc:
@@ -326,11 +335,11 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):
             raise ToolError("is_directory", f"{shown}: is a directory, not a file")
-        raise _special(shown, st)
+        raise special_file_error(shown, st)
     return fd, st
 
 
-def _special(shown: str, st: os.stat_result) -> ToolError:
+def special_file_error(shown: str, st: os.stat_result) -> ToolError:
     mode = st.st_mode
     kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
             else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
@@ -599,7 +608,9 @@ _pauses: list[int] = [0]
 
 def pause_point() -> None:
     """Test-only: with ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``, stop before the N-th rename (or
-    link, unlink) that publishes a change, so a crash test can kill the process right there."""
+    link, unlink) that publishes a change, so a crash test can kill the process right there.
+    With ``ZBTOOLS_TEST_RESUME_FILE=PATH`` too, the process goes on once PATH exists (a race
+    test changes the file meanwhile)."""
     wanted = os.environ.get("ZBTOOLS_TEST_PAUSE_BEFORE_RENAME")
     if not wanted:
         return
@@ -609,8 +620,56 @@ def pause_point() -> None:
     import time
 
     os.write(2, f"zbtools-test-paused {_pauses[0]}\n".encode("ascii"))
-    while True:
-        time.sleep(3600)
+    resume = os.environ.get("ZBTOOLS_TEST_RESUME_FILE")
+    while not (resume and os.path.exists(resume)):
+        time.sleep(0.02 if resume else 3600)
+
+
+# A change made within this many nanoseconds of the file's last change may carry the very same
+# timestamps (kernels without fine-grained timestamps tick every 1-10 ms): such a file is
+# hashed again rather than trusted by its ``stat``.
+RECENT_CHANGE_NS = 2_000_000_000
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _changed_meanwhile(shown: str) -> ToolError:
+    return ToolError("stale_file", f"{shown}: was changed by someone else while the new "
+                     "version was being written; nothing was written",
+                     hint="read the file again and redo the change against its current "
+                     "content", details={"changed_during_write": True})
+
+
+def check_unchanged(dir_fd: int, name: str, seen: os.stat_result, shown: str, *,
+                    expected_sha256: str | None = None, expected: bytes | None = None) -> None:
+    """Refuse with ``stale_file`` unless the entry ``name`` is still the very file ``seen`` was
+    taken of, unchanged: same inode, size, and nanosecond mtime and ctime. Called right before
+    the rename that replaces it, so another process's change made while the new version was
+    being written is never overwritten. When the old content is known (``expected_sha256`` or
+    ``expected``) and the file changed recently (timestamps may not have moved), it is hashed
+    again too."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise _changed_meanwhile(shown) from None
+    if _identity(st) != _identity(seen):
+        raise _changed_meanwhile(shown)
+    if expected_sha256 is None and expected is None:
+        return
+    import time
+
+    if time.time_ns() - st.st_ctime_ns >= RECENT_CHANGE_NS:
+        return
+    fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
+    try:
+        current = read_fd(fd) if _identity(os.fstat(fd)) == _identity(seen) else None
+    finally:
+        os.close(fd)
+    if current is None or (expected is not None and current != expected) or (
+            expected_sha256 is not None and sha256_hex(current) != expected_sha256.lower()):
+        raise _changed_meanwhile(shown)
 
 
 def temp_name(name: str, tag: str = "zbtmp") -> str:
@@ -687,7 +746,7 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                 raise ToolError("is_directory", f"{shown}: is a directory",
                                 hint="give a file path, not a directory")
             if not stat.S_ISREG(old_st.st_mode):
-                raise _special(shown, old_st)
+                raise special_file_error(shown, old_st)
             if create_only:
                 raise ToolError("already_exists", f"{shown}: already exists",
                                 hint="use edit_file/apply_edit to change it, or pass "
@@ -746,6 +805,10 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
         os.close(fd)
         fd = -1
         pause_point()
+        if old_st is not None and (expected_sha256 is not None or unchanged_since is not None):
+            # the precondition held when the file was read: it must still hold now, right
+            # before the rename (another process may have written meanwhile)
+            check_unchanged(dir_fd, name, old_st, shown, expected_sha256=expected_sha256)
         if old_st is None:
             # No-clobber publish: link() fails on any existing name, even a dangling symlink.
             try:
@@ -804,7 +867,7 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _special(shown, st)
+            raise special_file_error(shown, st)
         if not st.st_mode & 0o222:  # our own check: root would be let through by the kernel
             raise ToolError("permission_denied", f"{shown}: is read-only (mode "
                             f"{stat.S_IMODE(st.st_mode):04o})",

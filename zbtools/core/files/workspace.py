@@ -187,6 +187,25 @@ class Resolved:
         self.close()
 
 
+GIT_DIR = ".git"
+
+
+def check_writable(res: Resolved) -> None:
+    """Refuse (``protected_path``) a resolved location that is ``.git`` or lies inside one, at
+    any depth (submodules too), compared case-insensitively (case-insensitive volumes): git
+    runs its hooks and obeys its config (``core.fsmonitor``, ``core.hooksPath``) later, with the
+    user's privileges. The location is the resolved one, so a symlink or ``..`` does not get
+    around it."""
+    comps = [*res.parts, *res.missing, *([res.name] if res.name is not None else [])]
+    if any(c.casefold() == GIT_DIR for c in comps):
+        raise ToolError("protected_path", f"{res.requested}: lies inside .git/ (git's hooks, "
+                        "config and objects), which zbtools never changes by default",
+                        hint="use git itself to change a repository's internals; to let zbtools "
+                        "write there, set allow_git_writes = true in the [files] table of the "
+                        "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
+                        details={"path": res.requested, "resolved": res.rel})
+
+
 def check_deceptive(path: str) -> None:
     """Refuse a path with a bidirectional control anywhere, or a zero-width character in a
     component whose other characters are all ASCII: there it can only disguise the name (in
@@ -361,6 +380,8 @@ class Workspace:
     another root as an absolute path (its real path), which resolves again.
     """
 
+    protect_git = True  # writes refuse .git internals (the [files] allow_git_writes setting)
+
     def __init__(self, root: str, extra_roots: Sequence[str] = ()) -> None:
         self._roots = [_Root(root)]
         for extra in extra_roots:
@@ -463,13 +484,26 @@ class Workspace:
             return self.root
         return f"roots {', '.join(self.roots)}"
 
-    def resolve(self, path: str, *, follow_last: bool = True,
-                create_parents: bool = False) -> Resolved:
+    def resolve(self, path: str, *, follow_last: bool = True, create_parents: bool = False,
+                write: bool = False) -> Resolved:
         """Resolve ``path`` beneath the root; the caller must ``close()`` the result.
 
         ``follow_last=False`` stops at a final symlink (delete, move act on the link itself).
         ``create_parents=True`` tolerates missing directories (see ``Resolved.ensure_parents``).
+        ``write=True`` (the path is about to be written, edited, deleted or moved) refuses a
+        resolved location inside a ``.git`` directory, or ``.git`` itself, with
+        ``protected_path`` unless ``protect_git`` is off (see ``check_writable``).
         """
+        res = self._resolve(path, follow_last=follow_last, create_parents=create_parents)
+        if write and self.protect_git:
+            try:
+                check_writable(res)
+            except BaseException:
+                res.close()
+                raise
+        return res
+
+    def _resolve(self, path: str, *, follow_last: bool, create_parents: bool) -> Resolved:
         index, todo = self._locate(path)
         dirs = _DirStack(self._roots[index].open())
         names: list[str] = []

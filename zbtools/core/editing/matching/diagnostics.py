@@ -55,8 +55,9 @@ def diagnose(model: FileModel, request: Request) -> MatchError:
     hint = "copy the exact current text from the file (read it again) into old_text"
     if closest is not None:
         start, matched, score = closest
+        last = min(start + len(pattern), len(model.lines))  # never past the end of the file
         details["closest"] = {"start_line": start + 1,
-                              "end_line": min(start + len(pattern), len(model.lines)),
+                              "end_line": last,
                               "similarity": round(score, 2),
                               "matching_lines": matched}
         window = model.lines[start:start + len(pattern)]
@@ -93,12 +94,13 @@ def diagnose(model: FileModel, request: Request) -> MatchError:
                              "the file as it is now")
         details["diff"] = _bounded_diff(pattern, model.lines[start:start + len(pattern) + 2],
                                         start)
-        hint = (f"re-read lines {start + 1}-{start + len(pattern)} and copy them exactly as "
+        hint = (f"re-read lines {start + 1}-{last} and copy them exactly as "
                 "old_text")
     details["diagnosis"] = notes
     where = ""
     if closest is not None:
-        where = f"; closest: lines {closest[0] + 1}-{closest[0] + len(pattern)} " \
+        where = f"; closest: lines {closest[0] + 1}-" \
+                f"{min(closest[0] + len(pattern), len(model.lines))} " \
                 f"(similarity {closest[2]:.2f})"
     message = f"{request.label}old_text was not found (tried: {', '.join(details['tiers_tried'])})"
     message += where

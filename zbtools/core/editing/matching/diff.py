@@ -132,14 +132,24 @@ def _grouped(codes: list[Opcode], n: int) -> list[list[Opcode]]:
     return groups
 
 
+def _lines(text: str) -> list[str]:
+    """Lines with their ends, broken at ``\n`` only: a lone CR (or any other character
+    ``splitlines`` breaks at) is part of its line, as the matcher sees it."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
 def unified_diff(path: str, before: str, after: str, context: int = 3,
                  first_line: int = 1) -> str:
     """A unified diff in difflib's format, from ``line_opcodes`` (no difflib import on the hot
     path; the common head and tail are trimmed first, so a one-line change in a 50,000-line
     file costs microseconds). ``first_line`` numbers the hunks when ``before`` is an excerpt
     starting at that line."""
-    a = before.splitlines(keepends=True)
-    b = after.splitlines(keepends=True)
+    a = _lines(before)
+    b = _lines(after)
     offset = first_line - 1
     out: list[str] = []
     for group in _grouped(line_opcodes(a, b), context):

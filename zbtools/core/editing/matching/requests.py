@@ -74,6 +74,7 @@ class Request:
         self.anchors: list[str] = []  # "LINE:HASH" from a read with hashes: the match holds them
         self.after_line: int | None = None  # elision segments: match at/after this 0-based line
         self.context_only = False  # an elision segment that only anchors (old == new)
+        self.whole_lines = False  # a patch hunk: old matches whole lines, never mid-line
 
 
 def _lf(text: str) -> str:

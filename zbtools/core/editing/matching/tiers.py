@@ -375,6 +375,16 @@ def verify_anchors(model: FileModel, request: Request) -> list[int]:
     return held
 
 
+def _on_line_bounds(model: FileModel, cand: Candidate) -> bool:
+    """Whether an exact match starts at a line start and ends at a line end (a lone CR is
+    inside a line, so ``two`` never matches the end of ``one\rtwo``)."""
+    assert cand.span is not None
+    start, end = cand.span
+    view = model.lf_view
+    return start == model.line_starts[cand.start] and (
+        end == len(view) or view[end - 1] == "\n" or view[end] == "\n")
+
+
 def locate(model: FileModel, request: Request) -> Located:
     """Run the tier ladder for one normalised request."""
     old = request.old
@@ -408,6 +418,8 @@ def locate(model: FileModel, request: Request) -> Located:
     for text, how in attempts:
         for tier in TIERS:
             cands = find_candidates(model, text, tier)
+            if request.whole_lines and tier == "exact":
+                cands = [c for c in cands if _on_line_bounds(model, c)]
             if window is not None:
                 cands = [c for c in cands if window[0] <= c.start and c.end <= window[1]]
             if held:
