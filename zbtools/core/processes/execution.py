@@ -205,7 +205,7 @@ def execute(ctx: Context, req: Request) -> dict[str, Any]:
         outcome = run_foreground(cfg, merge=req.merge_stderr, timeout=timeout,
                                  grace=settings.kill_grace, token=token,
                                  cancelled=ctx.cancel_check,
-                                 progress=_progress(ctx, timeout))
+                                 progress=_progress(ctx, timeout), output=ctx.output_sink)
     finally:
         os.close(cwd_fd)
         if tmpdir and not (req.background or req.on_timeout == "background"):
