@@ -123,7 +123,8 @@ def _stage(step: Step) -> None:
                     follow_symlinks=False)
         except FileNotFoundError:
             raise ToolError("stale_file", f"{res.rel}: was deleted while the patch was "
-                            "being applied", hint="read the files again and redo the patch") \
+                            "being applied", hint="read the files again and redo the patch",
+                            details={"path": res.rel}) \
                 from None
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
@@ -136,7 +137,8 @@ def _stage(step: Step) -> None:
             os.close(fd)
         if not same:
             raise ToolError("stale_file", f"{res.rel}: changed while the patch was being "
-                            "applied", hint="read the files again and redo the patch")
+                            "applied", hint="read the files again and redo the patch",
+                            details={"path": res.rel})
     if step.op == "write":
         assert step.tmp is not None and step.data is not None
         if step.before is not None:
@@ -189,7 +191,8 @@ def _apply(step: Step) -> None:
                     follow_symlinks=False)
         except FileExistsError:
             raise ToolError("already_exists", f"{res.rel}: was created by someone else while "
-                            "the patch was being applied", hint="read it and decide") from None
+                            "the patch was being applied", hint="read it and decide",
+                            details={"path": res.rel}) from None
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
