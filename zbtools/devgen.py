@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES
 from zbtools.registry import all_tools, name_index
+from zbtools.toolspec import plain_literals
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -106,7 +107,8 @@ def render_tools_reference() -> str:
                        f"{field.help}{default} |")
         out += ["", "Result fields: " + ", ".join(f"`{n}`" for n in spec.result.fields()), ""]
         if spec.details:
-            out += [" ".join(p.split()) + "\n" for p in spec.details.split("\n\n")]
+            out += [plain_literals(" ".join(p.split())) + "\n"
+                    for p in spec.details.split("\n\n")]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -339,7 +341,7 @@ def _param_entry(name: str, field: FieldSpec) -> list[str]:
 
 def _tool_section(spec: ToolSpec) -> list[str]:
     out = _subsection(spec.name)
-    out += [_rst_text(spec.summary), ""]
+    out += [_rst_text(spec.summary_rst), ""]
     facts = []
     if spec.aliases:
         facts.append("Aliases: " + ", ".join(f"``{a}``" for a in spec.aliases) + ".")

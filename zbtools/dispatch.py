@@ -46,7 +46,7 @@ from zbtools.core.call.fastjson import dumps_ascii, loads_strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, BinaryIO, TextIO
 
     from zbtools.core.call.args import FieldSpec, Struct
@@ -526,6 +526,9 @@ class ToolCall:
         self.tool: str | None = None  # the name the envelope carries
         self.spec: ToolSpec | None = None
         self.ctx: Context | None = None
+        # called with the tool and its context before it runs (a surface's live output)
+        self.prepare: Callable[[ToolSpec, Context], None] | None = None
+        self.arguments: dict[str, Any] = {}  # the merged arguments, once read
 
     def run(self, command: str, rest: list[str], fmt: str) -> tuple[dict[str, Any], Struct]:
         """Run ``command`` with the tool arguments ``rest``: (success envelope, result)."""
@@ -547,6 +550,8 @@ class ToolCall:
                             "list_directory, find_files, find_files_glob, grep_search, "
                             "codebase_search")
         self.ctx = ctx = make_context(opts, self.env)
+        if self.prepare is not None:
+            self.prepare(spec, ctx)
         if flags:
             flags = read_raw_values(flags, tables[1], self.streams,
                                     ctx.limits.max_request_bytes, opts.stdin, literal)
@@ -557,6 +562,7 @@ class ToolCall:
                                    "stdin")
         arguments = merge_arguments(tables[0], merge_arguments(tables[0], stdin_json, args_json),
                                     flags)
+        self.arguments = arguments
         outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                             json_payload=fmt != "text")
         return success(tool, outcome, ctx), outcome.result

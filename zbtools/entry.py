@@ -74,12 +74,17 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
         if command in COMMANDS:
             call.tool = command
             return run_command_word(command, rest, opts, streams, env, fmt)
+        if fmt == "human" and streams.stdout_isatty and opts.paths is None:
+            from zbtools.surfaces.human import live_output
+
+            call.prepare = lambda spec, ctx: live_output(spec, ctx, streams)
         envelope, result = call.run(command, rest, fmt)
         spec = call.spec
         if opts.paths is not None and spec is not None and spec.paths is not None:
             print_paths(streams, spec.paths(result), opts.paths, notices(envelope, result))
         else:
-            show(streams, fmt, spec, call.tool, envelope, result, call.ctx, opts.color)
+            show(streams, fmt, spec, call.tool, envelope, result, call.ctx, opts.color,
+                 call.arguments)
         if opts.exit_status and spec is not None and spec.exit_status is not None:
             return spec.exit_status(result)
         return 0
@@ -108,14 +113,16 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
 
 def show(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
          envelope: dict[str, Any], result_obj: Any, ctx: Context | None,
-         color: str | None = None) -> None:
-    """Print one envelope in ``fmt``: JSON and text by the dispatcher, human by its surface."""
+         color: str | None = None, arguments: dict[str, Any] | None = None) -> None:
+    """Print one envelope in ``fmt``: JSON and text by the dispatcher, human by its surface
+    (``arguments``: the call's, for what it highlights)."""
     if fmt != "human":
         emit(streams, fmt, spec, tool, envelope, result_obj, ctx)
         return
     from zbtools.surfaces.human import render_human
 
-    render_human(spec, tool, envelope, result_obj, ctx, streams, color=color)
+    render_human(spec, tool, envelope, result_obj, ctx, streams, color=color,
+                 arguments=arguments)
 
 
 def check_color(opts: Options) -> None:
@@ -173,6 +180,11 @@ def run_command_word(command: str, rest: list[str], opts: Options, streams: Stre
         return batch_command(rest, opts, streams, env, fmt)
     from zbtools.surfaces import catalog
 
+    if command == "tools" and fmt == "human":
+        from zbtools.surfaces.human import tools_table
+
+        tools_table(catalog.tool_listing(rest, opts, env), streams, opts.color)
+        return 0
     handler = {"tools": catalog.tools_command, "schema": catalog.schema_command,
                "prompt": catalog.prompt_command}[command]
     return handler(rest, opts, streams, env, fmt)

@@ -66,7 +66,13 @@ class ToolSpec:
 
     @property
     def summary(self) -> str:
-        """The first paragraph of the module docstring: what agents see as the description."""
+        """The first paragraph of the module docstring: what agents see as the description
+        (its reStructuredText literals as plain text, ``plain_literals``)."""
+        return plain_literals(self.summary_rst)
+
+    @property
+    def summary_rst(self) -> str:
+        """The first paragraph as written (reStructuredText: the man page's)."""
         return " ".join(self.doc.split("\n\n", 1)[0].split())
 
     @property
@@ -118,3 +124,14 @@ def apply_call_limits(params: Any, ctx: Context) -> None:
     per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
     if any(v is not None for v in per_call.values()):
         ctx.limits = ctx.limits.with_overrides(**per_call)
+
+
+def plain_literals(text: str) -> str:
+    """A docstring's reStructuredText inline literals (````x````) as plain text (``x``): what
+    help, tool descriptions and the tools reference show, to people and models alike (the man
+    page keeps the reStructuredText)."""
+    if "``" not in text:
+        return text
+    import re
+
+    return re.sub(r"``(.+?)``", r"\1", text, flags=re.DOTALL)

@@ -252,3 +252,16 @@ def test_walk_order_keys_sort_a_directory_before_its_contents_and_siblings_by_na
     assert sorted(rels, key=native.walk_key) == ["a/b", "a/b/c", "a-b/c", "a.txt", "ab"]
     assert native.parent_key("a/b/c") < native.walk_key("a/b/c")
     assert native.walk_key("a/b") < native.parent_key("a/b/c")
+
+
+@needs_rg
+def test_a_workspace_inside_a_repository_is_left_to_the_python_walk(ws: Path,
+                                                                    cli: CliRunner) -> None:
+    """The rules above the workspace root (up to the repository's) are the python walk's."""
+    native_tree(ws)
+    (ws.parent / ".git").mkdir()
+    (ws.parent / ".gitignore").write_bytes(b"*.md\n")
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--head-limit", "10000")
+    assert engine != "native"
+    assert auto == python
+    assert not any(m["path"].endswith(".md") for m in auto["matches"])

@@ -34,6 +34,24 @@ if TYPE_CHECKING:
 
 def tools_command(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str],
                   fmt: str) -> int:
+    listing = tool_listing(rest, opts, env)
+    if fmt == "json":
+        envelope = success_envelope("tools", {"tools": listing}, truncated=False, warnings=[])
+        write(streams, json.dumps(envelope, ensure_ascii=True) + "\n")
+    else:
+        width = max(len(t["name"]) for t in listing)
+        lines = []
+        for t in listing:
+            names = t["name"] + (f" ({', '.join(t['aliases'])})" if t["aliases"] else "")
+            lines.append(f"{names:<{width + 16}} {t['summary']}\n")
+        write(streams, "".join(lines))
+    return 0
+
+
+def tool_listing(rest: list[str], opts: Options, env: Mapping[str, str]
+                 ) -> list[dict[str, Any]]:
+    """What ``zbtools tools`` lists: name, aliases, summary and annotations of each tool (of the
+    dialect, which adds ``canonical``); the human surface shows it as a table."""
     if rest:
         raise ToolError("usage_error", f"`zbtools tools` takes no arguments, got {rest[0]!r}")
     from zbtools.dispatch import uses_dialect
@@ -52,17 +70,7 @@ def tools_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
                     "read_only": s.read_only, "destructive": s.destructive,
                     "idempotent": s.idempotent, "parallel_safe": s.parallel_safe}
                    for s in all_tools()]
-    if fmt == "json":
-        envelope = success_envelope("tools", {"tools": listing}, truncated=False, warnings=[])
-        write(streams, json.dumps(envelope, ensure_ascii=True) + "\n")
-    else:
-        width = max(len(t["name"]) for t in listing)
-        lines = []
-        for t in listing:
-            names = t["name"] + (f" ({', '.join(t['aliases'])})" if t["aliases"] else "")
-            lines.append(f"{names:<{width + 16}} {t['summary']}\n")
-        write(streams, "".join(lines))
-    return 0
+    return listing
 
 
 # ---------------------------------------------------------------------------------------------

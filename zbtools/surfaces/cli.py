@@ -20,6 +20,7 @@ import typer
 
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES
+from zbtools.toolspec import plain_literals
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,7 +111,8 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
 
 
 def _epilog(spec: ToolSpec) -> str:
-    paragraphs = [" ".join(p.split()) for p in spec.details.split("\n\n") if p.strip()]
+    paragraphs = [plain_literals(" ".join(p.split()))
+                  for p in spec.details.split("\n\n") if p.strip()]
     required = {name: f"<{name}>" for name, f in spec.params.fields().items() if f.required}
     example = json.dumps(required)
     paragraphs.append(f"Example: echo '{example}' | zbtools {spec.name}")
@@ -176,7 +178,8 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
             raise typer.Exit(0)
 
     for spec in all_tools():
-        app.command(name=spec.name, help=spec.doc.split("\n\n", 1)[0], epilog=_epilog(spec))(
+        app.command(name=spec.name, help=plain_literals(spec.doc.split("\n\n", 1)[0]),
+                    epilog=_epilog(spec))(
             _make_command(spec, run_argv))
         for alias in spec.aliases:
             app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(

@@ -1,8 +1,21 @@
 """``--format human``: coloured rendering with rich for a person at a terminal (lazy import).
 
-Reads are shown with syntax highlighting and line numbers; plans (a result with ``steps`` of
-``{title, status}``) as a coloured checklist; other results use the text rendering; errors are
-printed in red to stderr with the hint in yellow.
+What a person expects of the usual tools, on the terminal's own colours and background (no
+theme background, no padding to the terminal's width):
+
+* reads: syntax highlighting in the terminal's ANSI palette, with line numbers;
+* searches (``grep_search`` and its dialect forms): rg's terminal layout, the path as a heading
+  in magenta, line numbers in green, the matched text in bold red;
+* edits: the unified diff in red and green, hunk headers in cyan;
+* ``run_command`` and ``bash`` in the foreground: the command's output shown as it comes
+  (``live_output``), then its exit status and duration;
+* ``list_processes``: a table; plans (a result with ``steps`` of ``{title, status}``): a
+  coloured checklist;
+* other results: the text rendering; warnings in yellow; errors in red on stderr with the hint
+  in yellow.
+
+Colours follow ``--color`` and, in ``auto``, rich's rules: ``NO_COLOR`` turns them off,
+``FORCE_COLOR`` on even in a pipe.
 
 A surface: imports the text rendering (``zbtools.textout``), never another surface.
 """
@@ -12,6 +25,9 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from rich.console import Console
+    from rich.text import Text
 
     from zbtools.core.call.context import Context
     from zbtools.dispatch import Streams
@@ -27,12 +43,31 @@ def console_colors(color: str | None) -> dict[str, Any]:
     return {}
 
 
+def live_output(spec: ToolSpec, ctx: Context, streams: Streams) -> None:
+    """For a command run in the foreground: write its output to the terminal as it comes
+    (stdout to stdout, stderr to stderr); ``render_human`` then prints only how it ended."""
+    if spec.category != "commands":
+        return
+    import codecs
+
+    decoders = {"stdout": codecs.getincrementaldecoder("utf-8")("replace"),
+                "stderr": codecs.getincrementaldecoder("utf-8")("replace")}
+
+    def sink(stream: str, data: bytes) -> None:
+        out = streams.stdout if stream == "stdout" else streams.stderr
+        out.write(decoders[stream].decode(data))
+        out.flush()
+        ctx.output_shown = True
+
+    ctx.output_sink = sink
+
+
 def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
                  result_obj: Any, ctx: Context | None, streams: Streams,
-                 color: str | None = None) -> None:
+                 color: str | None = None, arguments: dict[str, Any] | None = None) -> None:
     """``color``: ``always`` (even off a terminal, and over ``NO_COLOR``), ``never`` (no ANSI
     styling at all), else ``auto``: rich's own choice, which honours ``NO_COLOR`` and
-    ``FORCE_COLOR``."""
+    ``FORCE_COLOR``. ``arguments``: the call's, for the matches a search highlights."""
     from rich.console import Console
     from rich.markup import escape
     from rich.text import Text
@@ -46,36 +81,231 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
                                     error["message"]))
         if error.get("hint"):
             console.print(f"[yellow]hint:[/] {escape(error['hint'])}")
-        for problem in error.get("details", {}).get("problems", [])[1:] if len(
-                error.get("details", {}).get("problems", [])) > 1 else []:
+        problems = (error.get("details") or {}).get("problems") or []
+        for problem in problems[1:] if len(problems) > 1 else []:
             console.print(f"  - {escape(problem['message'])}")
         return
-    console = Console(file=streams.stdout, highlight=False, **console_colors(color))
+    console = Console(file=streams.stdout, highlight=False, soft_wrap=True,
+                      **console_colors(color))
     result = envelope["result"]
-    if (isinstance(result, dict) and "content" in result and "path" in result
-            and ("start_line" in result or "first_line" in result) and result["content"]):
-        from rich.syntax import Syntax
+    warnings = envelope.get("warnings", [])
+    if not isinstance(result, dict):
+        console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")
+        return
+    if ("content" in result and "path" in result and result["content"]
+            and ("start_line" in result or "first_line" in result)):
+        _read(console, result)
+    elif _is_plan(result):
+        _checklist(console, result["steps"], result.get("explanation"))
+    elif _is_grep(result):
+        _grep(console, result, spec, arguments,
+              render_text(spec, tool, dict(envelope, warnings=[]), result_obj, ctx))
+    elif isinstance(result.get("processes"), list) and result["processes"]:
+        _processes(console, result["processes"])
+    elif spec is not None and spec.category == "commands" and ctx is not None \
+            and ctx.output_shown and "exit_code" in result:
+        _command_end(console, spec, result_obj, envelope, ctx)
+    elif isinstance(result.get("diff"), str) and result["diff"]:
+        text = render_text(spec, tool, dict(envelope, warnings=[]), result_obj, ctx)
+        head, sep, tail = text.partition(result["diff"])
+        console.print(Text(head), end="")
+        if sep:
+            console.print(diff_text(sep), end="")
+            console.print(Text(tail), end="")
+    else:
+        console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")
+        return  # the text rendering carries the warnings
+    for warning in warnings:
+        console.print(Text.assemble(("warning:", "yellow"), " ", warning))
 
-        start = result.get("first_line") or result.get("start_line") or 1
-        lexer = Syntax.guess_lexer(result["path"], code=result["content"][:4096])
-        code = result["content"].replace("\r\n", "\n")
-        # The final newline ends the last line; it does not start a numbered empty one.
-        code = code[:-1] if code.endswith("\n") else code
-        console.print(Syntax(code, lexer, line_numbers=True, start_line=start, word_wrap=False))
-        if result.get("truncated"):
-            more = result.get("next_offset") or result.get("next_start_line")
-            console.print(f"[dim]… more lines follow; continue at line {more}[/]")
-        for warning in envelope.get("warnings", []):
-            console.print(f"[yellow]warning:[/] {escape(warning)}")
-        return
-    steps = result.get("steps") if isinstance(result, dict) else None
-    if isinstance(steps, list) and all(isinstance(s, dict) and "status" in s and "title" in s
-                                       for s in steps) and steps:
-        _checklist(console, steps, result.get("explanation"))
-        for warning in envelope.get("warnings", []):
-            console.print(f"[yellow]warning:[/] {escape(warning)}")
-        return
-    console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")
+
+def _read(console: Console, result: dict[str, Any]) -> None:
+    from rich.syntax import Syntax
+
+    start = result.get("first_line") or result.get("start_line") or 1
+    lexer = Syntax.guess_lexer(result["path"], code=result["content"][:4096])
+    code = result["content"].replace("\r\n", "\n")
+    # The final newline ends the last line; it does not start a numbered empty one.
+    code = code[:-1] if code.endswith("\n") else code
+    # The ANSI palette on the terminal's own background: readable on dark and light terminals,
+    # and no line is padded to the terminal's width.
+    console.print(Syntax(code, lexer, theme="ansi_dark", background_color="default",
+                         line_numbers=True, start_line=start, word_wrap=False))
+    if result.get("truncated"):
+        more = result.get("next_offset") or result.get("next_start_line")
+        console.print(Text(f"… more lines follow; continue at line {more}", style="dim"))
+
+
+def _is_plan(result: dict[str, Any]) -> bool:
+    steps = result.get("steps")
+    return isinstance(steps, list) and bool(steps) and all(
+        isinstance(s, dict) and "status" in s and "title" in s for s in steps)
+
+
+def _is_grep(result: dict[str, Any]) -> bool:
+    return "output_mode" in result and isinstance(result.get("matches"), list) and all(
+        isinstance(m, dict) and {"path", "line", "text"} <= m.keys() for m in result["matches"])
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff in the colours of ``git diff``: removals red, additions green."""
+    from rich.text import Text
+
+    out = Text()
+    for line in diff.splitlines(keepends=True):
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        out.append(line, style=style)
+    if diff and not diff.endswith("\n"):
+        out.append("\n")
+    return out
+
+
+def _matcher(spec: ToolSpec | None, arguments: dict[str, Any] | None) -> Any:
+    """The call's pattern, compiled as the search compiled it, or None."""
+    if spec is None or not arguments:
+        return None
+    try:
+        from zbtools.core.call.args import validate
+        from zbtools.core.search.engine import compile_pattern
+
+        params: Any = validate(spec.params, arguments)
+        return compile_pattern(params.pattern,
+                               ignore_case=getattr(params, "case_insensitive", False),
+                               fixed_strings=getattr(params, "fixed_strings", False))
+    except Exception:  # a dialect's spelling, an odd pattern: no highlighting, same text
+        return None
+
+
+def _highlighted(text: str, pattern: Any) -> Text:
+    from rich.text import Text
+
+    out = Text(text)
+    if pattern is None:
+        return out
+    pos = 0
+    for _ in range(200):  # a line holds at most 500 characters; enough for any real line
+        try:
+            m = pattern.search(text, pos, timeout=0.05)
+        except Exception:
+            break
+        if m is None or (m.end() == m.start() and m.start() >= len(text)):
+            break
+        if m.end() > m.start():
+            out.stylize("bold red", m.start(), m.end())
+        pos = m.end() if m.end() > m.start() else m.start() + 1
+    return out
+
+
+def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
+          arguments: dict[str, Any] | None, text: str) -> None:
+    """rg's terminal layout: the path as a heading, ``N:line`` for matches, ``N-line`` for
+    context, ``--`` between groups, a blank line between files; the text form's notices."""
+    from rich.text import Text
+
+    mode = result["output_mode"]
+    path_style = "magenta"
+    if mode == "files_with_matches":
+        for path in result.get("files", []):
+            console.print(Text(path, style=path_style))
+    elif mode == "count":
+        for c in result.get("counts", []):
+            console.print(Text.assemble((c["path"], path_style), ":", str(c["count"])))
+    else:
+        pattern = _matcher(spec, arguments)
+        rows: dict[str, dict[int, tuple[str, str]]] = {}
+        for m in result["matches"]:
+            lines = rows.setdefault(m["path"], {})
+            before = m.get("before") or []
+            for i, line in enumerate(before):
+                lines.setdefault(m["line"] - len(before) + i, ("-", line))
+            own = m["text"].split("\n")
+            for i, line in enumerate(own):
+                lines[m["line"] + i] = (":", line)
+            for i, line in enumerate(m.get("after") or []):
+                lines.setdefault(m["line"] + len(own) + i, ("-", line))
+        for index, (path, lines) in enumerate(rows.items()):
+            if index:
+                console.print()
+            console.print(Text(path, style=path_style))
+            previous: int | None = None
+            for number in sorted(lines):
+                if previous is not None and number > previous + 1:
+                    console.print(Text("--", style="dim"))
+                sep, line = lines[number]
+                body = _highlighted(line, pattern) if sep == ":" else Text(line)
+                console.print(Text.assemble((str(number), "green"), sep, body))
+                previous = number
+    notes = [line for line in text.splitlines() if line.startswith("[") and line.endswith("]")]
+    for note in notes:
+        console.print(Text(note, style="dim"))
+
+
+def _processes(console: Console, processes: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("id", "status", "exit", "runtime", "pid", "output", "command"):
+        table.add_column(column, justify="right" if column in ("runtime", "pid", "output")
+                         else "left", overflow="fold")
+    colours = {"running": "green", "exited": "", "killed": "red", "timed_out": "red"}
+    for p in processes:
+        end = str(p.get("exit_code")) if p.get("exit_code") is not None else (
+            p.get("signal") or "")
+        status = str(p.get("status", ""))
+        table.add_row(str(p.get("id", "")), Text(status, style=colours.get(status, "")), end,
+                      f"{(p.get('runtime_ms') or 0) // 1000}s", str(p.get("pid") or ""),
+                      f"{p.get('bytes_total') or 0}B", str(p.get("command", "")))
+    console.print(table)
+
+
+def _command_end(console: Console, spec: ToolSpec, result_obj: Any, envelope: dict[str, Any],
+                 ctx: Context) -> None:
+    """A command whose output was shown as it came: only how it ended, in colour."""
+    import copy
+
+    from rich.text import Text
+
+    from zbtools.textout import render_text
+
+    quiet = copy.copy(result_obj)
+    quiet.stdout = ""
+    quiet.stderr = ""
+    end = render_text(spec, spec.name, dict(envelope, warnings=[]), quiet, ctx).strip("\n")
+    result = envelope["result"]
+    ok = result.get("exit_code") == 0 and not result.get("timed_out")
+    console.print(Text(end, style="dim" if ok else "bold red"))
+
+
+def tools_table(listing: list[dict[str, Any]], streams: Streams, color: str | None) -> None:
+    """``zbtools tools`` at a terminal: a table of names, aliases, kind and summary."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("tool", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("summary")
+    for t in listing:
+        kind = Text("reads", style="green") if t["read_only"] else Text(
+            "changes", style="yellow" if t["destructive"] else "")
+        name = Text(t["name"], style="bold cyan")
+        if t["aliases"]:
+            name.append("\n" + ", ".join(t["aliases"]), style="dim")
+        summary = t["summary"].replace("``", "")
+        first, dot, _ = summary.partition(". ")  # the first sentence: one or two lines
+        table.add_row(name, kind, first + (dot.strip() if dot else ""))
+    Console(file=streams.stdout, highlight=False, **console_colors(color)).print(table)
 
 
 STEP_STYLES = {"completed": ("✔", "green"), "in_progress": ("▶", "bold yellow"),

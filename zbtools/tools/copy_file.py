@@ -77,10 +77,11 @@ def run(params: Params, ctx: Context) -> Result:
         kind = entry_kind(src.st.st_mode)
         if kind == "directory" and not params.recursive:
             raise ToolError("is_directory", f"{params.source}: is a directory",
-                            hint="pass recursive: true to copy it with its contents")
+                            hint="pass recursive: true to copy it with its contents",
+                            details={"path": params.source})
         if kind not in ("file", "directory"):
             raise ToolError("special_file", f"{params.source}: is a {kind}; only files and "
-                            "directories are copied")
+                            "directories are copied", details={"path": params.source})
         if kind == "file":
             data = read_bytes(src, shown=params.source)
             try:

@@ -41,7 +41,8 @@ def run(params: Params, ctx: Context) -> Result:
                 ctx.warn(f"{res.rel} already existed")
                 return Result(path=res.rel, created=False, parents_created=[])
             raise ToolError("already_exists", f"{params.path}: exists and is not a directory",
-                            hint="choose another name, or delete the file first")
+                            hint="choose another name, or delete the file first",
+                            details={"path": params.path})
         assert res.name is not None
         try:
             res.ensure_parents()
@@ -52,7 +53,7 @@ def run(params: Params, ctx: Context) -> Result:
                 return Result(path=res.rel, created=False, parents_created=list(res.created))
             res.rollback_parents()
             raise ToolError("already_exists", f"{params.path}: was created meanwhile as a "
-                            "non-directory") from None
+                            "non-directory", details={"path": params.path}) from None
         except OSError as exc:
             res.rollback_parents()
             raise os_error(exc, params.path) from exc

@@ -87,7 +87,7 @@ def open_destination(ctx: Context, destination: str, source: Resolved, *,
         if folder.st is None or not stat.S_ISDIR(folder.st.st_mode) or folder.missing:
             raise ToolError("not_a_directory", f"{destination}: is not an existing directory",
                             hint="a destination ending in / must be an existing directory; "
-                            "drop the / to give the new name itself")
+                            "drop the / to give the new name itself", details={"path": destination})
         inner = destination.rstrip("/") + "/" + source.name
     finally:
         folder.close()
@@ -118,10 +118,12 @@ def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest
                                  "type": entry_kind(dest.st.st_mode)})
     if stat.S_ISDIR(dest.st.st_mode):
         raise ToolError("is_directory", f"{params_dest}: is a directory, which is never replaced",
-                        hint="delete it first, or end the destination with / to move into it")
+                        hint="delete it first, or end the destination with / to move into it",
+                        details={"path": params_dest})
     if stat.S_ISDIR(source.st.st_mode):
         raise ToolError("not_a_directory", f"{params_dest}: is a file; a directory cannot "
-                        "replace it", hint="delete it first or choose another name")
+                        "replace it", hint="delete it first or choose another name",
+                        details={"path": params_dest})
     return True
 
 

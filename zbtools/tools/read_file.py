@@ -163,7 +163,12 @@ def run(params: Params, ctx: Context) -> Result:
 
         workspace = Workspace(os.path.dirname(os.path.normpath(params.path)))
     try:
-        return _read(params, ctx, workspace, spill_name, start, count, limits)
+        result = _read(params, ctx, workspace, spill_name, start, count, limits)
+        if params.limit and params.limit > cap and result.truncated:
+            ctx.warn(f"limit {params.limit} is above the {cap}-line cap of one read (max_lines): "
+                     f"{result.end_line - result.start_line + 1} lines returned; continue "
+                     f"with offset={result.next_offset}, or raise max_lines")
+        return result
     finally:
         if workspace is not ctx.workspace:
             workspace.close()

@@ -86,7 +86,8 @@ def run(params: Params, ctx: Context) -> Result:
         fmt, old = probe_format(res, shown=params.path)
         if fmt.binary:
             raise ToolError("binary_file", f"{params.path}: is a binary file",
-                            hint="text is appended only to text files")
+                            hint="text is appended only to text files",
+                            details={"path": params.path})
         text = convert_newlines(params.content, params.newline, fmt)
         data = fmt.encode(text, with_bom=fmt.size == 0)
         if fmt.size and not fmt.ends_with_newline and text and not text.startswith(("\n", "\r")):

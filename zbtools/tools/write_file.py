@@ -98,7 +98,7 @@ def prepare_target(ctx: Context, path: str) -> Resolved:
     if res.is_root:
         res.close()
         raise ToolError("is_directory", f"{path}: is the workspace root directory",
-                        hint="give a file path inside the workspace")
+                        hint="give a file path inside the workspace", details={"path": path})
     return res
 
 
@@ -112,7 +112,8 @@ def run(params: Params, ctx: Context) -> Result:
             assert res.st is not None
             if stat.S_ISDIR(res.st.st_mode):
                 raise ToolError("is_directory", f"{params.path}: is a directory",
-                                hint="give a file path, not a directory")
+                                hint="give a file path, not a directory",
+                                details={"path": params.path})
             if not params.overwrite:
                 raise ToolError("already_exists", f"{params.path}: already exists",
                                 hint="use edit_file/apply_edit to change part of it, or pass "

@@ -51,6 +51,10 @@ class Context:
         # Set by a surface that can cancel the call (True: stop now) or show its progress.
         self.cancel_check: Callable[[], bool] | None = None
         self.progress_sink: Callable[[float, float | None, str | None], None] | None = None
+        # Set by a surface that shows a foreground command's output as it comes (a person at
+        # a terminal): called with "stdout" or "stderr" and each chunk the command writes.
+        self.output_sink: Callable[[str, bytes], None] | None = None
+        self.output_shown = False  # the sink has shown some output (set by the sink)
 
     @property
     def cancelled(self) -> bool:

@@ -127,7 +127,8 @@ def _stage(step: Step) -> None:
                     follow_symlinks=False)
         except FileNotFoundError:
             raise ToolError("stale_file", f"{res.rel}: was deleted while the patch was "
-                            "being applied", hint="read the files again and redo the patch") \
+                            "being applied", hint="read the files again and redo the patch",
+                            details={"path": res.rel}) \
                 from None
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
@@ -154,7 +155,8 @@ def _stage(step: Step) -> None:
             # the backup may not be of what the patch read: a rollback must not put it back
             _unlink_quiet(step.backup, dir_fd)
             raise ToolError("stale_file", f"{res.rel}: changed while the patch was being "
-                            "applied", hint="read the files again and redo the patch")
+                            "applied", hint="read the files again and redo the patch",
+                            details={"path": res.rel})
     if step.op == "write":
         assert step.tmp is not None and step.data is not None
         if step.before is not None:
@@ -224,7 +226,8 @@ def _apply(step: Step) -> None:
                     follow_symlinks=False)
         except FileExistsError:
             raise ToolError("already_exists", f"{res.rel}: was created by someone else while "
-                            "the patch was being applied", hint="read it and decide") from None
+                            "the patch was being applied", hint="read it and decide",
+                            details={"path": res.rel}) from None
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise

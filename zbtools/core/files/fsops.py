@@ -228,7 +228,7 @@ def rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str, *, is_dir: 
         pass
     else:
         raise ToolError("already_exists", f"{shown}: the destination exists",
-                        hint="pass overwrite: true to replace it")
+                        hint="pass overwrite: true to replace it", details={"path": shown})
     try:
         os.rename(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
     except OSError as exc:

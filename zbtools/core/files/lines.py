@@ -124,7 +124,8 @@ def read_window(res: Resolved, start: int, count: int | None, *, max_bytes: int,
             data = head + read_fd(fd, None if limit is None else limit)
             if limit is not None and len(data) > limit:
                 raise ToolError("too_large", f"{res.requested}: a {bom and bom[0]} file larger "
-                                f"than {limit} bytes cannot be read")
+                                f"than {limit} bytes cannot be read",
+                                details={"path": res.requested})
             _whole(window, data, res.requested, start, count, max_bytes, max_line_chars)
         else:
             _stream(window, fd, head, res.requested, start, count, max_bytes, max_line_chars)

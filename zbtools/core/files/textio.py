@@ -317,13 +317,13 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
     if res.name is None or res.st is None:
         if res.name is None:
             raise ToolError("is_directory", f"{shown}: is the workspace root directory",
-                            hint="use list_directory to see a directory")
+                            hint="use list_directory to see a directory", details={"path": shown})
         raise ToolError("not_found", f"{shown}: no such file",
                         hint="check the path with list_directory or find_files",
                         details={"path": shown})
     if stat.S_ISDIR(res.st.st_mode):
         raise ToolError("is_directory", f"{shown}: is a directory, not a file",
-                        hint="use list_directory to see a directory")
+                        hint="use list_directory to see a directory", details={"path": shown})
     if not stat.S_ISREG(res.st.st_mode):
         raise special_file_error(shown, res.st)
     try:
@@ -334,7 +334,8 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise ToolError("is_directory", f"{shown}: is a directory, not a file")
+            raise ToolError("is_directory", f"{shown}: is a directory, not a file",
+                            details={"path": shown})
         raise special_file_error(shown, st)
     return fd, st
 
@@ -389,11 +390,13 @@ def read_bytes(res: Resolved, *, max_bytes: int | None = None, shown: str | None
         if max_bytes is not None and st.st_size > max_bytes:
             raise ToolError("too_large", f"{shown or res.requested}: {st.st_size} bytes exceeds "
                             f"the {max_bytes}-byte limit for this operation",
-                            hint="read it in ranges with read_file_range")
+                            hint="read it in ranges with read_file_range",
+                            details={"path": shown or res.requested})
         data = read_fd(fd, None if max_bytes is None else max_bytes + 1)
         if max_bytes is not None and len(data) > max_bytes:
             raise ToolError("too_large", f"{shown or res.requested}: exceeds the "
-                            f"{max_bytes}-byte limit for this operation")
+                            f"{max_bytes}-byte limit for this operation",
+                            details={"path": shown or res.requested})
         return data
     finally:
         os.close(fd)
@@ -737,14 +740,15 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                             "followed safely", hint="call the tool again") from exc
         if exc.errno == errno.EISDIR:
             raise ToolError("is_directory", f"{shown}: is a directory",
-                            hint="give a file path, not a directory") from exc
+                            hint="give a file path, not a directory",
+                            details={"path": shown}) from exc
         raise os_error(exc, shown) from exc
     if ofd >= 0:
         try:
             old_st = os.fstat(ofd)
             if stat.S_ISDIR(old_st.st_mode):
                 raise ToolError("is_directory", f"{shown}: is a directory",
-                                hint="give a file path, not a directory")
+                                hint="give a file path, not a directory", details={"path": shown})
             if not stat.S_ISREG(old_st.st_mode):
                 raise special_file_error(shown, old_st)
             if create_only:
@@ -757,11 +761,13 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                     unchanged_since.st_ino, unchanged_since.st_size,
                     unchanged_since.st_mtime_ns):
                 raise ToolError("stale_file", f"{shown}: changed while being edited",
-                                hint="read the file again and redo the edit")
+                                hint="read the file again and redo the edit",
+                                details={"path": shown})
             if not old_st.st_mode & 0o222:
                 raise ToolError("permission_denied", f"{shown}: is read-only (mode "
                                 f"{stat.S_IMODE(old_st.st_mode):04o})",
-                                hint="make it writable first if replacing it is intended")
+                                hint="make it writable first if replacing it is intended",
+                                details={"path": shown})
             # The old bytes are read only to check expected_sha256 or to detect a no-op write
             # (same size); a caller that knows the content differs skips that second read.
             old = read_fd(ofd) if (expected_sha256 is not None or (
@@ -815,7 +821,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                 os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
             except FileExistsError:
                 raise ToolError("already_exists", f"{shown}: was created by someone else "
-                                "meanwhile", hint="read it and decide; nothing was written") \
+                                "meanwhile", hint="read it and decide; nothing was written",
+                                details={"path": shown}) \
                     from None
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
@@ -862,7 +869,8 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
             raise ToolError("path_changed", f"{shown}: became a symbolic link",
                             hint="call the tool again") from exc
         if exc.errno == errno.ENXIO:  # FIFO without reader
-            raise ToolError("special_file", f"{shown}: is a FIFO, not a regular file") from exc
+            raise ToolError("special_file", f"{shown}: is a FIFO, not a regular file",
+                            details={"path": shown}) from exc
         raise os_error(exc, shown) from exc
     try:
         st = os.fstat(fd)
@@ -871,12 +879,13 @@ def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
         if not st.st_mode & 0o222:  # our own check: root would be let through by the kernel
             raise ToolError("permission_denied", f"{shown}: is read-only (mode "
                             f"{stat.S_IMODE(st.st_mode):04o})",
-                            hint="make it writable first if appending to it is intended")
+                            hint="make it writable first if appending to it is intended",
+                            details={"path": shown})
         if st.st_nlink > 1:
             raise ToolError("hardlink_refused", f"{shown}: has {st.st_nlink} hard links; an "
                             "in-place append would change every one of them",
                             hint="write the whole new content with write_file (which breaks the "
-                            "link) if that is intended")
+                            "link) if that is intended", details={"path": shown})
         if expected_sha256 is not None:
             rfd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
             try:

@@ -63,17 +63,20 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     code = exc.errno
     if code in (errno.ENOENT,):
         return ToolError("not_found", f"{shown}: no such file or directory",
-                         hint="check the path with list_directory or get_file_info")
+                         hint="check the path with list_directory or get_file_info",
+                         details={"path": shown})
     if code in (errno.EACCES, errno.EPERM):
         return ToolError("permission_denied", f"{shown}: permission denied",
-                         hint="the operating system refused access; check the file's mode")
+                         hint="the operating system refused access; check the file's mode",
+                         details={"path": shown})
     if code == errno.EEXIST:
         return ToolError("already_exists", f"{shown}: already exists",
-                         hint="pass overwrite: true to replace it")
+                         hint="pass overwrite: true to replace it", details={"path": shown})
     if code == errno.EISDIR:
-        return ToolError("is_directory", f"{shown}: is a directory")
+        return ToolError("is_directory", f"{shown}: is a directory", details={"path": shown})
     if code == errno.ENOTDIR:
-        return ToolError("not_a_directory", f"{shown}: a component of the path is not a directory")
+        return ToolError("not_a_directory", f"{shown}: a component of the path is not a directory",
+                         details={"path": shown})
     if code == errno.ELOOP:
         return ToolError("path_changed", f"{shown}: changed into a symbolic link while in use",
                          hint="resolve the path again (call the tool again)")
@@ -86,9 +89,10 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     if code == errno.ENAMETOOLONG:
         return ToolError("invalid_arguments", f"{shown}: file name too long")
     if code == errno.ENOTEMPTY:
-        return ToolError("already_exists", f"{shown}: directory not empty")
+        return ToolError("already_exists", f"{shown}: directory not empty", details={"path": shown})
     if code == errno.EROFS:
-        return ToolError("permission_denied", f"{shown}: read-only filesystem")
+        return ToolError("permission_denied", f"{shown}: read-only filesystem",
+                         details={"path": shown})
     return ToolError("io_error", f"{shown}: {os.strerror(code or 0)}",
                      hint="an operating-system error; retrying may help")
 
@@ -442,7 +446,8 @@ class Workspace:
                             hint='use "." for the workspace root or a relative path')
         if "\x00" in path:
             raise ToolError("outside_workspace", "path contains a NUL byte",
-                            hint="paths never contain NUL; send the path exactly as it is named")
+                            hint="paths never contain NUL; send the path exactly as it is named",
+                            details={"path": path})
         try:
             path.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -451,7 +456,8 @@ class Workspace:
         if path == "~" or path.startswith("~/"):
             raise ToolError("outside_workspace", f"{path}: '~' is not expanded and home "
                             "directories are outside the workspace",
-                            hint=f"use a path relative to the workspace root {self.root}")
+                            hint=f"use a path relative to the workspace root {self.root}",
+                            details={"path": path})
         if "://" in path:
             raise ToolError("invalid_arguments", f"{path}: URIs are not paths",
                             hint="give a workspace-relative or absolute file path")
@@ -589,7 +595,8 @@ class Workspace:
                 if not stat.S_ISDIR(st.st_mode):
                     raise ToolError("not_a_directory",
                                     f"{path}: {'/'.join([*names, comp])} is not a directory",
-                                    hint="a file cannot contain other paths")
+                                    hint="a file cannot contain other paths",
+                                    details={"path": path})
                 try:
                     dirs.push(os.open(comp, DIR_FLAGS, dir_fd=dirs.top))
                 except OSError as exc:

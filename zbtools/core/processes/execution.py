@@ -123,7 +123,8 @@ def open_cwd(ctx: Context, cwd: str) -> tuple[int, str]:
     with ctx.workspace.resolve(cwd) as res:
         if not res.exists:
             raise ToolError("not_found", f"{cwd}: working directory does not exist",
-                            hint="create it first, or pass a cwd relative to the workspace root")
+                            hint="create it first, or pass a cwd relative to the workspace root",
+                            details={"path": cwd})
         try:
             fd = os.dup(res.dir_fd) if res.is_root else os.open(res.name or ".", DIR_FLAGS,
                                                                   dir_fd=res.dir_fd)
@@ -205,7 +206,7 @@ def execute(ctx: Context, req: Request) -> dict[str, Any]:
         outcome = run_foreground(cfg, merge=req.merge_stderr, timeout=timeout,
                                  grace=settings.kill_grace, token=token,
                                  cancelled=ctx.cancel_check,
-                                 progress=_progress(ctx, timeout))
+                                 progress=_progress(ctx, timeout), output=ctx.output_sink)
     finally:
         os.close(cwd_fd)
         if tmpdir and not (req.background or req.on_timeout == "background"):

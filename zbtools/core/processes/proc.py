@@ -213,12 +213,15 @@ def start_supervisor(mode: str, extra: list[str], *, pass_fds: tuple[int, ...],
 
 def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: float,
                    token: str, cancelled: Callable[[], bool] | None = None,
-                   progress: Callable[[float], None] | None = None) -> Outcome:
+                   progress: Callable[[float], None] | None = None,
+                   output: Callable[[str, bytes], None] | None = None) -> Outcome:
     """Run the command described by ``cfg`` under a foreground supervisor and collect it.
 
     ``cancelled`` is polled while the command runs: once it says True the supervisor is told
     to stop (it kills the whole tree: SIGTERM, the grace period, SIGKILL) and, once it has,
-    ``interrupted`` is raised. ``progress`` is called with the seconds run so far.
+    ``interrupted`` is raised. ``progress`` is called with the seconds run so far; ``output``,
+    if given, with ``"stdout"`` or ``"stderr"`` and each chunk as it arrives (merged output is
+    all ``"stdout"``).
     """
     import json
     import select
@@ -289,6 +292,8 @@ def run_foreground(cfg: dict[str, Any], *, merge: bool, timeout: float, grace: f
                     status += data
                 else:
                     sink.add(data)
+                    if output is not None:
+                        output("stdout" if fd == out_r else "stderr", data)
     finally:
         for fd in {out_r, err_r, st_r}:
             os.close(fd)

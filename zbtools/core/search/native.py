@@ -26,7 +26,9 @@ a match holds the literal. A file ripgrep calls binary for a NUL byte at or afte
 
 The engine declines (``search_tree_native`` returns None and the caller walks in python) before
 running when the start is ignored itself, in another root, or in a repository nested below the
-workspace root (ripgrep applies no rule from above a repository's root); and after running when
+workspace root (ripgrep applies no rule from above a repository's root), and when the workspace
+root lies inside a repository (the python walk then reads the ignore files above the root up to
+the repository's, which ripgrep reads with other precedence and further up); and after running when
 the two walkers could have disagreed: an ignore file the python walk does not read the same way
 (``.ignore``, ``.rgignore``, another repository's ``info/exclude``, one above the workspace
 root), a repository nested below the start, a hidden entry whitelisted by a negation, a
@@ -575,7 +577,7 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
                        tick: Callable[[int], None] | None = None) -> Outcome | None:
     """``tree.search_tree`` for a directory with ripgrep walking and matching, or None when the
     python walk must answer (see the module docstring)."""
-    from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, Skipped, Walk
+    from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, Skipped, Walk, repository_above
 
     how = plan(rg.pattern, fixed_strings=rg.fixed_strings, multiline=False, per_file=per_file)
     if how is None:
@@ -587,8 +589,9 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
                 include_ignored=include_ignored, exclude_dirs=exclude_dirs, with_stat=False)
     try:
         start = walk.rel
-        if workspace.root_of(start)[1] or walk.start_ignored:
-            return None
+        if workspace.root_of(start)[1] or walk.start_ignored \
+                or repository_above(workspace.root) is not None:
+            return None  # another root, a start ignored by name, rules from above the root
         if start != "." and nested_repository(workspace.root, start):
             return None  # ripgrep applies no rule from above a repository's root
     finally:

@@ -24,6 +24,10 @@ Rules:
   files winning over shallower ones, negations (``!keep.log``) included. Ignored directories are
   pruned, never entered. ``include_ignored`` turns this off. A directory named explicitly as the
   start is listed even if an ancestor's rules ignore it (then only the rules inside it apply).
+  A workspace root inside a repository (a directory holding ``.git`` above it) also gets the
+  ignore files of the directories between the repository's root and itself, its
+  ``.git/info/exclude`` included, as rg and fd read them (``OuterRules``); they are read, never
+  walked, so containment stays the workspace's.
 * Everything skipped is counted in ``skipped`` (``ignored``, ``hidden``, ``excluded_dirs``,
   ``unreadable``; ``binary`` and ``too_large`` are for the tools that read files), so a tool can
   say what it left out instead of answering an unexplained "nothing".
@@ -34,10 +38,10 @@ Limits and failure modes: depth is bounded by ``max_depth`` and never beyond ``M
 most ``HELD_DIRS`` directory descriptors besides the resolution's own, climbing back through a
 ``..`` checked by ``(st_dev, st_ino)``. A directory that
 cannot be opened or listed (permission, vanished, changed under us) is counted as ``unreadable``
-and the walk goes on. Ignore files over 1 MiB are not read, nor those above the workspace
-root or git's global ``core.excludesFile``. Matching is bucketed (about a microsecond per path
-whatever the number of rules, see ``core/ignore.py``). The start
-path fails with ``not_found``, ``not_a_directory`` or ``outside_workspace``.
+and the walk goes on. Ignore files over 1 MiB are not read, nor those above the enclosing
+repository's root or git's global ``core.excludesFile``. Matching is bucketed (about a
+microsecond per path whatever the number of rules, see ``core/ignore.py``). The start path
+fails with ``not_found``, ``not_a_directory`` or ``outside_workspace``.
 """
 
 from __future__ import annotations
@@ -133,7 +137,7 @@ class Entry:
 
 
 # An ignore layer: (directory prefix relative to the root, "" or "a/b/", compiled rules).
-Layer = tuple[str, "IgnoreRules"]
+Layer = tuple[str, "IgnoreRules | OuterRules"]
 # What an ignore file read was: (where, its stat signature); a listing's cache check holds these
 # for every ignore file that decided it.
 Print = tuple[str, tuple[int, int, int, int, int] | None]
@@ -187,6 +191,40 @@ def _compile(text: str) -> IgnoreRules:
 
 def _name_of(item: os.DirEntry[str]) -> str:
     return item.name
+
+
+class OuterRules:
+    """The ignore files above a root, up to the enclosing repository's root: paths below the
+    root are matched as that directory sees them (``above`` is the root's path from it)."""
+
+    __slots__ = ("above", "layers")
+
+    def __init__(self, layers: list[Layer], above: str) -> None:
+        self.layers = layers
+        self.above = above
+
+    def decide(self, sub: str, name: str, is_dir: bool) -> bool | None:
+        path = self.above + sub
+        for prefix, rules in reversed(self.layers):
+            if prefix and not path.startswith(prefix):
+                continue
+            decided = rules.decide(path[len(prefix):], name, is_dir)
+            if decided is not None:
+                return decided
+        return None
+
+
+def repository_above(root: str) -> int | None:
+    """How many components of ``root`` (a real path) the nearest ancestor holding ``.git``
+    has, or None when ``root`` itself holds one (or no ancestor does)."""
+    comps = [c for c in root.split("/") if c]
+    for keep in range(len(comps), -1, -1):
+        try:
+            os.lstat("/" + "/".join([*comps[:keep], ".git"]))
+        except OSError:
+            continue
+        return keep if keep < len(comps) else None
+    return None
 
 
 def ignored_by(layers: Sequence[Layer], rel: str, is_dir: bool) -> bool:
@@ -281,6 +319,9 @@ class Walk:
         # the root the walk is in; base: "" in the primary root, the root's path in another
         root_fd, base, parts = self.workspace.root_of(self.rel)
         layers: list[Layer] = []
+        outer = self._outer_rules(base or self.workspace.root)
+        if outer is not None:
+            layers.append((base.rstrip("/") + "/" if base else "", outer))
         exclude, st = self._read_path(root_fd, [".git", "info", "exclude"])
         self._start_prints.append(self._print(".git/info/exclude", st))
         if exclude:
@@ -302,6 +343,42 @@ class Walk:
             self.start_ignored = True
             return ()  # named explicitly: list it, with only the rules found inside it
         return tuple(layers)
+
+    def _outer_rules(self, root: str) -> OuterRules | None:
+        """The ignore files of the directories above ``root`` up to the enclosing repository's
+        root (its ``.git/info/exclude``, then each directory's ``.gitignore`` and ``.ignore``),
+        as rg and fd read them; None when there are none, when ``root`` is not inside a
+        repository or is one, or when they ignore ``root`` itself (a workspace opened in an
+        ignored directory is listed, as a start named explicitly is)."""
+        top = repository_above(root)
+        if top is None:
+            return None
+        comps = [c for c in root.split("/") if c]
+        raw: list[Layer] = []
+        for depth in range(top, len(comps)):
+            where = "/" + "/".join(comps[:depth])
+            try:
+                fd = os.open(where, DIR_FLAGS)
+            except OSError:
+                return None
+            try:
+                prefix = "/".join(comps[top:depth])
+                if depth == top:
+                    text, st = self._read_path(fd, [".git", "info", "exclude"])
+                    self._start_prints.append(self._print(where + "/.git/info/exclude", st))
+                    if text:
+                        raw.append(("", _compile(text)))
+                for name in IGNORE_FILES:
+                    text, st = _read_small(fd, name)
+                    self._start_prints.append(self._print(f"{where}/{name}", st))
+                    if text:
+                        raw.append((prefix + "/" if prefix else "", _compile(text)))
+            finally:
+                os.close(fd)
+        if not raw or any(ignored_by(raw, "/".join(comps[top:k]), True)
+                          for k in range(top + 1, len(comps) + 1)):
+            return None
+        return OuterRules(raw, "/".join(comps[top:]) + "/")
 
     @staticmethod
     def _read_path(root_fd: int, parts: list[str]) -> tuple[str | None, os.stat_result | None]:

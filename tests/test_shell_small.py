@@ -1,0 +1,58 @@
+"""Smaller shell-user fixes, through a real subprocess: every path error names its path in
+``details.path``; a ``limit`` above the line cap says so; help and tool descriptions show
+no raw reStructuredText."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import CliRunner
+
+
+def test_path_errors_carry_the_path(ws: Path, proc: CliRunner) -> None:
+    (ws / "a.txt").write_text("x\n")
+    (ws / "d").mkdir()
+    cases = [
+        (("read_file", "."), "is_directory", "."),
+        (("read_file", "d"), "is_directory", "d"),
+        (("create_directory", "a.txt"), "already_exists", "a.txt"),
+        (("write_file", "d", "--content", "x"), "is_directory", "d"),
+        (("copy_file", "d", "e"), None, None),  # copies a directory: no error
+        (("move_file", "a.txt", "d/"), None, None),
+        (("read_file", "nope"), "not_found", "nope"),
+        (("read_file", "~/x"), "outside_workspace", None),
+    ]
+    for argv, code, path in cases:
+        call = proc(*argv)
+        if code is None:
+            assert call.code == 0, call
+            continue
+        assert call.error["code"] == code, call
+        assert isinstance(call.error.get("details"), dict), call
+        assert "path" in call.error["details"], call
+        if path is not None:
+            assert call.error["details"]["path"] == path
+
+
+def test_a_limit_above_the_line_cap_is_lowered_with_a_warning(ws: Path,
+                                                             proc: CliRunner) -> None:
+    (ws / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    call = proc("read_file", "long.txt", "--limit", "2500")
+    assert call.result["end_line"] == 2000 and call.result["next_offset"] == 2001
+    assert any("limit 2500" in w and "offset=2001" in w for w in call.json["warnings"])
+    # within the cap, or a file shorter than the cap: no warning, as before
+    assert proc("read_file", "long.txt", "--limit", "100").json["warnings"] == []
+    (ws / "short.txt").write_text("a\nb\n")
+    assert proc("read_file", "short.txt", "--limit", "5000").json["warnings"] == []
+
+
+def test_help_and_descriptions_show_no_restructuredtext(proc: CliRunner) -> None:
+    tools = proc("tools", "--json").json["result"]["tools"]
+    assert all("``" not in t["summary"] for t in tools)
+    assert any("(**/*.py, src/**/*.{ts,tsx})" in t["summary"] for t in tools)  # find_files_glob
+    schemas = json.loads(proc("schema", "--format", "mcp").out)
+    assert all("``" not in s["description"] for s in schemas)
+    for tool in ("find_files_glob", "grep_search", "read_file", "apply_edit"):
+        shown = proc(tool, "--help", env={"COLUMNS": "200"}).out
+        assert "``" not in shown, shown
