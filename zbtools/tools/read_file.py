@@ -113,6 +113,11 @@ class Params(Struct):
         "are refused with too_large, never cut")
 
 
+def of_kind(help: str) -> Any:
+    """A field only reads of some kinds have (an image's width): absent from other results."""
+    return field(default=None, omit_null=True, help=help)
+
+
 class Result(Struct):
     path: str = field(help="The file, relative to the workspace root")
     content: str = field(help="The lines read, with their original line endings")
@@ -131,20 +136,19 @@ class Result(Struct):
         help="With hashes: one 6-hex hash per returned line; anchor edits with 'LINE:HASH'")
     kind: Literal["text", "image", "pdf", "notebook", "binary"] = field(
         default="text", help="What was read: text, image, pdf, notebook, or binary (as_base64)")
-    mime: str | None = field(default=None, help="Images and as_base64: the MIME type of data")
-    width: int | None = field(default=None, help="Images: width in pixels (of data)")
-    height: int | None = field(default=None, help="Images: height in pixels (of data)")
-    original_width: int | None = field(default=None, help="Images: width of the file")
-    original_height: int | None = field(default=None, help="Images: height of the file")
-    downscaled: bool | None = field(default=None, help="Images: data is a smaller copy")
-    data: str | None = field(default=None, help="Images and as_base64: the bytes, base64")
-    data_bytes: int | None = field(default=None,
-                                   help="Images and as_base64: size of data before base64")
-    page_count: int | None = field(default=None, help="PDFs: pages in the document")
-    pages: list[int] | None = field(default=None, help="PDFs: the pages returned")
-    cell_count: int | None = field(default=None, help="Notebooks: cells in the notebook")
-    cells: list[dict[str, Any]] | None = field(
-        default=None, help="Notebooks: the cells shown (index, id, cell_type, "
+    mime: str | None = of_kind("Images and as_base64: the MIME type of data")
+    width: int | None = of_kind("Images: width in pixels (of data)")
+    height: int | None = of_kind("Images: height in pixels (of data)")
+    original_width: int | None = of_kind("Images: width of the file")
+    original_height: int | None = of_kind("Images: height of the file")
+    downscaled: bool | None = of_kind("Images: data is a smaller copy")
+    data: str | None = of_kind("Images and as_base64: the bytes, base64")
+    data_bytes: int | None = of_kind("Images and as_base64: size of data before base64")
+    page_count: int | None = of_kind("PDFs: pages in the document")
+    pages: list[int] | None = of_kind("PDFs: the pages returned")
+    cell_count: int | None = of_kind("Notebooks: cells in the notebook")
+    cells: list[dict[str, Any]] | None = of_kind(
+        "Notebooks: the cells shown (index, id, cell_type, "
         "execution_count, outputs, start_line, end_line in content)")
 
 

@@ -60,6 +60,7 @@ class FieldSpec:
         "maximum",
         "minimum",
         "name",
+        "omit_null",
         "text_body",
         "type",
     )
@@ -74,8 +75,11 @@ class FieldSpec:
         minimum: float | None = None,
         maximum: float | None = None,
         text_body: bool = False,
+        omit_null: bool = False,
     ) -> None:
         self.name = ""
+        # a result field of some kinds of result only: left out of the JSON when it is null
+        self.omit_null = omit_null
         # a body of text (file content, old/new text, a patch, a command): as a command-line
         # flag, "-" reads it from stdin and "@PATH" from a file
         self.text_body = text_body
@@ -111,11 +115,14 @@ def field(
     minimum: float | None = None,
     maximum: float | None = None,
     text_body: bool = False,
+    omit_null: bool = False,
 ) -> Any:
     """Declare a field; typed ``Any`` so that ``path: str = field(...)`` type-checks.
 
     ``text_body``: the field holds a body of text (file content, a patch, a command), which a
-    command-line flag may read from stdin (``-``) or a file (``@PATH``)."""
+    command-line flag may read from stdin (``-``) or a file (``@PATH``). ``omit_null``: a result
+    field that only some kinds of result have (an image's width in a read of text) is left out
+    of the JSON when it is null."""
     return FieldSpec(
         default=default,
         default_factory=default_factory,
@@ -124,6 +131,7 @@ def field(
         minimum=minimum,
         maximum=maximum,
         text_body=text_body,
+        omit_null=omit_null,
     )
 
 
@@ -291,7 +299,12 @@ class Struct:
 
     def to_json(self) -> dict[str, Any]:
         values = self.__dict__
-        return {name: _dump(values[name]) for name in type(self).fields()}
+        fields = type(self).fields()
+        omitted = _omitted(type(self), fields)
+        if not omitted:
+            return {name: _dump(values[name]) for name in fields}
+        return {name: _dump(values[name]) for name in fields
+                if values[name] is not None or name not in omitted}
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in type(self).fields())
@@ -302,6 +315,17 @@ class Struct:
             and self.to_json() == other.to_json()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+_OMITTED: dict[type, frozenset[str]] = {}
+
+
+def _omitted(cls: type, fields: dict[str, FieldSpec]) -> frozenset[str]:
+    """The ``omit_null`` fields of a Struct class (computed once per class)."""
+    got = _OMITTED.get(cls)
+    if got is None:
+        got = _OMITTED[cls] = frozenset(n for n, spec in fields.items() if spec.omit_null)
+    return got
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
