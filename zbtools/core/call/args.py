@@ -301,10 +301,13 @@ class Struct:
         values = self.__dict__
         fields = type(self).fields()
         omitted = _omitted(type(self), fields)
+        scalars = _SCALARS
+        # the scalar test inline: results can hold thousands of small Structs
         if not omitted:
-            return {name: _dump(values[name]) for name in fields}
-        return {name: _dump(values[name]) for name in fields
-                if values[name] is not None or name not in omitted}
+            return {name: v if type(v := values[name]) in scalars else _dump(v)
+                    for name in fields}
+        return {name: v if type(v := values[name]) in scalars else _dump(v)
+                for name in fields if values[name] is not None or name not in omitted}
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in type(self).fields())
@@ -337,7 +340,7 @@ def _dump(value: Any) -> Any:
     if isinstance(value, Struct):
         return value.to_json()
     if isinstance(value, list | tuple):
-        return [_dump(v) for v in value]
+        return [v if type(v) in _SCALARS else _dump(v) for v in value]
     if isinstance(value, dict):
         return {k: _dump(v) for k, v in value.items()}
     return value
