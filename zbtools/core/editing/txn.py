@@ -445,13 +445,9 @@ def _recover_in_place(ctx: Context, record: dict[str, Any]) -> tuple[str, bool]:
         return "the file is gone", True
     backup = str(record.get("backup"))
     try:
-        assert res.name is not None
-        fd = os.open(res.name, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=res.dir_fd)
+        fd, st = _open_journaled(res, record, os.O_RDWR)
         try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != (record.get("dev"), record.get("ino")) or \
-                    not stat.S_ISREG(st.st_mode):
+            if st is None:
                 found = "the file was replaced since; it was left as it is"
             else:
                 current = sha256_hex(read_fd(fd))
@@ -476,6 +472,24 @@ def _recover_in_place(ctx: Context, record: dict[str, Any]) -> tuple[str, bool]:
         res.close()
 
 
+def _open_journaled(res: Resolved, record: dict[str, Any],
+                    flags: int) -> tuple[int, os.stat_result | None]:
+    """The journaled file opened with ``flags``, and its ``fstat``; None for the stat when it is
+    no longer the regular file the journal names (another inode: replaced since)."""
+    assert res.name is not None
+    fd = os.open(res.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                 dir_fd=res.dir_fd)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if (st.st_dev, st.st_ino) != (record.get("dev"), record.get("ino")) or \
+            not stat.S_ISREG(st.st_mode):
+        return fd, None
+    return fd, st
+
+
 def _read_quiet(name: str, dir_fd: int) -> bytes | None:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
@@ -493,14 +507,10 @@ def _recover_append(ctx: Context, record: dict[str, Any]) -> str:
     if res is None:
         return "the file is gone"
     try:
-        assert res.name is not None
         size, length = int(record["size"]), int(record["length"])
-        fd = os.open(res.name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=res.dir_fd)
+        fd, st = _open_journaled(res, record, os.O_WRONLY)
         try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != (record.get("dev"), record.get("ino")) or \
-                    not stat.S_ISREG(st.st_mode):
+            if st is None:
                 return "the file was replaced since; it was left as it is"
             if st.st_size == size + length:
                 return "the append had been written whole"

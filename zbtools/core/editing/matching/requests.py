@@ -189,9 +189,12 @@ def split_marker_lines(text: str, code_aware: bool = True,
     (``[]``: a marker at the start or the end, or two markers in a row); a final newline ends
     the last line rather than starting an empty one.
     """
+    return _split_at_markers(pattern_lines(text), code_aware)
+
+
+def _split_at_markers(lines: list[str], code_aware: bool) -> tuple[list[list[str]], list[str]]:
     segments: list[list[str]] = [[]]
     markers: list[str] = []
-    lines = pattern_lines(text)
     for i, line in enumerate(lines):
         if _rx("elision").match(line) and not (code_aware and ellipsis_is_code(lines, i)):
             markers.append(line.strip())
@@ -207,13 +210,5 @@ def split_markers(text: str, code_aware: bool = True) -> tuple[list[str], list[s
     A bare ``...`` that is a Python block's whole body (``ellipsis_is_code``) is code, not a
     marker, unless ``code_aware`` is false (old text that was not found as code).
     """
-    segments: list[list[str]] = [[]]
-    markers: list[str] = []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if _rx("elision").match(line) and not (code_aware and ellipsis_is_code(lines, i)):
-            markers.append(line.strip())
-            segments.append([])
-        else:
-            segments[-1].append(line)
+    segments, markers = _split_at_markers(text.split("\n"), code_aware)
     return ["\n".join(seg) for seg in segments], markers
