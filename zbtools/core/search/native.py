@@ -46,6 +46,8 @@ write the workspace concurrently, set ``engine: python`` (or ``rg``).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
 import stat
@@ -58,7 +60,7 @@ from zbtools.core.search.engine import (
     SearchTimeout,
     record,
 )
-from zbtools.core.search.ripgrep import content_rows, rows_to_hits
+from zbtools.core.search.ripgrep import Rows, rows_to_hits
 from zbtools.core.search.walk import MAX_DEPTH
 
 TYPE_CHECKING = False
@@ -78,6 +80,8 @@ DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
 SIZE_REASON = re.compile(rb"^(\d+) bytes$")
 BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
 STATS_SEARCHED = re.compile(rb"^(\d+) files searched$", re.MULTILINE)
+MIN_ROW_BYTES = 16  # fewer output bytes than this per row cannot hold more rows than a limit
+BODY_ROW = re.compile(rb"(?m)^(\d+)([:-])(.*)$")  # a matching line (:) or a context line (-)
 
 
 class Declined(Exception):
@@ -238,6 +242,7 @@ class NativeSearch:
         # content rows are needed to decide each line, in count modes too
         self.count_rows = per_file and how.literal is None
         self.dirs: dict[str, int] = {}
+        self.bodies: dict[str, bytes] = {}  # a content run's output, by file
 
     # -- running ripgrep -------------------------------------------------------------------
 
@@ -266,7 +271,7 @@ class NativeSearch:
         if self.count_rows:
             args.append("--count")
         else:
-            args.append("--line-number")
+            args += ["--line-number", "--heading"]
             if self.literal is None:
                 args += ["--max-count", str(self.limit + 1)]
             if self.searcher.before:
@@ -297,17 +302,36 @@ class NativeSearch:
             raise
         return Spawned(proc, out, err)
 
-    def wait(self, spawned: Spawned) -> Run | None:
-        """The run's output, or None when the deadline passed (the process is then killed)."""
+    def wait(self, spawned: Spawned, on_big: Callable[[], None] | None = None) -> Run | None:
+        """The run's output, or None when the deadline passed (the process is then killed).
+
+        ``on_big`` is called (once, from a watching thread) as soon as the output holds more
+        rows than a limit could take, so that the listing a cut search needs runs alongside."""
         import threading
 
         proc = spawned.proc
         timer = threading.Timer(max(self.searcher.time_left(), 0.001), proc.kill)
         timer.start()
+        done = threading.Event()
+        watcher = None
+        if on_big is not None:
+            threshold = (self.limit + 1) * MIN_ROW_BYTES
+
+            def watch() -> None:
+                while not done.wait(0.002):
+                    if os.fstat(spawned.out).st_size > threshold:
+                        on_big()
+                        return
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
         try:
             code = proc.wait()
         finally:
             timer.cancel()
+            done.set()
+            if watcher is not None:
+                watcher.join()
         if code < 0:
             return None  # killed at the deadline
         return Run(spawned.read(spawned.out), spawned.read(spawned.err), code)
@@ -481,34 +505,48 @@ class NativeSearch:
     # -- the search ------------------------------------------------------------------------
 
     def results(self, run: Run) -> dict[str, tuple[FileStatus, list[Hit]]]:
-        """Each reported or binary file's status and hits, by root-relative path."""
+        """The counts of a count run by root-relative path; for a content run, each reported
+        file's block of output is kept (``bodies``) and read only when the replay reaches it
+        (``status_of``): a search cut at a limit never decodes the files past it."""
         found: dict[str, tuple[FileStatus, list[Hit]]] = {}
-        again: list[str] = []
-        verify = self.literal is not None
         if self.count_rows:
             for line in run.out.split(b"\n"):
                 path, sep, count = line.partition(b"\0")
                 if sep and count.isdigit():
-                    found[self.rel_of(path)] = ("ok", [NO_HIT_ROW] * int(count))
-        else:
-            for path, rows in content_rows(run.out).items():
-                rel = self.rel_of(path)
-                if self.anchored and any(b"\xef\xbb\xbf" in text for _, text in rows.values()):
-                    again.append(rel)
-                    continue
-                hits = rows_to_hits(self.searcher, rows, verify)
-                if not hits:
-                    continue  # no line of the literal's matches the pattern
-                if self.per_file:
-                    hits = [NO_HIT_ROW] * len(hits)
-                elif verify and len(hits) > self.limit + 1:
-                    hits = hits[:self.limit + 1]  # what --max-count keeps otherwise
-                found[rel] = ("ok", hits)
-        for rel in found:
-            self.check_file(rel)
-        for rel in again:
-            found[rel] = self.search_here(rel)
+                    rel = self.rel_of(path)
+                    self.check_file(rel)
+                    found[rel] = ("ok", [NO_HIT_ROW] * int(count))
+            return found
+        # --heading --null: "path\0" and the file's lines, a blank line between files
+        for block in run.out.split(b"\n\n"):
+            path, sep, body = block.partition(b"\0")
+            if sep:
+                self.bodies[self.rel_of(path)] = body
         return found
+
+    def status_of(self, rel: str, statuses: dict[str, tuple[FileStatus, list[Hit]]]
+                  ) -> tuple[FileStatus, list[Hit]]:
+        """A file's status and hits: known, read from its block of output, or searched
+        without a match."""
+        got = statuses.get(rel)
+        if got is not None:
+            return got
+        body = self.bodies.get(rel)
+        if body is None:
+            return "ok", []
+        self.check_file(rel)
+        if self.anchored and b"\xef\xbb\xbf" in body:
+            got = statuses[rel] = self.search_here(rel)  # U+FEFF: maybe a dropped BOM
+            return got
+        rows: Rows = {int(number): (sep == b":", text)
+                      for number, sep, text in re.findall(BODY_ROW, body)}
+        hits = rows_to_hits(self.searcher, rows, self.literal is not None)
+        if self.per_file:
+            hits = [NO_HIT_ROW] * len(hits)
+        elif len(hits) > self.limit + 1:
+            hits = hits[:self.limit + 1]  # what --max-count keeps otherwise
+        statuses[rel] = ("ok", hits)  # a second replay (after the listing) reads it again
+        return "ok", hits
 
     def statuses(self, events: Events, found: dict[str, tuple[FileStatus, list[Hit]]]
                  ) -> dict[str, tuple[FileStatus, list[Hit]]]:
@@ -528,7 +566,8 @@ class NativeSearch:
         files searched without a match were known (``listed`` is None)."""
         accept = self.path_filter.accepts if self.path_filter.active else None
         prefix_len = len(self.prefix)
-        names = list(statuses) if listed is None else [*listed, *events.too_large]
+        names = list({*statuses, *self.bodies}) if listed is None \
+            else [*listed, *events.too_large]
         files = sorted((walk_key(rel), rel) for rel in names
                        if accept is None or accept(rel[prefix_len:], rel.rpartition("/")[2]))
         skips = sorted(events.skips)
@@ -539,7 +578,7 @@ class NativeSearch:
                 kind = skips[i][1]
                 setattr(sk, kind, getattr(sk, kind) + 1)
                 i += 1
-            status, hits = statuses.get(rel) or ("ok", [])
+            status, hits = self.status_of(rel, statuses)
             if status == "timeout":
                 outcome.timed_out = True
                 return True
@@ -602,13 +641,20 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
     if tick is not None:
         tick(0)
     spawned: list[Spawned] = []
+    stack = contextlib.ExitStack()
     try:
+        listings: list[Spawned] = []
+
+        def start_listing() -> None:
+            listings.append(native.spawn(native.list_args()))
+            spawned.append(listings[0])
+
         if path_filter.active:
-            spawned.append(native.spawn(native.list_args()))
+            start_listing()
         search = native.spawn(native.search_args())
         spawned.append(search)
-        listing = spawned[0] if path_filter.active else None
-        run = native.wait(search)
+        run = native.wait(search, None if listings else start_listing)
+        listing = listings[0] if listings else None
         if run is None:
             outcome = Outcome(start, Skipped())
             outcome.engine = ENGINE
@@ -617,13 +663,17 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
         if run.code not in (0, 1):
             return None
         events = native.events(run.err)
+        if gc.isenabled():  # thousands of long-lived hits: collections would only cost
+            gc.disable()
+            stack.callback(gc.enable)
         statuses = native.statuses(events, native.results(run))
         listed = native.listed(listing) if listing is not None else None
         outcome = Outcome(start, Skipped())
         outcome.engine = ENGINE
         if not native.replay(outcome, events, statuses, listed):
-            spawned.append(native.spawn(native.list_args()))
-            listed = native.listed(spawned[-1])
+            if not listings:
+                start_listing()
+            listed = native.listed(listings[0])
             outcome = Outcome(start, Skipped())
             outcome.engine = ENGINE
             native.replay(outcome, events, statuses, listed)
@@ -640,6 +690,7 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
     except (Declined, OSError):
         return None
     finally:
+        stack.close()
         native.close()
         for one in spawned:
             one.close()
