@@ -265,3 +265,16 @@ def test_a_workspace_inside_a_repository_is_left_to_the_python_walk(ws: Path,
     assert engine != "native"
     assert auto == python
     assert not any(m["path"].endswith(".md") for m in auto["matches"])
+
+
+@needs_rg
+def test_a_native_search_never_imports_the_regex_module(ws: Path) -> None:
+    """ripgrep matches the pattern: the 12 ms import of ``regex`` is left out of the call."""
+    native_tree(ws)
+    code = ("import sys\nfrom zbtools.entry import main_with_argv\n"
+            "code = main_with_argv(['grep_search', '--pattern', r'def get_\\w+\\b'])\n"
+            "sys.stderr.write('REGEX=%s CODE=%s' % ('regex' in sys.modules, code))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ws, capture_output=True, text=True,
+                          check=False)
+    assert '"engine": "native"' in done.stdout
+    assert "REGEX=False CODE=0" in done.stderr

@@ -55,6 +55,7 @@ def run(params: Params, ctx: Context) -> Result:
 
     searcher = Searcher(params.query, before=CONTEXT_LINES, after=CONTEXT_LINES,
                         timeout=TIMEOUT)
+    searcher.compile()
     path_filter = PathFilter(split_globs(params.file_pattern or ""), [])
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
                           limit=params.max_results, per_file=False, cache=ctx.search_cache,

@@ -220,6 +220,8 @@ def run(params: Params, ctx: Context) -> Result:
         literal = params.pattern.encode("utf-8") if params.fixed_strings else \
             required_literal(params.pattern)
     rg = choose_engine(params, ctx, literal)
+    if rg is None or not rg.native:
+        searcher.compile()  # an invalid pattern fails first (native: when it is needed)
     outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
                           limit=params.head_limit or NO_CAP, per_file=per_file,
                           include_hidden=params.include_hidden,

@@ -57,16 +57,16 @@ NO_HIT = Hit(0, [], [], [])
 
 def find_rg(env: Mapping[str, str] | None = None) -> str | None:
     """The ``rg`` binary to use, or None."""
-    import shutil
     import sys
 
     env = os.environ if env is None else env
     explicit = env.get("ZBTOOLS_RG")
     if explicit:
         return explicit if os.access(explicit, os.X_OK) else None
-    found = shutil.which("rg", path=env.get("PATH"))
-    if found:
-        return found
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        found = os.path.join(folder or ".", "rg")  # shutil.which's rule, without its import
+        if os.access(found, os.X_OK) and not os.path.isdir(found):
+            return found
     beside = os.path.join(os.path.dirname(sys.executable), "rg")
     return beside if os.access(beside, os.X_OK) else None
 

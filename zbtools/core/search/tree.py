@@ -87,6 +87,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             if native is not None:
                 return finish(native)
         rg = rg.fallback
+    searcher.compile()  # before any file is read: an invalid pattern fails the call here
     if rg is not None:
         from zbtools.core.search.ripgrep import search_tree_rg
 
