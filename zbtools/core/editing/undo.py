@@ -132,9 +132,12 @@ class Journal:
 
 
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
-           mode: int | None = None) -> None:
-    """Journal one change of ``rel`` (None: the file did not exist before / after)."""
-    if before == after:
+           mode: int | None = None, *, after_sha256: str | None = None) -> None:
+    """Journal one change of ``rel`` (None: the file did not exist before / after).
+
+    ``after_sha256``, when the caller has it, stands for ``after`` (which is then None): the
+    new bytes need not be joined or hashed again."""
+    if before == after and after_sha256 is None:
         return
     if before is not None and len(before) > MAX_BLOB:
         ctx.warn(f"{rel} is larger than {MAX_BLOB // (1 << 20)} MiB: this change is not kept "
@@ -146,7 +149,8 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
                 "v": JOURNAL_VERSION, "id": os.urandom(4).hex(), "path": rel, "tool": tool,
                 "time": round(ctx.clock(), 3),
                 "before_blob": journal.put_blob(before) if before is not None else None,
-                "after_sha256": sha256_hex(after) if after is not None else None,
+                "after_sha256": after_sha256 if after_sha256 is not None else (
+                    sha256_hex(after) if after is not None else None),
                 "mode": mode,
             }
             journal.entries.append(entry)

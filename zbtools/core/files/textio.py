@@ -650,13 +650,16 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  shown: str | None = None,
                  unchanged_since: os.stat_result | None = None,
                  known_changed: bool = False,
-                 parts: list[memoryview] | None = None) -> WriteOutcome:
+                 parts: list[memoryview] | None = None,
+                 expected_data: bytes | None = None) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
 
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
     mtime differ from that earlier ``stat`` (a cheap staleness check for big files). ``parts``,
     when given, are written one after the other instead of ``data`` (a big file edited in the
     middle is never joined into a second copy); they require ``known_changed``.
+    ``expected_data`` refuses with ``stale_file`` unless the file still holds exactly those
+    bytes (as strong as comparing their sha256, without hashing).
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -705,11 +708,16 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                                 hint="make it writable first if replacing it is intended")
             # The old bytes are read only to check expected_sha256 or to detect a no-op write
             # (same size); a caller that knows the content differs skips that second read.
-            old = read_fd(ofd) if (expected_sha256 is not None or (
-                old_st.st_size == len(data) and not known_changed)) else None
+            old = read_fd(ofd) if (expected_sha256 is not None or expected_data is not None
+                                   or (old_st.st_size == len(data) and not known_changed)
+                                   ) else None
             if old is not None:
                 check_expected(old, expected_sha256, shown)
-                if old == data:
+                if expected_data is not None and old != expected_data:
+                    raise ToolError("stale_file", f"{shown}: changed since it was read",
+                                    hint="read the file again and redo the change against "
+                                    "its current content")
+                if not known_changed and old == data:
                     outcome.changed = False
                     outcome.old_size = len(old)
                     return outcome

@@ -44,59 +44,149 @@ TYPOGRAPHY = str.maketrans({
 
 
 class FileModel:
-    """A decoded file as lines plus their endings (``\\r\\n``, ``\\n`` or ``""`` for the last)."""
+    """A decoded file as lines plus their endings (``\\r\\n``, ``\\n`` or ``""`` for the last).
+
+    Everything is built on first use (issue 16: an edit pays for what it needs, not for the
+    file): an exact edit needs only the LF view, one ``str.find`` and the line numbers around
+    the match; the lines and their endings are split once, in C, when something asks for them;
+    the indent unit is inferred from the lines around the place it is needed
+    (``indent_unit_near``); the per-tier normalised lines and indexes stay whole-file (the
+    tiers that need them pay for them).
+    """
 
     def __init__(self, text: str) -> None:
-        parts = text.split("\n")
-        self.lines: list[str] = []
-        self.eols: list[str] = []
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            if last:
-                if part == "":
-                    break
-                self.lines.append(part)
-                self.eols.append("")
-            elif part.endswith("\r"):
-                self.lines.append(part[:-1])
-                self.eols.append("\r\n")
-            else:
-                self.lines.append(part)
-                self.eols.append("\n")
-        crlf = self.eols.count("\r\n")
-        lf = self.eols.count("\n")
-        self.majority_eol = "\r\n" if crlf > lf else "\n"
-        self.indent_unit = infer_indent_unit(self.lines)
+        self._text = text
+        self._lines: list[str] | None = None
+        self._eols: list[str] | None = None
+        self._majority_eol: str | None = None
+        self._indent_unit: str | None = None
+        self._units: dict[int, str] = {}
         self._lf_view: str | None = None
         self._line_starts: list[int] | None = None
+        self._text_starts: list[int] | None = None
+        self._line_count: int | None = None
+        self._counted = 0
         self._indexes: dict[str, dict[str, list[int]]] = {}
         self._normalized: dict[str, list[str]] = {}
 
+    def _split(self) -> None:
+        text = self._text
+        parts = text.split("\n")
+        last = parts.pop()  # "" when the text ends with a line break (or is empty)
+        if "\r" in text:
+            lines = [p[:-1] if p.endswith("\r") else p for p in parts]
+            eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts]
+        else:
+            lines, eols = parts, ["\n"] * len(parts)
+        if last != "":
+            lines.append(last)  # a last line without an ending (a lone CR stays content)
+            eols.append("")
+        self._lines, self._eols = lines, eols
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._split()
+            assert self._lines is not None
+        return self._lines
+
+    @property
+    def eols(self) -> list[str]:
+        if self._eols is None:
+            self._split()
+            assert self._eols is not None
+        return self._eols
+
+    @property
+    def line_count(self) -> int:
+        """``len(self.lines)``, without splitting the text."""
+        if self._lines is not None:
+            return len(self._lines)
+        if self._line_count is None:
+            text = self._text
+            self._line_count = text.count("\n") + (1 if text and not text.endswith("\n")
+                                                   else 0)
+        return self._line_count
+
+    @property
+    def majority_eol(self) -> str:
+        if self._majority_eol is None:
+            crlf = self._text.count("\r\n")
+            lf = self._text.count("\n") - crlf
+            self._majority_eol = "\r\n" if crlf > lf else "\n"
+        return self._majority_eol
+
+    @property
+    def indent_unit(self) -> str:
+        """The indent unit inferred from the whole file."""
+        if self._indent_unit is None:
+            self._indent_unit = infer_indent_unit(self.lines)
+        return self._indent_unit
+
+    def indent_unit_near(self, line: int) -> str:
+        """The indent unit of the region around ``line``: the whole file's up to
+        ``UNIT_WHOLE_FILE_LINES`` lines, else that of the ``UNIT_BLOCK``-line blocks from two
+        before the line's block to two after it (so the same for every line of a block)."""
+        lines = self.lines
+        if len(lines) <= UNIT_WHOLE_FILE_LINES:
+            return self.indent_unit
+        block = max(line, 0) // UNIT_BLOCK
+        unit = self._units.get(block)
+        if unit is None:
+            lo = max(block - 2, 0) * UNIT_BLOCK
+            unit = infer_indent_unit(lines[lo:(block + 3) * UNIT_BLOCK])
+            self._units[block] = unit
+        return unit
+
     @property
     def text(self) -> str:
-        return "".join(line + eol for line, eol in zip(self.lines, self.eols, strict=True))
+        return self._text
 
     @property
     def lf_view(self) -> str:
         """The text with every CRLF shown as LF (lone CRs stay content)."""
         if self._lf_view is None:
-            self._lf_view = "".join(
-                line + ("\n" if eol else "") for line, eol in zip(self.lines, self.eols,
-                                                                   strict=True))
+            text = self._text
+            self._lf_view = text.replace("\r\n", "\n") if "\r" in text else text
         return self._lf_view
 
     @property
     def line_starts(self) -> list[int]:
         """Offset in ``lf_view`` where each line starts (plus one past the end)."""
         if self._line_starts is None:
+            import itertools
+
+            lines = self.lines
             starts = [0]
-            for line, eol in zip(self.lines, self.eols, strict=True):
-                starts.append(starts[-1] + len(line) + (1 if eol else 0))
+            starts += itertools.accumulate(map((1).__add__, map(len, lines)))
+            if lines and self.eols[-1] == "":
+                starts[-1] -= 1
             self._line_starts = starts
         return self._line_starts
 
+    def text_start(self, line: int) -> int:
+        """Offset in ``text`` (line endings as in the file) where 0-based ``line`` starts;
+        ``line_count`` gives the end of the text."""
+        if "\r" not in self._text:
+            return self.line_starts[line]
+        if self._text_starts is None:
+            import itertools
+            import operator
+
+            starts = [0]
+            starts += itertools.accumulate(map(operator.add, map(len, self.lines),
+                                               map(len, self.eols)))
+            self._text_starts = starts
+        return self._text_starts[line]
+
     def line_of(self, offset: int) -> int:
         """0-based line containing ``lf_view`` offset."""
+        if self._line_starts is None and self._counted < LINE_OF_COUNTS and \
+                0 <= offset < len(self.lf_view):
+            # The first few lookups (an exact match's two ends) count the line breaks before
+            # the offset, in C; indexing every line start pays only for many lookups.
+            self._counted += 1
+            return self.lf_view.count("\n", 0, offset)
         import bisect
 
         return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
@@ -120,6 +210,11 @@ class FileModel:
                 table.setdefault(key, []).append(i)
             self._indexes[tier] = table
         return self._indexes[tier]
+
+
+UNIT_WHOLE_FILE_LINES = 2048
+UNIT_BLOCK = 256
+LINE_OF_COUNTS = 8
 
 
 def leading_ws(line: str) -> str:

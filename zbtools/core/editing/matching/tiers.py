@@ -152,7 +152,6 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
     relative = tier in ("indentation", "inner_whitespace", "typography")
     if relative:
         old_depths = relative_depths(pattern)
-        file_w = unit_columns(model.indent_unit)
     found: list[Candidate] = []
     for start in starts:
         if start < 0 or start + n > len(model.lines):
@@ -162,6 +161,7 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
             continue
         if relative:
             depths = relative_depths(model.lines[start:start + n])
+            file_w = unit_columns(model.indent_unit_near(start))  # the region's unit
             if same_structure(old_depths, depths, file_w) is None:
                 continue
         found.append(Candidate(tier, start, start + n))
