@@ -240,7 +240,8 @@ def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str) -> b
     if len(non_blank) < 2 and sum(len(line.strip()) for line in non_blank) < 12:
         return False
     at = max(range(len(lines)), key=lambda i: len(lines[i].strip(" \t")))
-    key = lines[at].strip(" \t").encode("utf-8")
+    keys = [line.strip(" \t").encode("utf-8") for line in lines]
+    key = keys[at]
     own = data.count(b"\n", 0, line_start) + at  # the file line old's line `at` is on
     line = 0
     counted = 0
@@ -251,10 +252,34 @@ def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str) -> b
         begin = data.rfind(b"\n", 0, pos) + 1
         stop = data.find(b"\n", pos)
         stop = len(data) if stop == -1 else stop
-        if line != own and data[begin:stop].strip(b" \t") == key:
+        if line != own and data[begin:stop].strip(b" \t") == key and \
+                _window_matches(data, begin, stop, at, keys):
             return True
         pos = data.find(key, stop)
     return False
+
+
+def _window_matches(data: bytes, begin: int, stop: int, at: int, keys: list[bytes]) -> bool:
+    """Whether the lines around the one at data[begin:stop] equal ``keys`` up to indentation,
+    that line being the ``at``-th (the look-alike needs every line, not only the longest)."""
+    lo = begin
+    for k in range(at - 1, -1, -1):  # the lines above, nearest first
+        if lo == 0:
+            return False
+        above = data.rfind(b"\n", 0, lo - 1) + 1
+        if data[above:lo - 1].strip(b" \t") != keys[k]:
+            return False
+        lo = above
+    hi = stop
+    for k in range(at + 1, len(keys)):  # the lines below
+        if hi >= len(data):
+            return False
+        below = data.find(b"\n", hi + 1)
+        below = len(data) if below == -1 else below
+        if data[hi + 1:below].strip(b" \t") != keys[k]:
+            return False
+        hi = below
+    return True
 
 
 HASH_RESULT_BYTES = 16 * 1024 * 1024
