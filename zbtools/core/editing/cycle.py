@@ -97,7 +97,8 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
         if dry_run:
             return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
-        atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path)
+        atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path,
+                     defer_dir_sync=True)
         from zbtools.core.editing.undo import record
 
         record(ctx, rel, data, new_data, tool)
@@ -196,10 +197,10 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
         # cost.
         seen = os.stat(res.name, dir_fd=res.dir_fd)
         atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
-                     parts=pieces)
+                     parts=pieces, defer_dir_sync=True)
     else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
         atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                     parts=pieces)
+                     parts=pieces, defer_dir_sync=True)
     if new_size <= HASH_RESULT_BYTES:
         from zbtools.core.editing.undo import record
 

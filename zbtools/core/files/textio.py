@@ -405,6 +405,73 @@ class WriteOutcome:
         self.old_size: int | None = None
 
 
+class SyncGroup:
+    """Directory (and journal) fsyncs deferred across consecutive writes of one session.
+
+    A long-lived session (``batch``) opens a group around consecutive single-file edits whose
+    results it has not sent yet; ``atomic_write(..., defer_dir_sync=True)`` then still
+    ``fsync``s the new file before renaming it over the old one, but leaves the directory's
+    ``fsync`` to ``commit``, and the undo journal leaves its appended record's ``fsync`` there
+    too (``defer_file``). ``commit`` makes all of them durable at once; the session sends the
+    results only after it, so every result a caller has seen is as durable as without the
+    group. What a system crash before ``commit`` can lose is in ``docs/batch.md``.
+    """
+
+    def __init__(self) -> None:
+        self.dirs: dict[tuple[int, int], int] = {}
+        self.files: dict[tuple[int, int], int] = {}
+
+    def _hold(self, table: dict[tuple[int, int], int], fd: int) -> None:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        if key not in table:
+            table[key] = os.dup(fd)
+
+    def defer_dir(self, dir_fd: int) -> None:
+        self._hold(self.dirs, dir_fd)
+
+    def defer_file(self, fd: int) -> None:
+        self._hold(self.files, fd)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.dirs or self.files)
+
+    def commit(self) -> None:
+        """``fsync`` every deferred file, then every deferred directory (errors as in
+        ``atomic_write``: some filesystems refuse to ``fsync`` a directory)."""
+        for table in (self.files, self.dirs):
+            while table:
+                _, fd = table.popitem()
+                try:
+                    os.fsync(fd)
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+
+
+_sync_group: list[SyncGroup] = []  # the open group, if any (at most one)
+
+
+def open_sync_group() -> SyncGroup:
+    """Open the session's group (``SyncGroup``); writes defer to it until it is closed."""
+    if not _sync_group:
+        _sync_group.append(SyncGroup())
+    return _sync_group[0]
+
+
+def close_sync_group() -> None:
+    """Commit the open group, if any, and stop deferring."""
+    if _sync_group:
+        group = _sync_group.pop()
+        group.commit()
+
+
+def sync_group() -> SyncGroup | None:
+    return _sync_group[0] if _sync_group else None
+
+
 def _unlink_quiet(name: str, dir_fd: int) -> None:
     try:
         os.unlink(name, dir_fd=dir_fd)
@@ -651,7 +718,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  unchanged_since: os.stat_result | None = None,
                  known_changed: bool = False,
                  parts: list[memoryview] | None = None,
-                 expected_data: bytes | None = None) -> WriteOutcome:
+                 expected_data: bytes | None = None,
+                 defer_dir_sync: bool = False) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
 
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
@@ -659,7 +727,9 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     when given, are written one after the other instead of ``data`` (a big file edited in the
     middle is never joined into a second copy); they require ``known_changed``.
     ``expected_data`` refuses with ``stale_file`` unless the file still holds exactly those
-    bytes (as strong as comparing their sha256, without hashing).
+    bytes (as strong as comparing their sha256, without hashing). ``defer_dir_sync``: when
+    the session has a ``SyncGroup`` open, the directory's ``fsync`` after the rename is left to
+    the group's ``commit`` (the new file's own ``fsync`` before the rename never is).
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -774,10 +844,14 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
         else:
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             outcome.hardlink_broken = old_st.st_nlink > 1
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass  # some filesystems refuse fsync on directories; the rename is done
+        group = sync_group() if defer_dir_sync else None
+        if group is not None:
+            group.defer_dir(dir_fd)
+        else:
+            try:
+                os.fsync(dir_fd)
+            except OSError:
+                pass  # some filesystems refuse fsync on directories; the rename is done
         return outcome
     except ToolError:
         if fd >= 0:
