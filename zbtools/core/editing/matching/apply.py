@@ -120,14 +120,7 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
                                     "end_line": prev.end},
                                    {"label": b.label, "start_line": nxt.start + 1,
                                     "end_line": nxt.end}]})
-    pieces: list[str] = []
-    cursor = 0
-    for edit in ordered:
-        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
-        pieces += [line + eol for line, eol in edit.lines]
-        cursor = edit.end
-    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
-    new_text = "".join(pieces)
+    new_text = _join(model, ordered)
     _check_outside_unchanged(model, ordered, new_text)
     reports = []
     warnings: list[str] = []
@@ -173,16 +166,31 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
     return Applied(current, reports, current != text, warnings)
 
 
+def _join(model: FileModel, ordered: list[Edit]) -> str:
+    """The file's text with each edit's lines in place of its line range: the unedited
+    stretches are slices of the text (no per-line work outside the edits)."""
+    text = model.text
+    pieces: list[str] = []
+    cursor = 0
+    for edit in ordered:
+        pieces.append(text[model.text_start(cursor):model.text_start(edit.start)])
+        pieces += [line + eol for line, eol in edit.lines]
+        cursor = edit.end
+    pieces.append(text[model.text_start(cursor):])
+    return "".join(pieces)
+
+
 def _check_outside_unchanged(model: FileModel, edits: list[Edit], new_text: str) -> None:
     """MATCHING I3: bytes before the first and after the last edited line are untouched."""
     if not edits:
         return
     original = model.text
-    head = "".join(model.lines[i] + model.eols[i] for i in range(edits[0].start))
-    tail = "".join(model.lines[i] + model.eols[i] for i in range(edits[-1].end,
-                                                                   len(model.lines)))
-    if not (original.startswith(head) and new_text.startswith(head) and
-            original.endswith(tail) and new_text.endswith(tail)):
+    head_end = model.text_start(edits[0].start)
+    tail_start = model.text_start(edits[-1].end)
+    tail = len(original) - tail_start
+    if not (head_end <= tail_start and new_text[:head_end] == original[:head_end] and
+            len(new_text) >= head_end + tail and
+            new_text[len(new_text) - tail:] == original[tail_start:]):
         raise AssertionError("edit would change bytes outside the matched region")
 
 
@@ -268,18 +276,12 @@ def _replace_line_candidates(model: FileModel, text: str, request: Request,
         if not chosen or cand.start >= chosen[-1].end:
             chosen.append(cand)
     requests = []
-    pieces: list[str] = []
-    cursor = 0
+    edits = []
     for cand in chosen:
-        loc = Located(cand, request)
-        edit = render_edit(model, loc)
-        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
-        pieces += [line + eol for line, eol in edit.lines]
-        cursor = edit.end
+        edits.append(render_edit(model, Located(cand, request)))
         requests.append({"start_line": cand.first_line, "end_line": cand.last_line,
                          "matched_with": cand.tier})
-    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
-    new_text = "".join(pieces)
+    new_text = _join(model, edits)
     return Applied(new_text, requests, new_text != text, [])
 
 

@@ -31,6 +31,7 @@ from zbtools.core.editing.matching.requests import pattern_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from zbtools.core.editing.matching.filemodel import FileModel
@@ -151,7 +152,7 @@ def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | N
     return first, 0, _similarity(pattern, model.lines[first:first + len(pattern)])
 
 
-def _closest_line(key: str, lines: list[str]) -> int | None:
+def _closest_line(key: str, lines: Sequence[str]) -> int | None:
     import difflib
 
     try:

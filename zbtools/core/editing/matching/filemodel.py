@@ -22,9 +22,14 @@ imported on first use.
 
 from __future__ import annotations
 
+# ``_collections_abc`` is loaded by ``os`` at start-up; ``collections.abc`` would import
+# ``collections`` and ``typing`` is not cheap either (tests/test_import_budget.py).
+from _collections_abc import Mapping, Sequence
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 TIERS = ("exact", "trailing_whitespace", "indentation", "inner_whitespace", "typography")
 TAB_COLUMNS = 4
@@ -68,6 +73,10 @@ class FileModel:
         self._counted = 0
         self._indexes: dict[str, dict[str, list[int]]] = {}
         self._normalized: dict[str, list[str]] = {}
+        self._found: dict[str, dict[str, list[int]]] = {}  # tier -> key -> lines (lazy)
+        self._word_lines: dict[str, list[int]] = {}
+        self._non_ascii: dict[str, list[int]] | None = None
+        self._scans = 0
 
     def _split(self) -> None:
         text = self._text
@@ -191,7 +200,14 @@ class FileModel:
 
         return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
 
-    def normalized(self, tier: str) -> list[str]:
+    def normalized(self, tier: str) -> Sequence[str]:
+        """Every line's key at ``tier``; for a big file (``LAZY_MIN_LINES``) a sequence that
+        computes the keys it is asked for (all of them only when iterated)."""
+        if self._lazy() and tier not in self._normalized:
+            return LazyKeys(self, tier)
+        return self.all_keys(tier)
+
+    def all_keys(self, tier: str) -> list[str]:
         if tier == "typography" and "inner_whitespace" in self._normalized and \
                 self.lf_view.isascii():
             return self._normalized["inner_whitespace"]  # identical keys for ASCII text
@@ -200,16 +216,148 @@ class FileModel:
             self._normalized[tier] = [key(line) for line in self.lines]
         return self._normalized[tier]
 
-    def index(self, tier: str) -> dict[str, list[int]]:
+    def index(self, tier: str) -> Mapping[str, list[int]]:
+        """Key -> the lines that have it, at ``tier``; for a big file (``LAZY_MIN_LINES``) a
+        mapping that finds the lines of the keys it is asked for (``lines_with_key``)."""
+        if self._lazy() and tier not in self._indexes:
+            return LazyIndex(self, tier)
+        return self.full_index(tier)
+
+    def full_index(self, tier: str) -> dict[str, list[int]]:
         if tier == "typography" and "inner_whitespace" in self._indexes and \
                 self.lf_view.isascii():
             return self._indexes["inner_whitespace"]
         if tier not in self._indexes:
             table: dict[str, list[int]] = {}
-            for i, key in enumerate(self.normalized(tier)):
+            for i, key in enumerate(self.all_keys(tier)):
                 table.setdefault(key, []).append(i)
             self._indexes[tier] = table
         return self._indexes[tier]
+
+    # -- the lazy index (issue 16): only the request's lines are looked for --------------------
+
+    def _lazy(self) -> bool:
+        return self._scans <= LAZY_MAX_SCANS and self.line_count >= LAZY_MIN_LINES
+
+    def lines_with_key(self, tier: str, key: str) -> list[int]:
+        """The lines whose ``tier`` key is ``key``, found without indexing every line: the
+        key's longest word (a run without whitespace, which every line with that key contains
+        as it is, for every tier; for ``typography`` every ASCII line) is searched for with
+        ``str.find``, and the lines it is on are checked; at ``typography`` the non-ASCII lines
+        are indexed apart. Past ``LAZY_MAX_SCANS`` searches, or for a word too common to be
+        worth it, the whole index is built instead (what it costs without laziness)."""
+        if tier in self._indexes or not self._lazy():
+            return self.full_index(tier).get(key, [])
+        cache = self._found.setdefault(tier, {})
+        found = cache.get(key)
+        if found is not None:
+            return found
+        words = key.split()
+        lines = None if not words else self._lines_with_word(max(words, key=len))
+        if lines is None:  # no word, or one on too many lines: index them all
+            self._scans = LAZY_MAX_SCANS + 1
+            return self.full_index(tier).get(key, [])
+        keyf = LINE_KEYS[tier]
+        text = self.lines
+        found = [i for i in lines if keyf(text[i]) == key]
+        if tier == "typography":
+            extra = self._non_ascii_index().get(key)
+            if extra:
+                found = sorted(set(found).union(extra))
+        cache[key] = found
+        return found
+
+    def _lines_with_word(self, word: str) -> list[int] | None:
+        """The lines whose text contains ``word`` (None: on more than ``LAZY_MAX_HITS``)."""
+        hits = self._word_lines.get(word)
+        if hits is not None:
+            return hits
+        import bisect
+
+        self._scans += 1
+        if self._scans > LAZY_MAX_SCANS:
+            return None
+        view = self.lf_view
+        starts = self.line_starts
+        hits = []
+        pos = view.find(word)
+        while pos != -1:
+            line = bisect.bisect_right(starts, pos) - 1
+            hits.append(line)
+            if len(hits) > LAZY_MAX_HITS:
+                return None
+            pos = view.find(word, starts[line + 1])
+        self._word_lines[word] = hits
+        return hits
+
+    def _non_ascii_index(self) -> dict[str, list[int]]:
+        """The typography keys of the lines that are not ASCII (their key may not contain
+        their words as they are: curly quotes, odd spaces)."""
+        if self._non_ascii is None:
+            table: dict[str, list[int]] = {}
+            view, starts, lines = self.lf_view, self.line_starts, self.lines
+            step = 512
+            for lo in range(0, len(lines), step):
+                hi = min(lo + step, len(lines))
+                if view[starts[lo]:starts[hi]].isascii():
+                    continue
+                for i in range(lo, hi):
+                    if not lines[i].isascii():
+                        table.setdefault(typography_key(lines[i]), []).append(i)
+            self._non_ascii = table
+        return self._non_ascii
+
+
+LAZY_MIN_LINES = 5000  # smaller files index every line (a few ms)
+LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole is cheaper
+LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
+
+
+class LazyKeys(Sequence[str]):
+    """``FileModel.normalized`` of a big file: keys computed per line asked for."""
+
+    def __init__(self, model: FileModel, tier: str) -> None:
+        self._model = model
+        self._tier = tier
+        self._key = LINE_KEYS[tier]
+
+    def __len__(self) -> int:
+        return self._model.line_count
+
+    def __getitem__(self, i: int | slice) -> Any:  # str for an int, list[str] for a slice
+        model = self._model
+        if self._tier in model._normalized:
+            return model._normalized[self._tier][i]
+        lines = model.lines
+        if isinstance(i, slice):
+            return [self._key(line) for line in lines[i]]
+        return self._key(lines[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._model.all_keys(self._tier))  # every key: build them all once
+
+
+class LazyIndex(Mapping[str, list[int]]):
+    """``FileModel.index`` of a big file: each key's lines found when asked for."""
+
+    def __init__(self, model: FileModel, tier: str) -> None:
+        self._model = model
+        self._tier = tier
+
+    def __getitem__(self, key: str) -> list[int]:
+        found = self._model.lines_with_key(self._tier, key)
+        if not found:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(self._model.lines_with_key(self._tier, key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._model.full_index(self._tier))
+
+    def __len__(self) -> int:
+        return len(self._model.full_index(self._tier))
 
 
 UNIT_WHOLE_FILE_LINES = 2048

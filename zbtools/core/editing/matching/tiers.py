@@ -56,6 +56,7 @@ from zbtools.core.editing.matching.requests import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from zbtools.core.editing.matching.filemodel import FileModel
@@ -675,7 +676,7 @@ def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
 _TRIVIAL = {"}", "{", "end", "pass", "return", "else:", "try:", "finally:", ")", "]", "};"}
 
 
-def _informative(keys: list[str], index: dict[str, list[int]]) -> list[int]:
+def _informative(keys: list[str], index: Mapping[str, list[int]]) -> list[int]:
     """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters."""
     scored = []
     for i, key in enumerate(keys):
@@ -823,7 +824,7 @@ def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MI
         sum(len(k.replace(" ", "")) for k in lines) >= min_chars
 
 
-def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
+def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, list[int]],
                   others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
@@ -888,7 +889,7 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
     return found
 
 
-def _single_line_typo(key: str, norm: list[str]) -> int | None:
+def _single_line_typo(key: str, norm: Sequence[str]) -> int | None:
     """The one file line a single old line differs from by a typo, with no rival near it."""
     from rapidfuzz.distance import Levenshtein
 
