@@ -212,8 +212,22 @@ class FileModel:
                 self.lf_view.isascii():
             return self._normalized["inner_whitespace"]  # identical keys for ASCII text
         if tier not in self._normalized:
-            key = LINE_KEYS[tier]
-            self._normalized[tier] = [key(line) for line in self.lines]
+            lines = self.lines
+            # The common tiers inline their key (no call per line: about twice as fast).
+            if tier == "exact":
+                keys = list(lines)
+            elif tier == "trailing_whitespace":
+                keys = [line.rstrip(" \t") for line in lines]
+            elif tier == "indentation":
+                keys = [line.strip(" \t") for line in lines]
+            elif tier == "inner_whitespace":
+                keys = [" ".join(line.split()) for line in lines]
+            elif tier == "typography":
+                keys = [" ".join(line.split()) if line.isascii() else typography_key(line)
+                        for line in lines]
+            else:  # pragma: no cover - every tier is above
+                keys = [LINE_KEYS[tier](line) for line in lines]
+            self._normalized[tier] = keys
         return self._normalized[tier]
 
     def index(self, tier: str) -> Mapping[str, list[int]]:
@@ -253,13 +267,21 @@ class FileModel:
         if found is not None:
             return found
         words = key.split()
-        lines = None if not words else self._lines_with_word(max(words, key=len))
+        if tier in ("exact", "trailing_whitespace", "indentation") and key.strip():
+            probe = key.strip()  # these keys stand in their lines as they are
+        else:
+            probe = max(words, key=len) if words else ""
+        lines = self._lines_with_word(probe) if probe else None
         if lines is None:  # no word, or one on too many lines: index them all
             self._scans = LAZY_MAX_SCANS + 1
             return self.full_index(tier).get(key, [])
         keyf = LINE_KEYS[tier]
         text = self.lines
-        found = [i for i in lines if keyf(text[i]) == key]
+        if len(words) > 1 and len(lines) > 8:  # every word must be in the line: a cheap test
+            found = [i for i in lines if all(w in text[i] for w in words) and
+                     keyf(text[i]) == key]
+        else:
+            found = [i for i in lines if keyf(text[i]) == key]
         if tier == "typography":
             extra = self._non_ascii_index().get(key)
             if extra:
