@@ -272,8 +272,7 @@ class FileModel:
         else:
             probe = max(words, key=len) if words else ""
         lines = self._lines_with_word(probe) if probe else None
-        if lines is None:  # no word, or one on too many lines: index them all
-            self._scans = LAZY_MAX_SCANS + 1
+        if lines is None:  # no word, or one on too many lines: this tier indexes every line
             return self.full_index(tier).get(key, [])
         keyf = LINE_KEYS[tier]
         text = self.lines

@@ -145,9 +145,7 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
             return []
     index = model.index(tier)
     normalized = model.normalized(tier)
-    # Anchor on the rarest non-blank pattern line.
-    anchor_pos, anchor_key = min(
-        ((i, k) for i, k in enumerate(keys) if k), key=lambda ik: len(index.get(ik[1], ())))
+    anchor_pos, anchor_key = _anchor(keys, index)
     starts = [p - anchor_pos for p in index.get(anchor_key, ())]
     n = len(pattern)
     relative = tier in ("indentation", "inner_whitespace", "typography")
@@ -167,6 +165,26 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
                 continue
         found.append(Candidate(tier, start, start + n))
     return found
+
+
+ANCHOR_RARE_ENOUGH = 8
+
+
+def _anchor(keys: list[str], index: Mapping[str, list[int]]) -> tuple[int, str]:
+    """A non-blank pattern line to anchor on: any gives the same candidates, a rare one the
+    fewest windows to check. The longest lines are asked first and one on at most
+    ``ANCHOR_RARE_ENOUGH`` lines is taken at once (on a big file each count is a search);
+    else the rarest of all."""
+    best: tuple[int, int, str] | None = None
+    for i, k in sorted(((i, k) for i, k in enumerate(keys) if k),
+                       key=lambda ik: (-len(ik[1]), ik[0])):
+        count = len(index.get(k, ()))
+        if count <= ANCHOR_RARE_ENOUGH:
+            return i, k
+        if best is None or count < best[0]:
+            best = (count, i, k)
+    assert best is not None
+    return best[1], best[2]
 
 
 def find_candidates(model: FileModel, old: str, tier: str) -> list[Candidate]:
