@@ -95,14 +95,16 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
             return EditOutcome(rel, applied, "", sha256_hex(data), False, dry_run)
         new_data = decoded.encode(applied.text)
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
+        digest = sha256_hex(new_data)
         if dry_run:
-            return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
-        atomic_write(res, new_data, expected_sha256=sha256_hex(data), shown=path,
-                     defer_dir_sync=True)
+            return EditOutcome(rel, applied, diff, digest, True, True)
+        # Staleness: the file must still hold exactly the bytes read (as strong as comparing
+        # their sha256, without hashing either).
+        atomic_write(res, new_data, expected_data=data, shown=path, defer_dir_sync=True)
         from zbtools.core.editing.undo import record
 
-        record(ctx, rel, data, new_data, tool)
-        return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, False)
+        record(ctx, rel, data, None, tool, after_sha256=digest)
+        return EditOutcome(rel, applied, diff, digest, True, False)
 
 
 FAST_PATH_BYTES = 4 * 1024 * 1024
@@ -154,7 +156,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
                 data.decode("utf-8")  # the engine decodes a valid UTF-8 file as UTF-8
             except UnicodeDecodeError:
                 return None
-        if _exact_special_case(data, first, end, old, new):
+        line = data.count(b"\n", 0, first) + 1
+        if _exact_special_case(data, first, end, old, new, line - 1):
             return None
     if b"\n" in replacement and b"\n" not in needle and \
             data.count(b"\r\n") > data.count(b"\n") - data.count(b"\r\n"):
@@ -177,7 +180,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     except UnicodeDecodeError:
         return None
     pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
-    line = data.count(b"\n", 0, first) + 1
+    if big:
+        line = data.count(b"\n", 0, first) + 1
     last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last character
     diff = unified_diff(res.rel, head + old + tail, head + new + tail,
                         first_line=line - context_before)
@@ -211,7 +215,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     return EditOutcome(res.rel, applied, diff, digest, True, False)
 
 
-def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -> bool:
+def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str,
+                        line: int) -> bool:
     """Whether the engine's exact tier would do more than splice ``new`` over data[first:end]
     (the cases ``_bytes_fast_path`` leaves to it)."""
     if new.startswith(old) and new[len(old):].strip() and \
@@ -224,10 +229,11 @@ def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -
     if first > line_start and not data[line_start:first].strip(b" \t") and \
             "\n" not in old.removesuffix("\n"):
         return True  # one line sent less indented than the file has it: maybe whole-line drift
-    return _has_near_duplicate(data, line_start, first, old)
+    return _has_near_duplicate(data, line_start, first, old, line)
 
 
-def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str) -> bool:
+def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str,
+                        line_number: int) -> bool:
     """Whether a line other than the match's own equals, up to indentation, old text's
     longest line (every block that matches old up to indentation has one): the engine then
     warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
@@ -243,7 +249,7 @@ def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str) -> b
     at = max(range(len(lines)), key=lambda i: len(lines[i].strip(" \t")))
     keys = [line.strip(" \t").encode("utf-8") for line in lines]
     key = keys[at]
-    own = data.count(b"\n", 0, line_start) + at  # the file line old's line `at` is on
+    own = line_number + at  # the file line (0-based) old's line `at` is on
     line = 0
     counted = 0
     pos = data.find(key)

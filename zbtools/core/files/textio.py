@@ -154,15 +154,24 @@ def dominant_newline(data: bytes) -> str:
 class Decoded:
     """Text decoded from bytes, with everything needed to encode it back identically."""
 
-    __slots__ = ("bom", "encoding", "invalid_utf8", "newline", "text")
+    __slots__ = ("_newline", "_raw", "bom", "encoding", "invalid_utf8", "text")
 
-    def __init__(self, text: str, encoding: str, bom: bytes, newline: str,
-                 invalid_utf8: bool) -> None:
+    def __init__(self, text: str, encoding: str, bom: bytes, newline: str | None,
+                 invalid_utf8: bool, raw: bytes | None = None) -> None:
         self.text = text
         self.encoding = encoding  # a Python codec name
         self.bom = bom
-        self.newline = newline  # lf crlf cr mixed none
+        self._newline = newline  # lf crlf cr mixed none; None: from ``raw`` when asked
+        self._raw = raw
         self.invalid_utf8 = invalid_utf8  # text holds surrogate escapes of undecodable bytes
+
+    @property
+    def newline(self) -> str:
+        """``lf``, ``crlf``, ``cr``, ``mixed`` or ``none`` (counted on first use: three passes
+        over the file that an edit does not need)."""
+        if self._newline is None:
+            self._newline = newline_style(self._raw if self._raw is not None else self.text)
+        return self._newline
 
     @property
     def errors(self) -> str:
@@ -216,7 +225,7 @@ def decode(data: bytes, *, shown: str = "") -> Decoded:
                         hint="text tools do not read binary files; use get_file_info for its "
                         "size and type", details={"path": shown, "size": len(data)})
     try:
-        return Decoded(data.decode("utf-8"), "utf-8", b"", newline_style(data), False)
+        return Decoded(data.decode("utf-8"), "utf-8", b"", None, False, raw=data)
     except UnicodeDecodeError:
         pass
     guess = _guess_encoding(data)

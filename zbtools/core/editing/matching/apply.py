@@ -120,8 +120,9 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
                                     "end_line": prev.end},
                                    {"label": b.label, "start_line": nxt.start + 1,
                                     "end_line": nxt.end}]})
-    new_text = _join(model, ordered)
-    _check_outside_unchanged(model, ordered, new_text)
+    new_text, head, tail = _join(model, ordered)
+    if ordered:
+        _check_outside_unchanged(model, head, tail, new_text)
     reports = []
     warnings: list[str] = []
     for loc in located:
@@ -166,9 +167,10 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
     return Applied(current, reports, current != text, warnings)
 
 
-def _join(model: FileModel, ordered: list[Edit]) -> str:
-    """The file's text with each edit's lines in place of its line range: the unedited
-    stretches are slices of the text (no per-line work outside the edits)."""
+def _join(model: FileModel, ordered: list[Edit]) -> tuple[str, str, str]:
+    """The file's text with each edit's lines in place of its line range, the unedited
+    stretches as slices of the text (no per-line work outside the edits); also the text
+    before the first edit and after the last one, as they were copied."""
     text = model.text
     pieces: list[str] = []
     cursor = 0
@@ -177,20 +179,15 @@ def _join(model: FileModel, ordered: list[Edit]) -> str:
         pieces += [line + eol for line, eol in edit.lines]
         cursor = edit.end
     pieces.append(text[model.text_start(cursor):])
-    return "".join(pieces)
+    return "".join(pieces), pieces[0], pieces[-1]
 
 
-def _check_outside_unchanged(model: FileModel, edits: list[Edit], new_text: str) -> None:
-    """MATCHING I3: bytes before the first and after the last edited line are untouched."""
-    if not edits:
-        return
+def _check_outside_unchanged(model: FileModel, head: str, tail: str, new_text: str) -> None:
+    """MATCHING I3: bytes before the first and after the last edited line are untouched: the
+    result begins and ends with what the file began and ended with (compared in place)."""
     original = model.text
-    head_end = model.text_start(edits[0].start)
-    tail_start = model.text_start(edits[-1].end)
-    tail = len(original) - tail_start
-    if not (head_end <= tail_start and new_text[:head_end] == original[:head_end] and
-            len(new_text) >= head_end + tail and
-            new_text[len(new_text) - tail:] == original[tail_start:]):
+    if not (original.startswith(head) and new_text.startswith(head) and
+            original.endswith(tail) and new_text.endswith(tail)):
         raise AssertionError("edit would change bytes outside the matched region")
 
 
@@ -281,7 +278,7 @@ def _replace_line_candidates(model: FileModel, text: str, request: Request,
         edits.append(render_edit(model, Located(cand, request)))
         requests.append({"start_line": cand.first_line, "end_line": cand.last_line,
                          "matched_with": cand.tier})
-    new_text = _join(model, edits)
+    new_text = _join(model, edits)[0]
     return Applied(new_text, requests, new_text != text, [])
 
 
