@@ -74,7 +74,7 @@ class FileModel:
         self._indexes: dict[str, dict[str, list[int]]] = {}
         self._normalized: dict[str, list[str]] = {}
         self._found: dict[str, dict[str, list[int]]] = {}  # tier -> key -> lines (lazy)
-        self._word_lines: dict[str, list[int]] = {}
+        self._word_lines: dict[str, list[int] | None] = {}  # None: on too many lines
         self._non_ascii: dict[str, list[int]] | None = None
         self._scans = 0
 
@@ -230,7 +230,7 @@ class FileModel:
             self._normalized[tier] = keys
         return self._normalized[tier]
 
-    def index(self, tier: str) -> Mapping[str, list[int]]:
+    def index(self, tier: str) -> Mapping[str, Sequence[int]]:
         """Key -> the lines that have it, at ``tier``; for a big file (``LAZY_MIN_LINES``) a
         mapping that finds the lines of the keys it is asked for (``lines_with_key``)."""
         if self._lazy() and tier not in self._indexes:
@@ -253,13 +253,14 @@ class FileModel:
     def _lazy(self) -> bool:
         return self._scans <= LAZY_MAX_SCANS and self.line_count >= LAZY_MIN_LINES
 
-    def lines_with_key(self, tier: str, key: str) -> list[int]:
+    def lines_with_key(self, tier: str, key: str) -> list[int] | None:
         """The lines whose ``tier`` key is ``key``, found without indexing every line: the
         key's longest word (a run without whitespace, which every line with that key contains
         as it is, for every tier; for ``typography`` every ASCII line) is searched for with
         ``str.find``, and the lines it is on are checked; at ``typography`` the non-ASCII lines
         are indexed apart. Past ``LAZY_MAX_SCANS`` searches, or for a word too common to be
-        worth it, the whole index is built instead (what it costs without laziness)."""
+        worth it, the whole index is built instead (what it costs without laziness); None
+        when the word is on too many lines (``LazyPositions`` then finds the first ones)."""
         if tier in self._indexes or not self._lazy():
             return self.full_index(tier).get(key, [])
         cache = self._found.setdefault(tier, {})
@@ -271,9 +272,13 @@ class FileModel:
             probe = key.strip()  # these keys stand in their lines as they are
         else:
             probe = max(words, key=len) if words else ""
-        lines = self._lines_with_word(probe) if probe else None
-        if lines is None:  # no word, or one on too many lines: this tier indexes every line
+        if not probe:  # no word: this tier indexes every line
             return self.full_index(tier).get(key, [])
+        lines = self._lines_with_word(probe)
+        if lines is None:
+            if not self._lazy():  # past the searches' budget: this tier indexes every line
+                return self.full_index(tier).get(key, [])
+            return None  # a word on too many lines
         keyf = LINE_KEYS[tier]
         text = self.lines
         if len(words) > 1 and len(lines) > 8:  # every word must be in the line: a cheap test
@@ -288,11 +293,34 @@ class FileModel:
         cache[key] = found
         return found
 
+    def first_lines_with_key(self, tier: str, key: str, limit: int) -> list[int]:
+        """``lines_with_key(tier, key)[:limit]``, scanning only as far as needed (for a key
+        whose word is on too many lines to find them all)."""
+        import bisect
+
+        words = key.split()
+        probe = max(words, key=len) if words else ""
+        if not probe or tier in self._indexes or not self._lazy():
+            return self.full_index(tier).get(key, [])[:limit]
+        keyf = LINE_KEYS[tier]
+        view, starts, text = self.lf_view, self.line_starts, self.lines
+        found: list[int] = []
+        pos = view.find(probe)
+        while pos != -1 and len(found) < limit:
+            line = bisect.bisect_right(starts, pos) - 1
+            if keyf(text[line]) == key:
+                found.append(line)
+            pos = view.find(probe, starts[line + 1])
+        if tier == "typography":
+            extra = self._non_ascii_index().get(key)
+            if extra:
+                found = sorted(set(found).union(extra))[:limit]
+        return found
+
     def _lines_with_word(self, word: str) -> list[int] | None:
         """The lines whose text contains ``word`` (None: on more than ``LAZY_MAX_HITS``)."""
-        hits = self._word_lines.get(word)
-        if hits is not None:
-            return hits
+        if word in self._word_lines:
+            return self._word_lines[word]
         import bisect
 
         self._scans += 1
@@ -306,6 +334,7 @@ class FileModel:
             line = bisect.bisect_right(starts, pos) - 1
             hits.append(line)
             if len(hits) > LAZY_MAX_HITS:
+                self._word_lines[word] = None
                 return None
             pos = view.find(word, starts[line + 1])
         self._word_lines[word] = hits
@@ -358,21 +387,29 @@ class LazyKeys(Sequence[str]):
         return iter(self._model.all_keys(self._tier))  # every key: build them all once
 
 
-class LazyIndex(Mapping[str, list[int]]):
-    """``FileModel.index`` of a big file: each key's lines found when asked for."""
+class LazyIndex(Mapping[str, Sequence[int]]):
+    """``FileModel.index`` of a big file: each key's lines found when asked for (for a key
+    whose word is on too many lines, a ``LazyPositions`` that finds only the first ones when
+    only those are asked for)."""
 
     def __init__(self, model: FileModel, tier: str) -> None:
         self._model = model
         self._tier = tier
 
-    def __getitem__(self, key: str) -> list[int]:
+    def _lookup(self, key: str) -> Sequence[int]:
         found = self._model.lines_with_key(self._tier, key)
+        if found is None:  # its word is on too many lines
+            return LazyPositions(self._model, self._tier, key)
+        return found
+
+    def __getitem__(self, key: str) -> Sequence[int]:
+        found = self._lookup(key)
         if not found:
             raise KeyError(key)
         return found
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(self._model.lines_with_key(self._tier, key))
+        return isinstance(key, str) and bool(self._lookup(key))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._model.full_index(self._tier))
@@ -532,3 +569,31 @@ LINE_KEYS: dict[str, Callable[[str], str]] = {
     "inner_whitespace": collapse_key,
     "typography": typography_key,
 }
+
+
+class LazyPositions(Sequence[int]):
+    """The lines of one key whose word is on too many lines: ``[:n]`` finds the first ``n``
+    (``FileModel.first_lines_with_key``), anything else all of them (the tier's index)."""
+
+    def __init__(self, model: FileModel, tier: str, key: str) -> None:
+        self._model = model
+        self._tier = tier
+        self._key = key
+
+    def _all(self) -> list[int]:
+        return self._model.full_index(self._tier).get(self._key, [])
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __bool__(self) -> bool:
+        return bool(self._model.first_lines_with_key(self._tier, self._key, 1))
+
+    def __getitem__(self, i: int | slice) -> Any:  # int for an int, list[int] for a slice
+        if isinstance(i, slice) and i.start in (None, 0) and i.step in (None, 1) and \
+                i.stop is not None and i.stop >= 0:
+            return self._model.first_lines_with_key(self._tier, self._key, i.stop)
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())

@@ -170,7 +170,7 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
 ANCHOR_RARE_ENOUGH = 8
 
 
-def _anchor(keys: list[str], index: Mapping[str, list[int]]) -> tuple[int, str]:
+def _anchor(keys: list[str], index: Mapping[str, Sequence[int]]) -> tuple[int, str]:
     """A non-blank pattern line to anchor on: any gives the same candidates, a rare one the
     fewest windows to check. The longest lines are asked first and one on at most
     ``ANCHOR_RARE_ENOUGH`` lines is taken at once (on a big file each count is a search);
@@ -694,7 +694,7 @@ def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
 _TRIVIAL = {"}", "{", "end", "pass", "return", "else:", "try:", "finally:", ")", "]", "};"}
 
 
-def _informative(keys: list[str], index: Mapping[str, list[int]]) -> list[int]:
+def _informative(keys: list[str], index: Mapping[str, Sequence[int]]) -> list[int]:
     """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters."""
     scored = []
     for i, key in enumerate(keys):
@@ -842,7 +842,7 @@ def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MI
         sum(len(k.replace(" ", "")) for k in lines) >= min_chars
 
 
-def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, list[int]],
+def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequence[int]],
                   others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
