@@ -20,13 +20,16 @@ from zbtools.core.files.workspace import Workspace
 
 
 def _outcome(ws: Path, name: str, old: str, new: str, simple: bool) -> tuple[Any, ...]:
-    ctx = Context(Workspace(str(ws)))
+    workspace = Workspace(str(ws))
+    ctx = Context(workspace)
     try:
         out = cycle.edit_file_text(
             ctx, name, lambda t: matching.apply_requests(t, [matching.Request(old, new)]),
             [new], expected_sha256=None, dry_run=True, simple=(old, new) if simple else None)
     except Exception as exc:  # the error itself is compared
         return ("error", getattr(exc, "code", type(exc).__name__), str(exc))
+    finally:
+        workspace.close()
     return ("ok", out.applied.reports, out.diff, out.sha256, out.changed,
             out.applied.warnings)
 
