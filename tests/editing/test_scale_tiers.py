@@ -145,3 +145,15 @@ def test_an_edit_already_made_at_100k_lines_is_a_no_op(
     again = _both(done[1], old, new, monkeypatch)
     assert again[0] == "ok" and again[1] == done[1]
     assert again[2][0]["matched_with"] == "already_applied"
+
+
+def test_a_deletion_already_made_is_a_no_op_though_the_line_stands_elsewhere() -> None:
+    """Corpus case P16 already-applied-delete: the deleted line is gone from where new text
+    stands; the same line in another function proves nothing."""
+    text = ("def first(items):\n    for item in items:\n        total += item\n"
+            "    return None\n\n\ndef last(items):\n    result = None\n        result = item\n"
+            "    return result\n")
+    applied = apply_requests(text, [Request("    for item in items:\n        result = item\n",
+                                            "        result = item\n")])
+    assert not applied.changed
+    assert applied.reports[0]["matched_with"] == "already_applied"

@@ -611,19 +611,17 @@ def _locate_old_only_elision(model: FileModel, request: Request, segments: list[
 def already_applied(model: FileModel, request: Request) -> Candidate | None:
     """The new text is in the file once and the old text is not: nothing left to do.
 
-    Not when new text is part of old text (a deletion): its presence then proves nothing.
+    A deletion (new text is part of old text) is done only where new text stands and no line
+    it deletes stands around it any more (elsewhere in the file such a line proves nothing).
     """
     new = request.new
     if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
         return None
-    if new.strip() in request.old:
-        # A deletion: done only if every line it deletes is gone from the file (otherwise old
-        # text merely failed to match, and "nothing to do" would be a lie).
+    deletion = new.strip() in request.old
+    if deletion:
         kept = {typography_key(line) for line in new.split("\n")}
-        deleted = [key for key in (typography_key(line) for line in request.old.split("\n"))
-                   if key and key not in kept]
-        index = model.index("typography")
-        if not deleted or any(key in index for key in deleted):
+        if not any(key and key not in kept
+                   for key in (typography_key(line) for line in request.old.split("\n"))):
             return None
     found = find_exact(model, new.strip("\n"), limit=2)
     if len(found) != 1:
@@ -643,6 +641,8 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
     near = model.normalized("typography")[max(cand.start - reach, 0):cand.end + reach]
     if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
         return None
+    if deletion and any(k in near for k in gone):
+        return None  # a line the deletion removes still stands there: not done
     return cand
 
 
