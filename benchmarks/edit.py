@@ -83,7 +83,9 @@ from _common import (
     ms,
     peak_rss,
     prepare_venv,
+    spawn,
     table,
+    verdict,
     working_directory,
     write_export,
 )
@@ -92,8 +94,13 @@ GOAL_P95_MS = 50.0  # MATCHING 8.5: p95 per bucket up to 10k lines
 GOAL_MAX_MS = 1000.0  # MATCHING 8.5: any case, any size
 P95_MAX_LINES = 10_000
 GOAL_COLD = 2.5  # DESIGN section 2 (G1 aims at 2.0x)
-GOAL_G7 = 3.5  # PERFORMANCE section 8, G7
-GOAL_G7_RSS_FACTOR = 3.0  # peak RSS < 3x the file size (PERFORMANCE's table says 2.5x)
+GOAL_G7 = 3.0  # issue 16 (PERFORMANCE section 8, G7, said 3.5)
+GOAL_G7_RSS_FACTOR = 2.0  # issue 16: peak RSS < 2x the file size (G7 said 2.5x-3x)
+# issue 16: the engine at scale, on real code (the first N lines of the stdlib's modules)
+SCALE_SIZES = (1_000, 10_000, 100_000)
+GOAL_SCALE = {10_000: 1.2, 100_000: 1.5}  # exact edit, fresh process, vs the 1k-line one
+GOAL_SCALE_P95 = {"indentation": 10.0, "similarity": 10.0, "absent": 15.0}  # x python -I -c
+GOAL_BATCH_PER_S = 2000.0
 REPEAT_BELOW_S = 0.2
 EDIT_MARK = "  # edited"
 
@@ -860,6 +867,220 @@ def g7(args: argparse.Namespace, env: dict[str, str], work: Path, zbtools: tuple
 
 
 # --------------------------------------------------------------------------------------------
+# Part 4: the engine at scale (issue 16), on real code, a fresh process per edit
+
+
+def stdlib_real_code(n_lines: int, skip: int = 0) -> str:
+    """The first ``n_lines`` lines (after ``skip``) of the stdlib's modules, concatenated in
+    name order: real code, as the issue measures it."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    out: list[str] = []
+    for path in sorted(stdlib.glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        out += text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        if len(out) >= skip + n_lines:
+            break
+    return "".join(line + "\n" for line in out[skip:skip + n_lines])
+
+
+class MiddleSampler(Sampler):
+    """Cases whose block is near the middle of the file (40%-60%), as the issue measures."""
+
+    def _span(self, rng: random.Random, source: list[str]) -> tuple[int, list[str]] | None:
+        if source is self.other:
+            return super()._span(rng, source)
+        lo, hi = self.bucket.block
+        n = rng.randint(lo, hi)
+        start = rng.randrange(int(len(source) * 0.4), int(len(source) * 0.6))
+        block = source[start:start + n]
+        non_blank = [x for x in block if x.strip()]
+        if not block[0].strip() or not block[-1].strip() or len(non_blank) < 3 or \
+                len("".join("".join(non_blank).split())) < 40:
+            return None
+        return start, block
+
+
+def _middle_block(text: str) -> tuple[str, int]:
+    """A unique block of 4 non-blank lines at (or just after) the middle: (old, 1-based line)."""
+    lines = text.split("\n")
+    for i in range(len(lines) // 2, len(lines) - 4):
+        block = "\n".join(lines[i:i + 4]) + "\n"
+        if all(x.strip() for x in lines[i:i + 4]) and len("".join(block.split())) > 40 and \
+                text.count(block) == 1:
+            return block, i + 1
+    raise SystemExit("error: no unique middle block")
+
+
+def _envelope(sample: Any) -> dict[str, Any]:
+    try:
+        out: dict[str, Any] = json.loads(sample.stdout)
+    except ValueError:
+        return {"ok": False, "error": {"code": f"no JSON: {sample.stdout[:200]!r}"}}
+    return out
+
+
+def scale_part(args: argparse.Namespace, venv: Venv, work: Path, env: dict[str, str]
+               ) -> dict[str, object]:
+    """The issue-16 table: exact edits at 1k/10k/100k lines, fuzzy edits and a miss at 100k
+    lines (p95 over cases), batch edits per second; every run a fresh process but batch."""
+    print("## 4. The engine at scale (issue 16): real code, a fresh apply_edit process per "
+          "edit\n")
+    results: dict[str, object] = {}
+    rows: list[list[str]] = []
+    floor = Command((str(venv.python), "-I", "-c", "pass"))
+    zbtools = (str(venv.python), "-I", "-m", "zbtools", "apply_edit")
+    texts = {n: stdlib_real_code(n) for n in SCALE_SIZES}
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(working_directory(work))
+        # 1. exact edits, 1k/10k/100k lines, interleaved with the floor
+        toggles: dict[int, Toggle] = {}
+        cmds: dict[int, Command] = {}
+        for n, text in texts.items():
+            path = work / f"real{n}.py"
+            path.write_text(text, encoding="utf-8", newline="")
+            old, line = _middle_block(text)
+            new = old.replace("\n", EDIT_MARK + "\n", 1)
+            toggles[n] = Toggle(work / f"real{n}.json", path.name, old, new)
+            cmds[n] = Command(zbtools, stdin=toggles[n].request)
+            problem = check_edit(cmds[n], env, toggles[n], path,
+                                 (text.encode(), text.replace(old, new).encode()), line)
+            if problem is not None:
+                print(f"# MISMATCH, not timed: exact edit at {n} lines: {problem}")
+                return {"mismatch": problem}
+        times: dict[object, list[float]] = {n: [] for n in SCALE_SIZES}
+        times["floor"] = []
+        order: list[object] = ["floor", *SCALE_SIZES]
+        for i in range(args.warmup + args.runs):
+            rotated = order[i % len(order):] + order[:i % len(order)]
+            for what in rotated:
+                if what == "floor":
+                    sample = spawn(floor, env)
+                else:
+                    assert isinstance(what, int)
+                    toggles[what].prepare()
+                    sample = spawn(cmds[what], env)
+                    if sample.exit_code != 0:
+                        raise SystemExit(f"error: exact edit at {what} lines failed")
+                if i >= args.warmup:
+                    times[what].append(sample.seconds)
+        floor_ms = ms(statistics.median(times["floor"]))
+        base = statistics.median(times[SCALE_SIZES[0]])
+        for n in SCALE_SIZES:
+            med = statistics.median(times[n])
+            goal = GOAL_SCALE.get(n)
+            per_round = [t / b for t, b in zip(times[n], times[SCALE_SIZES[0]], strict=True)]
+            rows.append([f"exact edit, {n // 1000}k lines", f"{ms(med):.1f}",
+                         f"{ms(med) / floor_ms:.2f}x floor",
+                         "-" if goal is None else f"{med / base:.2f}x 1k "
+                         f"(rounds {statistics.median(per_round):.2f})",
+                         "-" if goal is None else f"<= {goal:.1f}x",
+                         "info" if goal is None else verdict(med / base, goal)])
+            results[f"exact_{n}"] = {"ms": ms(med), "floor_ms": floor_ms,
+                                     "vs_1k": med / base}
+        # 2. re-indented, one typo in a kept line, and a miss, at 100k lines: p95 over cases
+        n = SCALE_SIZES[-1]
+        big = texts[n]
+        other = stdlib_real_code(30_000, skip=n)
+        bucket = Bucket(f"real code, {n // 1000}k lines", big, other,
+                        ("indentation", "similarity", "absent"), (5, 15))
+        sampler = MiddleSampler(bucket, args.seed)
+        path = work / "scale.py"
+        request = work / "scale.json"
+        data = big.encode("utf-8", "surrogateescape")
+        cmd = Command(zbtools, stdin=request)
+        for kind in ("indentation", "similarity", "absent"):
+            cases = sampler.cases(kind, args.scale_cases)
+            case_s: list[float] = []
+            floors: list[float] = []
+            outcomes: Counter[str] = Counter()
+            for k, case in enumerate(cases):
+                request.write_text(json.dumps({"path": path.name, "old_text": case.old,
+                                               "new_text": case.new}), encoding="utf-8")
+                samples: list[float] = []
+                for r in range(1 + args.scale_repeat):
+                    path.write_bytes(data)
+                    first = (k + r) % 2 == 0
+                    if first:
+                        floors.append(spawn(floor, env).seconds)
+                    sample = spawn(cmd, env)
+                    if not first:
+                        floors.append(spawn(floor, env).seconds)
+                    if r == 0:  # the untimed first run checks the outcome
+                        env_ = _envelope(sample)
+                        got = env_["result"]["matched_with"] if env_.get("ok") else \
+                            env_["error"]["code"]
+                        if env_.get("ok") and case.expected is not None and \
+                                path.read_bytes() != case.expected.encode(
+                                    "utf-8", "surrogateescape"):
+                            got += " (WRONG BYTES)"
+                        outcomes[got] += 1
+                        continue
+                    samples.append(sample.seconds)
+                case_s.append(statistics.median(samples))
+            path.write_bytes(data)
+            floor_med = statistics.median(floors)
+            p95 = nearest_rank(case_s, 95)
+            goal = GOAL_SCALE_P95[kind]
+            label = {"indentation": "re-indented edit", "similarity": "one typo in a kept line",
+                     "absent": "a miss (block from another file)"}[kind]
+            rows.append([f"{label}, {n // 1000}k lines, p95 of {len(case_s)}",
+                         f"{ms(p95):.1f}", f"{p95 / floor_med:.1f}x floor",
+                         "outcomes: " + ", ".join(f"{v} {c}"
+                                                  for v, c in outcomes.most_common()),
+                         f"<= {goal:.0f}x floor", verdict(p95 / floor_med, goal)])
+            results[f"{kind}_{n}"] = {"p95_ms": ms(p95), "floor_ms": ms(floor_med),
+                                      "ratio": p95 / floor_med, "outcomes": dict(outcomes),
+                                      "p50_ms": ms(statistics.median(case_s))}
+        # 3. batch: small exact edits of a 200-line file, all requests waiting on stdin
+        results["batch"] = batch_rate(args, venv, work, env, rows)
+    print(table(["case", "ms", "vs floor", "ratio / detail", "goal", "verdict"], rows))
+    print(f"\nfloor: python -I -c pass, median {floor_ms:.1f} ms; exact edits: {args.runs} "
+          "rounds after warm-up, the four commands in rotating order; fuzzy rows: one case a "
+          f"process, {args.scale_repeat} timed run(s) each after an untimed checking run, each "
+          "paired with a floor run (alternating order); the file is rewritten before each run")
+    return results
+
+
+def batch_rate(args: argparse.Namespace, venv: Venv, work: Path, env: dict[str, str],
+               rows: list[list[str]]) -> dict[str, object]:
+    """``--batch-edits`` small exact edits of one 200-line file through one ``zbtools batch``
+    (every request already on stdin); edits per second, median of ``--batch-runs``."""
+    text = generate_source(200, 5, WORDS_A)
+    lines = text.split("\n")
+    picks = [i for i in range(5, 195) if lines[i].strip() and text.count(lines[i] + "\n") == 1]
+    path = work / "batch.py"
+    request = work / "batch.jsonl"
+    cmd = Command((str(venv.python), "-I", "-m", "zbtools", "batch"), stdin=request)
+    rates: list[float] = []
+    for _ in range(args.batch_runs):
+        path.write_text(text, encoding="utf-8")
+        state: dict[int, str] = {}
+        reqs = []
+        for k in range(args.batch_edits):
+            i = picks[k % len(picks)]
+            current = state.get(i, lines[i])
+            new = lines[i] if current != lines[i] else lines[i] + "  # e"
+            state[i] = new
+            reqs.append(json.dumps({"id": k, "tool": "apply_edit", "args": {
+                "path": path.name, "old_text": current + "\n", "new_text": new + "\n"}}))
+        request.write_text("\n".join(reqs) + "\n", encoding="utf-8")
+        sample = spawn(cmd, env)
+        outs = [json.loads(x) for x in sample.stdout.splitlines() if x.strip()]
+        expected = "".join(state.get(i, x) + "\n" for i, x in enumerate(lines[:-1]))
+        if len(outs) != args.batch_edits or not all(o.get("ok") for o in outs) or \
+                path.read_text(encoding="utf-8") != expected:
+            print("# MISMATCH, not timed: batch edits")
+            return {"mismatch": True}
+        rates.append(args.batch_edits / sample.seconds)
+    rate = statistics.median(rates)
+    rows.append([f"batch: {args.batch_edits} small exact edits of a 200-line file",
+                 f"{1000 / rate:.2f}/edit", "-",
+                 f"{rate:.0f} edits/s (runs: {', '.join(f'{r:.0f}' for r in rates)})",
+                 f">= {GOAL_BATCH_PER_S:.0f}/s", verdict(GOAL_BATCH_PER_S / rate, 1.0)])
+    return {"edits_per_s": rate, "runs": rates}
+
+
+# --------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -867,8 +1088,17 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_venv_arguments(parser)
     add_timing_arguments(parser, runs=20)
-    parser.add_argument("--only", default="engine,cold,g7",
-                        help="comma-separated parts to run: engine, cold, g7 (default all)")
+    parser.add_argument("--only", default="engine,cold,g7,scale",
+                        help="comma-separated parts to run: engine, cold, g7, scale "
+                        "(default all)")
+    parser.add_argument("--scale-cases", type=int, default=20,
+                        help="scale: cases per fuzzy row at 100k lines (default 20)")
+    parser.add_argument("--scale-repeat", type=int, default=1,
+                        help="scale: timed runs per fuzzy case, median kept (default 1)")
+    parser.add_argument("--batch-edits", type=int, default=2000,
+                        help="scale: edits in the batch row (default 2000)")
+    parser.add_argument("--batch-runs", type=int, default=3,
+                        help="scale: batch runs, median kept (default 3)")
     parser.add_argument("--cases", type=int, default=50,
                         help="engine cases per file and kind (default 50)")
     parser.add_argument("--repeat", type=int, default=None,
@@ -886,7 +1116,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="separate runs that measure peak RSS (max reported; default 5)")
     args = parser.parse_args(argv)
     args.only = {p.strip() for p in args.only.split(",") if p.strip()}
-    unknown = args.only - {"engine", "cold", "g7"}
+    unknown = args.only - {"engine", "cold", "g7", "scale"}
     if unknown:
         parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
     if args.repeat is None:
@@ -897,7 +1127,8 @@ def main(argv: list[str] | None = None) -> int:
     env = bench_env()
     with contextlib.ExitStack() as stack:
         venv: Venv | None = None
-        if args.only & {"cold", "g7"} or ("engine" in args.only and args.engine_mode == "fresh"):
+        if args.only & {"cold", "g7", "scale"} or ("engine" in args.only and
+                                                   args.engine_mode == "fresh"):
             venv = stack.enter_context(prepare_venv(args))
             describe_run(venv)
             print(f"# {probe_zbtools(venv.python, env)}")
@@ -922,6 +1153,9 @@ def main(argv: list[str] | None = None) -> int:
         if venv is not None and args.only & {"cold", "g7"}:
             print("\n## 2-3. apply_edit as a process: cold call, and G7 vs cp\n", flush=True)
             payload["tool"] = tool_cases(args, venv, work, env)
+        if venv is not None and "scale" in args.only:
+            print()
+            payload["scale"] = scale_part(args, venv, work, env)
         write_export(args.export, payload)
     return 0
 

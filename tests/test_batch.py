@@ -181,3 +181,80 @@ def test_child_processes_do_not_eat_the_batch_input(ws: Path, proc: CliRunner) -
     out = lines(call.out)
     assert out[0]["result"]["stdout"] == "done\n"
     assert out[1]["id"] == 2 and out[1]["ok"]
+
+
+def _fsyncs(monkeypatch: Any) -> list[str]:
+    """Record every os.fsync as "dir", "journal" or "file" (what the fd is)."""
+    import os
+    import stat
+
+    seen: list[str] = []
+    real = os.fsync
+
+    def spy(fd: int) -> None:
+        st = os.fstat(fd)
+        kind = "dir" if stat.S_ISDIR(st.st_mode) else "file"
+        if kind == "file" and os.readlink(f"/proc/self/fd/{fd}").endswith("journal.jsonl"):
+            kind = "journal"
+        seen.append(kind)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    return seen
+
+
+def test_consecutive_edits_share_the_directory_and_journal_fsyncs(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    f = ws / "a.py"
+    f.write_text("".join(f"line_{i} = {i}\n" for i in range(40)))
+    import zbtools.surfaces.batch as batch_module
+
+    monkeypatch.setattr(batch_module, "GROUP_MAX_SECONDS", 60.0)  # a slow machine: one group
+    seen = _fsyncs(monkeypatch)
+    edits = [{"id": i, "tool": "apply_edit", "args": {
+        "path": "a.py", "old_text": f"line_{i} = {i}\n", "new_text": f"line_{i} = -{i}\n"}}
+        for i in range(10)]
+    out = lines(cli("batch", stdin=jsonl(*edits)).out)
+    assert [o["ok"] for o in out] == [True] * 10
+    assert f.read_text().startswith("line_0 = -0\nline_1 = -1\n")
+    # each new version is fsync-ed before its rename; the directory and the journal once
+    assert seen == ["file"] * 10 + ["journal", "dir"]
+    # every edit is recorded for undo, the newest first
+    assert cli("undo", stdin={"path": "a.py"}).result["remaining"] == 9
+    assert "line_9 = 9\n" in f.read_text()
+
+
+def test_another_tool_commits_the_held_edits_before_it_runs(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    (ws / "a.py").write_text("x = 1\ny = 2\n")
+    seen = _fsyncs(monkeypatch)
+    order: list[str] = []
+    import zbtools.surfaces.batch as batch_module
+
+    real_commit = batch_module.commit_sync_group
+
+    def commit() -> None:
+        order.append(f"commit after {len(seen)} fsyncs")
+        real_commit()
+
+    monkeypatch.setattr(batch_module, "commit_sync_group", commit)
+    out = lines(cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "apply_edit", "args": {"path": "a.py", "old_text": "x = 1",
+                                                 "new_text": "x = 3"}},
+        {"id": 2, "tool": "read_file", "args": {"path": "a.py"}},
+        {"id": 3, "tool": "apply_edit", "args": {"path": "a.py", "old_text": "y = 2",
+                                                 "new_text": "y = 4"}})).out)
+    assert [o["ok"] for o in out] == [True, True, True]
+    assert out[1]["result"]["content"] == "x = 3\ny = 2\n"
+    # the read's commit made the first edit's directory and journal durable before it ran
+    assert seen[:3] == ["file", "journal", "dir"]
+    assert order[0] == "commit after 1 fsyncs"
+    assert seen.count("file") == 2 and seen.count("dir") == 2
+
+
+def test_a_lone_edit_still_fsyncs_its_directory_at_once(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    (ws / "a.py").write_text("x = 1\n")
+    seen = _fsyncs(monkeypatch)
+    cli("apply_edit", stdin={"path": "a.py", "old_text": "x = 1", "new_text": "x = 2"}).result
+    assert seen == ["file", "dir", "journal"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CliRunner, snapshot
 
 
@@ -119,3 +121,51 @@ def test_a_corrupt_journal_is_reported_not_overwritten(ws: Path, tmp_path: Path,
     assert edit.code == 0
     assert any("undo" in w for w in edit.json["warnings"])
     assert journal.read_text() == "{not json\n"
+
+
+def test_recording_appends_to_the_journal_and_a_crash_cut_record_is_dropped(
+        ws: Path, tmp_path: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "v1\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "v1", "new_text": "v2"}).result
+    journal = next((tmp_path / "state").rglob("journal.jsonl"))
+    first = journal.read_bytes()
+    assert first.count(b"\n") == 1
+    # a crash in the middle of the next append left part of a record
+    journal.write_bytes(first + b'{"v": 1, "id": "dead", "pa')
+    assert cli("undo", stdin={"path": "a.txt", "dry_run": True}).result["remaining"] == 0
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "v2", "new_text": "v3"}).result
+    content = journal.read_bytes()
+    assert content.startswith(first) and b"dead" not in content  # cut off, then appended
+    assert content.count(b"\n") == 2
+    assert cli("undo", stdin={"path": "a.txt"}).result["remaining"] == 1
+    assert f.read_text() == "v2\n"
+
+
+def test_a_long_journal_keeps_the_limits_and_is_compacted(
+        ws: Path, tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbtools.core.editing import undo
+
+    monkeypatch.setattr(undo, "KEEP_PER_FILE", 3)
+    monkeypatch.setattr(undo, "COMPACT_BYTES", 2000)
+    f = put(ws, "a.txt", "0\n")
+    for i in range(12):
+        cli("write_file", stdin={"path": "a.txt", "content": f"{i + 1}\n",
+                                 "overwrite": True}).result
+    journal = next((tmp_path / "state").rglob("journal.jsonl"))
+    assert len(journal.read_bytes()) < 2000 + 400  # rewritten when it grew past the bound
+    blobs = list(journal.parent.joinpath("blobs").iterdir())
+    assert len(blobs) <= 3 + 8  # the pruned versions' copies go at each compaction
+    for expected in ("11\n", "10\n", "9\n"):
+        cli("undo", stdin={"path": "a.txt"}).result
+        assert f.read_text() == expected
+    assert cli("undo", stdin={"path": "a.txt"}).error["code"] == "not_found"
+
+
+def test_a_damaged_saved_version_is_refused_not_restored(
+        ws: Path, tmp_path: Path, cli: CliRunner) -> None:
+    f = put(ws, "a.txt", "v1 with some content\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "v1", "new_text": "v2"}).result
+    blob = next(p for p in (tmp_path / "state").rglob("blobs/*"))
+    blob.write_bytes(b"v1 wi")  # cut short by a power cut
+    assert cli("undo", stdin={"path": "a.txt"}).error["code"] == "io_error"
+    assert f.read_text() == "v2 with some content\n"

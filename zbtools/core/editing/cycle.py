@@ -17,7 +17,14 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import atomic_write, check_expected, decode, read_bytes, sha256_hex
+from zbtools.core.files.textio import (
+    FAST_HASH_BYTES,
+    atomic_write,
+    check_expected,
+    decode,
+    read_bytes,
+    sha256_hex,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,7 +80,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     with ctx.workspace.resolve(path, write=not dry_run) as res:
         data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
-        if simple is not None and len(data) >= FAST_PATH_BYTES:
+        if simple is not None:
             fast = _bytes_fast_path(ctx, res, data, simple, path, dry_run, tool)
             if fast is not None:
                 return fast
@@ -88,15 +95,19 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
             return EditOutcome(rel, applied, "", sha256_hex(data), False, dry_run)
         new_data = decoded.encode(applied.text)
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
+        digest = sha256_hex(new_data)
         if dry_run:
-            return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, True)
+            return EditOutcome(rel, applied, diff, digest, True, True)
         from zbtools.core.editing.txn import replace_file
 
-        replace_file(ctx, res, new_data, expected_sha256=sha256_hex(data), shown=path, tool=tool)
+        # Staleness: the file must still hold exactly the bytes read (as strong as comparing
+        # their sha256, without hashing either).
+        replace_file(ctx, res, new_data, expected_sha256=None, expected_data=data, shown=path,
+                     tool=tool, defer_dir_sync=True)
         from zbtools.core.editing.undo import record
 
-        record(ctx, rel, data, new_data, tool)
-        return EditOutcome(rel, applied, diff, sha256_hex(new_data), True, False)
+        record(ctx, rel, data, None, tool, after_sha256=digest)
+        return EditOutcome(rel, applied, diff, digest, True, False)
 
 
 FAST_PATH_BYTES = 4 * 1024 * 1024
@@ -104,22 +115,36 @@ FAST_PATH_BYTES = 4 * 1024 * 1024
 
 def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str, str],
                      path: str, dry_run: bool, tool: str) -> EditOutcome | None:
-    """An exact, unique edit in a big UTF-8 file, done on bytes (PERFORMANCE section 7).
+    """A plain exact, unique edit done on the bytes (issue 16, PERFORMANCE section 7).
 
-    Returns None (use the full engine) unless: the file is UTF-8 (optionally with a BOM) and not
-    binary, old and new contain no CR, and old occurs exactly once (overlapping occurrences
-    counted). The bytes outside the match are copied untouched by construction.
+    Exact matching comes first for every file size: the file is not decoded, split or
+    modelled, and the bytes outside the match are copied untouched by construction. Returns
+    None (the full engine decides, with the same result it always gave) unless this is the
+    case where the engine's answer is a plain splice: the file is UTF-8 (optionally with a
+    BOM), not binary; old and new contain no CR and no BOM, old carries no line-number
+    prefixes and new no omission placeholder; old occurs exactly once (overlapping
+    occurrences counted); and none of the exact tier's special cases applies: an insertion
+    already made (new = old + text already after it, or text already before it + old), a
+    single line found after only indentation (rendered as the indentation tier), a file
+    with CRs below ``FAST_PATH_BYTES`` (its line endings go through the line merge), or a
+    block whose lines also stand elsewhere up to indentation (the near-duplicate warning).
     """
-
     from zbtools.core.editing.matching import Applied, unified_diff
+    from zbtools.core.editing.matching.requests import has_placeholder, strip_line_numbers
 
     old, new = simple
-    if not old.strip() or "\r" in old or "\r" in new or old == new:
+    if not old.strip() or "\r" in old or "\r" in new or old == new or \
+            old.startswith("\ufeff") or new.startswith("\ufeff"):
         return None
     if res.st is not None and res.st.st_nlink > 1:
         return None  # a hard-linked file: the full engine keeps its inode (txn.replace_file)
+    if strip_line_numbers(old)[1] is not None or has_placeholder(new, old) is not None:
+        return None  # the engine strips the prefixes, or refuses the placeholder
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     if data.find(b"\x00", 0, 8192) != -1 or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    big = len(data) >= FAST_PATH_BYTES
+    if not big and b"\r" in data:
         return None
     try:
         needle = old.encode("utf-8")
@@ -130,6 +155,15 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     if first == -1 or data.find(needle, first + 1) != -1:
         return None  # absent or ambiguous: the full engine explains it
     end = first + len(needle)
+    if not big:
+        if not data.isascii():
+            try:
+                data.decode("utf-8")  # the engine decodes a valid UTF-8 file as UTF-8
+            except UnicodeDecodeError:
+                return None
+        line = data.count(b"\n", 0, first) + 1
+        if _exact_special_case(data, first, end, old, new, line - 1):
+            return None
     if b"\n" in replacement and b"\n" not in needle and \
             data.count(b"\r\n") > data.count(b"\n") - data.count(b"\r\n"):
         replacement = replacement.replace(b"\n", b"\r\n")  # a CRLF file gets CRLF lines
@@ -139,6 +173,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     while context_before < 3 and region_start > start:
         region_start = data.rfind(b"\n", 0, region_start - 1) + 1
         context_before += 1
+    region_start = max(region_start, start)
     region_end = end
     for _ in range(4):
         stop = data.find(b"\n", region_end)
@@ -150,8 +185,9 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     except UnicodeDecodeError:
         return None
     pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
-    line = data.count(b"\n", 0, first) + 1
-    last = line + needle.count(b"\n")
+    if big:
+        line = data.count(b"\n", 0, first) + 1
+    last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last character
     diff = unified_diff(res.rel, head + old + tail, head + new + tail,
                         first_line=line - context_before)
     report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
@@ -165,23 +201,105 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     if dry_run:
         return EditOutcome(res.rel, applied, diff, digest, True, True)
     assert res.name is not None
-    # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double the cost.
-    seen = os.stat(res.name, dir_fd=res.dir_fd)
-    atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True, parts=pieces)
+    if big:
+        # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double the
+        # cost.
+        seen = os.stat(res.name, dir_fd=res.dir_fd)
+        atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
+                     parts=pieces, defer_dir_sync=True)
+    else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
+        atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
+                     parts=pieces, defer_dir_sync=True)
     if new_size <= HASH_RESULT_BYTES:
         from zbtools.core.editing.undo import record
 
-        record(ctx, res.rel, data, b"".join(pieces), tool)
+        record(ctx, res.rel, data, None, tool, after_sha256=digest)
     else:
         ctx.warn(f"{res.rel} is larger than {HASH_RESULT_BYTES >> 20} MiB: this change is not "
                  "kept for undo and its sha256 is not computed")
     return EditOutcome(res.rel, applied, diff, digest, True, False)
 
 
+def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str,
+                        line: int) -> bool:
+    """Whether the engine's exact tier would do more than splice ``new`` over data[first:end]
+    (the cases ``_bytes_fast_path`` leaves to it)."""
+    if new.startswith(old) and new[len(old):].strip() and \
+            data.startswith(new[len(old):].encode("utf-8"), end):
+        return True  # the insertion is already there: a no-op, reported as such
+    if new.endswith(old) and new[:len(new) - len(old)].strip() and \
+            data[:first].endswith(new[:len(new) - len(old)].encode("utf-8")):
+        return True
+    line_start = data.rfind(b"\n", 0, first) + 1
+    if first > line_start and not data[line_start:first].strip(b" \t") and \
+            "\n" not in old.removesuffix("\n"):
+        return True  # one line sent less indented than the file has it: maybe whole-line drift
+    return _has_near_duplicate(data, line_start, first, old, line)
+
+
+def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str,
+                        line_number: int) -> bool:
+    """Whether a line other than the match's own equals, up to indentation, old text's
+    longest line (every block that matches old up to indentation has one): the engine then
+    warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
+    line's occurrences are looked at, with ``bytes.find``; nothing is indexed."""
+    from zbtools.core.editing.matching.requests import pattern_lines
+
+    if first != line_start and not old.startswith("\n"):
+        return False  # a partial-line match: the engine does not look for look-alikes
+    lines = pattern_lines(old)
+    non_blank = [line for line in lines if line.strip()]
+    if len(non_blank) < 2 and sum(len(line.strip()) for line in non_blank) < 12:
+        return False
+    at = max(range(len(lines)), key=lambda i: len(lines[i].strip(" \t")))
+    keys = [line.strip(" \t").encode("utf-8") for line in lines]
+    key = keys[at]
+    own = line_number + at  # the file line (0-based) old's line `at` is on
+    line = 0
+    counted = 0
+    pos = data.find(key)
+    while pos != -1:
+        line += data.count(b"\n", counted, pos)
+        counted = pos
+        begin = data.rfind(b"\n", 0, pos) + 1
+        stop = data.find(b"\n", pos)
+        stop = len(data) if stop == -1 else stop
+        if line != own and data[begin:stop].strip(b" \t") == key and \
+                _window_matches(data, begin, stop, at, keys):
+            return True
+        pos = data.find(key, stop)
+    return False
+
+
+def _window_matches(data: bytes, begin: int, stop: int, at: int, keys: list[bytes]) -> bool:
+    """Whether the lines around the one at data[begin:stop] equal ``keys`` up to indentation,
+    that line being the ``at``-th (the look-alike needs every line, not only the longest)."""
+    lo = begin
+    for k in range(at - 1, -1, -1):  # the lines above, nearest first
+        if lo == 0:
+            return False
+        above = data.rfind(b"\n", 0, lo - 1) + 1
+        if data[above:lo - 1].strip(b" \t") != keys[k]:
+            return False
+        lo = above
+    hi = stop
+    for k in range(at + 1, len(keys)):  # the lines below
+        if hi >= len(data):
+            return False
+        below = data.find(b"\n", hi + 1)
+        below = len(data) if below == -1 else below
+        if data[hi + 1:below].strip(b" \t") != keys[k]:
+            return False
+        hi = below
+    return True
+
+
 HASH_RESULT_BYTES = 16 * 1024 * 1024
 
 
 def _hash_parts(pieces: list[memoryview]) -> str:
+    if sum(len(piece) for piece in pieces) < FAST_HASH_BYTES:
+        return sha256_hex(b"".join(pieces))  # the builtin module: no import of hashlib
     import hashlib
 
     hasher = hashlib.sha256()

@@ -13,8 +13,17 @@ workspace are kept; older ones and their blobs are pruned. Files larger than ``M
 undone). Every read-modify-write of the journal holds an exclusive ``flock`` on
 ``undo/lock``, because agents call tools in parallel.
 
+Recording a change appends one line to the journal (``O_APPEND``, then ``fsync``, or in a
+``batch`` session the ``fsync`` of its ``textio.SyncGroup``); the journal is read, pruned and
+rewritten (temp file, ``fsync``, rename) only when it outgrows ``COMPACT_BYTES`` or ``undo``
+changes it. Reading applies the limits above, so the entries seen are the same either way. A
+crash in the middle of an append leaves a partial last line: it is the record of a change
+that was never reported as done, so it is ignored when read and cut off before the next
+append.
+
 Failure modes: an unreadable or corrupt journal is reported (``io_error``) and never silently
-rewritten; a journal write that fails after the edit itself succeeded becomes a warning.
+rewritten (but for the partial last line above); a journal write that fails after the edit
+itself succeeded becomes a warning.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ KEEP_PER_FILE = 20
 KEEP_TOTAL = 500
 MAX_BLOB = 16 * 1024 * 1024
 JOURNAL_VERSION = 1
+COMPACT_BYTES = 256 * 1024  # about 1,000 records: then the journal is pruned and rewritten
 
 
 class Journal:
@@ -47,15 +57,27 @@ class Journal:
         self.entries: list[dict[str, Any]] = []
 
     def __enter__(self) -> Journal:
+        if self._lock_fd < 0:  # not opened already by ``open(load=False)``
+            self.open(load=True)
+        return self
+
+    def open(self, *, load: bool) -> Journal:
+        """Take the lock and (``load``) read the entries; ``record`` appends without reading."""
         from zbtools.core.state.store import acquire_lock
 
-        os.makedirs(self.blobs, mode=0o700, exist_ok=True)
-        self._lock_fd = acquire_lock(os.path.join(self.folder, "lock"))
         try:
-            self.entries = self._load()
-        except BaseException:
-            self.__exit__()  # a corrupt journal must not leave the lock held
-            raise
+            self._lock_fd = acquire_lock(os.path.join(self.folder, "lock"))
+        except FileNotFoundError:
+            os.makedirs(self.blobs, mode=0o700, exist_ok=True)
+            self._lock_fd = acquire_lock(os.path.join(self.folder, "lock"))
+        if not os.path.isdir(self.blobs):
+            os.makedirs(self.blobs, mode=0o700, exist_ok=True)
+        if load:
+            try:
+                self.entries = self._load()
+            except BaseException:
+                self.__exit__()  # a corrupt journal must not leave the lock held
+                raise
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -68,9 +90,10 @@ class Journal:
 
         try:
             with open(self.path, encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
+                content = fh.read()
         except FileNotFoundError:
             return []
+        lines = content.splitlines()
         entries = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -78,6 +101,8 @@ class Journal:
             try:
                 entry = loads_strict(line)
             except ValueError as exc:
+                if number == len(lines) and not content.endswith("\n"):
+                    break  # a partial last line: an append cut short by a crash
                 raise ToolError("io_error", f"the undo journal {self.path} is corrupt at line "
                                 f"{number}", hint="move the file away to start a new journal"
                                 ) from exc
@@ -86,7 +111,40 @@ class Journal:
                                 "unknown version (written by a newer zbtools?)",
                                 hint="use the zbtools version that wrote it, or move it away")
             entries.append(entry)
-        return entries
+        return _pruned(entries)
+
+    def append(self, entry: dict[str, Any]) -> int:
+        """Append one record (one write); returns the journal's size after it. Its ``fsync`` is
+        done now, or by the session's ``SyncGroup`` when one is open."""
+        from zbtools.core.call.fastjson import dumps_ascii
+        from zbtools.core.files.textio import sync_group
+
+        line = (dumps_ascii(entry) + "\n").encode("ascii")
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            st = os.fstat(fd)
+            size = st.st_size
+            if size and _valid_as_of.get(self.path) != _stamp(st):
+                self._load()  # refuses a corrupt journal (io_error): it is never appended to
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                # A partial record of a crashed append: cut it off (under the lock).
+                tail = min(size, 1 << 16)
+                chunk = os.pread(fd, tail, size - tail)
+                keep = size - tail + chunk.rfind(b"\n") + 1 if b"\n" in chunk else 0
+                os.ftruncate(fd, keep)
+                size = keep
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            group = sync_group()
+            if group is not None:
+                group.defer_file(fd)
+            else:
+                os.fsync(fd)
+            _valid_as_of[self.path] = _stamp(os.fstat(fd))
+        finally:
+            os.close(fd)
+        return size + len(line)
 
     def save(self) -> None:
         from zbtools.core.call.fastjson import dumps_ascii
@@ -112,10 +170,15 @@ class Journal:
     def get_blob(self, digest: str) -> bytes:
         try:
             with open(os.path.join(self.blobs, digest), "rb") as fh:
-                return fh.read()
+                data = fh.read()
         except OSError as exc:
             raise ToolError("io_error", "the saved version is missing from the undo journal",
                             hint="it may have been pruned or deleted") from exc
+        if sha256_hex(data) != digest:  # cut short by a power cut (blobs are not fsync-ed)
+            raise ToolError("io_error", "the saved version in the undo journal is damaged "
+                            "(its content does not match its sha256)",
+                            hint="it was probably cut short by a crash; nothing was changed")
+        return data
 
     def _prune_blobs(self) -> None:
         wanted = {e.get("before_blob") for e in self.entries}
@@ -132,28 +195,51 @@ class Journal:
 
 
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
-           mode: int | None = None) -> None:
-    """Journal one change of ``rel`` (None: the file did not exist before / after)."""
-    if before == after:
+           mode: int | None = None, *, after_sha256: str | None = None) -> None:
+    """Journal one change of ``rel`` (None: the file did not exist before / after).
+
+    ``after_sha256``, when the caller has it, stands for ``after`` (which is then None): the
+    new bytes need not be joined or hashed again."""
+    if before == after and after_sha256 is None:
         return
     if before is not None and len(before) > MAX_BLOB:
         ctx.warn(f"{rel} is larger than {MAX_BLOB // (1 << 20)} MiB: this change is not kept "
                  "for undo")
         return
     try:
-        with Journal(ctx) as journal:
+        with Journal(ctx).open(load=False) as journal:
             entry: dict[str, Any] = {
                 "v": JOURNAL_VERSION, "id": os.urandom(4).hex(), "path": rel, "tool": tool,
                 "time": round(ctx.clock(), 3),
                 "before_blob": journal.put_blob(before) if before is not None else None,
-                "after_sha256": sha256_hex(after) if after is not None else None,
+                "after_sha256": after_sha256 if after_sha256 is not None else (
+                    sha256_hex(after) if after is not None else None),
                 "mode": mode,
             }
-            journal.entries.append(entry)
-            per_file = [e for e in journal.entries if e["path"] == rel]
-            drop = {id(e) for e in per_file[:-KEEP_PER_FILE]}
-            kept = [e for e in journal.entries if id(e) not in drop]
-            journal.entries = kept[-KEEP_TOTAL:]
-            journal.save()
+            if journal.append(entry) > COMPACT_BYTES:
+                journal.entries = journal._load()  # pruned as read
+                journal.save()
     except (OSError, ToolError) as exc:
         ctx.warn(f"the change was made but could not be recorded for undo: {exc}")
+
+
+def _pruned(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last ``KEEP_PER_FILE`` entries of each path, then the last ``KEEP_TOTAL``."""
+    seen: dict[Any, int] = {}
+    kept: list[dict[str, Any]] = []
+    for entry in reversed(entries):
+        path = entry.get("path")
+        seen[path] = seen.get(path, 0) + 1
+        if seen[path] <= KEEP_PER_FILE:
+            kept.append(entry)
+    kept.reverse()
+    return kept[-KEEP_TOTAL:]
+
+
+# The journal as this process last read or wrote it (a batch session validates it once, then
+# appends): any other change (another process, a user) makes the next append read it again.
+_valid_as_of: dict[str, tuple[int, int, int, int]] = {}
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns

@@ -163,15 +163,24 @@ def dominant_newline(data: bytes) -> str:
 class Decoded:
     """Text decoded from bytes, with everything needed to encode it back identically."""
 
-    __slots__ = ("bom", "encoding", "invalid_utf8", "newline", "text")
+    __slots__ = ("_newline", "_raw", "bom", "encoding", "invalid_utf8", "text")
 
-    def __init__(self, text: str, encoding: str, bom: bytes, newline: str,
-                 invalid_utf8: bool) -> None:
+    def __init__(self, text: str, encoding: str, bom: bytes, newline: str | None,
+                 invalid_utf8: bool, raw: bytes | None = None) -> None:
         self.text = text
         self.encoding = encoding  # a Python codec name
         self.bom = bom
-        self.newline = newline  # lf crlf cr mixed none
+        self._newline = newline  # lf crlf cr mixed none; None: from ``raw`` when asked
+        self._raw = raw
         self.invalid_utf8 = invalid_utf8  # text holds surrogate escapes of undecodable bytes
+
+    @property
+    def newline(self) -> str:
+        """``lf``, ``crlf``, ``cr``, ``mixed`` or ``none`` (counted on first use: three passes
+        over the file that an edit does not need)."""
+        if self._newline is None:
+            self._newline = newline_style(self._raw if self._raw is not None else self.text)
+        return self._newline
 
     @property
     def errors(self) -> str:
@@ -225,7 +234,7 @@ def decode(data: bytes, *, shown: str = "") -> Decoded:
                         hint="text tools do not read binary files; use get_file_info for its "
                         "size and type", details={"path": shown, "size": len(data)})
     try:
-        return Decoded(data.decode("utf-8"), "utf-8", b"", newline_style(data), False)
+        return Decoded(data.decode("utf-8"), "utf-8", b"", None, False, raw=data)
     except UnicodeDecodeError:
         pass
     guess = _guess_encoding(data)
@@ -415,6 +424,73 @@ class WriteOutcome:
         self.hardlink_broken = False
         self.owner_changed = False
         self.old_size: int | None = None
+
+
+class SyncGroup:
+    """Directory (and journal) fsyncs deferred across consecutive writes of one session.
+
+    A long-lived session (``batch``) opens a group around consecutive single-file edits whose
+    results it has not sent yet; ``atomic_write(..., defer_dir_sync=True)`` then still
+    ``fsync``s the new file before renaming it over the old one, but leaves the directory's
+    ``fsync`` to ``commit``, and the undo journal leaves its appended record's ``fsync`` there
+    too (``defer_file``). ``commit`` makes all of them durable at once; the session sends the
+    results only after it, so every result a caller has seen is as durable as without the
+    group. What a system crash before ``commit`` can lose is in ``docs/batch.md``.
+    """
+
+    def __init__(self) -> None:
+        self.dirs: dict[tuple[int, int], int] = {}
+        self.files: dict[tuple[int, int], int] = {}
+
+    def _hold(self, table: dict[tuple[int, int], int], fd: int) -> None:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        if key not in table:
+            table[key] = os.dup(fd)
+
+    def defer_dir(self, dir_fd: int) -> None:
+        self._hold(self.dirs, dir_fd)
+
+    def defer_file(self, fd: int) -> None:
+        self._hold(self.files, fd)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.dirs or self.files)
+
+    def commit(self) -> None:
+        """``fsync`` every deferred file, then every deferred directory (errors as in
+        ``atomic_write``: some filesystems refuse to ``fsync`` a directory)."""
+        for table in (self.files, self.dirs):
+            while table:
+                _, fd = table.popitem()
+                try:
+                    os.fsync(fd)
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+
+
+_sync_group: list[SyncGroup] = []  # the open group, if any (at most one)
+
+
+def open_sync_group() -> SyncGroup:
+    """Open the session's group (``SyncGroup``); writes defer to it until it is closed."""
+    if not _sync_group:
+        _sync_group.append(SyncGroup())
+    return _sync_group[0]
+
+
+def close_sync_group() -> None:
+    """Commit the open group, if any, and stop deferring."""
+    if _sync_group:
+        group = _sync_group.pop()
+        group.commit()
+
+
+def sync_group() -> SyncGroup | None:
+    return _sync_group[0] if _sync_group else None
 
 
 def _unlink_quiet(name: str, dir_fd: int) -> None:
@@ -712,13 +788,19 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  shown: str | None = None,
                  unchanged_since: os.stat_result | None = None,
                  known_changed: bool = False,
-                 parts: list[memoryview] | None = None) -> WriteOutcome:
+                 parts: list[memoryview] | None = None,
+                 expected_data: bytes | None = None,
+                 defer_dir_sync: bool = False) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
 
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
     mtime differ from that earlier ``stat`` (a cheap staleness check for big files). ``parts``,
     when given, are written one after the other instead of ``data`` (a big file edited in the
     middle is never joined into a second copy); they require ``known_changed``.
+    ``expected_data`` refuses with ``stale_file`` unless the file still holds exactly those
+    bytes (as strong as comparing their sha256, without hashing). ``defer_dir_sync``: when
+    the session has a ``SyncGroup`` open, the directory's ``fsync`` after the rename is left to
+    the group's ``commit`` (the new file's own ``fsync`` before the rename never is).
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -770,11 +852,16 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                                 details={"path": shown})
             # The old bytes are read only to check expected_sha256 or to detect a no-op write
             # (same size); a caller that knows the content differs skips that second read.
-            old = read_fd(ofd) if (expected_sha256 is not None or (
-                old_st.st_size == len(data) and not known_changed)) else None
+            old = read_fd(ofd) if (expected_sha256 is not None or expected_data is not None
+                                   or (old_st.st_size == len(data) and not known_changed)
+                                   ) else None
             if old is not None:
                 check_expected(old, expected_sha256, shown)
-                if old == data:
+                if expected_data is not None and old != expected_data:
+                    raise ToolError("stale_file", f"{shown}: changed since it was read",
+                                    hint="read the file again and redo the change against "
+                                    "its current content", details={"path": shown})
+                if not known_changed and old == data:
                     outcome.changed = False
                     outcome.old_size = len(old)
                     return outcome
@@ -811,10 +898,12 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
         os.close(fd)
         fd = -1
         pause_point()
-        if old_st is not None and (expected_sha256 is not None or unchanged_since is not None):
+        if old_st is not None and (expected_sha256 is not None or unchanged_since is not None
+                                   or expected_data is not None):
             # the precondition held when the file was read: it must still hold now, right
             # before the rename (another process may have written meanwhile)
-            check_unchanged(dir_fd, name, old_st, shown, expected_sha256=expected_sha256)
+            check_unchanged(dir_fd, name, old_st, shown, expected_sha256=expected_sha256,
+                            expected=expected_data)
         if old_st is None:
             # No-clobber publish: link() fails on any existing name, even a dangling symlink.
             try:
@@ -836,10 +925,14 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
         else:
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             outcome.hardlink_broken = old_st.st_nlink > 1
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass  # some filesystems refuse fsync on directories; the rename is done
+        group = sync_group() if defer_dir_sync else None
+        if group is not None:
+            group.defer_dir(dir_fd)
+        else:
+            try:
+                os.fsync(dir_fd)
+            except OSError:
+                pass  # some filesystems refuse fsync on directories; the rename is done
         return outcome
     except ToolError:
         if fd >= 0:

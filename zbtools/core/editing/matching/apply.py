@@ -120,15 +120,9 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
                                     "end_line": prev.end},
                                    {"label": b.label, "start_line": nxt.start + 1,
                                     "end_line": nxt.end}]})
-    pieces: list[str] = []
-    cursor = 0
-    for edit in ordered:
-        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
-        pieces += [line + eol for line, eol in edit.lines]
-        cursor = edit.end
-    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
-    new_text = "".join(pieces)
-    _check_outside_unchanged(model, ordered, new_text)
+    new_text, head, tail = _join(model, ordered)
+    if ordered:
+        _check_outside_unchanged(model, head, tail, new_text)
     reports = []
     warnings: list[str] = []
     rendered = {id(edit.located): edit.transforms for edit in edits}  # + "reindented" etc.
@@ -174,14 +168,25 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
     return Applied(current, reports, current != text, warnings)
 
 
-def _check_outside_unchanged(model: FileModel, edits: list[Edit], new_text: str) -> None:
-    """MATCHING I3: bytes before the first and after the last edited line are untouched."""
-    if not edits:
-        return
+def _join(model: FileModel, ordered: list[Edit]) -> tuple[str, str, str]:
+    """The file's text with each edit's lines in place of its line range, the unedited
+    stretches as slices of the text (no per-line work outside the edits); also the text
+    before the first edit and after the last one, as they were copied."""
+    text = model.text
+    pieces: list[str] = []
+    cursor = 0
+    for edit in ordered:
+        pieces.append(text[model.text_start(cursor):model.text_start(edit.start)])
+        pieces += [line + eol for line, eol in edit.lines]
+        cursor = edit.end
+    pieces.append(text[model.text_start(cursor):])
+    return "".join(pieces), pieces[0], pieces[-1]
+
+
+def _check_outside_unchanged(model: FileModel, head: str, tail: str, new_text: str) -> None:
+    """MATCHING I3: bytes before the first and after the last edited line are untouched: the
+    result begins and ends with what the file began and ended with (compared in place)."""
     original = model.text
-    head = "".join(model.lines[i] + model.eols[i] for i in range(edits[0].start))
-    tail = "".join(model.lines[i] + model.eols[i] for i in range(edits[-1].end,
-                                                                   len(model.lines)))
     if not (original.startswith(head) and new_text.startswith(head) and
             original.endswith(tail) and new_text.endswith(tail)):
         raise AssertionError("edit would change bytes outside the matched region")
@@ -271,18 +276,12 @@ def _replace_line_candidates(model: FileModel, text: str, request: Request,
         if not chosen or cand.start >= chosen[-1].end:
             chosen.append(cand)
     requests = []
-    pieces: list[str] = []
-    cursor = 0
+    edits = []
     for cand in chosen:
-        loc = Located(cand, request)
-        edit = render_edit(model, loc)
-        pieces += [model.lines[i] + model.eols[i] for i in range(cursor, edit.start)]
-        pieces += [line + eol for line, eol in edit.lines]
-        cursor = edit.end
+        edits.append(render_edit(model, Located(cand, request)))
         requests.append({"start_line": cand.first_line, "end_line": cand.last_line,
                          "matched_with": cand.tier})
-    pieces += [model.lines[i] + model.eols[i] for i in range(cursor, len(model.lines))]
-    new_text = "".join(pieces)
+    new_text = _join(model, edits)[0]
     return Applied(new_text, requests, new_text != text, [])
 
 

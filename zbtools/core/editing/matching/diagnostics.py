@@ -31,6 +31,7 @@ from zbtools.core.editing.matching.requests import pattern_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from zbtools.core.editing.matching.filemodel import FileModel
@@ -137,7 +138,13 @@ def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | N
         if prefixes and max(prefixes.values()) > 0:
             break
     if prefixes:
-        top = sorted(prefixes, key=lambda st: (-prefixes[st], st))[:5]
+        # The longest matching prefixes first; among equal ones (all 0 when old text's first
+        # line is the one that differs), the windows with the most equal lines.
+        def equal_lines(st: int) -> int:
+            window = norm[st:st + len(keys)]
+            return sum(1 for a, b in zip(keys, window, strict=False) if a and a == b)
+
+        top = sorted(prefixes, key=lambda st: (-prefixes[st], -equal_lines(st), st))[:5]
         scored = [(prefixes[st], _similarity(pattern, model.lines[st:st + len(pattern)]), st)
                   for st in top]
         matched, score, start = max(scored, key=lambda t: (t[0], t[1], -t[2]))
@@ -153,7 +160,7 @@ def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | N
     return first, 0, _similarity(pattern, model.lines[first:first + len(pattern)])
 
 
-def _closest_line(key: str, lines: list[str]) -> int | None:
+def _closest_line(key: str, lines: Sequence[str]) -> int | None:
     import difflib
 
     try:

@@ -51,6 +51,18 @@ def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     return merged
 
 
+def _middle_cells(a: list[str], b: list[str]) -> int:
+    """The size of what ``line_opcodes`` aligns: the lines between the common head and tail."""
+    n, m = len(a), len(b)
+    head = 0
+    while head < n and head < m and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
+        tail += 1
+    return (n - head - tail) * (m - head - tail)
+
+
 def _lcs_opcodes(a: list[str], b: list[str], da: int, db: int) -> list[Opcode]:
     n, m = len(a), len(b)
     if not n and not m:
@@ -142,14 +154,108 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+TRIM_CHARS = 64 * 1024
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of ``a`` and ``b`` (compared a chunk at a time, in C)."""
+    n = min(len(a), len(b))
+    lo, step = 0, 1 << 16
+    while lo < n and a[lo:lo + step] == b[lo:lo + step]:
+        lo += step
+    hi = min(lo + step, n)
+    while lo < hi:  # the first difference is in [lo, hi]
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the common suffix of ``a`` and ``b``, at most ``limit``."""
+    la, lb = len(a), len(b)
+    n = min(la, lb, limit)
+    lo, step = 0, 1 << 16
+    while lo < n:
+        hi = min(lo + step, n)
+        if a[la - hi:la - lo] != b[lb - hi:lb - lo]:
+            break
+        lo = hi
+    else:
+        return n
+    hi = min(lo + step, n)
+    while lo < hi:  # the last difference is within [lo, hi] characters from the end
+        mid = (lo + hi + 1) // 2
+        if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _lines_in(text: str) -> int:
+    """``len(_lines(text))`` for a text that ends with a line break."""
+    return text.count("\n")
+
+
+def _trimmed(before: str, after: str, context: int) -> tuple[str, str, int]:
+    """``before`` and ``after`` without their common whole lines beyond ``context`` lines of
+    the first and last difference, and the number of lines cut from the top.
+
+    The cuts are where ``line_opcodes`` would find them, or further out: at the top, the line
+    of the first different character; at the bottom, the first line wholly inside the common
+    suffix (aligned from the end, as the common tail of lines is), but never above the top
+    cut. The middle ``line_opcodes`` aligns is then the same, so is the diff (the caller
+    checks that the middle is small enough not to go to difflib)."""
+    head = _common_prefix(before, after)
+    top = before.rfind("\n", 0, head) + 1  # the first line that differs
+    cut = top
+    for _ in range(context):
+        if cut == 0:
+            break
+        cut = before.rfind("\n", 0, cut - 1) + 1
+    tail = _common_suffix(before, after, min(len(before), len(after)))
+    end_b, end_a = len(before), len(after)
+    shift = end_b - end_a
+    newline = before.find("\n", end_b - tail)
+    stop = newline + 1 if newline != -1 else end_b  # the first common tail line
+    # The tail never reaches above the first different line, in either text.
+    stop = max(stop, top, top + shift)
+    for _ in range(context):
+        newline = before.find("\n", stop)
+        if newline == -1:
+            stop = end_b
+            break
+        stop = newline + 1
+    if stop < end_b:
+        end_a -= end_b - stop
+        end_b = stop
+    return before[cut:end_b], after[cut:end_a], _lines_in(before[:cut]) if cut else 0
+
+
 def unified_diff(path: str, before: str, after: str, context: int = 3,
                  first_line: int = 1) -> str:
     """A unified diff in difflib's format, from ``line_opcodes`` (no difflib import on the hot
     path; the common head and tail are trimmed first, so a one-line change in a 50,000-line
     file costs microseconds). ``first_line`` numbers the hunks when ``before`` is an excerpt
-    starting at that line."""
-    a = _lines(before)
-    b = _lines(after)
+    starting at that line. Texts over ``TRIM_CHARS`` lose their common whole lines beyond
+    the context first, compared in C (``_trimmed``), so the lines of a big file are never
+    split or compared one by one."""
+    if before == after:
+        return ""
+    a: list[str] | None = None
+    if len(before) + len(after) > TRIM_CHARS:
+        few_before, few_after, skipped = _trimmed(before, after, context)
+        a, b = _lines(few_before), _lines(few_after)
+        if _middle_cells(a, b) <= LCS_MAX_CELLS:
+            first_line += skipped
+        else:  # difflib aligns the middle, and its choice may depend on the whole texts
+            a = None
+    if a is None:
+        a = _lines(before)
+        b = _lines(after)
     offset = first_line - 1
     out: list[str] = []
     for group in _grouped(line_opcodes(a, b), context):

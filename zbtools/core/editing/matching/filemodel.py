@@ -22,9 +22,14 @@ imported on first use.
 
 from __future__ import annotations
 
+# ``_collections_abc`` is loaded by ``os`` at start-up; ``collections.abc`` would import
+# ``collections`` and ``typing`` is not cheap either (tests/test_import_budget.py).
+from _collections_abc import Mapping, Sequence
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 TIERS = ("exact", "trailing_whitespace", "indentation", "inner_whitespace", "typography")
 TAB_COLUMNS = 4
@@ -44,82 +49,378 @@ TYPOGRAPHY = str.maketrans({
 
 
 class FileModel:
-    """A decoded file as lines plus their endings (``\\r\\n``, ``\\n`` or ``""`` for the last)."""
+    """A decoded file as lines plus their endings (``\\r\\n``, ``\\n`` or ``""`` for the last).
+
+    Everything is built on first use (issue 16: an edit pays for what it needs, not for the
+    file): an exact edit needs only the LF view, one ``str.find`` and the line numbers around
+    the match; the lines and their endings are split once, in C, when something asks for them;
+    the indent unit is inferred from the lines around the place it is needed
+    (``indent_unit_near``); the per-tier normalised lines and indexes stay whole-file (the
+    tiers that need them pay for them).
+    """
 
     def __init__(self, text: str) -> None:
-        parts = text.split("\n")
-        self.lines: list[str] = []
-        self.eols: list[str] = []
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            if last:
-                if part == "":
-                    break
-                self.lines.append(part)
-                self.eols.append("")
-            elif part.endswith("\r"):
-                self.lines.append(part[:-1])
-                self.eols.append("\r\n")
-            else:
-                self.lines.append(part)
-                self.eols.append("\n")
-        crlf = self.eols.count("\r\n")
-        lf = self.eols.count("\n")
-        self.majority_eol = "\r\n" if crlf > lf else "\n"
-        self.indent_unit = infer_indent_unit(self.lines)
+        self._text = text
+        self._lines: list[str] | None = None
+        self._eols: list[str] | None = None
+        self._majority_eol: str | None = None
+        self._indent_unit: str | None = None
+        self._units: dict[int, str] = {}
         self._lf_view: str | None = None
         self._line_starts: list[int] | None = None
+        self._text_starts: list[int] | None = None
+        self._line_count: int | None = None
+        self._counted = 0
         self._indexes: dict[str, dict[str, list[int]]] = {}
         self._normalized: dict[str, list[str]] = {}
+        self._found: dict[str, dict[str, list[int]]] = {}  # tier -> key -> lines (lazy)
+        self._word_lines: dict[str, list[int] | None] = {}  # None: on too many lines
+        self._non_ascii: dict[str, list[int]] | None = None
+        self._scans = 0
+
+    def _split(self) -> None:
+        text = self._text
+        parts = text.split("\n")
+        last = parts.pop()  # "" when the text ends with a line break (or is empty)
+        if "\r" in text:
+            lines = [p[:-1] if p.endswith("\r") else p for p in parts]
+            eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts]
+        else:
+            lines, eols = parts, ["\n"] * len(parts)
+        if last != "":
+            lines.append(last)  # a last line without an ending (a lone CR stays content)
+            eols.append("")
+        self._lines, self._eols = lines, eols
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._split()
+            assert self._lines is not None
+        return self._lines
+
+    @property
+    def eols(self) -> list[str]:
+        if self._eols is None:
+            self._split()
+            assert self._eols is not None
+        return self._eols
+
+    @property
+    def line_count(self) -> int:
+        """``len(self.lines)``, without splitting the text."""
+        if self._lines is not None:
+            return len(self._lines)
+        if self._line_count is None:
+            text = self._text
+            self._line_count = text.count("\n") + (1 if text and not text.endswith("\n")
+                                                   else 0)
+        return self._line_count
+
+    @property
+    def majority_eol(self) -> str:
+        if self._majority_eol is None:
+            crlf = self._text.count("\r\n")
+            lf = self._text.count("\n") - crlf
+            self._majority_eol = "\r\n" if crlf > lf else "\n"
+        return self._majority_eol
+
+    @property
+    def indent_unit(self) -> str:
+        """The indent unit inferred from the whole file."""
+        if self._indent_unit is None:
+            self._indent_unit = infer_indent_unit(self.lines)
+        return self._indent_unit
+
+    def indent_unit_near(self, line: int) -> str:
+        """The indent unit of the region around ``line``: the whole file's up to
+        ``UNIT_WHOLE_FILE_LINES`` lines, else that of the ``UNIT_BLOCK``-line blocks from two
+        before the line's block to two after it (so the same for every line of a block)."""
+        lines = self.lines
+        if len(lines) <= UNIT_WHOLE_FILE_LINES:
+            return self.indent_unit
+        block = max(line, 0) // UNIT_BLOCK
+        unit = self._units.get(block)
+        if unit is None:
+            lo = max(block - 2, 0) * UNIT_BLOCK
+            unit = infer_indent_unit(lines[lo:(block + 3) * UNIT_BLOCK])
+            self._units[block] = unit
+        return unit
 
     @property
     def text(self) -> str:
-        return "".join(line + eol for line, eol in zip(self.lines, self.eols, strict=True))
+        return self._text
 
     @property
     def lf_view(self) -> str:
         """The text with every CRLF shown as LF (lone CRs stay content)."""
         if self._lf_view is None:
-            self._lf_view = "".join(
-                line + ("\n" if eol else "") for line, eol in zip(self.lines, self.eols,
-                                                                   strict=True))
+            text = self._text
+            self._lf_view = text.replace("\r\n", "\n") if "\r" in text else text
         return self._lf_view
 
     @property
     def line_starts(self) -> list[int]:
         """Offset in ``lf_view`` where each line starts (plus one past the end)."""
         if self._line_starts is None:
+            import itertools
+
+            lines = self.lines
             starts = [0]
-            for line, eol in zip(self.lines, self.eols, strict=True):
-                starts.append(starts[-1] + len(line) + (1 if eol else 0))
+            starts += itertools.accumulate(map((1).__add__, map(len, lines)))
+            if lines and self.eols[-1] == "":
+                starts[-1] -= 1
             self._line_starts = starts
         return self._line_starts
 
+    def text_start(self, line: int) -> int:
+        """Offset in ``text`` (line endings as in the file) where 0-based ``line`` starts;
+        ``line_count`` gives the end of the text."""
+        if "\r" not in self._text:
+            return self.line_starts[line]
+        if self._text_starts is None:
+            import itertools
+            import operator
+
+            starts = [0]
+            starts += itertools.accumulate(map(operator.add, map(len, self.lines),
+                                               map(len, self.eols)))
+            self._text_starts = starts
+        return self._text_starts[line]
+
     def line_of(self, offset: int) -> int:
         """0-based line containing ``lf_view`` offset."""
+        if self._line_starts is None and self._counted < LINE_OF_COUNTS and \
+                0 <= offset < len(self.lf_view):
+            # The first few lookups (an exact match's two ends) count the line breaks before
+            # the offset, in C; indexing every line start pays only for many lookups.
+            self._counted += 1
+            return self.lf_view.count("\n", 0, offset)
         import bisect
 
         return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
 
-    def normalized(self, tier: str) -> list[str]:
+    def normalized(self, tier: str) -> Sequence[str]:
+        """Every line's key at ``tier``; for a big file (``LAZY_MIN_LINES``) a sequence that
+        computes the keys it is asked for (all of them only when iterated)."""
+        if self._lazy() and tier not in self._normalized:
+            return LazyKeys(self, tier)
+        return self.all_keys(tier)
+
+    def all_keys(self, tier: str) -> list[str]:
         if tier == "typography" and "inner_whitespace" in self._normalized and \
                 self.lf_view.isascii():
             return self._normalized["inner_whitespace"]  # identical keys for ASCII text
         if tier not in self._normalized:
-            key = LINE_KEYS[tier]
-            self._normalized[tier] = [key(line) for line in self.lines]
+            lines = self.lines
+            # The common tiers inline their key (no call per line: about twice as fast).
+            if tier == "exact":
+                keys = list(lines)
+            elif tier == "trailing_whitespace":
+                keys = [line.rstrip(" \t") for line in lines]
+            elif tier == "indentation":
+                keys = [line.strip(" \t") for line in lines]
+            elif tier == "inner_whitespace":
+                keys = [" ".join(line.split()) for line in lines]
+            elif tier == "typography":
+                keys = [" ".join(line.split()) if line.isascii() else typography_key(line)
+                        for line in lines]
+            else:  # pragma: no cover - every tier is above
+                keys = [LINE_KEYS[tier](line) for line in lines]
+            self._normalized[tier] = keys
         return self._normalized[tier]
 
-    def index(self, tier: str) -> dict[str, list[int]]:
+    def index(self, tier: str) -> Mapping[str, Sequence[int]]:
+        """Key -> the lines that have it, at ``tier``; for a big file (``LAZY_MIN_LINES``) a
+        mapping that finds the lines of the keys it is asked for (``lines_with_key``)."""
+        if self._lazy() and tier not in self._indexes:
+            return LazyIndex(self, tier)
+        return self.full_index(tier)
+
+    def full_index(self, tier: str) -> dict[str, list[int]]:
         if tier == "typography" and "inner_whitespace" in self._indexes and \
                 self.lf_view.isascii():
             return self._indexes["inner_whitespace"]
         if tier not in self._indexes:
             table: dict[str, list[int]] = {}
-            for i, key in enumerate(self.normalized(tier)):
+            for i, key in enumerate(self.all_keys(tier)):
                 table.setdefault(key, []).append(i)
             self._indexes[tier] = table
         return self._indexes[tier]
+
+    # -- the lazy index (issue 16): only the request's lines are looked for --------------------
+
+    def _lazy(self) -> bool:
+        return self._scans <= LAZY_MAX_SCANS and self.line_count >= LAZY_MIN_LINES
+
+    def lines_with_key(self, tier: str, key: str) -> list[int] | None:
+        """The lines whose ``tier`` key is ``key``, found without indexing every line: the
+        key's longest word (a run without whitespace, which every line with that key contains
+        as it is, for every tier; for ``typography`` every ASCII line) is searched for with
+        ``str.find``, and the lines it is on are checked; at ``typography`` the non-ASCII lines
+        are indexed apart. Past ``LAZY_MAX_SCANS`` searches, or for a word too common to be
+        worth it, the whole index is built instead (what it costs without laziness); None
+        when the word is on too many lines (``LazyPositions`` then finds the first ones)."""
+        if tier in self._indexes or not self._lazy():
+            return self.full_index(tier).get(key, [])
+        cache = self._found.setdefault(tier, {})
+        found = cache.get(key)
+        if found is not None:
+            return found
+        words = key.split()
+        if tier in ("exact", "trailing_whitespace", "indentation") and key.strip():
+            probe = key.strip()  # these keys stand in their lines as they are
+        else:
+            probe = max(words, key=len) if words else ""
+        if not probe:  # no word: this tier indexes every line
+            return self.full_index(tier).get(key, [])
+        lines = self._lines_with_word(probe)
+        if lines is None:
+            if not self._lazy():  # past the searches' budget: this tier indexes every line
+                return self.full_index(tier).get(key, [])
+            return None  # a word on too many lines
+        keyf = LINE_KEYS[tier]
+        text = self.lines
+        if len(words) > 1 and len(lines) > 8:  # every word must be in the line: a cheap test
+            found = [i for i in lines if all(w in text[i] for w in words) and
+                     keyf(text[i]) == key]
+        else:
+            found = [i for i in lines if keyf(text[i]) == key]
+        if tier == "typography":
+            extra = self._non_ascii_index().get(key)
+            if extra:
+                found = sorted(set(found).union(extra))
+        cache[key] = found
+        return found
+
+    def first_lines_with_key(self, tier: str, key: str, limit: int) -> list[int]:
+        """``lines_with_key(tier, key)[:limit]``, scanning only as far as needed (for a key
+        whose word is on too many lines to find them all)."""
+        import bisect
+
+        words = key.split()
+        probe = max(words, key=len) if words else ""
+        if not probe or tier in self._indexes or not self._lazy():
+            return self.full_index(tier).get(key, [])[:limit]
+        keyf = LINE_KEYS[tier]
+        view, starts, text = self.lf_view, self.line_starts, self.lines
+        found: list[int] = []
+        pos = view.find(probe)
+        while pos != -1 and len(found) < limit:
+            line = bisect.bisect_right(starts, pos) - 1
+            if keyf(text[line]) == key:
+                found.append(line)
+            pos = view.find(probe, starts[line + 1])
+        if tier == "typography":
+            extra = self._non_ascii_index().get(key)
+            if extra:
+                found = sorted(set(found).union(extra))[:limit]
+        return found
+
+    def _lines_with_word(self, word: str) -> list[int] | None:
+        """The lines whose text contains ``word`` (None: on more than ``LAZY_MAX_HITS``)."""
+        if word in self._word_lines:
+            return self._word_lines[word]
+        import bisect
+
+        self._scans += 1
+        if self._scans > LAZY_MAX_SCANS:
+            return None
+        view = self.lf_view
+        starts = self.line_starts
+        hits = []
+        pos = view.find(word)
+        while pos != -1:
+            line = bisect.bisect_right(starts, pos) - 1
+            hits.append(line)
+            if len(hits) > LAZY_MAX_HITS:
+                self._word_lines[word] = None
+                return None
+            pos = view.find(word, starts[line + 1])
+        self._word_lines[word] = hits
+        return hits
+
+    def _non_ascii_index(self) -> dict[str, list[int]]:
+        """The typography keys of the lines that are not ASCII (their key may not contain
+        their words as they are: curly quotes, odd spaces)."""
+        if self._non_ascii is None:
+            table: dict[str, list[int]] = {}
+            view, starts, lines = self.lf_view, self.line_starts, self.lines
+            step = 512
+            for lo in range(0, len(lines), step):
+                hi = min(lo + step, len(lines))
+                if view[starts[lo]:starts[hi]].isascii():
+                    continue
+                for i in range(lo, hi):
+                    if not lines[i].isascii():
+                        table.setdefault(typography_key(lines[i]), []).append(i)
+            self._non_ascii = table
+        return self._non_ascii
+
+
+LAZY_MIN_LINES = 5000  # smaller files index every line (a few ms)
+LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole is cheaper
+LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
+
+
+class LazyKeys(Sequence[str]):
+    """``FileModel.normalized`` of a big file: keys computed per line asked for."""
+
+    def __init__(self, model: FileModel, tier: str) -> None:
+        self._model = model
+        self._tier = tier
+        self._key = LINE_KEYS[tier]
+
+    def __len__(self) -> int:
+        return self._model.line_count
+
+    def __getitem__(self, i: int | slice) -> Any:  # str for an int, list[str] for a slice
+        model = self._model
+        if self._tier in model._normalized:
+            return model._normalized[self._tier][i]
+        lines = model.lines
+        if isinstance(i, slice):
+            return [self._key(line) for line in lines[i]]
+        return self._key(lines[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._model.all_keys(self._tier))  # every key: build them all once
+
+
+class LazyIndex(Mapping[str, Sequence[int]]):
+    """``FileModel.index`` of a big file: each key's lines found when asked for (for a key
+    whose word is on too many lines, a ``LazyPositions`` that finds only the first ones when
+    only those are asked for)."""
+
+    def __init__(self, model: FileModel, tier: str) -> None:
+        self._model = model
+        self._tier = tier
+
+    def _lookup(self, key: str) -> Sequence[int]:
+        found = self._model.lines_with_key(self._tier, key)
+        if found is None:  # its word is on too many lines
+            return LazyPositions(self._model, self._tier, key)
+        return found
+
+    def __getitem__(self, key: str) -> Sequence[int]:
+        found = self._lookup(key)
+        if not found:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(self._lookup(key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._model.full_index(self._tier))
+
+    def __len__(self) -> int:
+        return len(self._model.full_index(self._tier))
+
+
+UNIT_WHOLE_FILE_LINES = 2048
+UNIT_BLOCK = 256
+LINE_OF_COUNTS = 8
 
 
 def leading_ws(line: str) -> str:
@@ -268,3 +569,31 @@ LINE_KEYS: dict[str, Callable[[str], str]] = {
     "inner_whitespace": collapse_key,
     "typography": typography_key,
 }
+
+
+class LazyPositions(Sequence[int]):
+    """The lines of one key whose word is on too many lines: ``[:n]`` finds the first ``n``
+    (``FileModel.first_lines_with_key``), anything else all of them (the tier's index)."""
+
+    def __init__(self, model: FileModel, tier: str, key: str) -> None:
+        self._model = model
+        self._tier = tier
+        self._key = key
+
+    def _all(self) -> list[int]:
+        return self._model.full_index(self._tier).get(self._key, [])
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __bool__(self) -> bool:
+        return bool(self._model.first_lines_with_key(self._tier, self._key, 1))
+
+    def __getitem__(self, i: int | slice) -> Any:  # int for an int, list[int] for a slice
+        if isinstance(i, slice) and i.start in (None, 0) and i.step in (None, 1) and \
+                i.stop is not None and i.stop >= 0:
+            return self._model.first_lines_with_key(self._tier, self._key, i.stop)
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())

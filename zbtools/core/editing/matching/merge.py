@@ -125,7 +125,7 @@ def _reindenter(model: FileModel, start: int, old_lines: list[str]) -> Callable[
     file_base = leading_ws(model.lines[start + first])
     file_base_cols = columns(file_base)
     window = model.lines[start:start + len(old_lines)]
-    file_unit = model.indent_unit
+    file_unit = model.indent_unit_near(start)
     mode = "shift"
     old_depths = relative_depths(old_lines)
     if len(window) == len(old_lines):

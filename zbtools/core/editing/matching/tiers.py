@@ -62,6 +62,7 @@ from zbtools.core.editing.matching.requests import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from zbtools.core.editing.matching.filemodel import FileModel
@@ -154,15 +155,12 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
             return []
     index = model.index(tier)
     normalized = model.normalized(tier)
-    # Anchor on the rarest non-blank pattern line.
-    anchor_pos, anchor_key = min(
-        ((i, k) for i, k in enumerate(keys) if k), key=lambda ik: len(index.get(ik[1], ())))
+    anchor_pos, anchor_key = _anchor(keys, index)
     starts = [p - anchor_pos for p in index.get(anchor_key, ())]
     n = len(pattern)
     relative = tier in ("indentation", "inner_whitespace", "typography")
     if relative:
         old_depths = relative_depths(pattern)
-        file_w = unit_columns(model.indent_unit)
     found: list[Candidate] = []
     for start in starts:
         if start < 0 or start + n > len(model.lines):
@@ -172,10 +170,31 @@ def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
             continue
         if relative:
             depths = relative_depths(model.lines[start:start + n])
+            file_w = unit_columns(model.indent_unit_near(start))  # the region's unit
             if same_structure(old_depths, depths, file_w) is None:
                 continue
         found.append(Candidate(tier, start, start + n))
     return found
+
+
+ANCHOR_RARE_ENOUGH = 8
+
+
+def _anchor(keys: list[str], index: Mapping[str, Sequence[int]]) -> tuple[int, str]:
+    """A non-blank pattern line to anchor on: any gives the same candidates, a rare one the
+    fewest windows to check. The longest lines are asked first and one on at most
+    ``ANCHOR_RARE_ENOUGH`` lines is taken at once (on a big file each count is a search);
+    else the rarest of all."""
+    best: tuple[int, int, str] | None = None
+    for i, k in sorted(((i, k) for i, k in enumerate(keys) if k),
+                       key=lambda ik: (-len(ik[1]), ik[0])):
+        count = len(index.get(k, ()))
+        if count <= ANCHOR_RARE_ENOUGH:
+            return i, k
+        if best is None or count < best[0]:
+            best = (count, i, k)
+    assert best is not None
+    return best[1], best[2]
 
 
 def find_candidates(model: FileModel, old: str, tier: str) -> list[Candidate]:
@@ -768,19 +787,17 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
 def already_applied(model: FileModel, request: Request) -> Candidate | None:
     """The new text is in the file once and the old text is not: nothing left to do.
 
-    Not when new text is part of old text (a deletion): its presence then proves nothing.
+    A deletion (new text is part of old text) is done only where new text stands and no line
+    it deletes stands around it any more (elsewhere in the file such a line proves nothing).
     """
     new = request.new
     if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
         return None
-    if new.strip() in request.old:
-        # A deletion: done only if every line it deletes is gone from the file (otherwise old
-        # text merely failed to match, and "nothing to do" would be a lie).
+    deletion = new.strip() in request.old
+    if deletion:
         kept = {typography_key(line) for line in new.split("\n")}
-        deleted = [key for key in (typography_key(line) for line in request.old.split("\n"))
-                   if key and key not in kept]
-        index = model.index("typography")
-        if not deleted or any(key in index for key in deleted):
+        if not any(key and key not in kept
+                   for key in (typography_key(line) for line in request.old.split("\n"))):
             return None
     found = find_exact(model, new.strip("\n"), limit=2)
     if len(found) != 1:
@@ -800,6 +817,8 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
     near = model.normalized("typography")[max(cand.start - reach, 0):cand.end + reach]
     if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
         return None
+    if deletion and any(k in near for k in gone):
+        return None  # a line the deletion removes still stands there: not done
     return cand
 
 
@@ -851,7 +870,7 @@ def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
 _TRIVIAL = {"}", "{", "end", "pass", "return", "else:", "try:", "finally:", ")", "]", "};"}
 
 
-def _informative(keys: list[str], index: dict[str, list[int]]) -> list[int]:
+def _informative(keys: list[str], index: Mapping[str, Sequence[int]]) -> list[int]:
     """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters."""
     scored = []
     for i, key in enumerate(keys):
@@ -1035,7 +1054,7 @@ def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MI
         sum(len(k.replace(" ", "")) for k in lines) >= min_chars
 
 
-def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
+def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequence[int]],
                   others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
@@ -1110,7 +1129,7 @@ def _near_windows(keys: list[str], norm: list[str], index: dict[str, list[int]],
     return found
 
 
-def _single_line_typo(key: str, norm: list[str]) -> int | None:
+def _single_line_typo(key: str, norm: Sequence[str]) -> int | None:
     """The one file line a single old line differs from by a typo, with no rival near it."""
     from rapidfuzz.distance import Levenshtein
 
