@@ -278,3 +278,19 @@ def test_a_native_search_never_imports_the_regex_module(ws: Path) -> None:
                           check=False)
     assert '"engine": "native"' in done.stdout
     assert "REGEX=False CODE=0" in done.stderr
+
+
+@needs_rg
+def test_a_tree_with_many_ignored_files_is_left_to_the_python_walk(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ripgrep logs every file it leaves out: past LOG_LIMIT the log costs more than the
+    python walk's free counting, so the run stops and the python walk answers."""
+    native_tree(ws)
+    (ws / "logs").mkdir()
+    for i in range(60):
+        (ws / "logs" / f"run{i}.log").write_text("TODO in an ignored log\n")
+    monkeypatch.setattr(native, "LOG_LIMIT", 4000)
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--head-limit", "10000")
+    assert engine != "native"
+    assert auto == python
+    assert auto["skipped"]["ignored"] >= 60

@@ -80,6 +80,7 @@ DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
 SIZE_REASON = re.compile(rb"^(\d+) bytes$")
 BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
 STATS_SEARCHED = re.compile(rb"^(\d+) files searched$", re.MULTILINE)
+LOG_LIMIT = 256 * 1024  # bytes of ripgrep's --debug log, about 900 entries left out
 MIN_ROW_BYTES = 16  # fewer output bytes than this per row cannot hold more rows than a limit
 BODY_ROW = re.compile(rb"(?m)^(\d+)([:-])(.*)$")  # a matching line (:) or a context line (-)
 
@@ -247,7 +248,7 @@ class NativeSearch:
     # -- running ripgrep -------------------------------------------------------------------
 
     def walk_flags(self) -> list[str]:
-        flags = ["--no-config", "--debug", "--no-require-git", "--no-ignore-global",
+        flags = ["--no-config", "--no-require-git", "--no-ignore-global",
                  "--max-filesize", str(self.searcher.max_file_bytes),
                  # a directory where the python walk stops (MAX_DEPTH): ripgrep logs it
                  "--glob", "!" + "*/" * (self.start_depth + MAX_DEPTH)]
@@ -262,7 +263,7 @@ class NativeSearch:
         return flags
 
     def search_args(self) -> list[str]:
-        args = [self.rg.binary, *self.walk_flags(), "--no-mmap", "--encoding", "none",
+        args = [self.rg.binary, "--debug", *self.walk_flags(), "--no-mmap", "--encoding", "none",
                 "--color", "never", "--no-heading", "--with-filename", "--null", "--stats"]
         if self.rg.ignore_case:
             args.append("--ignore-case")
@@ -305,33 +306,42 @@ class NativeSearch:
     def wait(self, spawned: Spawned, on_big: Callable[[], None] | None = None) -> Run | None:
         """The run's output, or None when the deadline passed (the process is then killed).
 
-        ``on_big`` is called (once, from a watching thread) as soon as the output holds more
-        rows than a limit could take, so that the listing a cut search needs runs alongside."""
+        A watching thread looks at the output as it grows. ``on_big`` is called (once) as soon
+        as the output holds more rows than a limit could take, so that the listing a cut search
+        needs runs alongside. A log past ``LOG_LIMIT`` bytes (a tree with thousands of ignored
+        files, each logged: about 20 us of ripgrep's time apiece here) stops the run, and
+        ``Declined`` lets the python walk answer: it counts skipped entries for free."""
         import threading
 
         proc = spawned.proc
         timer = threading.Timer(max(self.searcher.time_left(), 0.001), proc.kill)
         timer.start()
         done = threading.Event()
-        watcher = None
-        if on_big is not None:
-            threshold = (self.limit + 1) * MIN_ROW_BYTES
+        noisy: list[bool] = []
+        threshold = (self.limit + 1) * MIN_ROW_BYTES
 
-            def watch() -> None:
-                while not done.wait(0.002):
-                    if os.fstat(spawned.out).st_size > threshold:
-                        on_big()
-                        return
+        def watch() -> None:
+            told = on_big is None
+            while not done.wait(0.002):
+                if os.fstat(spawned.err).st_size > LOG_LIMIT:
+                    noisy.append(True)
+                    proc.kill()
+                    return
+                if not told and os.fstat(spawned.out).st_size > threshold:
+                    told = True
+                    assert on_big is not None
+                    on_big()
 
-            watcher = threading.Thread(target=watch, daemon=True)
-            watcher.start()
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         try:
             code = proc.wait()
         finally:
             timer.cancel()
             done.set()
-            if watcher is not None:
-                watcher.join()
+            watcher.join()
+        if noisy:
+            raise Declined("ripgrep's log grew past LOG_LIMIT")
         if code < 0:
             return None  # killed at the deadline
         return Run(spawned.read(spawned.out), spawned.read(spawned.err), code)
@@ -489,12 +499,11 @@ class NativeSearch:
             return "timeout", []
 
     def listed(self, proc: Spawned) -> list[str]:
-        """The files an ``rg --files`` run listed (root-relative); its log is read like the
-        search's, so a line not understood declines here too."""
+        """The files an ``rg --files`` run listed (root-relative). It runs without ``--debug``
+        (the search's log already told what was left out): any message declines."""
         run = self.wait(proc)
-        if run is None or run.code not in (0, 1):
-            raise Declined("the listing failed or ran out of time")
-        self.events(run.err)
+        if run is None or run.code not in (0, 1) or run.err:
+            raise Declined("the listing failed, ran out of time or said something")
         return [self.rel_of(raw) for raw in run.out.split(b"\0") if raw]
 
     def close(self) -> None:
