@@ -33,8 +33,10 @@ the two walkers could have disagreed: an ignore file the python walk does not re
 (``.ignore``, ``.rgignore``, another repository's ``info/exclude``, one above the workspace
 root), a repository nested below the start, a hidden entry whitelisted by a negation, a
 directory as deep as the python walk's ``MAX_DEPTH`` (an override glob of that many components
-makes ripgrep log it), any message or log line not understood (an unreadable directory, a
-vanished file), or a reported file that is not a regular file reached without symlinks.
+makes ripgrep log it), a log past ``LOG_LIMIT`` (thousands of entries left out one by one:
+logging each costs ripgrep about 20 us here, more than the python walk's counting), any message
+or log line not understood (an unreadable directory, a vanished file), or a reported file that
+is not a regular file reached without symlinks.
 
 Containment: ripgrep never follows a symlink while walking, and every file it reports is checked
 afterwards by opening its directories one by one from the workspace root with ``O_NOFOLLOW``
