@@ -123,6 +123,24 @@ def test_a_whole_line_sent_less_indented_gets_its_added_lines_reindented() -> No
     assert text == "class A:\n    value: int = field(\n        default=1\n    )\n"
 
 
+
+def test_old_text_starting_inside_the_indentation_is_spliced_as_sent() -> None:
+    # 2 of 4 spaces left before old text is no lost indentation level, and new text's second
+    # line is at the file's own depth: old text starts mid-line (corpus case P11
+    # start-mid-line), so new text goes in as a splice, its later lines as written
+    file = "def count(items):\n    return sum(1 for _ in items)\n"
+    text, _ = apply(file, "  return sum(1 for _ in items)\n",
+                    "  total = 0\n    return sum(1 for _ in items)\n")
+    assert text == "def count(items):\n    total = 0\n    return sum(1 for _ in items)\n"
+
+
+def test_a_line_shifted_by_part_of_a_level_still_gets_its_added_lines_reindented() -> None:
+    file = 'def f():\n    """Doc.\n\n        "Exec" the script with globals.\n    """\n'
+    text, _ = apply(file, '    "Exec" the script with globals.',
+                    "    Evaluate the script\n    with globals.")
+    assert text == ('def f():\n    """Doc.\n\n        Evaluate the script\n'
+                    '        with globals.\n    """\n')
+
 # --- Python's own ``...`` --------------------------------------------------------------------
 
 

@@ -253,6 +253,18 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
         return False
     if not old.endswith("\n") and "\n" not in new:
         return False
+    # Where new text has lines after its first, the two readings indent them differently. Old
+    # text starting mid-line is spliced as sent (corpus cases P11 start-mid-line) when the
+    # prefix left before it is not a whole number of the file's indent units (3 of 4 spaces:
+    # not a lost indentation level) and new text's later lines already stand at least as deep
+    # as the file's line (written in the file's own columns, not old text's).
+    later = [line for line in new.removesuffix("\n").split("\n")[1:] if line.strip()]
+    unit = model.indent_unit_near(cand.start)
+    depth = columns(leading_ws(model.lines[cand.start]))
+    if later and (set(prefix) != {"\t"} if unit == "\t" else
+                  "\t" in prefix or len(prefix) % len(unit)) and \
+            all(columns(leading_ws(line)) >= depth for line in later):
+        return False
     return cand.span[1] == line_start + len(model.lines[cand.start]) + (1 if old.endswith(
         "\n") else 0)
 
