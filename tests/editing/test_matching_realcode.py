@@ -273,6 +273,43 @@ def test_a_missing_changed_line_rewritten_in_new_text_is_replaced() -> None:
                     "    factory: Callable[[], _T] | None = ...,\n    kw_only: bool = ...,\n")
 
 
+
+SHUTIL = """\
+            if srcentry.is_dir():
+                copytree(srcobj, dstname)
+            else:
+                copy_function(srcobj, dstname)
+        elif srcentry.is_dir():
+            copytree(srcobj, dstname)
+        else:
+            # Will raise a SpecialFileError for unsupported file types
+            copy_function(srcobj, dstname)
+"""
+
+
+def test_an_extra_line_reading_elsewhere_yields_to_a_window_that_differs_in_one_line() -> None:
+    # corpus case P19 case-on-edited-line: old text stands at lines 7-9 but for a changed case
+    # (no typo); lines 3-4 match it but for the comment, which an extra-line reading would put
+    # there: the edit must not land at lines 3-4
+    old = ("        else:\n            # Will raise a SpecialFileError for Unsupported file types\n"
+           "            copy_function(srcobj, dstname)\n")
+    new = old.replace("Will", "Will_v2")
+    err = refused(SHUTIL, old, new)
+    assert err.code in ("no_match", "edit_conflict")
+
+
+def test_a_wrap_already_made_is_a_no_op_not_a_near_miss_reapplied() -> None:
+    # corpus case P16 already-applied-wrap: the file line old text lacks is the one the edit
+    # adds; the near-miss reading would wrap the wrapped line again
+    file = ("def f(x):\n    if x == 1:\n        return 1\n    else:\n        if flag:\n"
+            "            state = 'a'\n    return 0\n")
+    old = "    if x == 1:\n        return 1\n    else:\n        state = 'a'\n    return 0\n"
+    new = ("    if x == 1:\n        return 1\n    else:\n        if flag:\n"
+           "            state = 'a'\n    return 0\n")
+    done = apply_requests(file, [Request(old, new)])
+    assert done.text == file
+    assert done.reports[0]["matched_with"] == "already_applied"
+
 # --- old-only elision ------------------------------------------------------------------------
 
 

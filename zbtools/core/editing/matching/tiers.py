@@ -92,6 +92,7 @@ NEAR_MIN_EQUAL_CHARS = 16
 NEAR_TYPO_EQUAL_CHARS = 8
 NEAR_RIVAL_EDITS = 4
 NEAR_RIVAL_MARGIN = 2
+NEAR_ONE_OFF_SIMILAR = 0.8  # a line this similar (Indel) makes a line-for-line window a rival
 TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
 
@@ -474,6 +475,13 @@ def locate(model: FileModel, request: Request) -> Located:
         # place: the edit goes there (where it was already made, the merge changes nothing).
         near = find_near(model, request)
         if near is not None:
+            # Where new text already stands inside the near miss's window (the file line old
+            # text lacks is the one the edit adds), the edit is made: re-applying it would
+            # change the file again (corpus case P16 already-applied-wrap).
+            done = already_applied(model, request)
+            if done is not None and near.candidate.start <= done.start and \
+                    done.end <= near.candidate.end:
+                return as_already_applied(done, request)
             return near
         # An edit that is already in the file must be a no-op, never re-applied near a
         # look-alike by the similarity tier (corpus cases P16).
@@ -1058,6 +1066,8 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                   others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
+    from rapidfuzz.distance import Indel
+
     n = len(keys)
     total = len(norm)
     starts: set[int] = set()
@@ -1070,6 +1080,7 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
             break
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
     rivals: set[int] = set()  # edits of the windows that differ by one slip, not a typo
+    one_off: set[tuple[int, int]] = set()  # windows equal line for line but for one line
     typos: dict[tuple[int, int], int] = {}
     others.clear()
     for s in sorted(starts):
@@ -1090,6 +1101,9 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                         any(keys[i] for i in range(n) if i != lead))):
                 # (a long typo line with a non-blank line beside it identifies a place too)
                 typo = _typo_distance(keys[lead], norm[s + lead])
+                if typo is not None or Indel.normalized_similarity(
+                        keys[lead], norm[s + lead], score_cutoff=NEAR_ONE_OFF_SIMILAR):
+                    one_off.add((s, s + n))
                 if typo is not None:
                     found[(s, s + n)] = ([s + i for i in range(n)], None)
                     typos[(s, s + n)] = typo
@@ -1120,6 +1134,15 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                 found.setdefault((s, s + n - 1), (
                     [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
                     None))
+    if one_off:
+        # A window equal to old text line for line but for one similar line (a typo, a changed
+        # case or value) explains
+        # old text at least as well as a window elsewhere where a line is missing or extra:
+        # those are not beyond doubt (corpus case P19 case-on-edited-line: the line with a
+        # changed case stood there, and an extra-line reading elsewhere put the edit at the
+        # wrong place). One overlapping the window is the same place read another way.
+        found = {w: v for w, v in found.items() if (v[1] is None and None not in v[0]) or
+                 all(a < w[1] and w[0] < b for a, b in one_off)}
     if rivals:
         # A window that differs from old text in one line by one slip a little larger than
         # a typo's: the typo windows not clearly closer than it are not beyond doubt.
