@@ -89,6 +89,28 @@ def test_already_applied_needs_new_text_as_whole_lines() -> None:
     assert text == file.replace(").format(value=repr(item))", ")")
 
 
+
+def test_a_deletion_already_made_of_a_line_new_text_also_keeps_is_a_no_op() -> None:
+    # corpus case P16 already-applied-delete: the deleted "{" is also a kept line of new text
+    file = ("namespace Tools\n{\n    public static class Program\n    {\n"
+            "        public static int Main(string[] args)\n            if (args.Length == 0)\n"
+            "            {\n                return 1;\n            }\n    }\n}\n")
+    old = ("    public static class Program\n    {\n        public static int Main(string[] args)"
+           "\n        {\n")
+    new = "    public static class Program\n    {\n        public static int Main(string[] args)\n"
+    text, tier = apply(file, old, new)
+    assert (text, tier) == (file, "already_applied")
+
+
+def test_a_rename_already_made_next_to_a_look_alike_line_is_a_no_op() -> None:
+    # corpus case P16 already-applied-rename: "stdio.h" is a typo's distance from the kept
+    # line "stdlib.h", which is new text's own line, not the renamed line still standing
+    file = ("#include <stdio_v2.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
+            "#define RING_OK 0\n")
+    old = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    text, tier = apply(file, old, old.replace("stdio.h", "stdio_v2.h"))
+    assert (text, tier) == (file, "already_applied")
+
 def test_new_text_elsewhere_does_not_make_an_approximate_old_text_already_applied() -> None:
     file = ("def first():\n    if check(value):\n        handle(value)\n    else:\n"
             "        fallback(value)\n    return value\n\n\ndef second():\n"

@@ -795,19 +795,23 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
 def already_applied(model: FileModel, request: Request) -> Candidate | None:
     """The new text is in the file once and the old text is not: nothing left to do.
 
-    A deletion (new text is part of old text) is done only where new text stands and no line
-    it deletes stands around it any more (elsewhere in the file such a line proves nothing).
+    A deletion (new text is part of old text) is done where new text stands and the lines it
+    deletes, before and after new text, no longer stand next to it, not even with a typo
+    (elsewhere in the file such a line proves nothing). Any other edit is done unless a line
+    old text has and new text drops stands around new text's lines, but for a typo.
     """
     new = request.new
     if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
         return None
+    core = new.strip("\n")
     deletion = new.strip() in request.old
-    if deletion:
+    at = request.old.find(core) if deletion else -1
+    if deletion and at < 0:
         kept = {typography_key(line) for line in new.split("\n")}
         if not any(key and key not in kept
                    for key in (typography_key(line) for line in request.old.split("\n"))):
             return None
-    found = find_exact(model, new.strip("\n"), limit=2)
+    found = find_exact(model, core, limit=2)
     if len(found) != 1:
         return None
     cand = found[0]
@@ -816,13 +820,30 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
     if (cand.span[0] > 0 and view[cand.span[0] - 1] != "\n") or (
             cand.span[1] < len(view) and view[cand.span[1]] != "\n"):
         return None  # inside a longer line: new text is not what stands there
+    norm = model.normalized("typography")
+    if at >= 0:
+        # The deleted lines are old text's lines before and after new text's (corpus cases
+        # P16 already-applied-delete: a deleted "{" also kept elsewhere in new text).
+        before = [typography_key(x) for x in request.old[:at].split("\n")[:-1]]
+        after = [typography_key(x) for x in request.old[at + len(core):].split("\n")[1:]]
+        if not any(before + after):
+            return None
+        above = next((norm[i] for i in range(cand.start - 1, -1, -1) if norm[i]), "")
+        below = next((norm[i] for i in range(cand.end, len(norm)) if norm[i]), "")
+        for mine, theirs in ((next((k for k in reversed(before) if k), ""), above),
+                             (next((k for k in after if k), ""), below)):
+            if mine and theirs and (mine == theirs or _typo_distance(mine, theirs, 3)
+                                    is not None):
+                return None  # a line the deletion removes still stands there: not done
+        return cand
     # A line old text has and new text drops that the file still has around there, but for a
-    # typo, is an edit not made yet.
+    # typo, is an edit not made yet. New text's own lines (the edit's result: a renamed
+    # line is a typo's distance from the line it replaces) are not "around there".
     new_keys = {typography_key(line) for line in new.split("\n")}
     gone = [k for k in (typography_key(line) for line in request.old.split("\n"))
             if k and k not in new_keys]
     reach = request.old.count("\n") + 1
-    near = model.normalized("typography")[max(cand.start - reach, 0):cand.end + reach]
+    near = [*norm[max(cand.start - reach, 0):cand.start], *norm[cand.end:cand.end + reach]]
     if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
         return None
     if deletion and any(k in near for k in gone):
