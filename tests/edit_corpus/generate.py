@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.edit_corpus.oracle import OFile, Span, Verdict, label_request
+from tests.edit_corpus.oracle import CONFLICT_CODES, OFile, Span, Verdict, label_request
 from tests.edit_corpus.sources import (
     FileModel,
     LineReplacement,
@@ -1057,9 +1057,23 @@ def gen_p14(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
         draft.old[i] = old_line[:m.start()] + mutated + old_line[m.end():]
         if draft.old[i] == new_line:
             return None
-        draft.variant = "altered-edited-line"
+        follows = old_line[m.end():m.end() + 1]
+        # An "s" put inside a longer name (explicit_bases -> explicits_bases, hsv_to_rgb ->
+        # hsvs_to_rgb) is one letter slipped into a word: the typo the near_miss tier recovers
+        # on a changed line when the rest of old text identifies the place beyond doubt (issue
+        # 15). Such a case may apply at the truth or be refused (``either``). A digit changed,
+        # or an "s" at a word's end (another value, a plural: another word) is not a typo and
+        # must still be refused.
+        typo = word.isalpha() and (follows.isalnum() or follows == "_")
+        draft.variant = "typo-on-edited-line" if typo else "altered-edited-line"
     draft.perturbations.append(f"P14:{draft.variant}")
-    return finish("P14", draft, ctx.counter)
+    case = finish("P14", draft, ctx.counter)
+    if case is not None and draft.variant == "typo-on-edited-line" and \
+            case.label == "must_refuse" and set(case.refuse_codes) <= set(CONFLICT_CODES):
+        case.label = case.oracle["label"] = "either"
+        case.oracle["reason"] = "P14: a typo in a changed line, recoverable (issue 15)"
+        case.expected_ops = [draft.replacement()]
+    return case
 
 
 def _far_position(rng: Rng, fm: FileModel, s: int, e: int) -> int | None:

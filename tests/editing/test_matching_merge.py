@@ -7,7 +7,7 @@ import pytest
 from zbtools.core.editing.matching.apply import apply_requests
 from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
-from zbtools.core.editing.matching.merge import Edit, merge_lines, render_edit
+from zbtools.core.editing.matching.merge import Edit, keep_file_spelling, merge_lines, render_edit
 from zbtools.core.editing.matching.requests import Request
 from zbtools.core.editing.matching.tiers import locate
 
@@ -96,6 +96,30 @@ def test_the_similarity_merge_applies_the_change_onto_the_files_own_lines() -> N
                           ("        data = json.load(handle)", "\n"),
                           ("    return check(data)", "\n")]
 
+
+
+def test_the_similarity_merge_keeps_the_files_spelling_in_the_unedited_part_of_a_line() -> None:
+    # corpus cases P6 to-ascii(em=--)+new: "--" for an em dash sends the edit to T8, and the
+    # changed line was written with the request's "..." and plain space for the file's "…"
+    # and NBSP
+    file = ("# Guide\n\n1. Create a virtual environment \u2014 any Python will do.\n"
+            "2. Install the package with pip install -e '.[dev]'.\n"
+            "3. Run make check\u2026 it takes about 20\u00a0seconds.\n\nThe end.\n")
+    old = ("1. Create a virtual environment -- any Python will do.\n"
+           "2. Install the package with pip install -e '.[dev]'.\n"
+           "3. Run make check... it takes about 20 seconds.\n")
+    done = apply_requests(file, [Request(old, old.replace("takes", "takes_v2"))])
+    assert done.reports[0]["matched_with"] == "similarity"
+    assert done.text == file.replace("takes", "takes_v2")
+
+
+def test_keep_file_spelling_maps_only_the_spans_the_edit_leaves_alone() -> None:
+    assert keep_file_spelling('  say "hi" now', "  say \u201chi\u201d now",
+                              '    say "yo" now') == "    say \u201cyo\u201d now"
+    # the edit cuts through "..." (the file's "…"): new text is written as sent
+    assert keep_file_spelling("wait... go", "wait\u2026 go", "wait.. go") is None
+    # not the same line up to typography
+    assert keep_file_spelling("a -- b", "a \u2014 b", "a -- c") is None
 
 def test_the_similarity_merge_refuses_to_change_a_line_that_differs_from_the_file() -> None:
     with pytest.raises(MatchError) as caught:

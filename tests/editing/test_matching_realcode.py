@@ -89,6 +89,28 @@ def test_already_applied_needs_new_text_as_whole_lines() -> None:
     assert text == file.replace(").format(value=repr(item))", ")")
 
 
+
+def test_a_deletion_already_made_of_a_line_new_text_also_keeps_is_a_no_op() -> None:
+    # corpus case P16 already-applied-delete: the deleted "{" is also a kept line of new text
+    file = ("namespace Tools\n{\n    public static class Program\n    {\n"
+            "        public static int Main(string[] args)\n            if (args.Length == 0)\n"
+            "            {\n                return 1;\n            }\n    }\n}\n")
+    old = ("    public static class Program\n    {\n        public static int Main(string[] args)"
+           "\n        {\n")
+    new = "    public static class Program\n    {\n        public static int Main(string[] args)\n"
+    text, tier = apply(file, old, new)
+    assert (text, tier) == (file, "already_applied")
+
+
+def test_a_rename_already_made_next_to_a_look_alike_line_is_a_no_op() -> None:
+    # corpus case P16 already-applied-rename: "stdio.h" is a typo's distance from the kept
+    # line "stdlib.h", which is new text's own line, not the renamed line still standing
+    file = ("#include <stdio_v2.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
+            "#define RING_OK 0\n")
+    old = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    text, tier = apply(file, old, old.replace("stdio.h", "stdio_v2.h"))
+    assert (text, tier) == (file, "already_applied")
+
 def test_new_text_elsewhere_does_not_make_an_approximate_old_text_already_applied() -> None:
     file = ("def first():\n    if check(value):\n        handle(value)\n    else:\n"
             "        fallback(value)\n    return value\n\n\ndef second():\n"
@@ -122,6 +144,24 @@ def test_a_whole_line_sent_less_indented_gets_its_added_lines_reindented() -> No
                     "value: int = field(\n    default=1\n)")
     assert text == "class A:\n    value: int = field(\n        default=1\n    )\n"
 
+
+
+def test_old_text_starting_inside_the_indentation_is_spliced_as_sent() -> None:
+    # 2 of 4 spaces left before old text is no lost indentation level, and new text's second
+    # line is at the file's own depth: old text starts mid-line (corpus case P11
+    # start-mid-line), so new text goes in as a splice, its later lines as written
+    file = "def count(items):\n    return sum(1 for _ in items)\n"
+    text, _ = apply(file, "  return sum(1 for _ in items)\n",
+                    "  total = 0\n    return sum(1 for _ in items)\n")
+    assert text == "def count(items):\n    total = 0\n    return sum(1 for _ in items)\n"
+
+
+def test_a_line_shifted_by_part_of_a_level_still_gets_its_added_lines_reindented() -> None:
+    file = 'def f():\n    """Doc.\n\n        "Exec" the script with globals.\n    """\n'
+    text, _ = apply(file, '    "Exec" the script with globals.',
+                    "    Evaluate the script\n    with globals.")
+    assert text == ('def f():\n    """Doc.\n\n        Evaluate the script\n'
+                    '        with globals.\n    """\n')
 
 # --- Python's own ``...`` --------------------------------------------------------------------
 
@@ -254,6 +294,43 @@ def test_a_missing_changed_line_rewritten_in_new_text_is_replaced() -> None:
     assert text == ("    type: object = ...,\n    converter: _Conv | None = ...,\n"
                     "    factory: Callable[[], _T] | None = ...,\n    kw_only: bool = ...,\n")
 
+
+
+SHUTIL = """\
+            if srcentry.is_dir():
+                copytree(srcobj, dstname)
+            else:
+                copy_function(srcobj, dstname)
+        elif srcentry.is_dir():
+            copytree(srcobj, dstname)
+        else:
+            # Will raise a SpecialFileError for unsupported file types
+            copy_function(srcobj, dstname)
+"""
+
+
+def test_an_extra_line_reading_elsewhere_yields_to_a_window_that_differs_in_one_line() -> None:
+    # corpus case P19 case-on-edited-line: old text stands at lines 7-9 but for a changed case
+    # (no typo); lines 3-4 match it but for the comment, which an extra-line reading would put
+    # there: the edit must not land at lines 3-4
+    old = ("        else:\n            # Will raise a SpecialFileError for Unsupported file types\n"
+           "            copy_function(srcobj, dstname)\n")
+    new = old.replace("Will", "Will_v2")
+    err = refused(SHUTIL, old, new)
+    assert err.code in ("no_match", "edit_conflict")
+
+
+def test_a_wrap_already_made_is_a_no_op_not_a_near_miss_reapplied() -> None:
+    # corpus case P16 already-applied-wrap: the file line old text lacks is the one the edit
+    # adds; the near-miss reading would wrap the wrapped line again
+    file = ("def f(x):\n    if x == 1:\n        return 1\n    else:\n        if flag:\n"
+            "            state = 'a'\n    return 0\n")
+    old = "    if x == 1:\n        return 1\n    else:\n        state = 'a'\n    return 0\n"
+    new = ("    if x == 1:\n        return 1\n    else:\n        if flag:\n"
+           "            state = 'a'\n    return 0\n")
+    done = apply_requests(file, [Request(old, new)])
+    assert done.text == file
+    assert done.reports[0]["matched_with"] == "already_applied"
 
 # --- old-only elision ------------------------------------------------------------------------
 

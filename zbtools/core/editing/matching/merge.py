@@ -253,6 +253,18 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
         return False
     if not old.endswith("\n") and "\n" not in new:
         return False
+    # Where new text has lines after its first, the two readings indent them differently. Old
+    # text starting mid-line is spliced as sent (corpus cases P11 start-mid-line) when the
+    # prefix left before it is not a whole number of the file's indent units (3 of 4 spaces:
+    # not a lost indentation level) and new text's later lines already stand at least as deep
+    # as the file's line (written in the file's own columns, not old text's).
+    later = [line for line in new.removesuffix("\n").split("\n")[1:] if line.strip()]
+    unit = model.indent_unit_near(cand.start)
+    depth = columns(leading_ws(model.lines[cand.start]))
+    if later and (set(prefix) != {"\t"} if unit == "\t" else
+                  "\t" in prefix or len(prefix) % len(unit)) and \
+            all(columns(leading_ws(line)) >= depth for line in later):
+        return False
     return cand.span[1] == line_start + len(model.lines[cand.start]) + (1 if old.endswith(
         "\n") else 0)
 
@@ -273,6 +285,54 @@ def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> 
                                                       autojunk=False).get_opcodes():
         out.append(f[i1:i2] if op == "equal" else content[j1:j2].translate(table))
     return indent + "".join(out)
+
+
+def keep_file_spelling(old: str, found: str, new: str) -> str | None:
+    """``new`` with the file's own spelling in the spans of the line the edit left alone.
+
+    ``old`` is the caller's version of the file's line ``found``, equal to it up to typography
+    and whitespace (``"..."`` for ``"…"``, a space for a NBSP, ``--`` never: that is another
+    text). Each span that ``old -> new`` keeps is written as the file has it; what the edit
+    changes is written as sent. None when the lines are not equal up to typography, when the
+    edit cuts through a span the caller spelt differently, or when the result would differ
+    from ``new`` other than in typography. Indentation is ``new``'s.
+    """
+    import difflib
+
+    key = LINE_KEYS["typography"]
+    o, f = old.lstrip(" \t"), found.lstrip(" \t")
+    indent = leading_ws(new)
+    n = new[len(indent):]
+    if o == f or key(o) != key(f):
+        return None
+    spans = difflib.SequenceMatcher(None, o, f, autojunk=False).get_opcodes()
+
+    def file_text(a: int, b: int) -> str | None:
+        out = []
+        for tag, o1, o2, f1, f2 in spans:
+            if tag == "equal":
+                lo, hi = max(a, o1), min(b, o2)
+                if lo < hi:
+                    out.append(f[f1 + lo - o1:f1 + hi - o1])
+            elif o1 == o2:  # characters only the file has
+                if a < o1 < b:
+                    out.append(f[f1:f2])
+            elif a <= o1 and o2 <= b:
+                out.append(f[f1:f2])
+            elif o1 < b and a < o2:
+                return None  # the edit cuts through a span spelt otherwise
+        return "".join(out)
+
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, o, n, autojunk=False).get_opcodes():
+        piece = file_text(i1, i2) if tag == "equal" else n[j1:j2]
+        if piece is None:
+            return None
+        out.append(piece)
+    merged = "".join(out)
+    if key(merged) != key(n):
+        return None
+    return indent + merged
 
 
 def _typographic_swaps(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
@@ -391,6 +451,14 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
                                                              "end_line": cand.last_line,
                                                              "line": cand.start + near + 1})
             emitted = [(render(line), eol) for line in new_lines[j1:j2]]
+            if op == "replace" and i2 - i1 == j2 - j1 and (f1, f2) == (mapped[0], mapped[-1] + 1):
+                # A line changed in place keeps the file's spelling (curly quotes, "…", NBSP)
+                # in the parts the edit did not touch (corpus cases P6 to-ascii+new).
+                for k in range(i2 - i1):
+                    kept = keep_file_spelling(old_lines[i1 + k], file_lines[f1 + k],
+                                              emitted[k][0])
+                    if kept is not None:
+                        emitted[k] = (kept, eol)
         replacements.append((f1, f2, emitted))
     out: list[tuple[str, str]] = []
     cursor = 0

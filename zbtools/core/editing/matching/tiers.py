@@ -92,6 +92,7 @@ NEAR_MIN_EQUAL_CHARS = 16
 NEAR_TYPO_EQUAL_CHARS = 8
 NEAR_RIVAL_EDITS = 4
 NEAR_RIVAL_MARGIN = 2
+NEAR_ONE_OFF_SIMILAR = 0.8  # a line this similar (Indel) makes a line-for-line window a rival
 TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
 
@@ -474,6 +475,13 @@ def locate(model: FileModel, request: Request) -> Located:
         # place: the edit goes there (where it was already made, the merge changes nothing).
         near = find_near(model, request)
         if near is not None:
+            # Where new text already stands inside the near miss's window (the file line old
+            # text lacks is the one the edit adds), the edit is made: re-applying it would
+            # change the file again (corpus case P16 already-applied-wrap).
+            done = already_applied(model, request)
+            if done is not None and near.candidate.start <= done.start and \
+                    done.end <= near.candidate.end:
+                return as_already_applied(done, request)
             return near
         # An edit that is already in the file must be a no-op, never re-applied near a
         # look-alike by the similarity tier (corpus cases P16).
@@ -787,19 +795,23 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
 def already_applied(model: FileModel, request: Request) -> Candidate | None:
     """The new text is in the file once and the old text is not: nothing left to do.
 
-    A deletion (new text is part of old text) is done only where new text stands and no line
-    it deletes stands around it any more (elsewhere in the file such a line proves nothing).
+    A deletion (new text is part of old text) is done where new text stands and the lines it
+    deletes, before and after new text, no longer stand next to it, not even with a typo
+    (elsewhere in the file such a line proves nothing). Any other edit is done unless a line
+    old text has and new text drops stands around new text's lines, but for a typo.
     """
     new = request.new
     if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
         return None
+    core = new.strip("\n")
     deletion = new.strip() in request.old
-    if deletion:
+    at = request.old.find(core) if deletion else -1
+    if deletion and at < 0:
         kept = {typography_key(line) for line in new.split("\n")}
         if not any(key and key not in kept
                    for key in (typography_key(line) for line in request.old.split("\n"))):
             return None
-    found = find_exact(model, new.strip("\n"), limit=2)
+    found = find_exact(model, core, limit=2)
     if len(found) != 1:
         return None
     cand = found[0]
@@ -808,13 +820,30 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
     if (cand.span[0] > 0 and view[cand.span[0] - 1] != "\n") or (
             cand.span[1] < len(view) and view[cand.span[1]] != "\n"):
         return None  # inside a longer line: new text is not what stands there
+    norm = model.normalized("typography")
+    if at >= 0:
+        # The deleted lines are old text's lines before and after new text's (corpus cases
+        # P16 already-applied-delete: a deleted "{" also kept elsewhere in new text).
+        before = [typography_key(x) for x in request.old[:at].split("\n")[:-1]]
+        after = [typography_key(x) for x in request.old[at + len(core):].split("\n")[1:]]
+        if not any(before + after):
+            return None
+        above = next((norm[i] for i in range(cand.start - 1, -1, -1) if norm[i]), "")
+        below = next((norm[i] for i in range(cand.end, len(norm)) if norm[i]), "")
+        for mine, theirs in ((next((k for k in reversed(before) if k), ""), above),
+                             (next((k for k in after if k), ""), below)):
+            if mine and theirs and (mine == theirs or _typo_distance(mine, theirs, 3)
+                                    is not None):
+                return None  # a line the deletion removes still stands there: not done
+        return cand
     # A line old text has and new text drops that the file still has around there, but for a
-    # typo, is an edit not made yet.
+    # typo, is an edit not made yet. New text's own lines (the edit's result: a renamed
+    # line is a typo's distance from the line it replaces) are not "around there".
     new_keys = {typography_key(line) for line in new.split("\n")}
     gone = [k for k in (typography_key(line) for line in request.old.split("\n"))
             if k and k not in new_keys]
     reach = request.old.count("\n") + 1
-    near = model.normalized("typography")[max(cand.start - reach, 0):cand.end + reach]
+    near = [*norm[max(cand.start - reach, 0):cand.start], *norm[cand.end:cand.end + reach]]
     if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
         return None
     if deletion and any(k in near for k in gone):
@@ -1058,6 +1087,8 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                   others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
+    from rapidfuzz.distance import Indel
+
     n = len(keys)
     total = len(norm)
     starts: set[int] = set()
@@ -1070,6 +1101,7 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
             break
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
     rivals: set[int] = set()  # edits of the windows that differ by one slip, not a typo
+    one_off: set[tuple[int, int]] = set()  # windows equal line for line but for one line
     typos: dict[tuple[int, int], int] = {}
     others.clear()
     for s in sorted(starts):
@@ -1090,6 +1122,9 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                         any(keys[i] for i in range(n) if i != lead))):
                 # (a long typo line with a non-blank line beside it identifies a place too)
                 typo = _typo_distance(keys[lead], norm[s + lead])
+                if typo is not None or Indel.normalized_similarity(
+                        keys[lead], norm[s + lead], score_cutoff=NEAR_ONE_OFF_SIMILAR):
+                    one_off.add((s, s + n))
                 if typo is not None:
                     found[(s, s + n)] = ([s + i for i in range(n)], None)
                     typos[(s, s + n)] = typo
@@ -1120,6 +1155,15 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                 found.setdefault((s, s + n - 1), (
                     [s + i if i < k else (None if i == k else s + i - 1) for i in range(n)],
                     None))
+    if one_off:
+        # A window equal to old text line for line but for one similar line (a typo, a changed
+        # case or value) explains
+        # old text at least as well as a window elsewhere where a line is missing or extra:
+        # those are not beyond doubt (corpus case P19 case-on-edited-line: the line with a
+        # changed case stood there, and an extra-line reading elsewhere put the edit at the
+        # wrong place). One overlapping the window is the same place read another way.
+        found = {w: v for w, v in found.items() if (v[1] is None and None not in v[0]) or
+                 all(a < w[1] and w[0] < b for a, b in one_off)}
     if rivals:
         # A window that differs from old text in one line by one slip a little larger than
         # a typo's: the typo windows not clearly closer than it are not beyond doubt.
