@@ -85,10 +85,15 @@ def test_the_native_engine_gives_exactly_the_python_result(ws: Path, cli: CliRun
     python, auto, engine = compare(cli, *args)
     assert auto == python
     pattern = args[args.index("--pattern") + 1]
-    per_file = "--output-mode" in args
-    if native.usable(pattern, fixed_strings="--fixed-strings" in args, multiline=False,
-                     per_file=per_file):
-        assert engine == "native"
+    how = native.plan(pattern, fixed_strings="--fixed-strings" in args, multiline=False,
+                      per_file="--output-mode" in args)
+    if how is None:
+        return
+    if how.literal is None:
+        assert engine == "native"  # auto takes it
+    explicit = cli("grep_search", *args, "--engine", "native").result  # verify plans too
+    assert explicit.pop("engine") == "native"
+    assert explicit == python
 
 
 @needs_rg
