@@ -25,12 +25,7 @@ def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     small edit (difflib pulls in ``re``): the common head and tail are trimmed, and a middle of
     at most ``LCS_MAX_CELLS`` line pairs is aligned by a longest common subsequence."""
     n, m = len(a), len(b)
-    head = 0
-    while head < n and head < m and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
-        tail += 1
+    head, tail = _common_ends(a, b)
     a_mid, b_mid = a[head:n - tail], b[head:m - tail]
     if len(a_mid) * len(b_mid) > LCS_MAX_CELLS:
         import difflib
@@ -53,6 +48,12 @@ def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
 
 def _middle_cells(a: list[str], b: list[str]) -> int:
     """The size of what ``line_opcodes`` aligns: the lines between the common head and tail."""
+    head, tail = _common_ends(a, b)
+    return (len(a) - head - tail) * (len(b) - head - tail)
+
+
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines ``a`` and ``b`` share at their head, then at their tail (not overlapping)."""
     n, m = len(a), len(b)
     head = 0
     while head < n and head < m and a[head] == b[head]:
@@ -60,7 +61,7 @@ def _middle_cells(a: list[str], b: list[str]) -> int:
     tail = 0
     while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
         tail += 1
-    return (n - head - tail) * (m - head - tail)
+    return head, tail
 
 
 def _lcs_opcodes(a: list[str], b: list[str], da: int, db: int) -> list[Opcode]:
