@@ -143,6 +143,14 @@ def _whole(window: Window, data: bytes, shown: str, start: int, count: int | Non
     window.encoding = decoded.encoding_label
     window.newline = decoded.newline
     window.invalid_utf8 = decoded.invalid_utf8
+    page_text(window, text, shown, start, count, max_bytes=max_bytes,
+              max_line_chars=max_line_chars)
+
+
+def page_text(window: Window, text: str, shown: str, start: int, count: int | None, *,
+              max_bytes: int, max_line_chars: int) -> None:
+    """Fill ``window`` with ``count`` lines (None: all) of a whole text from line ``start``;
+    ``beyond_end_error`` when ``start`` is past its last line."""
     pieces = text.split("\n")
     final_newline = text.endswith("\n")
     if final_newline or not text:
@@ -153,9 +161,9 @@ def _whole(window: Window, data: bytes, shown: str, start: int, count: int | Non
     if start > max(total, 1):
         raise beyond_end_error(shown, start, total)
     stop = total if count is None else min(total, start - 1 + count)
-    chosen = pieces[start - 1:stop]
     ends = [i < total - 1 or final_newline for i in range(start - 1, stop)]
-    fill_window(window, chosen, ends, max_bytes=max_bytes, max_line_chars=max_line_chars)
+    fill_window(window, pieces[start - 1:stop], ends, max_bytes=max_bytes,
+                max_line_chars=max_line_chars)
     window.has_more = window.has_more or window.last < total
 
 

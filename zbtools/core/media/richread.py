@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.files.lines import Window, beyond_end_error, fill_window
+from zbtools.core.files.lines import Window, page_text
 from zbtools.core.files.textio import CHUNK, open_regular, read_bytes, sha256_hex
 
 TYPE_CHECKING = False
@@ -48,21 +48,9 @@ def window_text(text: str, shown: str, start: int, count: int | None, limits: Li
                 ) -> Window:
     """Page an in-memory text with the same rules as a text file."""
     window = Window()
-    pieces = text.split("\n")
-    final_newline = text.endswith("\n")
-    if final_newline or not text:
-        pieces.pop()
-    total = len(pieces)
-    window.total_lines = total
-    window.first = start
     window.newline = "lf" if text else "none"
-    if start > max(total, 1):
-        raise beyond_end_error(shown, start, total)
-    stop = total if count is None else min(total, start - 1 + count)
-    ends = [i < total - 1 or final_newline for i in range(start - 1, stop)]
-    fill_window(window, pieces[start - 1:stop], ends, max_bytes=limits.max_bytes,
-          max_line_chars=limits.max_line_chars)
-    window.has_more = window.has_more or window.last < total
+    page_text(window, text, shown, start, count, max_bytes=limits.max_bytes,
+              max_line_chars=limits.max_line_chars)
     return window
 
 
