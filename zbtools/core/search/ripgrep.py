@@ -351,14 +351,11 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
                    cache: SearchCache | None = None,
                    tick: Callable[[int], None] | None = None) -> Outcome:
     """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
-    from zbtools.core.search.walk import Walk
-    from zbtools.core.search.warm import WarmSearch
+    from zbtools.core.search.warm import open_search
 
-    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
-                include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
-    outcome = Outcome(walk.rel, walk.skipped)
-    warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
+    walk, outcome, warm = open_search(workspace, path, searcher, include_hidden=include_hidden,
+                                      include_ignored=include_ignored,
+                                      exclude_dirs=exclude_dirs, cache=cache)
     outcome.engine = "rg"
     engine = RgSearch(rg.binary, searcher, outcome, rg.pattern, ignore_case=rg.ignore_case,
                       fixed_strings=rg.fixed_strings, limit=limit, per_file=per_file)

@@ -25,7 +25,7 @@ from zbtools.core.search.engine import (
     record,
     want,
 )
-from zbtools.core.search.warm import WarmSearch
+from zbtools.core.search.warm import open_search
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
-    from zbtools.core.search.walk import Skipped, Walk
+    from zbtools.core.search.walk import Skipped
 
     with workspace.resolve(path) as res:
         if res.st is not None and not stat.S_ISDIR(res.st.st_mode):
@@ -95,11 +95,9 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             workspace, rg, searcher, path, path_filter, limit=limit, per_file=per_file,
             include_hidden=include_hidden, include_ignored=include_ignored,
             exclude_dirs=exclude_dirs, cache=cache, tick=tick))
-    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
-                include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
-    outcome = Outcome(walk.rel, walk.skipped)
-    warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
+    walk, outcome, warm = open_search(workspace, path, searcher, include_hidden=include_hidden,
+                                      include_ignored=include_ignored,
+                                      exclude_dirs=exclude_dirs, cache=cache)
     from zbtools.core.search.parallel import Pool, worker_count
 
     pool = Pool(workspace, searcher, outcome, limit, per_file) \

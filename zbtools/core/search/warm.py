@@ -16,9 +16,28 @@ from zbtools.core.search.cache import now_ns, settled, signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.engine import FileStatus, Hit, Outcome, Searcher
-    from zbtools.core.search.walk import Entry
+    from zbtools.core.search.walk import Entry, Walk
+
+
+def open_search(workspace: Workspace, path: str, searcher: Searcher, *, include_hidden: bool,
+                include_ignored: bool, exclude_dirs: Sequence[str] | None,
+                cache: SearchCache | None) -> tuple[Walk, Outcome, WarmSearch | None]:
+    """The walk of a directory search, its outcome, and its use of the session cache (None
+    without one): what the python and rg engines start from."""
+    from zbtools.core.search.engine import Outcome
+    from zbtools.core.search.walk import Walk
+
+    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
+                include_hidden=include_hidden, include_ignored=include_ignored,
+                exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
+    outcome = Outcome(walk.rel, walk.skipped)
+    warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
+    return walk, outcome, warm
 
 
 class WarmSearch:
