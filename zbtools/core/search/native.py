@@ -48,7 +48,6 @@ write the workspace concurrently, set ``engine: python`` (or ``rg``).
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import re
@@ -652,7 +651,7 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
     if tick is not None:
         tick(0)
     spawned: list[Spawned] = []
-    stack = contextlib.ExitStack()
+    paused_gc = False
     try:
         listings: list[Spawned] = []
 
@@ -676,7 +675,7 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
         events = native.events(run.err)
         if gc.isenabled():  # thousands of long-lived hits: collections would only cost
             gc.disable()
-            stack.callback(gc.enable)
+            paused_gc = True
         statuses = native.statuses(events, native.results(run))
         listed = native.listed(listing) if listing is not None else None
         outcome = Outcome(start, Skipped())
@@ -701,7 +700,8 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
     except (Declined, OSError):
         return None
     finally:
-        stack.close()
+        if paused_gc:
+            gc.enable()
         native.close()
         for one in spawned:
             one.close()
