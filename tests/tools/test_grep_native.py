@@ -299,3 +299,12 @@ def test_a_tree_with_many_ignored_files_is_left_to_the_python_walk(
     assert engine != "native"
     assert auto == python
     assert auto["skipped"]["ignored"] >= 60
+
+
+@pytest.mark.parametrize("engine", ["rg", "native"])
+def test_an_invalid_pattern_is_a_regex_error_whichever_engine_was_asked(
+        ws: Path, cli: CliRunner, engine: str) -> None:
+    call = cli("grep_search", "--pattern", "(", "--engine", engine)
+    assert call.code == 2
+    assert call.error["code"] == "regex_error"
+    assert call.error["details"]["position"] == 1

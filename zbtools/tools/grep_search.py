@@ -222,6 +222,8 @@ def run(params: Params, ctx: Context) -> Result:
 
         literal = params.pattern.encode("utf-8") if params.fixed_strings else \
             required_literal(params.pattern)
+    if params.engine in ("rg", "native"):
+        searcher.compile()  # an invalid pattern is a regex_error, whichever engine was asked
     rg = choose_engine(params, ctx, literal)
     if rg is None or not rg.native:
         searcher.compile()  # an invalid pattern fails first (native: when it is needed)
