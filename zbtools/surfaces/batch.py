@@ -71,7 +71,7 @@ class Batch:
         from zbtools.core.search.cache import SearchCache
 
         # what this session's walks and searches learnt, re-checked on every use
-        self.search_cache = SearchCache(limits.search_cache_bytes)
+        self.search_cache = SearchCache(limits.search_cache_bytes, limits.search_watch_dirs)
 
     def lookup(self, name: str) -> DialectTool | None:
         if name not in self.tools:
@@ -257,6 +257,7 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
         if held:
             write(streams, "".join(held))
         close_sync_group()
+        batch.search_cache.close()
         base.workspace.close()
     return 0
 

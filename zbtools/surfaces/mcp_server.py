@@ -112,7 +112,8 @@ class Runner:
             if self.search_cache is None:
                 from zbtools.core.search.cache import SearchCache
 
-                self.search_cache = SearchCache(ctx.limits.search_cache_bytes)
+                self.search_cache = SearchCache(ctx.limits.search_cache_bytes,
+                                                ctx.limits.search_watch_dirs)
             ctx.search_cache = self.search_cache
             outcome = call_tool(tool.spec, tool, arguments, ctx)
             envelope = success(tool.name, outcome, ctx)

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
+    from zbtools.core.search.engine import PathFilter
     from zbtools.core.search.walk import Entry as WalkEntry
 
 MAX_ALTERNATIVES = 1000
@@ -329,6 +330,48 @@ def run(params: Params, ctx: Context) -> Result:
     cut = 0 if base == "." else len(base) + 1
     by_path = params.sort == "path"
     limit = params.limit or NO_CAP
+    # what this call picks from the walk depends only on the walk's entries and these: a
+    # session that replays the same walk reuses the pick (then only sizes and mtimes are news)
+    memo_key = ("glob", tuple(patterns), params.case_sensitive, params.include_hidden, want,
+                tuple(params.exclude or ()), limit if by_path else 0)
+    known = walk.memo(memo_key)
+    made: dict[str, tuple[object, Match]] = {}  # each entry's match, while its stat holds
+    if known is not None:
+        picked, truncated, hidden_left_out, state, made = known
+        walk.restore(state)
+        for entry in picked:
+            walk.refresh(entry)
+        walk.close()
+        found = list(picked)
+    else:
+        found, truncated, hidden_left_out = _pick(walk, match, want, cut, excluded, hidden_check,
+                                                  limit if by_path else None)
+        walk.keep_memo(memo_key, (tuple(found), truncated, hidden_left_out, walk.state(), made),
+                       400 * len(found) + 200)
+    if not by_path:
+        found.sort(key=lambda e: (-e.mtime, e.rel))
+        truncated = len(found) > limit
+        del found[limit:]
+    loop_warning(walk, ctx)
+    skipped = walk.skipped
+    skipped.hidden += hidden_left_out
+    matches = []
+    for entry in found:
+        kept = made.get(entry.rel)
+        # a signature is a new object whenever the entry's stat is new (walk.Recording)
+        if kept is None or kept[0] is not entry.sig or entry.sig is None:
+            kept = made[entry.rel] = (entry.sig, to_match(entry))
+        matches.append(kept[1])
+    return Result(path=base, patterns=patterns, matches=matches, count=len(matches),
+                  truncated=truncated, scan_limited=walk.truncated,
+                  skipped=skipped)
+
+
+def _pick(walk: Walk, match: Callable[[str], bool], want: str, cut: int,
+          excluded: PathFilter | None, hidden_check: Callable[[str], bool] | None,
+          limit: int | None) -> tuple[list[WalkEntry], bool, int]:
+    """The walk's entries the pattern and filters accept, stat'ed, in walk order, stopping
+    after ``limit`` (None: all); whether more existed; hidden paths the pattern would match."""
     found: list[WalkEntry] = []
     truncated = False
     hidden_left_out = 0
@@ -342,22 +385,12 @@ def run(params: Params, ctx: Context) -> Result:
             if hidden_check is not None and hidden_check(rel):
                 hidden_left_out += 1
             continue
-        if by_path and len(found) >= limit:
+        if limit is not None and len(found) >= limit:
             truncated = True
             break
         walk.stat(entry)
         found.append(entry)
-    if not by_path:
-        found.sort(key=lambda e: (-e.mtime, e.rel))
-        truncated = len(found) > limit
-        del found[limit:]
-    loop_warning(walk, ctx)
-    skipped = walk.skipped
-    skipped.hidden += hidden_left_out
-    matches = [to_match(e) for e in found]
-    return Result(path=base, patterns=patterns, matches=matches, count=len(matches),
-                  truncated=truncated, scan_limited=walk.truncated,
-                  skipped=skipped)
+    return found, truncated, hidden_left_out
 
 
 def render(result: Result) -> str:

@@ -68,7 +68,17 @@ def run(params: Params, ctx: Context) -> Result:
                 max_entries=params.limit or NO_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
                 cache=ctx.search_cache)
-    entries = [to_entry(e) for e in walk]
+    # a session replaying the same walk reuses each entry's result while its stat holds
+    made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}
+    entries = []
+    for e in walk:
+        kept = made.get(e.rel)
+        # a signature is a new object whenever the entry's stat is new; a directory's result
+        # holds nothing its stat could change
+        if kept is None or (e.kind != "directory" and (kept[0] is not e.sig or e.sig is None)):
+            kept = made[e.rel] = (e.sig, to_entry(e))
+        entries.append(kept[1])
+    walk.keep_memo("list", made, 400 * len(made) + 200)
     for note in walk.notes():
         ctx.warn(note)
     return Result(path=walk.rel, entries=entries, count=len(entries), truncated=walk.truncated,

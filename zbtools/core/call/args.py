@@ -271,7 +271,7 @@ class Struct:
 
     @classmethod
     def fields(cls) -> dict[str, FieldSpec]:
-        cached: dict[str, FieldSpec] | None = cls.__dict__.get("_fields_cache")
+        cached = cls._fields_cache  # each class's own: __init_subclass__ resets it
         if cached is not None:
             return cached
         out: dict[str, FieldSpec] = {}
@@ -299,8 +299,13 @@ class Struct:
 
     def to_json(self) -> dict[str, Any]:
         values = self.__dict__
-        fields = type(self).fields()
-        omitted = _omitted(type(self), fields)
+        cls = type(self)
+        fields = cls.fields()
+        omitted = _OMITTED.get(cls)
+        if omitted is None:
+            omitted = _omitted(cls, fields)
+        if omitted is _PLAIN:  # every field a scalar, none omitted: nothing to convert
+            return {name: values[name] for name in fields}
         scalars = _SCALARS
         # the scalar test inline: results can hold thousands of small Structs
         if not omitted:
@@ -323,11 +328,21 @@ class Struct:
 _OMITTED: dict[type, frozenset[str]] = {}
 
 
+# marks a class whose fields are all scalars, none omitted (a set no field name can make)
+_PLAIN: frozenset[str] = frozenset({"\0plain"})
+_SCALAR_KINDS = frozenset({"str", "int", "float", "bool", "literal"})
+
+
 def _omitted(cls: type, fields: dict[str, FieldSpec]) -> frozenset[str]:
-    """The ``omit_null`` fields of a Struct class (computed once per class)."""
+    """The ``omit_null`` fields of a Struct class (computed once per class); ``_PLAIN`` itself
+    when there are none and every field is declared a scalar (results can hold thousands)."""
     got = _OMITTED.get(cls)
     if got is None:
-        got = _OMITTED[cls] = frozenset(n for n, spec in fields.items() if spec.omit_null)
+        got = frozenset(n for n, spec in fields.items() if spec.omit_null)
+        if not got and all(spec.type is not None and spec.type.kind in _SCALAR_KINDS
+                           for spec in fields.values()):
+            got = _PLAIN
+        _OMITTED[cls] = got
     return got
 
 

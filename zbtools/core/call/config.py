@@ -15,10 +15,11 @@ Config file: ``$ZBTOOLS_CONFIG``, else ``user_config_dir("zbtools")/config.toml`
     max_line_chars = 2000    # longer lines are shown cut, with a marker
     max_request_bytes = 16777216
     search_cache_bytes = 67108864  # warm search cache of batch and mcp sessions; 0: none
+    search_watch_dirs = 16384  # directories those sessions watch for changes; 0: none
 
 Environment: ``ZBTOOLS_MAX_BYTES``, ``ZBTOOLS_MAX_LINES``, ``ZBTOOLS_HEAD_LINES``,
 ``ZBTOOLS_TAIL_LINES``, ``ZBTOOLS_MAX_LINE_CHARS``, ``ZBTOOLS_MAX_REQUEST_BYTES``,
-``ZBTOOLS_SEARCH_CACHE_BYTES``,
+``ZBTOOLS_SEARCH_CACHE_BYTES``, ``ZBTOOLS_SEARCH_WATCH_DIRS``,
 ``ZBTOOLS_STATE_DIR`` (where spill files and state live), ``ZBTOOLS_CONFIG``.
 
 Command execution settings live in an ``[exec]`` table (approval, env_passthrough, timeouts,
@@ -65,6 +66,9 @@ LIMIT_KEYS: dict[str, tuple[int, int, str]] = {
     "max_request_bytes": (16 * 1024 * 1024, 1024, "largest accepted request"),
     "search_cache_bytes": (64 * 1024 * 1024, 0,
                            "memory a batch or mcp session keeps for warm searches (0: none)"),
+    "search_watch_dirs": (16384, 0, "directories a batch or mcp session watches for changes "
+                          "(Linux inotify), so a repeated search re-checks only what changed "
+                          "(0: none)"),
 }
 
 
@@ -78,6 +82,7 @@ class Limits:
     max_line_chars: int
     max_request_bytes: int
     search_cache_bytes: int
+    search_watch_dirs: int
 
     def __init__(self, **values: int) -> None:
         for key, (default, _, _) in LIMIT_KEYS.items():

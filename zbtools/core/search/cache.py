@@ -32,6 +32,7 @@ and directories' listings are kept, never file contents.
 
 from __future__ import annotations
 
+import stat
 import time
 
 TYPE_CHECKING = False
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Hashable
     from typing import Any
+
+    from zbtools.core.search.watch import ChangeMonitor
 
 SETTLE_NS = 2_000_000_000  # a value is kept once what it depends on is older than this
 ENTRY_COST = 160  # bytes charged per cached value besides its own estimate
@@ -54,6 +57,14 @@ def signature(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def watched_signature(st: os.stat_result) -> tuple[int, int, int, int, int] | None:
+    """``signature``, or None for a regular file with other hard links: a change made through
+    a link elsewhere notifies only that link's directory, so such a file is always re-read."""
+    if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
+        return None
+    return signature(st)
+
+
 def now_ns() -> int:
     return time.time_ns()
 
@@ -61,8 +72,11 @@ def now_ns() -> int:
 class SearchCache:
     """Values keyed by what they describe, each stored with what validates it."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, watch_dirs: int = 0) -> None:
         self.capacity = capacity
+        self.watch_dirs = watch_dirs  # directories the change monitor may watch (0: none)
+        self._monitor: ChangeMonitor | None = None
+        self._monitor_tried = False
         self.used = 0
         self.hits = 0
         self.misses = 0
@@ -96,8 +110,24 @@ class SearchCache:
         self._values[key] = (check, value, cost)
         self.used += cost
 
+    def change_monitor(self) -> ChangeMonitor | None:
+        """The session's change monitor (``watch.py``), opened on first use; None when there
+        is none (no capacity, not Linux)."""
+        if not self._monitor_tried:
+            self._monitor_tried = True
+            if self.capacity > 0 and self.watch_dirs > 0:
+                from zbtools.core.search.watch import ChangeMonitor
+
+                self._monitor = ChangeMonitor.open(self.watch_dirs)
+        return self._monitor
+
     def __len__(self) -> int:
         return len(self._values)
+
+    def close(self) -> None:
+        """Stop watching (the session ends)."""
+        if self._monitor is not None:
+            self._monitor.close()
 
     def clear(self) -> None:
         self._values.clear()

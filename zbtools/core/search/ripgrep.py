@@ -363,7 +363,7 @@ def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path
         for entry in files_to_search(walk, path_filter):
             if tick is not None:
                 tick(outcome.files_searched)
-            known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
+            known = warm.lookup(walk, entry) if warm is not None else None
             if known is not None:
                 engine.add_known(entry.rel, *known)
             else:

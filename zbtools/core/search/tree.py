@@ -106,7 +106,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
         for entry in files_to_search(walk, path_filter):
             if tick is not None:
                 tick(outcome.files_searched)
-            known = warm.lookup(walk.parent_fd, entry) if warm is not None else None
+            known = warm.lookup(walk, entry) if warm is not None else None
             if known is not None:
                 if pool is not None:
                     pool.done_here(entry.rel, *known)

@@ -54,15 +54,17 @@ from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.textio import is_temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, display_path
+from zbtools.core.search.cache import signature, watched_signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Hashable, Iterator, Sequence
     from typing import Any
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.ignore import IgnoreRules
+    from zbtools.core.search.watch import ChangeMonitor
 
 DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".bzr", "node_modules", "target", "__pycache__", "vendor",
@@ -120,7 +122,7 @@ class Skipped(Struct):
 class Entry:
     """One entry met by the walk (symlinks are never followed)."""
 
-    __slots__ = ("depth", "kind", "mtime", "name", "rel", "size", "target")
+    __slots__ = ("depth", "kind", "mtime", "name", "rel", "sig", "size", "target")
 
     def __init__(self, rel: str, name: str, kind: str, size: int | None, depth: int,
                  target: str | None, mtime: float = 0.0) -> None:
@@ -131,6 +133,10 @@ class Entry:
         self.depth = depth
         self.target = target
         self.mtime = mtime  # st_mtime of the entry itself (lstat)
+        # cache.signature of an lstat taken while the directory was watched (watch.py) and
+        # nothing changed it since; whoever sets it sets size and mtime from the same lstat,
+        # so they are current without another stat
+        self.sig: tuple[int, int, int, int, int] | None = None
 
     def __repr__(self) -> str:
         return f"Entry({self.rel!r}, {self.kind})"
@@ -144,16 +150,22 @@ Print = tuple[str, tuple[int, int, int, int, int] | None]
 
 
 class _Frame:
-    __slots__ = ("children", "depth", "fd", "ident", "layers", "pos", "prints", "rel", "st")
+    __slots__ = ("children", "depth", "fd", "ident", "index", "layers", "pos", "prints", "rel",
+                 "st", "wd")
 
     def __init__(self, fd: int, rel: str, depth: int, layers: tuple[Layer, ...],
-                 prints: tuple[Print, ...] = ()) -> None:
+                 prints: tuple[Print, ...] = (), monitor: ChangeMonitor | None = None) -> None:
         self.fd = fd
         self.rel = rel
         self.depth = depth
         self.layers = layers
         self.prints = prints  # the ignore files in effect below the start (warm cache)
+        self.index = -1  # its place in the walk's recording (Recording.frames)
+        # watched before anything is read of it, so no change falls between (watch.py)
+        self.wd = monitor.watch(fd) if monitor is not None else None
         st = self.st = os.fstat(fd)
+        if self.wd is not None and monitor is not None and not monitor.is_local(st.st_dev):
+            self.wd = None
         self.ident = (st.st_dev, st.st_ino)
         self.children: list[tuple[Entry, bool]] = []  # (entry, descend into it)
         self.pos = 0
@@ -249,6 +261,165 @@ def walk_notes(loops: int, depth_limited: bool) -> list[str]:
                      "contents are not in the result; list or search from a deeper path")
     return notes
 
+# What a walk yields and counts at one entry: (entry, is_dir, its directory's Recording.frames
+# index, the counters when it was produced: unreadable, excluded_dirs, hidden, ignored, loops,
+# depth_limited, truncated).
+Counters = tuple[int, int, int, int, int, bool, bool]
+Step = tuple[Entry, bool, int, Counters]
+
+
+def open_below(start_fd: int, start_rel: str, rel: str, ident: tuple[int, int]) -> int:
+    """Directory ``rel`` (relative to the workspace root, at or below ``start_rel``, whose
+    descriptor is ``start_fd``), opened one component at a time without following symlinks;
+    ``start_fd`` itself for the start. -1 when it cannot be opened or is not the directory
+    ``ident`` (``st_dev``, ``st_ino``) names any more. The caller closes what is not
+    ``start_fd``."""
+    if rel == start_rel:
+        return start_fd
+    below = rel if start_rel == "." else rel[len(start_rel) + 1:]
+    fd = start_fd
+    try:
+        for comp in below.split("/"):
+            nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
+            if fd != start_fd:
+                os.close(fd)
+            fd = nxt
+        st = os.fstat(fd)
+    except OSError:
+        if fd != start_fd:
+            os.close(fd)
+        return -1
+    if (st.st_dev, st.st_ino) != ident:
+        os.close(fd)
+        return -1
+    return fd
+
+
+class Recording:
+    """A walk as it was produced, replayable while the change monitor reports nothing that
+    alters it (``still_exact``). ``complete`` is False for a prefix (the consumer stopped)."""
+
+    __slots__ = ("by_rel", "by_wd", "complete", "exact", "final", "frames", "max_entries", "seq",
+                 "steps")
+
+    def __init__(self, seq: int, max_entries: int) -> None:
+        self.seq = seq  # the monitor's newest event when the walk started
+        self.max_entries = max_entries  # the walk's entry cap
+        self.steps: list[Step] = []
+        self.frames: list[tuple[str, tuple[int, int], int | None]] = []  # (rel, ident, wd)
+        self.final: Counters = (0, 0, 0, 0, 0, False, False)
+        self.complete = False
+        self.exact = True  # every directory entered was watched
+        self.by_wd: dict[int, int] = {}
+        self.by_rel: dict[str, tuple[Entry, int]] | None = None
+
+    def serves(self, max_entries: int) -> bool:
+        """Whether a walk capped at ``max_entries`` produces exactly what was recorded: the
+        same cap, or a whole walk that stopped short of both caps."""
+        return max_entries == self.max_entries or (
+            self.complete and not self.final[6] and len(self.steps) <= max_entries)
+
+    def add_frame(self, frame: _Frame) -> None:
+        frame.index = len(self.frames)
+        self.frames.append((frame.rel, frame.ident, frame.wd))
+        if frame.wd is None:
+            self.exact = False
+        else:
+            self.by_wd[frame.wd] = frame.index
+
+    def still_exact(self, walk: Walk, start_fd: int, seq: int) -> bool:
+        """Whether replaying gives what walking now would; entries whose files changed in
+        place (or were replaced by a regular file) are brought up to date on the way."""
+        from zbtools.core.search import watch
+
+        assert walk._monitor is not None
+        events = walk._monitor.events_since(self.seq)
+        if events is None:
+            return False
+        touched: dict[tuple[int, str], tuple[int, int]] = {}  # -> (first mask, all masks)
+        relisted: set[int] = set()  # directories whose listing (and so mtime) changed
+        for wd, mask, name in events:
+            where = self.by_wd.get(wd)
+            if where is None:
+                continue
+            if not name:  # the directory itself: moved, deleted, chmod, utime...
+                return False
+            if name in IGNORE_FILES:
+                return False
+            if mask & watch.STRUCTURAL:
+                relisted.add(where)
+            before = touched.get((where, name))
+            touched[(where, name)] = (mask, mask) if before is None else \
+                (before[0], before[1] | mask)
+        if touched:
+            if self.by_rel is None:
+                self.by_rel = {step[0].rel: (step[0], step[2]) for step in self.steps}
+            for (where, name), (first, every) in touched.items():
+                if not self._recheck(walk.rel, start_fd, where, name, first, every):
+                    return False
+            for where in relisted:
+                if where and not self._recheck_dir(walk.rel, start_fd, where):
+                    return False
+        self.seq = seq
+        return True
+
+    def _lstat(self, start_rel: str, start_fd: int, where: int,
+               name: str) -> os.stat_result | None:
+        rel, ident, _wd = self.frames[where]
+        fd = open_below(start_fd, start_rel, rel, ident)
+        if fd < 0:
+            raise OSError("moved")
+        try:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        finally:
+            if fd != start_fd:
+                os.close(fd)
+
+    def _recheck(self, start_rel: str, start_fd: int, where: int, name: str, first: int,
+                 every: int) -> bool:
+        from zbtools.core.search import watch
+
+        assert self.by_rel is not None
+        frel = self.frames[where][0]
+        known = self.by_rel.get(name if frel == "." else f"{frel}/{name}")
+        try:
+            st = self._lstat(start_rel, start_fd, where, name)
+        except OSError:
+            return False
+        if known is None:  # not produced: skipped (hidden, ignored...), or absent then
+            # unchanged only if it did not exist then (first seen created) nor exists now
+            return bool(first & (watch.IN_CREATE | watch.IN_MOVED_TO)) and st is None
+        entry = known[0]
+        if entry.kind == "directory":
+            return not every & (watch.STRUCTURAL | watch.IN_ATTRIB)
+        if (every & watch.STRUCTURAL and entry.kind != "file") or st is None or \
+                entry_kind(st.st_mode) != entry.kind:
+            return False
+        entry.mtime = st.st_mtime
+        entry.size = st.st_size
+        entry.sig = watched_signature(st)
+        return True
+
+    def _recheck_dir(self, start_rel: str, start_fd: int, where: int) -> bool:
+        """A directory whose listing changed: its entry's timestamps, re-read."""
+        assert self.by_rel is not None
+        rel, ident, _wd = self.frames[where]
+        known = self.by_rel.get(rel)
+        if known is None:
+            return False
+        entry, parent = known
+        try:
+            st = self._lstat(start_rel, start_fd, parent, entry.name)
+        except OSError:
+            return False
+        if st is None or not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != ident:
+            return False
+        entry.mtime = st.st_mtime
+        entry.sig = signature(st)
+        return True
+
 
 class Walk:
     """Iterate the entries below a directory of the workspace; see the module docstring."""
@@ -272,7 +443,12 @@ class Walk:
         self.depth_limited = False  # a directory at MAX_DEPTH was not entered (see notes())
         self.loops = 0
         self.start_ignored = False  # the start (or a directory above it) is ignored
-        self.parent_fd = -1  # the directory holding the entry just produced (see __iter__)
+        self._parent_fd = -1  # the directory holding the entry just produced (see __iter__)
+        self._monitor: ChangeMonitor | None = None
+        self.replayed = False  # answered from a recording of an earlier walk (watch.py)
+        self._replaying: Recording | None = None  # the recording being replayed, if any
+        self._replay_frame = -1  # the replayed entry's directory (its Recording.frames index)
+        self._replay_dir = (-1, -1)  # (frame index, fd) of the directory opened for it
         self._visited: set[tuple[int, int]] = set()
         with workspace.resolve(path) as res:
             if res.st is None:
@@ -299,12 +475,16 @@ class Walk:
             from zbtools.core.search.cache import now_ns
 
             self._now = now_ns()
+            self._monitor = self.cache.change_monitor()
         if not include_ignored:
             try:
                 self._start_layers = self._ancestor_layers()
             except BaseException:
                 os.close(fd)
                 raise
+        # an ignore file above the start, too new to trust its stat signature: no recording
+        # (the ones inside the walk are watched)
+        self._start_unsteady = self._unsteady
 
     @property
     def inherits_rules(self) -> bool:
@@ -405,6 +585,7 @@ class Walk:
         return (where, signature(st) if st is not None else None)
 
     _unsteady = False  # an ignore file read by this walk is too new to cache a listing by
+    _moved = False  # a directory moved during the walk: not worth recording
 
     def _own_layers(self, fd: int, rel: str, names: frozenset[str] | None = None,
                     prints: list[Print] | None = None) -> list[Layer]:
@@ -475,12 +656,15 @@ class Walk:
                 continue
             size: int | None = None
             mtime = 0.0
+            sig = None
             try:
                 if with_stat:
                     st = item.stat(follow_symlinks=False)
                     kind = entry_kind(st.st_mode)
                     size = None if kind == "directory" else st.st_size
                     mtime = st.st_mtime
+                    # a directory's is vouched for only once entered (its own watch)
+                    sig = watched_signature(st) if frame.wd is not None and not is_dir else None
                 elif is_dir:
                     kind = "directory"
                 elif item.is_file(follow_symlinks=False):
@@ -498,7 +682,10 @@ class Walk:
                     target = os.readlink(name, dir_fd=frame.fd)
                 except OSError:
                     target = None
-            kept.append((Entry(rel, name, kind, size, depth, target, mtime), is_dir))
+            entry = Entry(rel, name, kind, size, depth, target, mtime)
+            if with_stat:
+                entry.sig = sig
+            kept.append((entry, is_dir))
         frame.children = kept
         if cache is not None and counted is not None:
             self._store(cache, frame, check, layers_before, own, counted)
@@ -558,9 +745,11 @@ class Walk:
         depth = frame.depth + 1
         kept: list[tuple[Entry, bool]] = []
         with_stat = self.with_stat
+        watched = frame.wd is not None
         for name, kind, target, is_dir in children:
             size: int | None = None
             mtime = 0.0
+            sig = None
             if with_stat:
                 try:
                     st = os.stat(name, dir_fd=frame.fd, follow_symlinks=False)
@@ -569,7 +758,10 @@ class Walk:
                     continue
                 size = None if kind == "directory" else st.st_size
                 mtime = st.st_mtime
-            kept.append((Entry(prefix + name, name, kind, size, depth, target, mtime), is_dir))
+                sig = watched_signature(st) if watched and not is_dir else None
+            entry = Entry(prefix + name, name, kind, size, depth, target, mtime)
+            entry.sig = sig
+            kept.append((entry, is_dir))
         frame.children = kept
         return True
 
@@ -580,7 +772,8 @@ class Walk:
             self.skipped.unreadable += 1
             return None
         try:
-            frame = _Frame(fd, entry.rel, entry.depth, parent.layers, parent.prints)
+            frame = _Frame(fd, entry.rel, entry.depth, parent.layers, parent.prints,
+                           self._monitor)
         except OSError:
             os.close(fd)
             self.skipped.unreadable += 1
@@ -592,20 +785,166 @@ class Walk:
         self._visited.add(frame.ident)
         return frame
 
+    @property
+    def watched(self) -> bool:
+        """Whether a change monitor watches this walk's directories (stat signatures taken
+        during it stay valid until an event says otherwise)."""
+        return self._monitor is not None
+
+    @property
+    def parent_fd(self) -> int:
+        """The directory holding the entry just produced (valid until the next step)."""
+        if self._replaying is None:
+            return self._parent_fd
+        return self._replay_dir_fd()
+
     def __iter__(self) -> Iterator[Entry]:
+        recording = self._prepare()
         fd, self._start_fd = self._start_fd, -1
         if fd < 0:
             raise RuntimeError("a Walk is iterated once")
+        if self._monitor is None:
+            yield from self._walk(fd, None)
+            return
+        if recording is None:
+            yield from self._recorded(fd)
+            return
+        self._replaying = recording
+        self.replayed = True
+        self._start_fd = fd  # the replay opens directories below it
+        replayed = False
         try:
-            stack = [_Frame(fd, self.rel, 0, self._start_layers)]
+            yield from self._replay(recording)
+            replayed = True
+        finally:
+            self._replaying = None
+            self._close_replay_dir()
+            fd, self._start_fd = self._start_fd, -1
+            if recording.complete or not replayed:
+                os.close(fd)
+        if not recording.complete:  # a prefix: the rest is walked (and recorded) for real
+            done = len(recording.steps)
+            self._set_counters((0, 0, 0, 0, 0, False, False))  # the real walk counts anew
+            for n, entry in enumerate(self._recorded(fd)):
+                if n >= done:
+                    yield entry
+
+    def _prepare(self) -> Recording | None:
+        """The recording this walk will replay (still exact), or None; decided once, before
+        anything is produced."""
+        if self._prepared or self._monitor is None or self._start_fd < 0:
+            return self._kept
+        self._prepared = True
+        assert self.cache is not None
+        st = os.fstat(self._start_fd)
+        # one recording serves walks with or without stat data (a replay stats what it lacks)
+        # and any entry cap it did not reach
+        self._key = ("walk", self.rel, st.st_dev, st.st_ino, self._switches, self.max_depth)
+        self._seq = self._monitor.poll()
+        recording: Recording | None = self.cache.get(self._key, tuple(self._start_prints))
+        if recording is not None and not (recording.serves(self.max_entries) and
+                                          recording.still_exact(self, self._start_fd,
+                                                                self._seq)):
+            recording = None
+        self._kept = recording
+        return recording
+
+    _prepared = False
+    _key: tuple[Any, ...] = ()
+    _seq = 0
+    _kept: Recording | None = None  # the recording replayed, or made and kept, by this walk
+
+    def _recorded(self, fd: int) -> Iterator[Entry]:
+        """The walk, recorded; the recording is kept when the walk ends or its consumer stops
+        (a prefix), not when it fails."""
+        recording = Recording(self._seq, self.max_entries)
+        try:
+            yield from self._walk(fd, recording)
+        except GeneratorExit:
+            self._keep(recording)
+            raise
+        self._keep(recording)
+
+    def _keep(self, recording: Recording) -> None:
+        self._kept = None
+        if recording.exact and not self._moved and self.cache is not None and \
+                not self._start_unsteady:
+            cost = sum(len(step[0].rel) * 2 + 200 for step in recording.steps) + \
+                100 * len(recording.frames)
+            self.cache.put(self._key, tuple(self._start_prints), recording, cost)
+            self._kept = recording
+
+    # -- what a consumer derives from a walk, kept with its recording (warm sessions) ----
+
+    def memo(self, key: Hashable) -> Any:
+        """The value ``keep_memo(key, ...)`` kept on an earlier call whose walk this one
+        replays (same entries, same counts; their size and mtime may have been brought up to
+        date), else None. Call before iterating; use ``refresh`` on the entries it holds and
+        ``restore`` on the walk state it holds."""
+        recording = self._prepare()
+        if recording is None or self.cache is None:
+            return None
+        return self.cache.get(("memo", self._key, key), recording)
+
+    def keep_memo(self, key: Hashable, value: Any, cost: int) -> None:
+        """Keep ``value`` (about ``cost`` bytes), derived from this walk's entries only, for
+        later calls that replay the same recording."""
+        if self._kept is not None and self.cache is not None:
+            self.cache.put(("memo", self._key, key), self._kept, value, cost)
+
+    def state(self) -> Counters:
+        """The counts and flags as they are now (``skipped``, ``loops``, ``depth_limited``,
+        ``truncated``)."""
+        return self._counters()
+
+    def restore(self, state: Counters) -> None:
+        """Counts and flags as ``state`` (from ``state()`` on a walk this one replays)."""
+        self._set_counters(state)
+
+    def refresh(self, entry: Entry) -> None:
+        """Bring an entry of a memo up to date (size and mtime) when they are not known
+        current, opening its directory from the start without following symlinks."""
+        if entry.sig is not None or self._kept is None:
+            return
+        recording = self._kept
+        if recording.by_rel is None:
+            recording.by_rel = {step[0].rel: (step[0], step[2]) for step in recording.steps}
+        known = recording.by_rel.get(entry.rel)
+        if known is None:
+            return
+        self._replaying, self._replay_frame = recording, known[1]
+        try:
+            self.stat(entry)
+        finally:
+            self._replaying = None
+
+    def _counters(self) -> tuple[int, int, int, int, int, bool, bool]:
+        sk = self.skipped
+        return (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
+                self.depth_limited, self.truncated)
+
+    def _set_counters(self, counters: tuple[int, int, int, int, int, bool, bool]) -> None:
+        sk = self.skipped
+        (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
+         self.depth_limited, self.truncated) = counters
+
+    def _walk(self, fd: int, recording: Recording | None) -> Iterator[Entry]:
+        """The walk itself; with a ``recording``, what it yields and counts is recorded."""
+        try:
+            stack = [_Frame(fd, self.rel, 0, self._start_layers, (), self._monitor)]
         except OSError:
             os.close(fd)
             self.skipped.unreadable += 1
             return
         self._visited.add(stack[0].ident)
         produced = 0
+        steps = recording.steps if recording is not None else None
+        counters = self._counters()
+        finished = False
         try:
             self._scan(stack[0])
+            if recording is not None:
+                recording.add_frame(stack[0])
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
@@ -615,9 +954,15 @@ class Walk:
                 top.pos += 1
                 if produced >= self.max_entries:
                     self.truncated = True
+                    finished = True
                     return
                 produced += 1
-                self.parent_fd = top.fd  # valid until the next step: open entry.name with it
+                self._parent_fd = top.fd  # valid until the next step: open entry.name with it
+                if steps is not None:
+                    now = self._counters()
+                    if now != counters:
+                        counters = now
+                    steps.append((entry, is_dir, top.index, counters))
                 yield entry
                 if not is_dir or entry.depth >= self.max_depth:
                     if is_dir and entry.depth >= MAX_DEPTH:
@@ -626,6 +971,9 @@ class Walk:
                 child = self._open_child(top, entry)
                 if child is None:
                     continue
+                if child.wd is not None:  # its timestamps as of its watch (watch.py)
+                    entry.mtime = child.st.st_mtime
+                    entry.sig = signature(child.st)
                 stack.append(child)
                 if len(stack) > HELD_DIRS + 1:  # the start and the newest HELD_DIRS stay open
                     old = stack[-HELD_DIRS - 2]
@@ -633,12 +981,52 @@ class Walk:
                         os.close(old.fd)
                         old.fd = -1
                 self._scan(child)
+                if recording is not None:
+                    recording.add_frame(child)
+            finished = True
         finally:
-            self.parent_fd = -1
+            self._parent_fd = -1
             for frame in stack:
                 if frame.fd >= 0:
                     os.close(frame.fd)
                     frame.fd = -1
+            if recording is not None:
+                recording.final = self._counters()
+                recording.complete = finished
+
+    def _replay(self, recording: Recording) -> Iterator[Entry]:
+        """Produce a still-exact recording's entries, counting as the walk did at each."""
+        last: tuple[int, int, int, int, int, bool, bool] | None = None
+        with_stat = self.with_stat
+        for entry, _is_dir, frame, counters in recording.steps:
+            if counters is not last:
+                self._set_counters(counters)
+                last = counters
+            self._replay_frame = frame
+            if with_stat and entry.sig is None:
+                self.stat(entry)  # not known current (hard links): as the walk would see it
+            yield entry
+        if recording.complete:
+            self._set_counters(recording.final)
+
+    def _replay_dir_fd(self) -> int:
+        """The directory of the replayed entry, opened component by component from the start
+        (``O_NOFOLLOW``) and checked to be the directory recorded; -1 if it is not."""
+        index = self._replay_frame
+        if self._replay_dir[0] == index:
+            return self._replay_dir[1]
+        self._close_replay_dir()
+        assert self._replaying is not None
+        rel, ident, _wd = self._replaying.frames[index]
+        fd = open_below(self._start_fd, self.rel, rel, ident)
+        self._replay_dir = (index, fd)
+        return fd
+
+    def _close_replay_dir(self) -> None:
+        fd = self._replay_dir[1]
+        if fd >= 0 and fd != self._start_fd:
+            os.close(fd)
+        self._replay_dir = (-1, -1)
 
     def _pop(self, stack: list[_Frame]) -> None:
         """Leave the top directory; reopen its parent through a checked ``..`` if it was closed."""
@@ -661,6 +1049,7 @@ class Walk:
                     os.close(fd)
                     fd = -1
             if fd < 0:  # moved under us: what remains of it is not listed
+                self._moved = True
                 self.skipped.unreadable += 1
                 parent.children = parent.children[:parent.pos]
             parent.fd = fd
@@ -674,6 +1063,8 @@ class Walk:
 
     def stat(self, entry: Entry) -> None:
         """Fill ``entry.size``/``mtime`` of the entry just produced (for ``with_stat=False``)."""
+        if entry.sig is not None:
+            return  # stat'ed while watched, and nothing changed it since
         try:
             st = os.stat(entry.name, dir_fd=self.parent_fd, follow_symlinks=False)
         except OSError:
@@ -681,8 +1072,11 @@ class Walk:
         entry.mtime = st.st_mtime
         if entry.kind != "directory":
             entry.size = st.st_size
+            if self._monitor is not None:  # a directory's is vouched for only once entered
+                entry.sig = watched_signature(st)
 
     def close(self) -> None:
+        self._close_replay_dir()
         if self._start_fd >= 0:
             os.close(self._start_fd)
             self._start_fd = -1

@@ -1,6 +1,7 @@
 """A search's use of the session cache (``zbtools.core.search.cache``), for both engines.
 
-For each file the walk yields, ``lookup`` stats it and returns its kept result when the file is
+For each file the walk yields, ``lookup`` stats it (unless the walk's change monitor vouches
+for the signature it has) and returns its kept result when the file is
 unchanged; otherwise the file is searched as usual and ``observe`` (the outcome's observer, told
 each result before it is accounted) keeps the result when it is complete (not cut at the number of
 hits wanted) and the file had settled before it was read. Failure modes: none of its own; a file
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from zbtools.core.search.cache import now_ns, settled, signature
+from zbtools.core.search.cache import SETTLE_NS, now_ns, signature, watched_signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,17 +58,23 @@ class WarmSearch:
         cache.searches.add(self.key)
         outcome.observer = self.observe
 
-    def lookup(self, dir_fd: int, entry: Entry) -> tuple[FileStatus, list[Hit]] | None:
-        try:
-            st = os.stat(entry.name, dir_fd=dir_fd, follow_symlinks=False)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        sig = signature(st)
+    def lookup(self, walk: Walk, entry: Entry) -> tuple[FileStatus, list[Hit]] | None:
+        sig = entry.sig  # known current (the walk is watched, see watch.py): no stat needed
+        if sig is None:
+            try:
+                st = os.stat(entry.name, dir_fd=walk.parent_fd, follow_symlinks=False)
+            except OSError:
+                return None
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            sig = signature(st)
+            if walk.watched:  # known current from now on: size and mtime with it
+                entry.size = st.st_size
+                entry.mtime = st.st_mtime
+                entry.sig = watched_signature(st)
         known: tuple[FileStatus, list[Hit]] | None = self.cache.get(
             ("grep", sig[0], sig[1], self.key), sig)
-        if known is None and settled(st, self.now):
+        if known is None and max(sig[3], sig[4]) < self.now - SETTLE_NS:  # settled
             self.pending[entry.rel] = sig
         return known
 

@@ -1,0 +1,344 @@
+"""Warm walks replayed from a recording while the change monitor (inotify) reports nothing that
+alters them: exactly what a cold walk gives, after any change made by anyone between two calls.
+
+The differential tests apply random changes (in place, same size and mtime put back, renames
+over, hard links changed from outside, hidden and temp names, ignore files, directories made
+and removed, symlinks) between warm walks and compare each with a cold walk of the same tree.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_search_cache import batch
+from zbtools.core.files.workspace import Workspace
+from zbtools.core.search.cache import SearchCache
+from zbtools.core.search.engine import PathFilter, Searcher
+from zbtools.core.search.tree import search_tree
+from zbtools.core.search.walk import Walk
+from zbtools.core.search.watch import ChangeMonitor
+
+pytestmark = pytest.mark.skipif(ChangeMonitor.open(1) is None,
+                                reason="no inotify here: sessions re-check by stat instead")
+
+
+def watched_cache() -> SearchCache:
+    return SearchCache(1 << 24, 10_000)
+
+
+def snapshot(walk: Walk, stop: int | None = None) -> tuple[list[tuple[Any, ...]], dict[str, int],
+                                                           tuple[Any, ...]]:
+    """What a consumer sees: each entry (with fresh stat data), the counts, the flags."""
+    seen = []
+    try:
+        for n, entry in enumerate(walk):
+            if stop is not None and n >= stop:
+                break
+            walk.stat(entry)
+            seen.append((entry.rel, entry.kind, entry.size, entry.mtime, entry.target))
+    finally:
+        walk.close()
+    return seen, walk.skipped.to_json(), (walk.loops, walk.depth_limited, walk.truncated)
+
+
+def both(workspace: Workspace, cache: SearchCache, stop: int | None = None,
+         with_stat: bool = False, **switches: Any) -> tuple[Any, Any, bool]:
+    warm_walk = Walk(workspace, ".", cache=cache, with_stat=with_stat, **switches)
+    warm = snapshot(warm_walk, stop)
+    cold = snapshot(Walk(workspace, ".", with_stat=with_stat, **switches), stop)
+    return warm, cold, warm_walk.replayed
+
+
+def grep_both(workspace: Workspace, cache: SearchCache, pattern: str,
+              limit: int) -> tuple[Any, Any]:
+    def run(c: SearchCache | None) -> Any:
+        out = search_tree(workspace, Searcher(pattern), ".", PathFilter([], []), limit=limit,
+                          per_file=False, workers=1, cache=c)
+        hits = [(f.path, h.line, h.lines) for f in out.files for h in f.hits]
+        return hits, out.total, out.truncated, out.skipped.to_json()
+
+    return run(cache), run(None)
+
+
+def make(ws: Path) -> None:
+    for d in ("src", "src/pkg", "docs", "build", ".hidden"):
+        (ws / d).mkdir()
+    for i in range(6):
+        (ws / "src" / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+        (ws / "src" / "pkg" / f"p{i}.py").write_text(f"x = {i}\n")
+    (ws / "docs" / "a.md").write_text("# a\n")
+    (ws / "build" / "out.o").write_text("bin\n")
+    (ws / ".gitignore").write_text("build/\n*.log\n")
+    (ws / "note.log").write_text("log\n")
+    (ws / ".hidden" / "h.txt").write_text("h\n")
+
+
+def mutate(ws: Path, rng: random.Random, outside: Path) -> str:
+    """One random change (a change that cannot be made here, e.g. over a directory, is none)."""
+    try:
+        return change(ws, rng, outside)
+    except OSError:
+        return "none"
+
+
+def change(ws: Path, rng: random.Random, outside: Path) -> str:
+    files = sorted(p for p in ws.rglob("*") if p.is_file() and not p.is_symlink())
+    dirs = sorted(p for p in ws.rglob("*") if p.is_dir() and not p.is_symlink())
+    kind = rng.choice(["in_place", "append", "create", "hidden", "temp", "delete", "rename_over",
+                       "mkdir", "rmdir", "ignore", "symlink", "file_to_dir", "hardlink",
+                       "utime_dir", "rename_dir"])
+    target = rng.choice(files) if files else ws / "x.txt"
+    if kind == "in_place" and files:
+        st = target.stat()
+        data = target.read_bytes()
+        target.write_bytes(bytes(reversed(data)) if data else b"")
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif kind == "append" and files:
+        with open(target, "a") as fh:
+            fh.write("more\n")
+    elif kind == "create":
+        (rng.choice(dirs or [ws]) / f"new{rng.randrange(1000)}.py").write_text("new = 1\n")
+    elif kind == "hidden":
+        (rng.choice(dirs or [ws]) / f".h{rng.randrange(1000)}").write_text("h\n")
+    elif kind == "temp":  # a writer's temp file that comes and goes between two calls
+        tmp = rng.choice(dirs or [ws]) / f".tmp{rng.randrange(1000)}.zbtmp"
+        tmp.write_text("t\n")
+        tmp.unlink()
+    elif kind == "delete" and files:
+        target.unlink()
+    elif kind == "rename_over" and len(files) > 1:
+        other = rng.choice(files)
+        if other != target:
+            other.replace(target)
+    elif kind == "mkdir":
+        (rng.choice(dirs or [ws]) / f"d{rng.randrange(1000)}").mkdir(exist_ok=True)
+    elif kind == "rmdir" and dirs:
+        shutil.rmtree(rng.choice(dirs))
+    elif kind == "ignore":
+        where = rng.choice(dirs or [ws])
+        (where / ".gitignore").write_text(rng.choice(["*.py\n", "m1.py\n", "!m1.py\n", "*.md\n"]))
+    elif kind == "symlink":
+        link = rng.choice(dirs or [ws]) / f"l{rng.randrange(1000)}"
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(rng.choice(["../src", "m0.py", str(outside)]))
+    elif kind == "file_to_dir" and files:
+        target.unlink()
+        target.mkdir()
+    elif kind == "hardlink" and files:
+        st = target.stat()
+        other = outside / f"link{rng.randrange(10**6)}"
+        os.link(target, other)
+        other.write_text(other.read_text() + "changed from outside\n")
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif kind == "utime_dir" and dirs:
+        os.utime(rng.choice(dirs), ns=(0, 10**18))
+    elif kind == "rename_dir" and dirs:
+        rng.choice(dirs).rename(ws / f"moved{rng.randrange(1000)}")
+    return kind
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_replayed_walk_equals_a_cold_walk_after_any_change(ws: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    outside = ws.parent / "outside"
+    make(ws)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    replays = 0
+    try:
+        for step in range(40):
+            choices: list[dict[str, Any]] = [{}, {"include_hidden": True},
+                                             {"include_ignored": True}, {"max_depth": 1},
+                                             {"max_depth": 9}]
+            switches = rng.choice(choices)
+            stop = rng.choice([None, None, 3, 7])
+            with_stat = rng.random() < 0.3
+            for _ in range(2):  # the second one replays when nothing changed
+                warm, cold, replayed = both(workspace, cache, stop, with_stat, **switches)
+                assert warm == cold, (seed, step, switches, stop)
+                replays += replayed
+            kind = mutate(ws, rng, outside)
+            warm, cold, _ = both(workspace, cache, stop, with_stat, **switches)
+            assert warm == cold, (seed, step, kind, switches, stop)
+            pattern, limit = rng.choice([("1", 100), ("=", 3), ("def", 100), ("h", 1)])
+            warm_grep, cold_grep = grep_both(workspace, cache, pattern, limit)
+            assert warm_grep == cold_grep, (seed, step, kind, pattern)
+        assert replays > 20
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_a_repeated_walk_is_replayed_and_a_change_elsewhere_keeps_it(ws: Path) -> None:
+    make(ws)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    try:
+        first, cold, replayed = both(workspace, cache, max_depth=9)
+        assert first == cold and not replayed
+        _, _, replayed = both(workspace, cache, max_depth=9)
+        assert replayed
+        (ws / "src" / "m1.py").write_text("def f1():\n    return 'a longer body'\n")
+        warm, cold, replayed = both(workspace, cache, max_depth=9)
+        assert replayed and warm == cold  # patched: size and mtime of m1.py re-read
+        (ws / "src" / "brand_new.py").write_text("n = 1\n")
+        warm, cold, replayed = both(workspace, cache, max_depth=9)
+        assert not replayed and warm == cold  # a new name: walked again
+        (ws / "docs" / "late.md").write_text("n = 1\n")
+        warm, cold, replayed = both(workspace, cache, max_depth=1)
+        assert warm == cold  # docs/ is not entered at depth 1: only its mtime is re-read
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_a_prefix_is_replayed_and_the_rest_walked(ws: Path) -> None:
+    make(ws)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    try:
+        warm, cold, replayed = both(workspace, cache, stop=4, max_depth=9)
+        assert warm == cold and not replayed
+        warm, cold, replayed = both(workspace, cache, stop=4, max_depth=9)
+        assert warm == cold and replayed
+        warm, cold, replayed = both(workspace, cache, max_depth=9)  # past the recorded prefix
+        assert replayed and warm == cold and len(warm[0]) > 4
+        warm, cold, replayed = both(workspace, cache, max_depth=9)  # now recorded whole
+        assert replayed and warm == cold
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_a_file_changed_in_place_same_second_same_size_is_searched_again(ws: Path) -> None:
+    """Plain Python writes between two calls: same size, mtime put back; the grep result
+    cache (settled or not) must not answer from the old content."""
+    (ws / "a.txt").write_text("alpha TODO\n")
+    (ws / "b.txt").write_text("beta\n")
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+
+    try:
+        first = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
+                            per_file=False, workers=1, cache=cache)
+        assert first.total == 1
+        st = os.stat(ws / "a.txt")
+        with open(ws / "a.txt", "r+") as fh:
+            fh.write("gamma DONE")
+        os.utime(ws / "a.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
+        again = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
+                            per_file=False, workers=1, cache=cache)
+        done = search_tree(workspace, Searcher("DONE"), ".", PathFilter([], []), limit=100,
+                           per_file=False, workers=1, cache=cache)
+        assert (again.total, done.total) == (0, 1)
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_a_hard_linked_file_changed_through_its_other_link_is_seen(ws: Path) -> None:
+    (ws / "a.txt").write_text("one\n")
+    other = ws.parent / "outside" / "a-link.txt"
+    os.link(ws / "a.txt", other)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    try:
+        both(workspace, cache)
+        with open(other, "a") as fh:  # notifies outside/, not the workspace's directory
+            fh.write("two, a longer line\n")
+        warm, cold, replayed = both(workspace, cache)
+        assert replayed and warm == cold
+        assert warm[0][0][2] == os.stat(ws / "a.txt").st_size
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_a_lost_event_voids_every_recording(ws: Path) -> None:
+    make(ws)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    try:
+        both(workspace, cache)
+        monitor = cache.change_monitor()
+        assert monitor is not None
+        monitor.forget()  # what an IN_Q_OVERFLOW does
+        warm, cold, replayed = both(workspace, cache)
+        assert not replayed and warm == cold
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_no_watch_capacity_means_no_monitor_and_stat_checks() -> None:
+    assert SearchCache(1 << 20, 0).change_monitor() is None
+    assert SearchCache(0, 100).change_monitor() is None
+
+
+def test_in_a_session_a_write_of_our_own_keeps_the_recording_and_is_seen(
+        ws: Path, cli: Any) -> None:
+    make(ws)
+    envelopes = batch(
+        cli, ("find_files_glob", {"pattern": "**/*.py"}),
+        ("write_file", {"path": "src/m2.py", "content": "changed = 'by zbtools itself'\n"}),
+        ("find_files_glob", {"pattern": "**/*.py"}),
+        ("list_directory", {"max_depth": 1}),
+        ("write_file", {"path": "docs/new.md", "content": "n\n"}),
+        ("list_directory", {"max_depth": 1}),
+        ("grep_search", {"pattern": "zbtools itself"}))
+    sizes = {m["path"]: m["size"] for m in envelopes[2]["result"]["matches"]}
+    assert sizes["src/m2.py"] == len("changed = 'by zbtools itself'\n")
+    # docs/ is not entered at depth 1: its mtime, moved by the write, is read again
+    assert envelopes[5]["result"] == cli("list_directory", stdin={"max_depth": 1}).result
+    assert envelopes[2]["result"] == cli("find_files_glob", stdin={"pattern": "**/*.py"}).result
+    assert [m["path"] for m in envelopes[6]["result"]["matches"]] == ["src/m2.py"]
+
+
+TOOL_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("find_files_glob", {"pattern": "**/*.py"}),
+    ("find_files_glob", {"pattern": "**/*.py", "limit": 3}),
+    ("find_files_glob", {"pattern": "*", "sort": "mtime", "type": "any"}),
+    ("find_files_glob", {"pattern": "**/.h*", "include_hidden": True}),
+    ("find_files_glob", {"pattern": "src/**", "type": "directory"}),
+    ("list_directory", {"max_depth": 9}),
+    ("list_directory", {"max_depth": 1, "limit": 4}),
+    ("find_files", {"pattern": "p"}),
+    ("grep_search", {"pattern": "return"}),
+    ("grep_search", {"pattern": "x", "output_mode": "files_with_matches", "head_limit": 2}),
+]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_session_answers_every_listing_as_a_cold_call_after_any_change(
+        ws: Path, cli: Any, seed: int) -> None:
+    """The session surface itself (``batch``): globs, listings and searches between random
+    changes, each compared with a cold command-line call made right after it."""
+    import json
+
+    from zbtools.core.call.config import load_limits
+    from zbtools.surfaces.batch import Batch
+
+    rng = random.Random(seed)
+    make(ws)
+    workspace = Workspace(str(ws))
+    session = Batch(workspace, load_limits(os.environ, {}), dict(os.environ), None, None)
+    try:
+        for step in range(25):
+            tool, args = rng.choice(TOOL_CALLS)
+            for _ in range(2):
+                _id, envelope = session.call(json.dumps({"tool": tool, "args": args}).encode())
+                cold = cli(tool, stdin=args).result
+                warm = envelope["result"]
+                warm.pop("engine", None)  # which engine answered is the only difference
+                cold.pop("engine", None)
+                assert envelope["ok"] and warm == cold, (seed, step, tool)
+            mutate(ws, rng, ws.parent / "outside")
+    finally:
+        session.search_cache.close()
+        workspace.close()
