@@ -52,6 +52,7 @@ import gc
 import os
 import re
 import stat
+import sys
 
 from zbtools.core.search.engine import (
     BINARY_PROBE,
@@ -81,8 +82,8 @@ DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
 SIZE_REASON = re.compile(rb"^(\d+) bytes$")
 BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
 STATS_SEARCHED = re.compile(rb"^(\d+) files searched$", re.MULTILINE)
+FS_ENCODING, FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 LOG_LIMIT = 256 * 1024  # bytes of ripgrep's --debug log, about 900 entries left out
-MIN_ROW_BYTES = 16  # fewer output bytes than this per row cannot hold more rows than a limit
 BODY_ROW = re.compile(rb"(?m)^(\d+)([:-])(.*)$")  # a matching line (:) or a context line (-)
 
 
@@ -308,10 +309,11 @@ class NativeSearch:
         """The run's output, or None when the deadline passed (the process is then killed).
 
         A watching thread looks at the output as it grows. ``on_big`` is called (once) as soon
-        as the output holds more rows than a limit could take, so that the listing a cut search
-        needs runs alongside. A log past ``LOG_LIMIT`` bytes (a tree with thousands of ignored
-        files, each logged: about 20 us of ripgrep's time apiece here) stops the run, and
-        ``Declined`` lets the python walk answer: it counts skipped entries for free."""
+        as the output holds more lines than the limit (each row is a line), so that the
+        listing a cut search needs runs alongside. A log past ``LOG_LIMIT`` bytes (a tree with
+        thousands of ignored files, each logged: about 20 us of ripgrep's time apiece here)
+        stops the run, and ``Declined`` lets the python walk answer: it counts skipped entries
+        for free."""
         import threading
 
         proc = spawned.proc
@@ -319,16 +321,23 @@ class NativeSearch:
         timer.start()
         done = threading.Event()
         noisy: list[bool] = []
-        threshold = (self.limit + 1) * MIN_ROW_BYTES
 
         def watch() -> None:
             told = on_big is None
+            seen = lines = 0  # output bytes looked at, and the lines among them
             while not done.wait(0.002):
                 if os.fstat(spawned.err).st_size > LOG_LIMIT:
                     noisy.append(True)
                     proc.kill()
                     return
-                if not told and os.fstat(spawned.out).st_size > threshold:
+                if told:
+                    continue
+                # every row is a line of its own: no more lines than the limit, no cut
+                size = os.fstat(spawned.out).st_size
+                if size > seen:
+                    lines += os.pread(spawned.out, size - seen, seen).count(b"\n")
+                    seen = size
+                if lines > self.limit + 1:
                     told = True
                     assert on_big is not None
                     on_big()
@@ -351,7 +360,7 @@ class NativeSearch:
 
     def rel_of(self, raw: bytes) -> str:
         """A path as ripgrep printed it, relative to the workspace root."""
-        text = os.fsdecode(raw)
+        text = raw.decode(FS_ENCODING, FS_ERRORS)  # os.fsdecode, without its checks per call
         if text.startswith("./"):
             text = text[2:]
         return text
