@@ -124,12 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     add_venv_arguments(parser)
     parser.add_argument("--dir", type=Path, help="keep the corpus here (default: temporary)")
     parser.add_argument("--calls", type=int, default=8, help="calls per session (default 8)")
+    parser.add_argument("--no-watch", action="store_true",
+                        help="sessions without the change monitor (search_watch_dirs 0): every "
+                        "warm call re-checks the tree by stat")
     args = parser.parse_args(argv)
     rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
     if not Path(rg).exists() or shutil.which("git") is None:
         print("error: needs rg and git", file=sys.stderr)
         return 2
     env = bench_env()
+    if args.no_watch:
+        env["ZBTOOLS_SEARCH_WATCH_DIRS"] = "0"
     with contextlib.ExitStack() as stack:
         venv = stack.enter_context(prepare_venv(args))
         work = args.dir.resolve() if args.dir else Path(
@@ -141,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.TemporaryDirectory(prefix="zbbench-state-"))
         describe_run(venv)
         print(f"# corpus: {root} ({how}); {args.calls} calls per session; exclude_dirs [] as "
-              "rg has no default excluded directories")
+              "rg has no default excluded directories; change monitor "
+              f"{'off' if args.no_watch else 'on (where the platform has one)'}")
         time.sleep(2.5)  # what ensure_real or the last run wrote settles (the cache's rule)
         rows = []
         for name, case, rg_args in CASES:
