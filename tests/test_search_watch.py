@@ -342,3 +342,33 @@ def test_a_session_answers_every_listing_as_a_cold_call_after_any_change(
     finally:
         session.search_cache.close()
         workspace.close()
+
+
+def test_a_directory_on_a_file_system_that_changes_without_events_is_never_replayed(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A network or FUSE mount can change behind the kernel's back: no watch, no recording."""
+    from zbtools.core.search import watch
+
+    monkeypatch.setattr(watch, "_fs_types", lambda: {os.stat(ws).st_dev: "nfs4"})
+    make(ws)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    try:
+        for _ in range(3):
+            warm, cold, replayed = both(workspace, cache, max_depth=9)
+            assert warm == cold and not replayed
+    finally:
+        cache.close()
+        workspace.close()
+
+
+def test_the_event_log_answers_what_came_after_a_point_and_forgets_on_overflow() -> None:
+    monitor = ChangeMonitor(-1, lambda fd, path, mask: -1, 10)
+    for n in range(1, 8):
+        monitor.seq = n
+        monitor.log.append((n, (1, 2, f"f{n}")))
+    assert [e[2] for e in monitor.events_since(4) or []] == ["f5", "f6", "f7"]
+    assert monitor.events_since(7) == []
+    assert [e[2] for e in monitor.events_since(0) or []] == [f"f{n}" for n in range(1, 8)]
+    monitor.forget()
+    assert monitor.events_since(7) is None and monitor.events_since(monitor.seq) == []
