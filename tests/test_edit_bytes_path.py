@@ -14,6 +14,7 @@ result's ``sha256`` and, where it matters, that ``undo`` brings the old bytes ba
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,35 @@ def test_a_change_right_after_the_read_is_refused(cli: CliRunner, ws: Path,
     assert done.error["code"] == "stale_file", done
     assert target.read_bytes() == theirs
     assert debris(ws) == []
+
+
+@pytest.mark.parametrize("rows", [120_000, 400_000])  # 1 MiB and more; over 4 MiB
+def test_a_big_file_counts_its_lines_during_the_fsync(cli: CliRunner, ws: Path,
+                                                      rows: int) -> None:
+    """From 1 MiB the line number of the match is counted beside the new file's fsync
+    (``textio.fsync_while``); the report and the diff still carry it."""
+    body = b"".join(b"row %d of the table\n" % i for i in range(rows))
+    (ws / "f.py").write_bytes(body)
+    at = rows * 3 // 4
+    result = _edit(cli, f"row {at} of the table\n", f"row {at} edited\n")
+    assert (ws / "f.py").read_bytes() == body.replace(b"row %d of the table\n" % at,
+                                                      b"row %d edited\n" % at)
+    assert (result["start_line"], result["end_line"]) == (at + 1, at + 1)
+    assert f"@@ -{at - 2},7 +{at - 2},7 @@" in str(result["diff"])
+    assert debris(ws) == []
+
+
+def test_fsync_while_waits_for_the_work_and_hands_its_error_on(tmp_path: Path) -> None:
+    fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        done: list[int] = []
+        textio.fsync_while(fd, lambda: done.append(1))
+        assert done == [1]
+
+        def fail() -> None:
+            raise ValueError("the work failed")
+
+        with pytest.raises(ValueError, match="the work failed"):
+            textio.fsync_while(fd, fail)
+    finally:
+        os.close(fd)

@@ -168,7 +168,6 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     if not big:
         if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
             return None
-        line = data.count(b"\n", 0, first) + 1
         if _exact_special_case(data, first, end, old, new):
             return None
     # The changed lines plus 3 lines of context each side, for the diff.
@@ -189,24 +188,36 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     except UnicodeDecodeError:
         return None
     pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
-    if big:
-        line = data.count(b"\n", 0, first) + 1
-    last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last character
-    diff = unified_diff(res.rel, head + old + tail, head + new + tail,
-                        first_line=line - context_before)
-    report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
-                              "matched_with": "exact", "transforms": [],
-                              "disambiguated_by": None}
-    applied = Applied("", [report], True, [])
+    lines_before: list[int] = []  # the newlines before the match, counted once
+
+    def count_lines() -> None:
+        lines_before.append(data.count(b"\n", 0, first))
+
+    def outcome(digest: str | None) -> EditOutcome:
+        line = lines_before[0] + 1
+        last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last char
+        diff = unified_diff(res.rel, head + old + tail, head + new + tail,
+                            first_line=line - context_before)
+        report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
+                                  "matched_with": "exact", "transforms": [],
+                                  "disambiguated_by": None}
+        return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True,
+                           dry_run)
+
     # The result's sha256 is a full extra pass (~25 ms per 50 MB): like reads of huge files,
     # edits of files over HASH_RESULT_BYTES report null and keep the cost near a copy's.
     digest = before_digest = None
     if dry_run:
-        digest = _hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None
-        return EditOutcome(res.rel, applied, diff, digest, True, True)
+        count_lines()
+        return outcome(_hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None)
     if digests is None and new_size <= HASH_RESULT_BYTES:
         # The undo journal names the old version by its sha256 too: both in one go.
         before_digest, digest = _hash_both(data, first, end, replacement)
+    # Counting the lines of a big file (~20 ms for 45 MB) is done while its new version's
+    # fsync waits on the disk; a small file's count costs less than a thread.
+    meanwhile = count_lines if len(data) >= FAST_HASH_BYTES else None
+    if meanwhile is None:
+        count_lines()
     assert res.name is not None
     try:
         if big:
@@ -214,10 +225,11 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             # the cost.
             seen = os.stat(res.name, dir_fd=res.dir_fd)
             atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
-                         parts=pieces, defer_dir_sync=True)
+                         parts=pieces, defer_dir_sync=True, meanwhile=meanwhile)
         else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
             atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                         parts=pieces, read_stat=read_st, defer_dir_sync=True)
+                         parts=pieces, read_stat=read_st, defer_dir_sync=True,
+                         meanwhile=meanwhile)
     finally:
         if digests is not None:
             digests.wait()  # the thread is done before anything is reported or raised
@@ -231,7 +243,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     else:
         ctx.warn(f"{res.rel} is larger than {HASH_RESULT_BYTES >> 20} MiB: this change is not "
                  "kept for undo and its sha256 is not computed")
-    return EditOutcome(res.rel, applied, diff, digest, True, False)
+    return outcome(digest)
 
 
 def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -> bool:
@@ -309,27 +321,23 @@ HASH_RESULT_BYTES = 16 * 1024 * 1024
 
 
 def _hash_parts(pieces: list[memoryview]) -> str:
-    if sum(len(piece) for piece in pieces) < FAST_HASH_BYTES:
-        return sha256_hex(b"".join(pieces))  # the builtin module: no import of hashlib
-    import hashlib
+    from zbtools.core.files.textio import sha256_for
 
-    hasher = hashlib.sha256()
+    hasher = sha256_for(sum(len(piece) for piece in pieces))()
     for piece in pieces:
         hasher.update(piece)
-    return hasher.hexdigest()
+    digest: str = hasher.hexdigest()
+    return digest
 
 
 def _hash_both(data: bytes, first: int, end: int, replacement: bytes) -> tuple[str, str]:
     """The sha256 of ``data`` and of ``data`` with ``replacement`` spliced over
     ``data[first:end]``: the bytes before the edit are hashed once for both (the hash state
     after them is copied), which saves up to a whole pass over the file."""
-    view = memoryview(data)
-    if len(data) + len(replacement) < FAST_HASH_BYTES:
-        from zbtools.core.files.textio import sha256 as new  # the builtin: no hashlib import
-    else:
-        import hashlib
+    from zbtools.core.files.textio import sha256_for
 
-        new = hashlib.sha256
+    view = memoryview(data)
+    new = sha256_for(len(data) + len(replacement) - (end - first) + len(data) - first)
     before = new(view[:first])
     after = before.copy()
     before.update(view[first:])
