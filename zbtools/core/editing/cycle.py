@@ -330,14 +330,17 @@ def _hash_parts(pieces: list[memoryview]) -> str:
     return digest
 
 
-def _hash_both(data: bytes, first: int, end: int, replacement: bytes) -> tuple[str, str]:
+def _hash_both(data: bytes, first: int, end: int, replacement: bytes,
+               new: Callable[..., Any] | None = None) -> tuple[str, str]:
     """The sha256 of ``data`` and of ``data`` with ``replacement`` spliced over
     ``data[first:end]``: the bytes before the edit are hashed once for both (the hash state
-    after them is copied), which saves up to a whole pass over the file."""
-    from zbtools.core.files.textio import sha256_for
+    after them is copied), which saves up to a whole pass over the file. ``new``: the sha256
+    constructor (``_hash_size``'s choice when not given)."""
+    if new is None:
+        from zbtools.core.files.textio import sha256_for
 
+        new = sha256_for(_hash_size(data, first, end, replacement))
     view = memoryview(data)
-    new = sha256_for(len(data) + len(replacement) - (end - first) + len(data) - first)
     before = new(view[:first])
     after = before.copy()
     before.update(view[first:])
@@ -346,28 +349,41 @@ def _hash_both(data: bytes, first: int, end: int, replacement: bytes) -> tuple[s
     return before.hexdigest(), after.hexdigest()
 
 
+def _hash_size(data: bytes, first: int, end: int, replacement: bytes) -> int:
+    """How many bytes ``_hash_both`` hashes."""
+    return len(data) + len(replacement) - (end - first) + len(data) - first
+
+
 class Digests:
     """``_hash_both`` run on another thread, for a file of ``FAST_HASH_BYTES`` or more.
 
     OpenSSL's sha256 releases the GIL while it hashes, and the write's ``fsync`` waits on the
     disk: this thread goes on with the checks, the write and the ``fsync`` meanwhile (the two
-    hashes and hashlib's import take ~5 ms for a 4 MB file; a core of their own on a 2-CPU
-    machine). ``result`` waits for them. The thread only reads immutable bytes; a fast path
-    that gives up after starting it lets it finish on its own. ``_thread`` is built in
-    (``threading`` would be an import)."""
+    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine; hashlib is
+    imported before it starts). ``result`` waits for them. The thread only reads immutable
+    bytes; a fast path that gives up after starting it lets it finish on its own.
+    ``_thread`` is built in (``threading`` would be an import)."""
 
     def __init__(self, data: bytes, first: int, end: int, replacement: bytes) -> None:
         import _thread
+
+        from zbtools.core.files.textio import sha256_for
+
+        # hashlib is imported here, not on the thread: an import holds the GIL and releases
+        # it at every file access, and two threads passing it back and forth for that long
+        # cost more (~10 ms) than the import itself.
+        new = sha256_for(_hash_size(data, first, end, replacement))
 
         self._done = _thread.allocate_lock()
         self._done.acquire()
         self._value: tuple[str, str] | None = None
         self._error: BaseException | None = None
-        _thread.start_new_thread(self._run, (data, first, end, replacement))
+        _thread.start_new_thread(self._run, (data, first, end, replacement, new))
 
-    def _run(self, data: bytes, first: int, end: int, replacement: bytes) -> None:
+    def _run(self, data: bytes, first: int, end: int, replacement: bytes,
+             new: Callable[..., Any]) -> None:
         try:
-            self._value = _hash_both(data, first, end, replacement)
+            self._value = _hash_both(data, first, end, replacement, new)
         except BaseException as exc:  # handed to the waiting thread
             self._error = exc
         finally:
