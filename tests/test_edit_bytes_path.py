@@ -148,3 +148,22 @@ def test_fsync_while_waits_for_the_work_and_hands_its_error_on(tmp_path: Path) -
             textio.fsync_while(fd, fail)
     finally:
         os.close(fd)
+
+
+def test_without_threads_a_big_edit_is_done_all_the_same(cli: CliRunner, ws: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that may not start a thread (a process or thread limit) hashes and counts
+    on its own thread instead."""
+    import _thread
+
+    def refuse(*_args: object) -> int:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(_thread, "start_new_thread", refuse)
+    body = b"".join(b"row %d of the table\n" % i for i in range(120_000))
+    (ws / "f.py").write_bytes(body)
+    result = _edit(cli, "row 90000 of the table\n", "row 90000 edited\n")
+    after = body.replace(b"row 90000 of the table\n", b"row 90000 edited\n")
+    assert (ws / "f.py").read_bytes() == after
+    assert result["sha256"] == _sha(after)
+    assert result["start_line"] == 90001

@@ -383,7 +383,10 @@ class Digests:
         self._done.acquire()
         self._value: tuple[str, str] | None = None
         self._error: BaseException | None = None
-        _thread.start_new_thread(self._run, (data, first, end, replacement, new))
+        try:
+            _thread.start_new_thread(self._run, (data, first, end, replacement, new))
+        except RuntimeError:  # no thread to be had (a process or thread limit): right here
+            self._run(data, first, end, replacement, new)
 
     def _run(self, data: bytes, first: int, end: int, replacement: bytes,
              new: Callable[..., Any]) -> None:

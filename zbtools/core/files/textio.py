@@ -1036,7 +1036,10 @@ def fsync_while(fd: int, work: Callable[[], object]) -> None:
         finally:
             done.release()
 
-    _thread.start_new_thread(run, ())
+    try:
+        _thread.start_new_thread(run, ())
+    except RuntimeError:  # no thread to be had (a process or thread limit): one after the other
+        run()
     try:
         os.fsync(fd)
     finally:
