@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from zbtools.core.editing.matching import MatchError, Request, apply_requests, filemodel
+from zbtools.core.editing.matching import MatchError, Request, apply_requests, filemodel, tiers
 
 LINES = 100_000
 
@@ -157,3 +157,79 @@ def test_a_deletion_already_made_is_a_no_op_though_the_line_stands_elsewhere() -
                                             "        result = item\n")])
     assert not applied.changed
     assert applied.reports[0]["matched_with"] == "already_applied"
+
+
+def _every_line_starts(keys: list[str], index: Any) -> set[int]:
+    """The window starts near misses looked at before issue 16's shortcut: every line's
+    first 200 occurrences (the reference ``tiers._near_starts`` must agree with)."""
+    starts: set[int] = set()
+    for i, key in enumerate(keys):
+        if not key:
+            continue
+        for pos in index.get(key, ())[:200]:
+            starts.update((pos - i - 1, pos - i, pos - i + 1))
+        if len(starts) > tiers.NEAR_MAX_STARTS:
+            break
+    return starts
+
+
+def _every_line_counted(keys: list[str], index: Any) -> list[int]:
+    """``tiers._informative`` as it was: every line's occurrences counted in full."""
+    scored = []
+    for i, key in enumerate(keys):
+        if key in tiers._TRIVIAL or sum(ch.isalnum() for ch in key) < 8:
+            continue
+        hits = len(index.get(key, ()))
+        if hits:
+            scored.append((hits, -len(key), i))
+    return [i for _, _, i in sorted(scored)[:3]]
+
+
+def _near_cases(text: str) -> list[tuple[str, str, str]]:
+    """(name, old, new): a typo, a reworded line, a line missing and one extra, in blocks
+    with common lines (``return``, docstring quotes), and a block that stands twice."""
+    lines = text.split("\n")
+    out = []
+    for n, at in enumerate(range(LINES // 2, LINES // 2 + 6000, 2000)):
+        block = lines[at:at + 9]
+        if sum(1 for x in block if x.strip()) < 5:
+            continue
+        k = max(range(9), key=lambda i: len(lines[at + i]))
+        typo = list(block)
+        typo[k] = typo[k].replace("e", "ee", 1) if "e" in typo[k] else typo[k] + "x"
+        reworded = list(block)
+        reworded[k] = reworded[k].strip() + " and then some more words"
+        out += [(f"typo {n}", _join(typo), _join([typo[0] + "  # edited", *typo[1:]])),
+                (f"reworded {n}", _join(reworded), _join(reworded).replace("\n", "  # e\n", 1)),
+                (f"missing {n}", _join(block[:4] + block[5:]), _join(block[:3] + block[5:])),
+                (f"extra {n}", _join([*block[:4], "    extra = 1", *block[4:]]),
+                 _join(block[:4] + block[5:]))]
+    return out
+
+
+def test_near_misses_look_at_two_lines_and_answer_as_every_line_would(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tiers._near_starts`` looks up two lines whose occurrences are all known (longest
+    first) and ``_informative`` counts lines only as far as they can rank: the answers are
+    those of every line looked up in full, on a big file's lazy index and on the whole-file
+    one, also when the block stands twice (then refused)."""
+    block = _block(text, LINES // 2 + 2000, 6)
+    twice = text + "\n" + _join(block)
+    typo = list(block)
+    typo[3] = typo[3].replace("e", "ee", 1) if "e" in typo[3] else typo[3] + "x"
+    cases = [(text, *case) for case in _near_cases(text)]
+    for source, name in ((text, "a typo in a block"), (twice, "the block standing twice")):
+        cases.append((source, name, _join(typo), _join([typo[0] + "  # edited", *typo[1:]])))
+    outcomes = set()
+    answers = {}
+    for source, name, old, new in cases:
+        answer = answers[name] = _both(source, old, new, monkeypatch)
+        with monkeypatch.context() as patch:
+            patch.setattr(tiers, "_near_starts", _every_line_starts)
+            patch.setattr(tiers, "_informative", _every_line_counted)
+            assert _answer(source, old, new) == answer, name
+        outcomes.add(answer[2][0]["matched_with"] if answer[0] == "ok" else answer[1])
+    # the second copy is seen: what one copy accepts, two refuse
+    assert answers["a typo in a block"][0] == "ok"
+    assert answers["the block standing twice"][0] == "error"
+    assert {"near_miss", "similarity"} <= outcomes, outcomes

@@ -33,6 +33,9 @@ SPILL_KEEP = 200
 # (state root, workspace root) -> the journal directory of unfinished changes (see
 # Context.unfinished_changes): a long-lived batch or server computes it once
 _TXN_DIRS: dict[tuple[str | None, str], str] = {}
+# (state root, workspace root) -> the workspace's state directory: a batch or server edit
+# asks for it several times a call (a hash and a path normalisation each).
+_STATE_PATHS: dict[tuple[str, str], str] = {}
 
 
 class Context:
@@ -102,8 +105,14 @@ class Context:
             from zbtools.core.call.config import state_root
 
             self._state_root = state_root(self.env)
+        cached = _STATE_PATHS.get((self._state_root, self.workspace.root))
+        if cached is not None:
+            return cached
         key = sha256_hex(os.fsencode(self.workspace.root))[:16]
-        return os.path.abspath(os.path.join(self._state_root, key))
+        path = os.path.abspath(os.path.join(self._state_root, key))
+        if os.path.isabs(self._state_root):  # a relative root depends on the cwd
+            _STATE_PATHS[(self._state_root, self.workspace.root)] = path
+        return path
 
     def unfinished_changes(self) -> bool:
         """Whether a multi-file change of this workspace was left unfinished (its journal

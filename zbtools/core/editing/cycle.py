@@ -10,6 +10,11 @@ Failure modes: the matcher's refusals (``no_match``, ``ambiguous_match``, ``over
 ``no_change``, ``placeholder_in_new``), ``encoding_error`` (new text the file's encoding cannot
 hold, or non-ASCII text for a file that is not valid UTF-8: that would mix encodings),
 ``binary_file``, ``not_found``, ``is_directory``, ``stale_file``, ``permission_denied``.
+
+A plain exact edit is done on the bytes (``_bytes_fast_path``). From 1 MiB its two sha256
+(before, for the undo journal; after, for the result) run on a helper thread and the line
+number of the match is counted on another while the write's ``fsync`` waits on the disk;
+both are done before anything is reported or an error raised. Nothing else is threaded.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from zbtools.core.files.textio import (
     atomic_write,
     check_expected,
     decode,
+    is_utf8,
     read_bytes,
+    read_bytes_stat,
     sha256_hex,
 )
 
@@ -78,10 +85,10 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     from zbtools.core.editing.matching import MatchError, unified_diff
 
     with ctx.workspace.resolve(path, write=not dry_run) as res:
-        data = read_bytes(res, max_bytes=MAX_EDIT_BYTES, shown=path)
+        data, read_st = read_bytes_stat(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None:
-            fast = _bytes_fast_path(ctx, res, data, simple, path, dry_run, tool)
+            fast = _bytes_fast_path(ctx, res, data, read_st, simple, path, dry_run, tool)
             if fast is not None:
                 return fast
         decoded = decode(data, shown=path)
@@ -103,7 +110,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         # Staleness: the file must still hold exactly the bytes read (as strong as comparing
         # their sha256, without hashing either).
         replace_file(ctx, res, new_data, expected_sha256=None, expected_data=data, shown=path,
-                     tool=tool, defer_dir_sync=True)
+                     tool=tool, read_stat=read_st, defer_dir_sync=True)
         from zbtools.core.editing.undo import record
 
         record(ctx, rel, data, None, tool, after_sha256=digest)
@@ -113,8 +120,9 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
 FAST_PATH_BYTES = 4 * 1024 * 1024
 
 
-def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str, str],
-                     path: str, dry_run: bool, tool: str) -> EditOutcome | None:
+def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_result,
+                     simple: tuple[str, str], path: str, dry_run: bool, tool: str
+                     ) -> EditOutcome | None:
     """A plain exact, unique edit done on the bytes (issue 16, PERFORMANCE section 7).
 
     Exact matching comes first for every file size: the file is not decoded, split or
@@ -155,18 +163,18 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     if first == -1 or data.find(needle, first + 1) != -1:
         return None  # absent or ambiguous: the full engine explains it
     end = first + len(needle)
-    if not big:
-        if not data.isascii():
-            try:
-                data.decode("utf-8")  # the engine decodes a valid UTF-8 file as UTF-8
-            except UnicodeDecodeError:
-                return None
-        line = data.count(b"\n", 0, first) + 1
-        if _exact_special_case(data, first, end, old, new, line - 1):
-            return None
-    if b"\n" in replacement and b"\n" not in needle and \
+    if big and b"\n" in replacement and b"\n" not in needle and \
             data.count(b"\r\n") > data.count(b"\n") - data.count(b"\r\n"):
         replacement = replacement.replace(b"\n", b"\r\n")  # a CRLF file gets CRLF lines
+    new_size = len(data) - len(needle) + len(replacement)
+    digests = None
+    if not dry_run and FAST_HASH_BYTES <= new_size <= HASH_RESULT_BYTES:
+        digests = Digests(data, first, end, replacement)  # meanwhile: checks, write, fsync
+    if not big:
+        if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
+            return None
+        if _exact_special_case(data, first, end, old, new):
+            return None
     # The changed lines plus 3 lines of context each side, for the diff.
     region_start = data.rfind(b"\n", 0, first) + 1
     context_before = 0
@@ -185,43 +193,65 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, simple: tuple[str
     except UnicodeDecodeError:
         return None
     pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
-    if big:
-        line = data.count(b"\n", 0, first) + 1
-    last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last character
-    diff = unified_diff(res.rel, head + old + tail, head + new + tail,
-                        first_line=line - context_before)
-    report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
-                              "matched_with": "exact", "transforms": [],
-                              "disambiguated_by": None}
-    applied = Applied("", [report], True, [])
-    new_size = len(data) - len(needle) + len(replacement)
+    lines_before: list[int] = []  # the newlines before the match, counted once
+
+    def count_lines() -> None:
+        lines_before.append(data.count(b"\n", 0, first))
+
+    def outcome(digest: str | None) -> EditOutcome:
+        line = lines_before[0] + 1
+        last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last char
+        diff = unified_diff(res.rel, head + old + tail, head + new + tail,
+                            first_line=line - context_before)
+        report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
+                                  "matched_with": "exact", "transforms": [],
+                                  "disambiguated_by": None}
+        return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True,
+                           dry_run)
+
     # The result's sha256 is a full extra pass (~25 ms per 50 MB): like reads of huge files,
     # edits of files over HASH_RESULT_BYTES report null and keep the cost near a copy's.
-    digest = _hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None
+    digest = before_digest = None
     if dry_run:
-        return EditOutcome(res.rel, applied, diff, digest, True, True)
+        count_lines()
+        return outcome(_hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None)
+    if digests is None and new_size <= HASH_RESULT_BYTES:
+        # The undo journal names the old version by its sha256 too: both in one go.
+        before_digest, digest = _hash_both(data, first, end, replacement)
+    # Counting the lines of a big file (~20 ms for 45 MB) is done while its new version's
+    # fsync waits on the disk; a small file's count costs less than a thread.
+    meanwhile = count_lines if len(data) >= FAST_HASH_BYTES else None
+    if meanwhile is None:
+        count_lines()
     assert res.name is not None
-    if big:
-        # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double the
-        # cost.
-        seen = os.stat(res.name, dir_fd=res.dir_fd)
-        atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
-                     parts=pieces, defer_dir_sync=True)
-    else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
-        atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                     parts=pieces, defer_dir_sync=True)
+    try:
+        if big:
+            # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double
+            # the cost.
+            seen = os.stat(res.name, dir_fd=res.dir_fd)
+            atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
+                         parts=pieces, defer_dir_sync=True, meanwhile=meanwhile)
+        else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
+            atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
+                         parts=pieces, read_stat=read_st, defer_dir_sync=True,
+                         meanwhile=meanwhile)
+    finally:
+        if digests is not None:
+            digests.wait()  # the thread is done before anything is reported or raised
+    if digests is not None:
+        before_digest, digest = digests.result()
     if new_size <= HASH_RESULT_BYTES:
         from zbtools.core.editing.undo import record
 
-        record(ctx, res.rel, data, None, tool, after_sha256=digest)
+        record(ctx, res.rel, data, None, tool, after_sha256=digest,
+               before_sha256=before_digest)
     else:
         ctx.warn(f"{res.rel} is larger than {HASH_RESULT_BYTES >> 20} MiB: this change is not "
                  "kept for undo and its sha256 is not computed")
-    return EditOutcome(res.rel, applied, diff, digest, True, False)
+    return outcome(digest)
 
 
-def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str,
-                        line: int) -> bool:
+def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -> bool:
     """Whether the engine's exact tier would do more than splice ``new`` over data[first:end]
     (the cases ``_bytes_fast_path`` leaves to it)."""
     if new.startswith(old) and new[len(old):].strip() and \
@@ -234,15 +264,15 @@ def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str,
     if first > line_start and not data[line_start:first].strip(b" \t") and \
             "\n" not in old.removesuffix("\n"):
         return True  # one line sent less indented than the file has it: maybe whole-line drift
-    return _has_near_duplicate(data, line_start, first, old, line)
+    return _has_near_duplicate(data, line_start, first, old)
 
 
-def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str,
-                        line_number: int) -> bool:
+def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str) -> bool:
     """Whether a line other than the match's own equals, up to indentation, old text's
     longest line (every block that matches old up to indentation has one): the engine then
     warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
-    line's occurrences are looked at, with ``bytes.find``; nothing is indexed."""
+    line's occurrences are looked at, with ``bytes.find``; nothing is indexed, and lines are
+    told apart by where they start (no line counting up to each occurrence)."""
     from zbtools.core.editing.matching.requests import pattern_lines
 
     if first != line_start and not old.startswith("\n"):
@@ -254,17 +284,15 @@ def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str,
     at = max(range(len(lines)), key=lambda i: len(lines[i].strip(" \t")))
     keys = [line.strip(" \t").encode("utf-8") for line in lines]
     key = keys[at]
-    own = line_number + at  # the file line (0-based) old's line `at` is on
-    line = 0
-    counted = 0
+    own = line_start  # where the file line old's line `at` is on starts
+    for _ in range(at):
+        own = data.find(b"\n", own) + 1
     pos = data.find(key)
     while pos != -1:
-        line += data.count(b"\n", counted, pos)
-        counted = pos
         begin = data.rfind(b"\n", 0, pos) + 1
         stop = data.find(b"\n", pos)
         stop = len(data) if stop == -1 else stop
-        if line != own and data[begin:stop].strip(b" \t") == key and \
+        if begin != own and data[begin:stop].strip(b" \t") == key and \
                 _window_matches(data, begin, stop, at, keys):
             return True
         pos = data.find(key, stop)
@@ -298,14 +326,88 @@ HASH_RESULT_BYTES = 16 * 1024 * 1024
 
 
 def _hash_parts(pieces: list[memoryview]) -> str:
-    if sum(len(piece) for piece in pieces) < FAST_HASH_BYTES:
-        return sha256_hex(b"".join(pieces))  # the builtin module: no import of hashlib
-    import hashlib
+    from zbtools.core.files.textio import sha256_for
 
-    hasher = hashlib.sha256()
+    hasher = sha256_for(sum(len(piece) for piece in pieces))()
     for piece in pieces:
         hasher.update(piece)
-    return hasher.hexdigest()
+    digest: str = hasher.hexdigest()
+    return digest
+
+
+def _hash_both(data: bytes, first: int, end: int, replacement: bytes,
+               new: Callable[..., Any] | None = None) -> tuple[str, str]:
+    """The sha256 of ``data`` and of ``data`` with ``replacement`` spliced over
+    ``data[first:end]``: the bytes before the edit are hashed once for both (the hash state
+    after them is copied), which saves up to a whole pass over the file. ``new``: the sha256
+    constructor (``_hash_size``'s choice when not given)."""
+    if new is None:
+        from zbtools.core.files.textio import sha256_for
+
+        new = sha256_for(_hash_size(data, first, end, replacement))
+    view = memoryview(data)
+    before = new(view[:first])
+    after = before.copy()
+    before.update(view[first:])
+    after.update(replacement)
+    after.update(view[end:])
+    return before.hexdigest(), after.hexdigest()
+
+
+def _hash_size(data: bytes, first: int, end: int, replacement: bytes) -> int:
+    """How many bytes ``_hash_both`` hashes."""
+    return len(data) + len(replacement) - (end - first) + len(data) - first
+
+
+class Digests:
+    """``_hash_both`` run on another thread, for a file of ``FAST_HASH_BYTES`` or more.
+
+    OpenSSL's sha256 releases the GIL while it hashes, and the write's ``fsync`` waits on the
+    disk: this thread goes on with the checks, the write and the ``fsync`` meanwhile (the two
+    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine; hashlib is
+    imported before it starts). ``result`` waits for them. The thread only reads immutable
+    bytes; a fast path that gives up after starting it lets it finish on its own.
+    ``_thread`` is built in (``threading`` would be an import)."""
+
+    def __init__(self, data: bytes, first: int, end: int, replacement: bytes) -> None:
+        import _thread
+
+        from zbtools.core.files.textio import sha256_for
+
+        # hashlib is imported here, not on the thread: an import holds the GIL and releases
+        # it at every file access, and two threads passing it back and forth for that long
+        # cost more (~10 ms) than the import itself.
+        new = sha256_for(_hash_size(data, first, end, replacement))
+
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._value: tuple[str, str] | None = None
+        self._error: BaseException | None = None
+        try:
+            _thread.start_new_thread(self._run, (data, first, end, replacement, new))
+        except RuntimeError:  # no thread to be had (a process or thread limit): right here
+            self._run(data, first, end, replacement, new)
+
+    def _run(self, data: bytes, first: int, end: int, replacement: bytes,
+             new: Callable[..., Any]) -> None:
+        try:
+            self._value = _hash_both(data, first, end, replacement, new)
+        except BaseException as exc:  # handed to the waiting thread
+            self._error = exc
+        finally:
+            self._done.release()
+
+    def wait(self) -> None:
+        with self._done:
+            pass
+
+    def result(self) -> tuple[str, str]:
+        """(sha256 before, sha256 after), once the thread is done."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
 
 
 def _display(text: str, decoded: Any) -> str:

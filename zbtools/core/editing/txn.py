@@ -328,6 +328,7 @@ def journaled_append(ctx: Context, res: Resolved, data: bytes, *,
 
 def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: str | None,
                  shown: str, tool: str, expected_data: bytes | None = None,
+                 read_stat: os.stat_result | None = None,
                  defer_dir_sync: bool = False) -> WriteOutcome:
     """Replace an existing (or create a new) file's content with ``data``, keeping its inode
     when it has other hard links that all lie inside the workspace.
@@ -338,8 +339,8 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     (``fsops.links_all_inside``), since a name outside would be changed too (SECURITY T3).
     Otherwise it is replaced atomically and the link is broken, with a warning
     (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
-    ``expected_data`` (the bytes the file must still hold) and ``defer_dir_sync`` are
-    ``atomic_write``'s."""
+    ``expected_data`` (the bytes the file must still hold), ``read_stat`` and
+    ``defer_dir_sync`` are ``atomic_write``'s."""
     from zbtools.core.files.fsops import links_all_inside
     from zbtools.core.files.textio import atomic_write
 
@@ -351,7 +352,8 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
         return write_in_place(ctx, res, data, expected_sha256=expected_sha256, shown=shown,
                               tool=tool)
     outcome = atomic_write(res, data, expected_sha256=expected_sha256, shown=shown,
-                           expected_data=expected_data, defer_dir_sync=defer_dir_sync)
+                           expected_data=expected_data, read_stat=read_stat,
+                           defer_dir_sync=defer_dir_sync)
     if outcome.hardlink_broken:
         ctx.warn(f"{res.rel} had {st.st_nlink if st else 2} hard links, some of them outside "
                  "the workspace (or not found in time): it was replaced by a new file, so its "

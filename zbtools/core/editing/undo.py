@@ -50,7 +50,9 @@ class Journal:
     """The open, locked journal of one workspace; use as a context manager."""
 
     def __init__(self, ctx: Context) -> None:
-        self.folder = os.path.join(ctx.state_dir, "undo")
+        self._ctx = ctx
+        # Not ``ctx.state_dir`` (a ``makedirs`` per edit): ``open`` creates it when missing.
+        self.folder = os.path.join(ctx.state_path(), "undo")
         self.blobs = os.path.join(self.folder, "blobs")
         self.path = os.path.join(self.folder, "journal.jsonl")
         self._lock_fd = -1
@@ -68,7 +70,9 @@ class Journal:
         try:
             self._lock_fd = acquire_lock(os.path.join(self.folder, "lock"))
         except FileNotFoundError:
-            os.makedirs(self.blobs, mode=0o700, exist_ok=True)
+            # ctx.state_dir creates the workspace's state directory first (mode 0700)
+            os.makedirs(os.path.join(self._ctx.state_dir, "undo", "blobs"), mode=0o700,
+                        exist_ok=True)
             self._lock_fd = acquire_lock(os.path.join(self.folder, "lock"))
         if not os.path.isdir(self.blobs):
             os.makedirs(self.blobs, mode=0o700, exist_ok=True)
@@ -124,9 +128,11 @@ class Journal:
         try:
             st = os.fstat(fd)
             size = st.st_size
-            if size and _valid_as_of.get(self.path) != _stamp(st):
+            # As this process left it (its own last append, whole): nothing to check.
+            known = _valid_as_of.get(self.path) == _stamp(st)
+            if size and not known:
                 self._load()  # refuses a corrupt journal (io_error): it is never appended to
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+            if size and not known and os.pread(fd, 1, size - 1) != b"\n":
                 # A partial record of a crashed append: cut it off (under the lock).
                 tail = min(size, 1 << 16)
                 chunk = os.pread(fd, tail, size - tail)
@@ -157,8 +163,10 @@ class Journal:
         os.replace(tmp, self.path)
         self._prune_blobs()
 
-    def put_blob(self, data: bytes) -> str:
-        digest = sha256_hex(data)
+    def put_blob(self, data: bytes, digest: str | None = None) -> str:
+        """Keep ``data`` as the blob named by its sha256 (``digest``, when the caller has it)."""
+        if digest is None:
+            digest = sha256_hex(data)
         path = os.path.join(self.blobs, digest)
         if not os.path.exists(path):
             tmp = f"{path}.tmp-{os.getpid()}"
@@ -195,11 +203,13 @@ class Journal:
 
 
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
-           mode: int | None = None, *, after_sha256: str | None = None) -> None:
+           mode: int | None = None, *, after_sha256: str | None = None,
+           before_sha256: str | None = None) -> None:
     """Journal one change of ``rel`` (None: the file did not exist before / after).
 
     ``after_sha256``, when the caller has it, stands for ``after`` (which is then None): the
-    new bytes need not be joined or hashed again."""
+    new bytes need not be joined or hashed again. ``before_sha256``, when the caller has it,
+    must be the sha256 of ``before`` (which is still kept): it is not hashed again."""
     if before == after and after_sha256 is None:
         return
     if before is not None and len(before) > MAX_BLOB:
@@ -211,7 +221,8 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
             entry: dict[str, Any] = {
                 "v": JOURNAL_VERSION, "id": os.urandom(4).hex(), "path": rel, "tool": tool,
                 "time": round(ctx.clock(), 3),
-                "before_blob": journal.put_blob(before) if before is not None else None,
+                "before_blob": journal.put_blob(before, before_sha256)
+                if before is not None else None,
                 "after_sha256": after_sha256 if after_sha256 is not None else (
                     sha256_hex(after) if after is not None else None),
                 "mode": mode,

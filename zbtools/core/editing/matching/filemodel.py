@@ -293,6 +293,12 @@ class FileModel:
         cache[key] = found
         return found
 
+    def known_lines_with_key(self, tier: str, key: str) -> list[int] | None:
+        """``lines_with_key(tier, key)`` when it is known without looking (None else)."""
+        if tier in self._indexes:
+            return self._indexes[tier].get(key, [])
+        return self._found.get(tier, {}).get(key)
+
     def first_lines_with_key(self, tier: str, key: str, limit: int) -> list[int]:
         """``lines_with_key(tier, key)[:limit]``, scanning only as far as needed (for a key
         whose word is on too many lines to find them all)."""
@@ -305,7 +311,14 @@ class FileModel:
         keyf = LINE_KEYS[tier]
         view, starts, text = self.lf_view, self.line_starts, self.lines
         found: list[int] = []
-        pos = view.find(probe)
+        known = self._word_lines.get(probe)
+        if known is not None:  # the word's lines were found already: no scan
+            for line in known:
+                if keyf(text[line]) == key:
+                    found.append(line)
+                    if len(found) >= limit:
+                        break
+        pos = view.find(probe) if known is None else -1
         while pos != -1 and len(found) < limit:
             line = bisect.bisect_right(starts, pos) - 1
             if keyf(text[line]) == key:
@@ -363,6 +376,14 @@ LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole i
 LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
 
 
+def count_at_most(index: Mapping[str, Sequence[int]], key: str, bound: int) -> int:
+    """``len(index.get(key, ()))`` when that is at most ``bound``, else ``bound + 1``: the lazy
+    index of a big file stops looking at the line past ``bound`` occurrences."""
+    if isinstance(index, LazyIndex):
+        return index.count_at_most(key, bound)
+    return min(len(index.get(key, ())), bound + 1)
+
+
 class LazyKeys(Sequence[str]):
     """``FileModel.normalized`` of a big file: keys computed per line asked for."""
 
@@ -407,6 +428,13 @@ class LazyIndex(Mapping[str, Sequence[int]]):
         if not found:
             raise KeyError(key)
         return found
+
+    def count_at_most(self, key: str, bound: int) -> int:
+        """See the module function ``count_at_most``."""
+        found = self._model.known_lines_with_key(self._tier, key)
+        if found is None:
+            found = self._model.first_lines_with_key(self._tier, key, bound + 1)
+        return min(len(found), bound + 1)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and bool(self._lookup(key))

@@ -46,6 +46,7 @@ from zbtools.core.editing.matching.filemodel import (
     LINE_KEYS,
     TIERS,
     columns,
+    count_at_most,
     leading_ws,
     relative_depths,
     same_structure,
@@ -95,6 +96,7 @@ NEAR_RIVAL_MARGIN = 2
 NEAR_ONE_OFF_SIMILAR = 0.8  # a line this similar (Indel) makes a line-for-line window a rival
 TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
+NEAR_LINE_POSITIONS = 200  # occurrences of one line looked at for near-miss windows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -900,14 +902,20 @@ _TRIVIAL = {"}", "{", "end", "pass", "return", "else:", "try:", "finally:", ")",
 
 
 def _informative(keys: list[str], index: Mapping[str, Sequence[int]]) -> list[int]:
-    """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters."""
-    scored = []
-    for i, key in enumerate(keys):
-        if key in _TRIVIAL or sum(ch.isalnum() for ch in key) < 8:
-            continue
-        hits = len(index.get(key, ()))
-        if hits:
-            scored.append((hits, -len(key), i))
+    """Up to 3 pattern lines worth anchoring on: rare in the file, >= 8 word characters.
+
+    The 3 with the fewest lines (then the longest, then the first). Lines are counted longest
+    first, each only up to the third fewest count so far (``count_at_most``): on a big file
+    a common line is not looked for to its last occurrence when it cannot be among them."""
+    scored: list[tuple[int, int, int]] = []
+    wanted = [i for i, key in enumerate(keys)
+              if key not in _TRIVIAL and sum(ch.isalnum() for ch in key) >= 8]
+    for i in sorted(wanted, key=lambda i: -len(keys[i])):
+        bound = sorted(scored)[2][0] if len(scored) >= 3 else None
+        hits = len(index.get(keys[i], ())) if bound is None else \
+            count_at_most(index, keys[i], bound)
+        if hits and (bound is None or hits <= bound):
+            scored.append((hits, -len(keys[i]), i))
     return [i for _, _, i in sorted(scored)[:3]]
 
 
@@ -1091,14 +1099,7 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
 
     n = len(keys)
     total = len(norm)
-    starts: set[int] = set()
-    for i, key in enumerate(keys):
-        if not key:
-            continue
-        for pos in index.get(key, ())[:200]:
-            starts.update((pos - i - 1, pos - i, pos - i + 1))
-        if len(starts) > NEAR_MAX_STARTS:
-            break
+    starts = _near_starts(keys, index)
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
     rivals: set[int] = set()  # edits of the windows that differ by one slip, not a typo
     one_off: set[tuple[int, int]] = set()  # windows equal line for line but for one line
@@ -1171,6 +1172,40 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
         found = {w: v for w, v in found.items() if v[1] is not None or None in v[0] or
                  typos[w] + NEAR_RIVAL_MARGIN <= nearest}
     return found
+
+
+def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int]:
+    """The window starts ``_near_windows`` examines.
+
+    Every window it can accept (or count as a rival) has all of old text's lines where they
+    should be but one (a typo line, an extra line), or all of them around one missing file
+    line: of any two lines of old text, one stands where it should, one line either side at
+    most. So the occurrences of two non-blank lines, when every one of them is known, give
+    every such window: lines are looked up longest first (a long line is rarely common; on a
+    100k-line file each lookup is a scan, and a common line's many occurrences cost more),
+    and a line on more than ``NEAR_LINE_POSITIONS`` lines does not count. Without two such
+    lines, every line's first ``NEAR_LINE_POSITIONS`` occurrences, until ``NEAR_MAX_STARTS``
+    starts (each lookup done once: the index keeps what it found)."""
+    starts: set[int] = set()
+    complete = 0
+    for i in sorted((i for i, key in enumerate(keys) if key), key=lambda i: -len(keys[i])):
+        positions = index.get(keys[i], ())
+        if not isinstance(positions, list) or len(positions) > NEAR_LINE_POSITIONS:
+            continue  # all of them may not be known (a LazyPositions), or too many
+        for pos in positions:
+            starts.update((pos - i - 1, pos - i, pos - i + 1))
+        complete += 1
+        if complete == 2:
+            return starts
+    starts.clear()
+    for i, key in enumerate(keys):
+        if not key:
+            continue
+        for pos in index.get(key, ())[:NEAR_LINE_POSITIONS]:
+            starts.update((pos - i - 1, pos - i, pos - i + 1))
+        if len(starts) > NEAR_MAX_STARTS:
+            break
+    return starts
 
 
 def _single_line_typo(key: str, norm: Sequence[str]) -> int | None:

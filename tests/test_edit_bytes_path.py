@@ -1,0 +1,169 @@
+"""The exact edit done on the bytes (``cycle._bytes_fast_path``): the paths issue 16 added.
+
+Each test goes through the real ``apply_edit`` entry point and checks the file's bytes, the
+result's ``sha256`` and, where it matters, that ``undo`` brings the old bytes back:
+
+* UTF-8 validity is checked chunk by chunk (``textio.is_utf8``): a character cut by a chunk
+  boundary is still valid, a bad byte late in the file still sends the edit to the engine;
+* files of 1 MiB or more are hashed (before and after) on another thread while the write
+  goes on (``cycle.Digests``);
+* the content read is not read again before the write when the file is still that version
+  (``atomic_write(read_stat=...)``): a change made right after the read is still refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRunner
+from tests.test_crash_safety import debris
+from zbtools.core.editing import cycle
+from zbtools.core.files import textio
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _edit(cli: CliRunner, old: str, new: str, path: str = "f.py") -> dict[str, object]:
+    done = cli("apply_edit", stdin={"path": path, "old_text": old, "new_text": new})
+    assert done.code == 0, done
+    result: dict[str, object] = done.result
+    return result
+
+
+def test_a_character_cut_by_a_chunk_boundary_is_valid_utf8(cli: CliRunner, ws: Path) -> None:
+    head = b"x = 1\n" * (textio.UTF8_CHECK_CHUNK // 6)
+    pad = b"#" * (textio.UTF8_CHECK_CHUNK - len(head) - 1)
+    body = head + pad + "\u20ac\n".encode() + b"y = 2\n" * 100 + b"the unique line\n"
+    assert body[textio.UTF8_CHECK_CHUNK - 1:textio.UTF8_CHECK_CHUNK + 2] == "\u20ac".encode()
+    (ws / "f.py").write_bytes(body)
+    result = _edit(cli, "the unique line\n", "the edited line\n")
+    after = body.replace(b"the unique line", b"the edited line")
+    assert (ws / "f.py").read_bytes() == after
+    assert result["matched_with"] == "exact"
+    assert result["sha256"] == _sha(after)
+
+
+@pytest.mark.parametrize("bad_at", [0.1, 0.9])
+def test_a_bad_byte_anywhere_leaves_the_edit_to_the_engine(cli: CliRunner, ws: Path,
+                                                           bad_at: float) -> None:
+    lines = [b"value_%d = %d\n" % (i, i) for i in range(4000)]
+    lines[int(len(lines) * bad_at)] = b"caf\xe9 = 1\n"  # Latin-1: not UTF-8
+    body = b"".join(lines)
+    assert not textio.is_utf8(body)
+    (ws / "f.py").write_bytes(body)
+    # The engine reads the file as Windows-1252 and writes the new text so: a splice of the
+    # new text's UTF-8 bytes would mix encodings.
+    result = _edit(cli, "value_2000 = 2000\n", "value_2000 = '\u00e9'\n")
+    assert (ws / "f.py").read_bytes() == body.replace(b"value_2000 = 2000\n",
+                                                      b"value_2000 = '\xe9'\n")
+    assert result["sha256"] == _sha((ws / "f.py").read_bytes())
+
+
+@pytest.mark.parametrize("text", ["", "ascii only\n", "caf\u00e9 \u20ac \U0001f600\n" * 5000])
+def test_is_utf8_agrees_with_decoding(text: str) -> None:
+    data = text.encode()
+    assert textio.is_utf8(data)
+    for cut in (1, len(data) // 2 + 1, len(data) - 1):
+        if 0 < cut < len(data):
+            broken = data[:cut] + b"\xff" + data[cut:]
+            assert not textio.is_utf8(broken)
+    assert not textio.is_utf8(data + "\u20ac".encode()[:2])  # a sequence cut at the end
+
+
+def test_a_megabyte_file_is_hashed_beside_the_write_and_undone(cli: CliRunner,
+                                                                ws: Path) -> None:
+    body = b"".join(b"row %d of the table\n" % i for i in range(120_000))
+    assert textio.FAST_HASH_BYTES <= len(body) < cycle.FAST_PATH_BYTES
+    (ws / "f.py").write_bytes(body)
+    result = _edit(cli, "row 60000 of the table\n", "row 60000 edited\n")
+    after = body.replace(b"row 60000 of the table\n", b"row 60000 edited\n")
+    assert (ws / "f.py").read_bytes() == after
+    assert result["sha256"] == _sha(after)
+    assert result["start_line"] == 60001
+    undone = cli("undo", stdin={"path": "f.py"})
+    assert undone.code == 0, undone
+    assert (ws / "f.py").read_bytes() == body
+
+
+@pytest.mark.parametrize("size", ["small", "megabyte"])
+def test_a_change_right_after_the_read_is_refused(cli: CliRunner, ws: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  size: str) -> None:
+    """The write does not read the file again when it is still the version read; a change
+    made between the read and the write (same size, in place) is caught before the rename."""
+    rows = 10 if size == "small" else 120_000
+    body = b"".join(b"row %d of the table\n" % i for i in range(rows)) + b"unique\n"
+    target = ws / "f.py"
+    target.write_bytes(body)
+    theirs = body.replace(b"row 5 ", b"ROW 5 ")
+    read = textio.read_bytes_stat
+
+    def read_then_meddle(*args: object, **kwargs: object) -> object:
+        out = read(*args, **kwargs)  # type: ignore[arg-type]
+        with open(target, "r+b") as fh:
+            fh.write(theirs)
+        return out
+
+    monkeypatch.setattr(cycle, "read_bytes_stat", read_then_meddle)
+    done = cli("apply_edit", stdin={"path": "f.py", "old_text": "unique\n",
+                                    "new_text": "mine\n"})
+    assert done.error["code"] == "stale_file", done
+    assert target.read_bytes() == theirs
+    assert debris(ws) == []
+
+
+@pytest.mark.parametrize("rows", [120_000, 400_000])  # 1 MiB and more; over 4 MiB
+def test_a_big_file_counts_its_lines_during_the_fsync(cli: CliRunner, ws: Path,
+                                                      rows: int) -> None:
+    """From 1 MiB the line number of the match is counted beside the new file's fsync
+    (``textio.fsync_while``); the report and the diff still carry it."""
+    body = b"".join(b"row %d of the table\n" % i for i in range(rows))
+    (ws / "f.py").write_bytes(body)
+    at = rows * 3 // 4
+    result = _edit(cli, f"row {at} of the table\n", f"row {at} edited\n")
+    assert (ws / "f.py").read_bytes() == body.replace(b"row %d of the table\n" % at,
+                                                      b"row %d edited\n" % at)
+    assert (result["start_line"], result["end_line"]) == (at + 1, at + 1)
+    assert f"@@ -{at - 2},7 +{at - 2},7 @@" in str(result["diff"])
+    assert debris(ws) == []
+
+
+def test_fsync_while_waits_for_the_work_and_hands_its_error_on(tmp_path: Path) -> None:
+    fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        done: list[int] = []
+        textio.fsync_while(fd, lambda: done.append(1))
+        assert done == [1]
+
+        def fail() -> None:
+            raise ValueError("the work failed")
+
+        with pytest.raises(ValueError, match="the work failed"):
+            textio.fsync_while(fd, fail)
+    finally:
+        os.close(fd)
+
+
+def test_without_threads_a_big_edit_is_done_all_the_same(cli: CliRunner, ws: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that may not start a thread (a process or thread limit) hashes and counts
+    on its own thread instead."""
+    import _thread
+
+    def refuse(*_args: object) -> int:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(_thread, "start_new_thread", refuse)
+    body = b"".join(b"row %d of the table\n" % i for i in range(120_000))
+    (ws / "f.py").write_bytes(body)
+    result = _edit(cli, "row 90000 of the table\n", "row 90000 edited\n")
+    after = body.replace(b"row 90000 of the table\n", b"row 90000 edited\n")
+    assert (ws / "f.py").read_bytes() == after
+    assert result["sha256"] == _sha(after)
+    assert result["start_line"] == 90001
