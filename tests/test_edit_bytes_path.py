@@ -36,6 +36,20 @@ def _edit(cli: CliRunner, old: str, new: str, path: str = "f.py") -> dict[str, o
     return result
 
 
+def _edit_table_row(cli: CliRunner, ws: Path, row: int) -> bytes:
+    """Write a 120,000-row file (about 2.5 MB), edit row ``row`` through the CLI and check
+    the bytes, the reported sha256 and line; the body before the edit."""
+    body = b"".join(b"row %d of the table\n" % i for i in range(120_000))
+    (ws / "f.py").write_bytes(body)
+    old, new = f"row {row} of the table\n", f"row {row} edited\n"
+    result = _edit(cli, old, new)
+    after = body.replace(old.encode(), new.encode())
+    assert (ws / "f.py").read_bytes() == after
+    assert result["sha256"] == _sha(after)
+    assert result["start_line"] == row + 1
+    return body
+
+
 def test_a_character_cut_by_a_chunk_boundary_is_valid_utf8(cli: CliRunner, ws: Path) -> None:
     head = b"x = 1\n" * (textio.UTF8_CHECK_CHUNK // 6)
     pad = b"#" * (textio.UTF8_CHECK_CHUNK - len(head) - 1)
@@ -78,14 +92,8 @@ def test_is_utf8_agrees_with_decoding(text: str) -> None:
 
 def test_a_megabyte_file_is_hashed_beside_the_write_and_undone(cli: CliRunner,
                                                                 ws: Path) -> None:
-    body = b"".join(b"row %d of the table\n" % i for i in range(120_000))
+    body = _edit_table_row(cli, ws, 60_000)
     assert textio.FAST_HASH_BYTES <= len(body) < cycle.FAST_PATH_BYTES
-    (ws / "f.py").write_bytes(body)
-    result = _edit(cli, "row 60000 of the table\n", "row 60000 edited\n")
-    after = body.replace(b"row 60000 of the table\n", b"row 60000 edited\n")
-    assert (ws / "f.py").read_bytes() == after
-    assert result["sha256"] == _sha(after)
-    assert result["start_line"] == 60001
     undone = cli("undo", stdin={"path": "f.py"})
     assert undone.code == 0, undone
     assert (ws / "f.py").read_bytes() == body
@@ -160,10 +168,4 @@ def test_without_threads_a_big_edit_is_done_all_the_same(cli: CliRunner, ws: Pat
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr(_thread, "start_new_thread", refuse)
-    body = b"".join(b"row %d of the table\n" % i for i in range(120_000))
-    (ws / "f.py").write_bytes(body)
-    result = _edit(cli, "row 90000 of the table\n", "row 90000 edited\n")
-    after = body.replace(b"row 90000 of the table\n", b"row 90000 edited\n")
-    assert (ws / "f.py").read_bytes() == after
-    assert result["sha256"] == _sha(after)
-    assert result["start_line"] == 90001
+    _edit_table_row(cli, ws, 90_000)
