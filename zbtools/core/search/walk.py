@@ -32,6 +32,12 @@ Rules:
   ``unreadable``; ``binary`` and ``too_large`` are for the tools that read files), so a tool can
   say what it left out instead of answering an unexplained "nothing".
 
+In a long-lived session (a ``cache`` whose change monitor works, ``watch.py``) every directory is
+watched before it is listed, and the walk is recorded (``recording.py``); the same walk asked
+again is replayed from the recording, without listing or ``stat``, while the monitor reports
+nothing that alters it. An entry's ``sig`` then vouches that its ``size`` and ``mtime`` are
+current. Tools may keep what they derived from a walk with it (``memo``/``keep_memo``).
+
 Limits and failure modes: depth is bounded by ``max_depth`` and never beyond ``MAX_DEPTH``
 (``depth_limited`` tells, and ``notes()`` words it for the tools' warnings); at most
 ``max_entries`` entries are produced (``truncated`` tells); the walk is iterative and holds at
@@ -64,6 +70,7 @@ if TYPE_CHECKING:
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.ignore import IgnoreRules
+    from zbtools.core.search.recording import Counters, Recording
     from zbtools.core.search.watch import ChangeMonitor
 
 DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
@@ -261,166 +268,6 @@ def walk_notes(loops: int, depth_limited: bool) -> list[str]:
                      "contents are not in the result; list or search from a deeper path")
     return notes
 
-# What a walk yields and counts at one entry: (entry, is_dir, its directory's Recording.frames
-# index, the counters when it was produced: unreadable, excluded_dirs, hidden, ignored, loops,
-# depth_limited, truncated).
-Counters = tuple[int, int, int, int, int, bool, bool]
-Step = tuple[Entry, bool, int, Counters]
-
-
-def open_below(start_fd: int, start_rel: str, rel: str, ident: tuple[int, int]) -> int:
-    """Directory ``rel`` (relative to the workspace root, at or below ``start_rel``, whose
-    descriptor is ``start_fd``), opened one component at a time without following symlinks;
-    ``start_fd`` itself for the start. -1 when it cannot be opened or is not the directory
-    ``ident`` (``st_dev``, ``st_ino``) names any more. The caller closes what is not
-    ``start_fd``."""
-    if rel == start_rel:
-        return start_fd
-    below = rel if start_rel == "." else rel[len(start_rel) + 1:]
-    fd = start_fd
-    try:
-        for comp in below.split("/"):
-            nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
-            if fd != start_fd:
-                os.close(fd)
-            fd = nxt
-        st = os.fstat(fd)
-    except OSError:
-        if fd != start_fd:
-            os.close(fd)
-        return -1
-    if (st.st_dev, st.st_ino) != ident:
-        os.close(fd)
-        return -1
-    return fd
-
-
-class Recording:
-    """A walk as it was produced, replayable while the change monitor reports nothing that
-    alters it (``still_exact``). ``complete`` is False for a prefix (the consumer stopped)."""
-
-    __slots__ = ("by_rel", "by_wd", "complete", "exact", "final", "frames", "max_entries", "seq",
-                 "steps")
-
-    def __init__(self, seq: int, max_entries: int) -> None:
-        self.seq = seq  # the monitor's newest event when the walk started
-        self.max_entries = max_entries  # the walk's entry cap
-        self.steps: list[Step] = []
-        self.frames: list[tuple[str, tuple[int, int], int | None]] = []  # (rel, ident, wd)
-        self.final: Counters = (0, 0, 0, 0, 0, False, False)
-        self.complete = False
-        self.exact = True  # every directory entered was watched
-        self.by_wd: dict[int, int] = {}
-        self.by_rel: dict[str, tuple[Entry, int]] | None = None
-
-    def serves(self, max_entries: int) -> bool:
-        """Whether a walk capped at ``max_entries`` produces exactly what was recorded: the
-        same cap, or a whole walk that stopped short of both caps."""
-        return max_entries == self.max_entries or (
-            self.complete and not self.final[6] and len(self.steps) <= max_entries)
-
-    def add_frame(self, frame: _Frame) -> None:
-        frame.index = len(self.frames)
-        self.frames.append((frame.rel, frame.ident, frame.wd))
-        if frame.wd is None:
-            self.exact = False
-        else:
-            self.by_wd[frame.wd] = frame.index
-
-    def still_exact(self, walk: Walk, start_fd: int, seq: int) -> bool:
-        """Whether replaying gives what walking now would; entries whose files changed in
-        place (or were replaced by a regular file) are brought up to date on the way."""
-        from zbtools.core.search import watch
-
-        assert walk._monitor is not None
-        events = walk._monitor.events_since(self.seq)
-        if events is None:
-            return False
-        touched: dict[tuple[int, str], tuple[int, int]] = {}  # -> (first mask, all masks)
-        relisted: set[int] = set()  # directories whose listing (and so mtime) changed
-        for wd, mask, name in events:
-            where = self.by_wd.get(wd)
-            if where is None:
-                continue
-            if not name:  # the directory itself: moved, deleted, chmod, utime...
-                return False
-            if name in IGNORE_FILES:
-                return False
-            if mask & watch.STRUCTURAL:
-                relisted.add(where)
-            before = touched.get((where, name))
-            touched[(where, name)] = (mask, mask) if before is None else \
-                (before[0], before[1] | mask)
-        if touched:
-            if self.by_rel is None:
-                self.by_rel = {step[0].rel: (step[0], step[2]) for step in self.steps}
-            for (where, name), (first, every) in touched.items():
-                if not self._recheck(walk.rel, start_fd, where, name, first, every):
-                    return False
-            for where in relisted:
-                if where and not self._recheck_dir(walk.rel, start_fd, where):
-                    return False
-        self.seq = seq
-        return True
-
-    def _lstat(self, start_rel: str, start_fd: int, where: int,
-               name: str) -> os.stat_result | None:
-        rel, ident, _wd = self.frames[where]
-        fd = open_below(start_fd, start_rel, rel, ident)
-        if fd < 0:
-            raise OSError("moved")
-        try:
-            return os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        finally:
-            if fd != start_fd:
-                os.close(fd)
-
-    def _recheck(self, start_rel: str, start_fd: int, where: int, name: str, first: int,
-                 every: int) -> bool:
-        from zbtools.core.search import watch
-
-        assert self.by_rel is not None
-        frel = self.frames[where][0]
-        known = self.by_rel.get(name if frel == "." else f"{frel}/{name}")
-        try:
-            st = self._lstat(start_rel, start_fd, where, name)
-        except OSError:
-            return False
-        if known is None:  # not produced: skipped (hidden, ignored...), or absent then
-            # unchanged only if it did not exist then (first seen created) nor exists now
-            return bool(first & (watch.IN_CREATE | watch.IN_MOVED_TO)) and st is None
-        entry = known[0]
-        if entry.kind == "directory":
-            return not every & (watch.STRUCTURAL | watch.IN_ATTRIB)
-        if (every & watch.STRUCTURAL and entry.kind != "file") or st is None or \
-                entry_kind(st.st_mode) != entry.kind:
-            return False
-        entry.mtime = st.st_mtime
-        entry.size = st.st_size
-        entry.sig = watched_signature(st)
-        return True
-
-    def _recheck_dir(self, start_rel: str, start_fd: int, where: int) -> bool:
-        """A directory whose listing changed: its entry's timestamps, re-read."""
-        assert self.by_rel is not None
-        rel, ident, _wd = self.frames[where]
-        known = self.by_rel.get(rel)
-        if known is None:
-            return False
-        entry, parent = known
-        try:
-            st = self._lstat(start_rel, start_fd, parent, entry.name)
-        except OSError:
-            return False
-        if st is None or not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != ident:
-            return False
-        entry.mtime = st.st_mtime
-        entry.sig = signature(st)
-        return True
-
-
 class Walk:
     """Iterate the entries below a directory of the workspace; see the module docstring."""
 
@@ -446,7 +293,7 @@ class Walk:
         self._parent_fd = -1  # the directory holding the entry just produced (see __iter__)
         self._monitor: ChangeMonitor | None = None
         self.replayed = False  # answered from a recording of an earlier walk (watch.py)
-        self._replaying: Recording | None = None  # the recording being replayed, if any
+        self._replaying: Recording[Entry] | None = None  # the recording being replayed
         self._replay_frame = -1  # the replayed entry's directory (its Recording.frames index)
         self._replay_dir = (-1, -1)  # (frame index, fd) of the directory opened for it
         self._visited: set[tuple[int, int]] = set()
@@ -829,7 +676,7 @@ class Walk:
                 if n >= done:
                     yield entry
 
-    def _prepare(self) -> Recording | None:
+    def _prepare(self) -> Recording[Entry] | None:
         """The recording this walk will replay (still exact), or None; decided once, before
         anything is produced."""
         if self._prepared or self._monitor is None or self._start_fd < 0:
@@ -841,10 +688,11 @@ class Walk:
         # and any entry cap it did not reach
         self._key = ("walk", self.rel, st.st_dev, st.st_ino, self._switches, self.max_depth)
         self._seq = self._monitor.poll()
-        recording: Recording | None = self.cache.get(self._key, tuple(self._start_prints))
-        if recording is not None and not (recording.serves(self.max_entries) and
-                                          recording.still_exact(self, self._start_fd,
-                                                                self._seq)):
+        recording: Recording[Entry] | None = self.cache.get(self._key,
+                                                            tuple(self._start_prints))
+        if recording is not None and not (
+                recording.serves(self.max_entries) and recording.still_exact(
+                    self._monitor, self.rel, self._start_fd, self._seq, IGNORE_FILES)):
             recording = None
         self._kept = recording
         return recording
@@ -852,12 +700,14 @@ class Walk:
     _prepared = False
     _key: tuple[Any, ...] = ()
     _seq = 0
-    _kept: Recording | None = None  # the recording replayed, or made and kept, by this walk
+    _kept: Recording[Entry] | None = None  # the recording this walk replayed, or made and kept
 
     def _recorded(self, fd: int) -> Iterator[Entry]:
         """The walk, recorded; the recording is kept when the walk ends or its consumer stops
         (a prefix), not when it fails."""
-        recording = Recording(self._seq, self.max_entries)
+        from zbtools.core.search.recording import Recording
+
+        recording: Recording[Entry] = Recording(self._seq, self.max_entries)
         try:
             yield from self._walk(fd, recording)
         except GeneratorExit:
@@ -865,7 +715,7 @@ class Walk:
             raise
         self._keep(recording)
 
-    def _keep(self, recording: Recording) -> None:
+    def _keep(self, recording: Recording[Entry]) -> None:
         self._kept = None
         if recording.exact and not self._moved and self.cache is not None and \
                 not self._start_unsteady:
@@ -907,9 +757,7 @@ class Walk:
         if entry.sig is not None or self._kept is None:
             return
         recording = self._kept
-        if recording.by_rel is None:
-            recording.by_rel = {step[0].rel: (step[0], step[2]) for step in recording.steps}
-        known = recording.by_rel.get(entry.rel)
+        known = recording.locate(entry.rel)
         if known is None:
             return
         self._replaying, self._replay_frame = recording, known[1]
@@ -928,7 +776,7 @@ class Walk:
         (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
          self.depth_limited, self.truncated) = counters
 
-    def _walk(self, fd: int, recording: Recording | None) -> Iterator[Entry]:
+    def _walk(self, fd: int, recording: Recording[Entry] | None) -> Iterator[Entry]:
         """The walk itself; with a ``recording``, what it yields and counts is recorded."""
         try:
             stack = [_Frame(fd, self.rel, 0, self._start_layers, (), self._monitor)]
@@ -944,7 +792,7 @@ class Walk:
         try:
             self._scan(stack[0])
             if recording is not None:
-                recording.add_frame(stack[0])
+                stack[0].index = recording.add_frame(stack[0].rel, stack[0].ident, stack[0].wd)
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
@@ -982,7 +830,7 @@ class Walk:
                         old.fd = -1
                 self._scan(child)
                 if recording is not None:
-                    recording.add_frame(child)
+                    child.index = recording.add_frame(child.rel, child.ident, child.wd)
             finished = True
         finally:
             self._parent_fd = -1
@@ -994,7 +842,7 @@ class Walk:
                 recording.final = self._counters()
                 recording.complete = finished
 
-    def _replay(self, recording: Recording) -> Iterator[Entry]:
+    def _replay(self, recording: Recording[Entry]) -> Iterator[Entry]:
         """Produce a still-exact recording's entries, counting as the walk did at each."""
         last: tuple[int, int, int, int, int, bool, bool] | None = None
         with_stat = self.with_stat
@@ -1017,6 +865,8 @@ class Walk:
             return self._replay_dir[1]
         self._close_replay_dir()
         assert self._replaying is not None
+        from zbtools.core.search.recording import open_below
+
         rel, ident, _wd = self._replaying.frames[index]
         fd = open_below(self._start_fd, self.rel, rel, ident)
         self._replay_dir = (index, fd)
