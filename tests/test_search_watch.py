@@ -372,3 +372,35 @@ def test_the_event_log_answers_what_came_after_a_point_and_forgets_on_overflow()
     assert [e[2] for e in monitor.events_since(0) or []] == [f"f{n}" for n in range(1, 8)]
     monitor.forget()
     assert monitor.events_since(7) is None and monitor.events_since(monitor.seq) == []
+
+
+def test_what_the_consumer_counts_into_skipped_is_not_recorded_as_the_walks(ws: Path) -> None:
+    """grep counts files it cannot read into the walk's ``skipped``: a replay must add only
+    what the walk itself counted, whatever the consumer counted before."""
+    make(ws)
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+
+    def consume(walk: Walk, stop: int | None, counting: bool) -> dict[str, int]:
+        try:
+            for n, entry in enumerate(walk):
+                if counting and entry.kind == "file":
+                    walk.skipped.unreadable += 1  # as record() does for an unreadable file
+                if stop is not None and n >= stop:
+                    break
+        finally:
+            walk.close()
+        return walk.skipped.to_json()
+
+    try:
+        # a listing records the walk, a search replays it (and counts), and the other way
+        for stop, counting in ((None, False), (None, True), (5, True), (None, False),
+                               (2, False), (None, True), (None, False)):
+            warm_walk = Walk(workspace, ".", max_depth=9, cache=cache)
+            warm = consume(warm_walk, stop, counting)
+            cold = consume(Walk(workspace, ".", max_depth=9), stop, counting)
+            assert warm == cold, (stop, counting, warm_walk.replayed)
+        assert warm_walk.replayed
+    finally:
+        cache.close()
+        workspace.close()

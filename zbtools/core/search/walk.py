@@ -268,6 +268,17 @@ def walk_notes(loops: int, depth_limited: bool) -> list[str]:
                      "contents are not in the result; list or search from a deeper path")
     return notes
 
+NONE_COUNTED: Counters = (0, 0, 0, 0, 0, False, False)
+
+
+def walked(own: Counters, before: Counters, after: Counters) -> Counters:
+    """``own`` (what a walk counted so far) plus what one of its steps counted, from the
+    counters ``before`` and ``after`` it."""
+    return (own[0] + after[0] - before[0], own[1] + after[1] - before[1],
+            own[2] + after[2] - before[2], own[3] + after[3] - before[3],
+            own[4] + after[4] - before[4], after[5], after[6])
+
+
 class Walk:
     """Iterate the entries below a directory of the workspace; see the module docstring."""
 
@@ -671,7 +682,7 @@ class Walk:
                 os.close(fd)
         if not recording.complete:  # a prefix: the rest is walked (and recorded) for real
             done = len(recording.steps)
-            self._set_counters((0, 0, 0, 0, 0, False, False))  # the real walk counts anew
+            self._count(recording.steps[-1][3] if recording.steps else NONE_COUNTED, NONE_COUNTED)
             for n, entry in enumerate(self._recorded(fd)):
                 if n >= done:
                     yield entry
@@ -766,15 +777,26 @@ class Walk:
         finally:
             self._replaying = None
 
-    def _counters(self) -> tuple[int, int, int, int, int, bool, bool]:
+    def _counters(self) -> Counters:
         sk = self.skipped
         return (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
                 self.depth_limited, self.truncated)
 
-    def _set_counters(self, counters: tuple[int, int, int, int, int, bool, bool]) -> None:
+    def _set_counters(self, counters: Counters) -> None:
         sk = self.skipped
         (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
          self.depth_limited, self.truncated) = counters
+
+    def _count(self, before: Counters, after: Counters) -> None:
+        """Move what the walk itself counted from ``before`` to ``after``. The skip counts are
+        shared with the consumer (grep counts the files it could not read into ``skipped``
+        too), so only the walk's difference is applied; loops and the flags are the walk's."""
+        sk = self.skipped
+        sk.unreadable += after[0] - before[0]
+        sk.excluded_dirs += after[1] - before[1]
+        sk.hidden += after[2] - before[2]
+        sk.ignored += after[3] - before[3]
+        self.loops, self.depth_limited, self.truncated = after[4], after[5], after[6]
 
     def _walk(self, fd: int, recording: Recording[Entry] | None) -> Iterator[Entry]:
         """The walk itself; with a ``recording``, what it yields and counts is recorded."""
@@ -783,41 +805,52 @@ class Walk:
         except OSError:
             os.close(fd)
             self.skipped.unreadable += 1
+            if recording is not None:
+                recording.exact = False
             return
         self._visited.add(stack[0].ident)
         produced = 0
         steps = recording.steps if recording is not None else None
-        counters = self._counters()
+        # what the walk itself counted (recorded): measured around its own steps only, as the
+        # consumer counts into the same ``skipped`` while it holds an entry
+        own = NONE_COUNTED
         finished = False
         try:
+            before = self._counters()
             self._scan(stack[0])
             if recording is not None:
+                own = walked(own, before, self._counters())
                 stack[0].index = recording.add_frame(stack[0].rel, stack[0].ident, stack[0].wd)
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
+                    before = self._counters()
                     self._pop(stack)
+                    if steps is not None:
+                        own = walked(own, before, self._counters())
                     continue
                 entry, is_dir = top.children[top.pos]
                 top.pos += 1
                 if produced >= self.max_entries:
                     self.truncated = True
+                    own = (*own[:6], True)
                     finished = True
                     return
                 produced += 1
                 self._parent_fd = top.fd  # valid until the next step: open entry.name with it
                 if steps is not None:
-                    now = self._counters()
-                    if now != counters:
-                        counters = now
-                    steps.append((entry, is_dir, top.index, counters))
+                    steps.append((entry, is_dir, top.index, own))
                 yield entry
                 if not is_dir or entry.depth >= self.max_depth:
                     if is_dir and entry.depth >= MAX_DEPTH:
                         self.depth_limited = True
+                        own = (*own[:5], True, own[6])
                     continue
+                before = self._counters()
                 child = self._open_child(top, entry)
                 if child is None:
+                    if steps is not None:
+                        own = walked(own, before, self._counters())
                     continue
                 if child.wd is not None:  # its timestamps as of its watch (watch.py)
                     entry.mtime = child.st.st_mtime
@@ -830,6 +863,7 @@ class Walk:
                         old.fd = -1
                 self._scan(child)
                 if recording is not None:
+                    own = walked(own, before, self._counters())
                     child.index = recording.add_frame(child.rel, child.ident, child.wd)
             finished = True
         finally:
@@ -839,23 +873,23 @@ class Walk:
                     os.close(frame.fd)
                     frame.fd = -1
             if recording is not None:
-                recording.final = self._counters()
+                recording.final = own
                 recording.complete = finished
 
     def _replay(self, recording: Recording[Entry]) -> Iterator[Entry]:
         """Produce a still-exact recording's entries, counting as the walk did at each."""
-        last: tuple[int, int, int, int, int, bool, bool] | None = None
+        last = NONE_COUNTED
         with_stat = self.with_stat
         for entry, _is_dir, frame, counters in recording.steps:
             if counters is not last:
-                self._set_counters(counters)
+                self._count(last, counters)
                 last = counters
             self._replay_frame = frame
             if with_stat and entry.sig is None:
                 self.stat(entry)  # not known current (hard links): as the walk would see it
             yield entry
         if recording.complete:
-            self._set_counters(recording.final)
+            self._count(last, recording.final)
 
     def _replay_dir_fd(self) -> int:
         """The directory of the replayed entry, opened component by component from the start
