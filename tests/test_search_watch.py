@@ -366,7 +366,7 @@ def test_the_event_log_answers_what_came_after_a_point_and_forgets_on_overflow()
     monitor = ChangeMonitor(-1, lambda fd, path, mask: -1, 10)
     for n in range(1, 8):
         monitor.seq = n
-        monitor.log.append((n, (1, 2, f"f{n}")))
+        monitor.log.append((n, (1, 2, f"f{n}", 0)))
     assert [e[2] for e in monitor.events_since(4) or []] == ["f5", "f6", "f7"]
     assert monitor.events_since(7) == []
     assert [e[2] for e in monitor.events_since(0) or []] == [f"f{n}" for n in range(1, 8)]

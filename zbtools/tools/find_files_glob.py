@@ -331,9 +331,11 @@ def run(params: Params, ctx: Context) -> Result:
     by_path = params.sort == "path"
     limit = params.limit or NO_CAP
     # what this call picks from the walk depends only on the walk's entries and these: a
-    # session that replays the same walk reuses the pick (then only sizes and mtimes are news)
+    # session that replays the same walk reuses the pick (then only sizes and mtimes are news).
+    # ``cut`` too: the patterns match paths relative to ``path``, and one walk serves several
+    # (``path: a`` with ``a/**`` walks ``a`` when ``a/a`` is not there, as ``a/**`` from ``.``)
     memo_key = ("glob", tuple(patterns), params.case_sensitive, params.include_hidden, want,
-                tuple(params.exclude or ()), limit if by_path else 0)
+                tuple(params.exclude or ()), limit if by_path else 0, cut)
     known = walk.memo(memo_key)
     made: dict[str, tuple[object, Match]] = {}  # each entry's match, while its stat holds
     if known is not None:

@@ -23,12 +23,20 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.workspace import DIR_FLAGS
 from zbtools.core.search.cache import signature, watched_signature
-from zbtools.core.search.watch import IN_ATTRIB, IN_CREATE, IN_MOVED_TO, STRUCTURAL
+from zbtools.core.search.watch import (
+    IN_ATTRIB,
+    IN_CREATE,
+    IN_ISDIR,
+    IN_MODIFY,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    STRUCTURAL,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,7 +144,17 @@ class Recording(Generic[E]):
             return False
         touched: dict[tuple[int, str], tuple[int, int]] = {}  # -> (first mask, all masks)
         relisted: set[int] = set()  # directories whose listing (and so mtime) changed
-        for wd, mask, name in events:
+        # Hard links: a name made by link() to a produced file and written through (or
+        # utime'd) changes that file without an event on its own name (a link count change
+        # notifies only watchers of the inode). So the names an inode was written through are
+        # followed: one that still exists at the end is stat'ed (its st_nlink and inode tell
+        # which produced files share it); one that went away (deleted, replaced by a rename,
+        # moved out of these directories) leaves that inode unknown, and then no produced
+        # file's signature is vouched for any more (each is stat'ed again on its next use).
+        written: set[tuple[int, str]] = set()
+        carried: set[int] = set()  # cookies of renames that took a written inode away
+        lost = False
+        for wd, mask, name, cookie in events:
             where = self.by_wd.get(wd)
             if where is None:
                 continue
@@ -144,17 +162,41 @@ class Recording(Generic[E]):
                 return False
             if name in rule_files:
                 return False
+            key = (where, name)
             if mask & STRUCTURAL:
                 relisted.add(where)
-            before = touched.get((where, name))
-            touched[(where, name)] = (mask, mask) if before is None else \
-                (before[0], before[1] | mask)
+                if key in written:  # the written inode's name goes (or is renamed over)
+                    written.discard(key)
+                    if mask & IN_MOVED_FROM:
+                        carried.add(cookie)
+                    else:
+                        lost = True
+                if mask & IN_MOVED_TO and cookie in carried:
+                    carried.discard(cookie)
+                    written.add(key)
+            if mask & (IN_MODIFY | IN_ATTRIB) and not mask & IN_ISDIR:
+                written.add(key)
+            before = touched.get(key)
+            touched[key] = (mask, mask) if before is None else (before[0], before[1] | mask)
+        shared: set[tuple[int, int]] = set()  # inodes of produced files with other links now
         for (where, name), (first, every) in touched.items():
-            if not self._recheck(start_rel, start_fd, where, name, first, every):
+            st = self._recheck(start_rel, start_fd, where, name, first, every)
+            if st is False:
                 return False
+            if st is None:
+                lost = lost or (where, name) in written
+            elif st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
+                shared.add((st.st_dev, st.st_ino))
         for where in relisted:
             if where and not self._recheck_dir(start_rel, start_fd, where):
                 return False
+        if lost or carried or shared:
+            for step in self.steps:
+                entry = step[0]
+                sig = entry.sig
+                if sig is not None and entry.kind != "directory" and (
+                        lost or carried or (sig[0], sig[1]) in shared):
+                    entry.sig = None
         self.seq = seq
         return True
 
@@ -173,7 +215,9 @@ class Recording(Generic[E]):
                 os.close(fd)
 
     def _recheck(self, start_rel: str, start_fd: int, where: int, name: str, first: int,
-                 every: int) -> bool:
+                 every: int) -> os.stat_result | Literal[False] | None:
+        """False when the change alters the walk; else the name's ``lstat`` now (None: it
+        does not exist)."""
         frel = self.frames[where][0]
         known = self.locate(name if frel == "." else f"{frel}/{name}")
         try:
@@ -182,17 +226,17 @@ class Recording(Generic[E]):
             return False
         if known is None:  # not produced: skipped (hidden, ignored...), or absent then
             # unchanged only if it did not exist then (first seen created) nor exists now
-            return bool(first & (IN_CREATE | IN_MOVED_TO)) and st is None
+            return None if first & (IN_CREATE | IN_MOVED_TO) and st is None else False
         entry = known[0]
         if entry.kind == "directory":
-            return not every & (STRUCTURAL | IN_ATTRIB)
+            return st if not every & (STRUCTURAL | IN_ATTRIB) else False
         if (every & STRUCTURAL and entry.kind != "file") or st is None or \
                 entry_kind(st.st_mode) != entry.kind:
             return False
         entry.mtime = st.st_mtime
         entry.size = st.st_size
         entry.sig = watched_signature(st)
-        return True
+        return st
 
     def _recheck_dir(self, start_rel: str, start_fd: int, where: int) -> bool:
         """A directory whose listing changed: its entry's timestamps, re-read."""

@@ -69,8 +69,9 @@ LOCAL_FS_TYPES = frozenset({
     "reiserfs", "overlay", "ramfs", "nilfs2",
 })
 
-# One event: (wd, mask, name) with name "" for the directory itself.
-Event = tuple[int, int, str]
+# One event: (wd, mask, name, cookie) with name "" for the directory itself; the cookie pairs
+# the two halves of a rename (IN_MOVED_FROM, IN_MOVED_TO), 0 for other events.
+Event = tuple[int, int, str, int]
 
 
 def _fs_types() -> dict[int, str]:
@@ -196,7 +197,7 @@ class ChangeMonitor:
                 break
             pos = 0
             while pos + size <= len(data):
-                wd, mask, _cookie, length = header.unpack_from(data, pos)
+                wd, mask, cookie, length = header.unpack_from(data, pos)
                 raw = data[pos + size:pos + size + length]
                 pos += size + length
                 if mask & IN_Q_OVERFLOW:
@@ -206,7 +207,7 @@ class ChangeMonitor:
                     self.wds.discard(wd)
                 name = os.fsdecode(raw.split(b"\0", 1)[0])
                 self.seq += 1
-                self.log.append((self.seq, (wd, mask, name)))
+                self.log.append((self.seq, (wd, mask, name, cookie)))
         if len(self.log) > LOG_CAP:
             self.forget()
         return self.seq
