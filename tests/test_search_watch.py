@@ -169,7 +169,7 @@ def test_a_replayed_walk_equals_a_cold_walk_after_any_change(ws: Path, seed: int
             pattern, limit = rng.choice([("1", 100), ("=", 3), ("def", 100), ("h", 1)])
             warm_grep, cold_grep = grep_both(workspace, cache, pattern, limit)
             assert warm_grep == cold_grep, (seed, step, kind, pattern)
-        assert replays > 20
+        assert replays > 10  # fewer where a hard-linked ignore file stops recordings
     finally:
         cache.close()
         workspace.close()

@@ -269,8 +269,6 @@ def test_a_glob_from_a_subdirectory_is_not_answered_by_the_pick_of_another_path(
     session.check("find_files_glob", {"pattern": "a/**/*.py"})
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: an ignore file's content is vouched for "
-                   "by events on its own name only, even when it has other links")
 def test_an_ignore_file_hard_linked_from_outside_and_written_there_is_seen(
         ws: Path, session: Session) -> None:
     """The ignore file had two links when the walk read it (so it is no 'link made after the

@@ -16,6 +16,7 @@ from tests.tools.test_grep_engines import CASES, make_tree
 from zbtools.core.files.textio import temp_name
 from zbtools.core.search import native
 from zbtools.core.search.ripgrep import find_rg
+from zbtools.core.search.walk import walk_order
 
 RG = find_rg(os.environ)
 needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")
@@ -254,9 +255,9 @@ def test_auto_takes_the_native_engine_in_a_one_shot_call_and_the_warm_walk_in_ba
 
 def test_walk_order_keys_sort_a_directory_before_its_contents_and_siblings_by_name() -> None:
     rels = ["a.txt", "a/b", "a-b/c", "a/b/c", "ab"]
-    assert sorted(rels, key=native.walk_key) == ["a/b", "a/b/c", "a-b/c", "a.txt", "ab"]
-    assert native.parent_key("a/b/c") < native.walk_key("a/b/c")
-    assert native.walk_key("a/b") < native.parent_key("a/b/c")
+    assert sorted(rels, key=walk_order) == ["a/b", "a/b/c", "a-b/c", "a.txt", "ab"]
+    assert native.parent_key("a/b/c") < walk_order("a/b/c")
+    assert walk_order("a/b") < native.parent_key("a/b/c")
 
 
 @needs_rg

@@ -63,7 +63,7 @@ from zbtools.core.search.engine import (
     record,
 )
 from zbtools.core.search.ripgrep import Rows, rows_to_hits
-from zbtools.core.search.walk import MAX_DEPTH
+from zbtools.core.search.walk import MAX_DEPTH, walk_order
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -161,15 +161,10 @@ def byte_safety(pattern: str) -> tuple[bool, bool]:
     return safe(parsed.data), anchored
 
 
-def walk_key(rel: str) -> str:
-    """A path's place in walk order: siblings by name, a directory's contents right after it."""
-    return rel.replace("/", "\0")
-
-
 def parent_key(rel: str) -> str:
     """Where the walk counts what it skipped in ``rel``'s directory: when it lists it, after
     the directory itself and before anything in it."""
-    return walk_key(rel.rpartition("/")[0]) + "\0" if "/" in rel else "\0"
+    return walk_order(rel.rpartition("/")[0]) + "\0" if "/" in rel else "\0"
 
 
 class Run:
@@ -587,7 +582,7 @@ class NativeSearch:
         prefix_len = len(self.prefix)
         names = list({*statuses, *self.bodies}) if listed is None \
             else [*listed, *events.too_large]
-        files = sorted((walk_key(rel), rel) for rel in names
+        files = sorted((walk_order(rel), rel) for rel in names
                        if accept is None or accept(rel[prefix_len:], rel.rpartition("/")[2]))
         skips = sorted(events.skips)
         sk = outcome.skipped

@@ -271,6 +271,12 @@ def walk_notes(loops: int, depth_limited: bool) -> list[str]:
 NONE_COUNTED: Counters = (0, 0, 0, 0, 0, False, False)
 
 
+def walk_order(rel: str) -> str:
+    """A path's place in walk order (siblings by name, a directory's contents right after
+    it): ``"\0"`` sorts before every character of a name."""
+    return rel.replace("/", "\0")
+
+
 def walked(own: Counters, before: Counters, after: Counters) -> Counters:
     """``own`` (what a walk counted so far) plus what one of its steps counted, from the
     counters ``before`` and ``after`` it."""
@@ -444,6 +450,9 @@ class Walk:
 
     _unsteady = False  # an ignore file read by this walk is too new to cache a listing by
     _moved = False  # a directory moved during the walk: not worth recording
+    # an ignore file with other links: written through one elsewhere, it raises no event in
+    # the directories watched, so a walk it decided is never recorded
+    _rules_linked = False
 
     def _own_layers(self, fd: int, rel: str, names: frozenset[str] | None = None,
                     prints: list[Print] | None = None) -> list[Layer]:
@@ -453,6 +462,8 @@ class Walk:
             if names is not None and name not in names:
                 continue
             text, st = _read_small(fd, name)
+            if st is not None and st.st_nlink > 1:
+                self._rules_linked = True
             if prints is not None and (names is not None or st is not None):
                 prints.append(self._print(prefix + name, st))
             rules = _compile(text) if text else None
@@ -592,6 +603,8 @@ class Walk:
                 return False
             if signature(st) != sig:
                 return False
+            if st.st_nlink > 1:
+                self._rules_linked = True
         frame.layers = (*frame.layers, *own_layers)
         frame.prints = (*frame.prints, *own)
         sk = self.skipped
@@ -681,10 +694,14 @@ class Walk:
             if recording.complete or not replayed:
                 os.close(fd)
         if not recording.complete:  # a prefix: the rest is walked (and recorded) for real
-            done = len(recording.steps)
-            self._count(recording.steps[-1][3] if recording.steps else NONE_COUNTED, NONE_COUNTED)
-            for n, entry in enumerate(self._recorded(fd)):
-                if n >= done:
+            last = recording.steps[-1] if recording.steps else None
+            self._count(last[3] if last is not None else NONE_COUNTED, NONE_COUNTED)
+            # what comes after the last entry produced, in walk order (by place, not by count:
+            # the tree may have changed since the replay was decided)
+            after = walk_order(last[0].rel) if last is not None else None
+            for entry in self._recorded(fd):
+                if after is None or walk_order(entry.rel) > after:
+                    after = None
                     yield entry
 
     def _prepare(self) -> Recording[Entry] | None:
@@ -728,8 +745,8 @@ class Walk:
 
     def _keep(self, recording: Recording[Entry]) -> None:
         self._kept = None
-        if recording.exact and not self._moved and self.cache is not None and \
-                not self._start_unsteady:
+        if recording.exact and not self._moved and not self._rules_linked and \
+                self.cache is not None and not self._start_unsteady:
             cost = sum(len(step[0].rel) * 2 + 200 for step in recording.steps) + \
                 100 * len(recording.frames)
             self.cache.put(self._key, tuple(self._start_prints), recording, cost)

@@ -20,10 +20,11 @@ Limits (where inotify is blind, the monitor is not used or the entry is always r
   ``/proc/self/mountinfo``): a network or FUSE file system can change without an event here;
 * a regular file with more than one hard link is always ``stat``-ed again: a change made through
   a link in an unwatched directory notifies that directory only;
-* a hard link made to a file from *outside* the watched tree after the walk, and then written
-  in place through that link, raises no event here either (the kernel notifies the link's own
-  directory, and a link count change only watchers of the file itself); editors and zbtools
-  replace files by rename, which never touches the old inode;
+* a hard link made to a file after the walk from a directory that is not watched, and then
+  written in place through that link, raises no event here either (the kernel notifies the
+  link's own directory, and a link count change only watchers of the file itself); editors and
+  zbtools replace files by rename, which never touches the old inode. Links made inside the
+  watched directories are followed (``recording.py``);
 * writes through a shared ``mmap`` raise no event (they do not promptly move ``mtime`` either);
 * at most ``capacity`` directories are watched per session (the ``search_watch_dirs`` limit,
   also bounded by the kernel's ``fs.inotify.max_user_watches``); a walk with an unwatched
@@ -220,6 +221,10 @@ class ChangeMonitor:
 
     def events_since(self, seq: int) -> list[Event] | None:
         """The events after sequence ``seq``, oldest first; None when some were forgotten."""
+        with self._lock:  # a poll in another thread may forget the log meanwhile
+            return self._events_since(seq)
+
+    def _events_since(self, seq: int) -> list[Event] | None:
         if seq < self.reset_seq:
             return None
         log = self.log
