@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,19 @@ pytestmark = pytest.mark.skipif(ChangeMonitor.open(1) is None,
 
 def watched_cache() -> SearchCache:
     return SearchCache(1 << 24, 10_000)
+
+
+Watched = tuple[Workspace, SearchCache]
+
+
+@pytest.fixture
+def watched(ws: Path) -> Iterator[Watched]:
+    """The workspace and a session cache with its change monitor, closed after the test."""
+    workspace = Workspace(str(ws))
+    cache = watched_cache()
+    yield workspace, cache
+    cache.close()
+    workspace.close()
 
 
 def snapshot(walk: Walk, stop: int | None = None) -> tuple[list[tuple[Any, ...]], dict[str, int],
@@ -144,136 +158,110 @@ def change(ws: Path, rng: random.Random, outside: Path) -> str:
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_a_replayed_walk_equals_a_cold_walk_after_any_change(ws: Path, seed: int) -> None:
+def test_a_replayed_walk_equals_a_cold_walk_after_any_change(
+        ws: Path, seed: int, watched: Watched) -> None:
     rng = random.Random(seed)
     outside = ws.parent / "outside"
     make(ws)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
+    workspace, cache = watched
     replays = 0
-    try:
-        for step in range(40):
-            choices: list[dict[str, Any]] = [{}, {"include_hidden": True},
-                                             {"include_ignored": True}, {"max_depth": 1},
-                                             {"max_depth": 9}]
-            switches = rng.choice(choices)
-            stop = rng.choice([None, None, 3, 7])
-            with_stat = rng.random() < 0.3
-            for _ in range(2):  # the second one replays when nothing changed
-                warm, cold, replayed = both(workspace, cache, stop, with_stat, **switches)
-                assert warm == cold, (seed, step, switches, stop)
-                replays += replayed
-            kind = mutate(ws, rng, outside)
-            warm, cold, _ = both(workspace, cache, stop, with_stat, **switches)
-            assert warm == cold, (seed, step, kind, switches, stop)
-            pattern, limit = rng.choice([("1", 100), ("=", 3), ("def", 100), ("h", 1)])
-            warm_grep, cold_grep = grep_both(workspace, cache, pattern, limit)
-            assert warm_grep == cold_grep, (seed, step, kind, pattern)
-        assert replays > 10  # fewer where a hard-linked ignore file stops recordings
-    finally:
-        cache.close()
-        workspace.close()
+    for step in range(40):
+        choices: list[dict[str, Any]] = [{}, {"include_hidden": True},
+                                         {"include_ignored": True}, {"max_depth": 1},
+                                         {"max_depth": 9}]
+        switches = rng.choice(choices)
+        stop = rng.choice([None, None, 3, 7])
+        with_stat = rng.random() < 0.3
+        for _ in range(2):  # the second one replays when nothing changed
+            warm, cold, replayed = both(workspace, cache, stop, with_stat, **switches)
+            assert warm == cold, (seed, step, switches, stop)
+            replays += replayed
+        kind = mutate(ws, rng, outside)
+        warm, cold, _ = both(workspace, cache, stop, with_stat, **switches)
+        assert warm == cold, (seed, step, kind, switches, stop)
+        pattern, limit = rng.choice([("1", 100), ("=", 3), ("def", 100), ("h", 1)])
+        warm_grep, cold_grep = grep_both(workspace, cache, pattern, limit)
+        assert warm_grep == cold_grep, (seed, step, kind, pattern)
+    assert replays > 10  # fewer where a hard-linked ignore file stops recordings
 
 
-def test_a_repeated_walk_is_replayed_and_a_change_elsewhere_keeps_it(ws: Path) -> None:
+def test_a_repeated_walk_is_replayed_and_a_change_elsewhere_keeps_it(
+        ws: Path, watched: Watched) -> None:
     make(ws)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
-    try:
-        first, cold, replayed = both(workspace, cache, max_depth=9)
-        assert first == cold and not replayed
-        _, _, replayed = both(workspace, cache, max_depth=9)
-        assert replayed
-        (ws / "src" / "m1.py").write_text("def f1():\n    return 'a longer body'\n")
-        warm, cold, replayed = both(workspace, cache, max_depth=9)
-        assert replayed and warm == cold  # patched: size and mtime of m1.py re-read
-        (ws / "src" / "brand_new.py").write_text("n = 1\n")
-        warm, cold, replayed = both(workspace, cache, max_depth=9)
-        assert not replayed and warm == cold  # a new name: walked again
-        (ws / "docs" / "late.md").write_text("n = 1\n")
-        warm, cold, replayed = both(workspace, cache, max_depth=1)
-        assert warm == cold  # docs/ is not entered at depth 1: only its mtime is re-read
-    finally:
-        cache.close()
-        workspace.close()
+    workspace, cache = watched
+    first, cold, replayed = both(workspace, cache, max_depth=9)
+    assert first == cold and not replayed
+    _, _, replayed = both(workspace, cache, max_depth=9)
+    assert replayed
+    (ws / "src" / "m1.py").write_text("def f1():\n    return 'a longer body'\n")
+    warm, cold, replayed = both(workspace, cache, max_depth=9)
+    assert replayed and warm == cold  # patched: size and mtime of m1.py re-read
+    (ws / "src" / "brand_new.py").write_text("n = 1\n")
+    warm, cold, replayed = both(workspace, cache, max_depth=9)
+    assert not replayed and warm == cold  # a new name: walked again
+    (ws / "docs" / "late.md").write_text("n = 1\n")
+    warm, cold, replayed = both(workspace, cache, max_depth=1)
+    assert warm == cold  # docs/ is not entered at depth 1: only its mtime is re-read
 
 
-def test_a_prefix_is_replayed_and_the_rest_walked(ws: Path) -> None:
+def test_a_prefix_is_replayed_and_the_rest_walked(ws: Path, watched: Watched) -> None:
     make(ws)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
-    try:
-        warm, cold, replayed = both(workspace, cache, stop=4, max_depth=9)
-        assert warm == cold and not replayed
-        warm, cold, replayed = both(workspace, cache, stop=4, max_depth=9)
-        assert warm == cold and replayed
-        warm, cold, replayed = both(workspace, cache, max_depth=9)  # past the recorded prefix
-        assert replayed and warm == cold and len(warm[0]) > 4
-        warm, cold, replayed = both(workspace, cache, max_depth=9)  # now recorded whole
-        assert replayed and warm == cold
-    finally:
-        cache.close()
-        workspace.close()
+    workspace, cache = watched
+    warm, cold, replayed = both(workspace, cache, stop=4, max_depth=9)
+    assert warm == cold and not replayed
+    warm, cold, replayed = both(workspace, cache, stop=4, max_depth=9)
+    assert warm == cold and replayed
+    warm, cold, replayed = both(workspace, cache, max_depth=9)  # past the recorded prefix
+    assert replayed and warm == cold and len(warm[0]) > 4
+    warm, cold, replayed = both(workspace, cache, max_depth=9)  # now recorded whole
+    assert replayed and warm == cold
 
 
-def test_a_file_changed_in_place_same_second_same_size_is_searched_again(ws: Path) -> None:
+def test_a_file_changed_in_place_same_second_same_size_is_searched_again(
+        ws: Path, watched: Watched) -> None:
     """Plain Python writes between two calls: same size, mtime put back; the grep result
     cache (settled or not) must not answer from the old content."""
     (ws / "a.txt").write_text("alpha TODO\n")
     (ws / "b.txt").write_text("beta\n")
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
+    workspace, cache = watched
 
-    try:
-        first = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                            per_file=False, workers=1, cache=cache)
-        assert first.total == 1
-        st = os.stat(ws / "a.txt")
-        with open(ws / "a.txt", "r+") as fh:
-            fh.write("gamma DONE")
-        os.utime(ws / "a.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
-        again = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                            per_file=False, workers=1, cache=cache)
-        done = search_tree(workspace, Searcher("DONE"), ".", PathFilter([], []), limit=100,
-                           per_file=False, workers=1, cache=cache)
-        assert (again.total, done.total) == (0, 1)
-    finally:
-        cache.close()
-        workspace.close()
+    first = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
+                        per_file=False, workers=1, cache=cache)
+    assert first.total == 1
+    st = os.stat(ws / "a.txt")
+    with open(ws / "a.txt", "r+") as fh:
+        fh.write("gamma DONE")
+    os.utime(ws / "a.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
+    again = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
+                        per_file=False, workers=1, cache=cache)
+    done = search_tree(workspace, Searcher("DONE"), ".", PathFilter([], []), limit=100,
+                       per_file=False, workers=1, cache=cache)
+    assert (again.total, done.total) == (0, 1)
 
 
-def test_a_hard_linked_file_changed_through_its_other_link_is_seen(ws: Path) -> None:
+def test_a_hard_linked_file_changed_through_its_other_link_is_seen(
+        ws: Path, watched: Watched) -> None:
     (ws / "a.txt").write_text("one\n")
     other = ws.parent / "outside" / "a-link.txt"
     os.link(ws / "a.txt", other)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
-    try:
-        both(workspace, cache)
-        with open(other, "a") as fh:  # notifies outside/, not the workspace's directory
-            fh.write("two, a longer line\n")
-        warm, cold, replayed = both(workspace, cache)
-        assert replayed and warm == cold
-        assert warm[0][0][2] == os.stat(ws / "a.txt").st_size
-    finally:
-        cache.close()
-        workspace.close()
+    workspace, cache = watched
+    both(workspace, cache)
+    with open(other, "a") as fh:  # notifies outside/, not the workspace's directory
+        fh.write("two, a longer line\n")
+    warm, cold, replayed = both(workspace, cache)
+    assert replayed and warm == cold
+    assert warm[0][0][2] == os.stat(ws / "a.txt").st_size
 
 
-def test_a_lost_event_voids_every_recording(ws: Path) -> None:
+def test_a_lost_event_voids_every_recording(ws: Path, watched: Watched) -> None:
     make(ws)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
-    try:
-        both(workspace, cache)
-        monitor = cache.change_monitor()
-        assert monitor is not None
-        monitor.forget()  # what an IN_Q_OVERFLOW does
-        warm, cold, replayed = both(workspace, cache)
-        assert not replayed and warm == cold
-    finally:
-        cache.close()
-        workspace.close()
+    workspace, cache = watched
+    both(workspace, cache)
+    monitor = cache.change_monitor()
+    assert monitor is not None
+    monitor.forget()  # what an IN_Q_OVERFLOW does
+    warm, cold, replayed = both(workspace, cache)
+    assert not replayed and warm == cold
 
 
 def test_no_watch_capacity_means_no_monitor_and_stat_checks() -> None:
@@ -345,21 +333,16 @@ def test_a_session_answers_every_listing_as_a_cold_call_after_any_change(
 
 
 def test_a_directory_on_a_file_system_that_changes_without_events_is_never_replayed(
-        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch, watched: Watched) -> None:
     """A network or FUSE mount can change behind the kernel's back: no watch, no recording."""
     from zbtools.core.search import watch
 
     monkeypatch.setattr(watch, "_fs_types", lambda: {os.stat(ws).st_dev: "nfs4"})
     make(ws)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
-    try:
-        for _ in range(3):
-            warm, cold, replayed = both(workspace, cache, max_depth=9)
-            assert warm == cold and not replayed
-    finally:
-        cache.close()
-        workspace.close()
+    workspace, cache = watched
+    for _ in range(3):
+        warm, cold, replayed = both(workspace, cache, max_depth=9)
+        assert warm == cold and not replayed
 
 
 def test_the_event_log_answers_what_came_after_a_point_and_forgets_on_overflow() -> None:
@@ -374,12 +357,12 @@ def test_the_event_log_answers_what_came_after_a_point_and_forgets_on_overflow()
     assert monitor.events_since(7) is None and monitor.events_since(monitor.seq) == []
 
 
-def test_what_the_consumer_counts_into_skipped_is_not_recorded_as_the_walks(ws: Path) -> None:
+def test_what_the_consumer_counts_into_skipped_is_not_recorded_as_the_walks(
+        ws: Path, watched: Watched) -> None:
     """grep counts files it cannot read into the walk's ``skipped``: a replay must add only
     what the walk itself counted, whatever the consumer counted before."""
     make(ws)
-    workspace = Workspace(str(ws))
-    cache = watched_cache()
+    workspace, cache = watched
 
     def consume(walk: Walk, stop: int | None, counting: bool) -> dict[str, int]:
         try:
@@ -392,15 +375,11 @@ def test_what_the_consumer_counts_into_skipped_is_not_recorded_as_the_walks(ws: 
             walk.close()
         return walk.skipped.to_json()
 
-    try:
-        # a listing records the walk, a search replays it (and counts), and the other way
-        for stop, counting in ((None, False), (None, True), (5, True), (None, False),
-                               (2, False), (None, True), (None, False)):
-            warm_walk = Walk(workspace, ".", max_depth=9, cache=cache)
-            warm = consume(warm_walk, stop, counting)
-            cold = consume(Walk(workspace, ".", max_depth=9), stop, counting)
-            assert warm == cold, (stop, counting, warm_walk.replayed)
-        assert warm_walk.replayed
-    finally:
-        cache.close()
-        workspace.close()
+    # a listing records the walk, a search replays it (and counts), and the other way
+    for stop, counting in ((None, False), (None, True), (5, True), (None, False),
+                           (2, False), (None, True), (None, False)):
+        warm_walk = Walk(workspace, ".", max_depth=9, cache=cache)
+        warm = consume(warm_walk, stop, counting)
+        cold = consume(Walk(workspace, ".", max_depth=9), stop, counting)
+        assert warm == cold, (stop, counting, warm_walk.replayed)
+    assert warm_walk.replayed
