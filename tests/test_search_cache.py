@@ -265,3 +265,27 @@ def test_settled_means_older_than_the_settle_time() -> None:
     old = os.stat_result((0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, old_ns, old_ns, old_ns))
     assert not cache_module.settled(fresh, now)
     assert cache_module.settled(old, now)
+
+
+def test_the_python_engine_pauses_the_cyclic_collector_while_it_searches_and_resumes_it(
+        ws: Path) -> None:
+    import gc
+
+    for i in range(5):
+        (ws / f"f{i}.txt").write_text("TODO\n")
+    workspace = Workspace(str(ws))
+    during: list[bool] = []
+    try:
+        assert gc.isenabled()
+        out = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
+                          per_file=False, workers=1, cache=SearchCache(1 << 20),
+                          tick=lambda n: during.append(gc.isenabled()))
+        assert out.total == 5 and during and not any(during)
+        assert gc.isenabled()
+        with pytest.raises(RuntimeError):
+            search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
+                        per_file=False, workers=1, tick=lambda n: (_ for _ in ()).throw(
+                            RuntimeError("cancelled")))
+        assert gc.isenabled()
+    finally:
+        workspace.close()
