@@ -383,3 +383,35 @@ def test_what_the_consumer_counts_into_skipped_is_not_recorded_as_the_walks(
         cold = consume(Walk(workspace, ".", max_depth=9), stop, counting)
         assert warm == cold, (stop, counting, warm_walk.replayed)
     assert warm_walk.replayed
+
+
+def test_walks_in_parallel_threads_share_recordings_and_answer_as_cold_ones(
+        ws: Path, watched: Watched) -> None:
+    """mcp runs listing tools in threads over one session cache (each call with its own
+    workspace): replays, recordings and patches of the same walk at once still answer what a
+    cold walk does."""
+    import threading
+
+    workspace, cache = watched
+    make(ws)
+    cold = {depth: both(workspace, SearchCache(0), max_depth=depth)[1] for depth in (1, 9)}
+    failures: list[object] = []
+
+    def run(depth: int) -> None:
+        own = Workspace(str(ws))
+        try:
+            for _ in range(15):
+                warm = snapshot(Walk(own, ".", cache=cache, max_depth=depth))
+                if warm != cold[depth]:
+                    failures.append((depth, warm))
+        except Exception as exc:  # reported below: a thread's exception is otherwise lost
+            failures.append(exc)
+        finally:
+            own.close()
+
+    threads = [threading.Thread(target=run, args=(depth,)) for depth in (1, 9, 9, 1, 9)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[:2]
