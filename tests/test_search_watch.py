@@ -415,3 +415,30 @@ def test_walks_in_parallel_threads_share_recordings_and_answer_as_cold_ones(
     for thread in threads:
         thread.join()
     assert not failures, failures[:2]
+
+
+def test_a_walk_too_big_for_a_quarter_of_the_cache_is_not_recorded(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its recording would evict the results that make repeats cheap: it is walked again,
+    and once known too big, not even recorded."""
+    from zbtools.core.search import recording
+
+    made: list[object] = []
+
+    class Counted(recording.Recording):  # type: ignore[type-arg]
+        def __init__(self, seq: int, max_entries: int) -> None:
+            made.append(self)
+            super().__init__(seq, max_entries)
+
+    monkeypatch.setattr(recording, "Recording", Counted)
+    make(ws)
+    workspace = Workspace(str(ws))
+    small = SearchCache(4000, 10_000)  # the tree's recording costs more than 1000 bytes
+    try:
+        for _ in range(3):
+            warm, cold, replayed = both(workspace, small, max_depth=9)
+            assert warm == cold and not replayed
+        assert len(made) == 1
+    finally:
+        small.close()
+        workspace.close()

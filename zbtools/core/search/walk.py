@@ -269,6 +269,9 @@ def walk_notes(loops: int, depth_limited: bool) -> list[str]:
     return notes
 
 NONE_COUNTED: Counters = (0, 0, 0, 0, 0, False, False)
+# At most this share of the session cache for one recording: a 200k-entry walk's (~40 MB) in a
+# 64 MiB cache evicted the searches' results, then itself, and repeats got slower than cold ones
+RECORDING_SHARE = 0.25
 
 
 def walk_order(rel: str) -> str:
@@ -678,7 +681,7 @@ class Walk:
             yield from self._walk(fd, None)
             return
         if recording is None:
-            yield from self._recorded(fd)
+            yield from self._recorded(fd) if self._recordable else self._walk(fd, None)
             return
         self._replaying = recording
         self.replayed = True
@@ -718,6 +721,7 @@ class Walk:
         self._seq = self._monitor.poll()
         recording: Recording[Entry] | None = self.cache.get(self._key,
                                                             tuple(self._start_prints))
+        self._recordable = not self.cache.get(("too big", self._key), True)
         if recording is not None and not (
                 recording.serves(self.max_entries) and recording.still_exact(
                     self._monitor, self.rel, self._start_fd, self._seq, IGNORE_FILES)):
@@ -726,6 +730,7 @@ class Walk:
         return recording
 
     _prepared = False
+    _recordable = True  # not known too big to record (a walk that was is not recorded again)
     _key: tuple[Any, ...] = ()
     _seq = 0
     _kept: Recording[Entry] | None = None  # the recording this walk replayed, or made and kept
@@ -749,6 +754,11 @@ class Walk:
                 self.cache is not None and not self._start_unsteady:
             cost = sum(len(step[0].rel) * 2 + 200 for step in recording.steps) + \
                 100 * len(recording.frames)
+            if cost > self.cache.capacity * RECORDING_SHARE:
+                # it would push out the listings and results that make repeats cheap; and
+                # recording it again next time would only cost
+                self.cache.put(("too big", self._key), True, True, 64)
+                return
             self.cache.put(self._key, tuple(self._start_prints), recording, cost)
             self._kept = recording
 
