@@ -223,14 +223,7 @@ class OuterRules:
         self.above = above
 
     def decide(self, sub: str, name: str, is_dir: bool) -> bool | None:
-        path = self.above + sub
-        for prefix, rules in reversed(self.layers):
-            if prefix and not path.startswith(prefix):
-                continue
-            decided = rules.decide(path[len(prefix):], name, is_dir)
-            if decided is not None:
-                return decided
-        return None
+        return layered_decision(self.layers, self.above + sub, name, is_dir)
 
 
 def repository_above(root: str) -> int | None:
@@ -246,16 +239,22 @@ def repository_above(root: str) -> int | None:
     return None
 
 
-def ignored_by(layers: Sequence[Layer], rel: str, is_dir: bool) -> bool:
-    """Whether ``rel`` (relative to the root) is ignored: the innermost deciding rule wins."""
-    name = rel[rel.rfind("/") + 1:]
+def layered_decision(layers: Sequence[Layer], path: str, name: str,
+                     is_dir: bool) -> bool | None:
+    """What the innermost layer with a rule for ``path`` (base name ``name``) decides: True
+    ignored, False re-included, None no rule."""
     for prefix, rules in reversed(layers):
-        if prefix and not rel.startswith(prefix):
+        if prefix and not path.startswith(prefix):
             continue
-        decided = rules.decide(rel[len(prefix):], name, is_dir)
+        decided = rules.decide(path[len(prefix):], name, is_dir)
         if decided is not None:
             return decided
-    return False
+    return None
+
+
+def ignored_by(layers: Sequence[Layer], rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` (relative to the root) is ignored: the innermost deciding rule wins."""
+    return layered_decision(layers, rel, rel[rel.rfind("/") + 1:], is_dir) is True
 
 
 def walk_notes(loops: int, depth_limited: bool) -> list[str]:
