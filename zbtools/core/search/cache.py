@@ -57,12 +57,14 @@ def signature(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def watched_signature(st: os.stat_result) -> tuple[int, int, int, int, int] | None:
-    """``signature``, or None for a regular file with other hard links: a change made through
-    a link elsewhere notifies only that link's directory, so such a file is always re-read."""
+def watched_signature(st: os.stat_result, sig: tuple[int, int, int, int, int] | None = None
+                      ) -> tuple[int, int, int, int, int] | None:
+    """``signature`` (``sig`` when the caller has it already), or None for a regular file with
+    other hard links: a change made through a link elsewhere notifies only that link's
+    directory, so such a file is always re-read."""
     if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
         return None
-    return signature(st)
+    return sig if sig is not None else signature(st)
 
 
 def now_ns() -> int:

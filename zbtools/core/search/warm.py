@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from zbtools.core.search.cache import SETTLE_NS, now_ns, signature
+from zbtools.core.search.cache import SETTLE_NS, now_ns, signature, watched_signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class WarmSearch:
             if walk.watched:  # known current from now on: size and mtime with it
                 entry.size = st.st_size
                 entry.mtime = st.st_mtime
-                entry.sig = sig if st.st_nlink == 1 else None  # as cache.watched_signature
+                entry.sig = watched_signature(st, sig)
         known: tuple[FileStatus, list[Hit]] | None = self.cache.get(
             ("grep", sig[0], sig[1], self.key), sig)
         if known is None and max(sig[3], sig[4]) < self.now - SETTLE_NS:  # settled
