@@ -17,6 +17,14 @@ RG = find_rg(os.environ)
 needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")
 
 
+def write_files(root: Path, files: dict[str, bytes]) -> None:
+    """Each of ``files`` (relative path -> bytes) below ``root``, directories made as needed."""
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
 def make_tree(ws: Path) -> None:
     files: dict[str, bytes] = {
         "src/app.py": b"import os\ndef get_x():\n    return 1\n\ndef get_y():  # TODO\n"
@@ -39,10 +47,7 @@ def make_tree(ws: Path) -> None:
         "other.log": b"TODO ignored by pattern\n",
         "empty.txt": b"",
     }
-    for rel, data in files.items():
-        path = ws / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    write_files(ws, files)
     (ws / ".gitignore").write_bytes(b"build/\n*.log\n!keep.log\n")
     (ws / "src" / "util" / ".ignore").write_bytes(b"nothing-here\n")
     for i in range(30):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliRunner
-from tests.tools.test_grep_engines import CASES, make_tree
+from tests.tools.test_grep_engines import CASES, make_tree, write_files
 from zbtools.core.files.textio import temp_name
 from zbtools.core.search import native
 from zbtools.core.search.ripgrep import find_rg
@@ -38,10 +38,7 @@ def native_tree(ws: Path) -> None:
         "sp ace/colon: name.txt": b"TODO odd name\n",
         "uni/caf\u00e9.txt": b"TODO unicode name\n",
     }
-    for rel, data in extra.items():
-        path = ws / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    write_files(ws, extra)
     with (ws / ".gitignore").open("ab") as f:
         f.write(b".env\n")
     (ws / "src" / temp_name("app.py")).write_bytes(b"TODO our own temp file\n")
