@@ -239,6 +239,14 @@ def count_windows(file_keys: list[str], pattern: list[str], positions: dict[str,
     return found
 
 
+def usable_block(block: list[str]) -> bool:
+    """Whether a span makes a fair edit request: it starts and ends on a non-blank line and
+    holds at least three non-blank lines with 40 characters besides whitespace."""
+    non_blank = [x for x in block if x.strip()]
+    return bool(block[0].strip()) and bool(block[-1].strip()) and len(non_blank) >= 3 and \
+        len("".join("".join(non_blank).split())) >= 40
+
+
 class Sampler:
     """Draws the cases of one bucket; every draw is checked against the kind's precondition."""
 
@@ -273,11 +281,7 @@ class Sampler:
             return None
         start = rng.randrange(0, len(source) - n)
         block = source[start:start + n]
-        non_blank = [x for x in block if x.strip()]
-        if not block[0].strip() or not block[-1].strip() or len(non_blank) < 3 or \
-                len("".join("".join(non_blank).split())) < 40:
-            return None
-        return start, block
+        return (start, block) if usable_block(block) else None
 
     def draw(self, kind: str, rng: random.Random) -> Case | None:
         text = self.bucket.text
@@ -893,11 +897,7 @@ class MiddleSampler(Sampler):
         n = rng.randint(lo, hi)
         start = rng.randrange(int(len(source) * 0.4), int(len(source) * 0.6))
         block = source[start:start + n]
-        non_blank = [x for x in block if x.strip()]
-        if not block[0].strip() or not block[-1].strip() or len(non_blank) < 3 or \
-                len("".join("".join(non_blank).split())) < 40:
-            return None
-        return start, block
+        return (start, block) if usable_block(block) else None
 
 
 def _middle_block(text: str) -> tuple[str, int]:
