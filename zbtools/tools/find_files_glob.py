@@ -34,7 +34,14 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, MAX_DEPTH, Skipped, Walk, WalkSwitches
+from zbtools.core.search.walk import (
+    DEFAULT_EXCLUDED_DIRS,
+    MAX_DEPTH,
+    Skipped,
+    Walk,
+    WalkSwitches,
+    derived,
+)
 from zbtools.tools.find_files import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -357,13 +364,7 @@ def run(params: Params, ctx: Context) -> Result:
     loop_warning(walk, ctx)
     skipped = walk.skipped
     skipped.hidden += hidden_left_out
-    matches = []
-    for entry in found:
-        kept = made.get(entry.rel)
-        # a signature is a new object whenever the entry's stat is new (walk.Recording)
-        if kept is None or kept[0] is not entry.sig or entry.sig is None:
-            kept = made[entry.rel] = (entry.sig, to_match(entry))
-        matches.append(kept[1])
+    matches = [derived(made, entry, to_match) for entry in found]
     return Result(path=base, patterns=patterns, matches=matches, count=len(matches),
                   truncated=truncated, scan_limited=walk.truncated,
                   skipped=skipped)

@@ -19,7 +19,7 @@ file), ``outside_workspace``.
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
+from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches, derived
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -70,14 +70,7 @@ def run(params: Params, ctx: Context) -> Result:
                 cache=ctx.search_cache)
     # a session replaying the same walk reuses each entry's result while its stat holds
     made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}
-    entries = []
-    for e in walk:
-        kept = made.get(e.rel)
-        # a signature is a new object whenever the entry's stat is new; a directory's result
-        # holds nothing its stat could change
-        if kept is None or (e.kind != "directory" and (kept[0] is not e.sig or e.sig is None)):
-            kept = made[e.rel] = (e.sig, to_entry(e))
-        entries.append(kept[1])
+    entries = [derived(made, e, to_entry) for e in walk]
     walk.keep_memo("list", made, 400 * len(made) + 200)
     for note in walk.notes():
         ctx.warn(note)

@@ -64,14 +64,16 @@ from zbtools.core.search.cache import signature, watched_signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterator, Sequence
-    from typing import Any
+    from collections.abc import Callable, Hashable, Iterator, Sequence
+    from typing import Any, TypeVar
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.ignore import IgnoreRules
     from zbtools.core.search.recording import Counters, Recording
     from zbtools.core.search.watch import ChangeMonitor
+
+    T = TypeVar("T")
 
 DEFAULT_EXCLUDED_DIRS: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".bzr", "node_modules", "target", "__pycache__", "vendor",
@@ -237,6 +239,16 @@ def repository_above(root: str) -> int | None:
             continue
         return keep if keep < len(comps) else None
     return None
+
+
+def derived(made: dict[str, tuple[object, T]], entry: Entry, make: Callable[[Entry], T]) -> T:
+    """``make(entry)``, or what it made for the same path before while the entry's signature
+    is still the same object (a new stat always makes a new one; None vouches for nothing).
+    ``made`` lives in a walk's memo (``keep_memo``), so a replayed walk's results are reused."""
+    kept = made.get(entry.rel)
+    if kept is None or kept[0] is not entry.sig or entry.sig is None:
+        kept = made[entry.rel] = (entry.sig, make(entry))
+    return kept[1]
 
 
 def layered_decision(layers: Sequence[Layer], path: str, name: str,
