@@ -791,15 +791,6 @@ class Walk:
         if self._kept is not None and self.cache is not None:
             self.cache.put(("memo", self._key, key), self._kept, value, cost)
 
-    def state(self) -> Counters:
-        """The counts and flags as they are now (``skipped``, ``loops``, ``depth_limited``,
-        ``truncated``)."""
-        return self._counters()
-
-    def restore(self, state: Counters) -> None:
-        """Counts and flags as ``state`` (from ``state()`` on a walk this one replays)."""
-        self._set_counters(state)
-
     def refresh(self, entry: Entry) -> None:
         """Bring an entry of a memo up to date (size and mtime) when they are not known
         current, opening its directory from the start without following symlinks."""
@@ -815,15 +806,18 @@ class Walk:
         finally:
             self._replaying = None
 
-    def _counters(self) -> Counters:
+    def state(self) -> Counters:
+        """The counts and flags as they are now (``skipped``, ``loops``, ``depth_limited``,
+        ``truncated``)."""
         sk = self.skipped
         return (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
                 self.depth_limited, self.truncated)
 
-    def _set_counters(self, counters: Counters) -> None:
+    def restore(self, state: Counters) -> None:
+        """Counts and flags as ``state`` (from ``state()`` on a walk this one replays)."""
         sk = self.skipped
         (sk.unreadable, sk.excluded_dirs, sk.hidden, sk.ignored, self.loops,
-         self.depth_limited, self.truncated) = counters
+         self.depth_limited, self.truncated) = state
 
     def _count(self, before: Counters, after: Counters) -> None:
         """Move what the walk itself counted from ``before`` to ``after``. The skip counts are
@@ -854,18 +848,18 @@ class Walk:
         own = NONE_COUNTED
         finished = False
         try:
-            before = self._counters()
+            before = self.state()
             self._scan(stack[0])
             if recording is not None:
-                own = walked(own, before, self._counters())
+                own = walked(own, before, self.state())
                 stack[0].index = recording.add_frame(stack[0].rel, stack[0].ident, stack[0].wd)
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
-                    before = self._counters()
+                    before = self.state()
                     self._pop(stack)
                     if steps is not None:
-                        own = walked(own, before, self._counters())
+                        own = walked(own, before, self.state())
                     continue
                 entry, is_dir = top.children[top.pos]
                 top.pos += 1
@@ -884,11 +878,11 @@ class Walk:
                         self.depth_limited = True
                         own = (*own[:5], True, own[6])
                     continue
-                before = self._counters()
+                before = self.state()
                 child = self._open_child(top, entry)
                 if child is None:
                     if steps is not None:
-                        own = walked(own, before, self._counters())
+                        own = walked(own, before, self.state())
                     continue
                 if child.wd is not None:  # its timestamps as of its watch (watch.py)
                     entry.mtime = child.st.st_mtime
@@ -901,7 +895,7 @@ class Walk:
                         old.fd = -1
                 self._scan(child)
                 if recording is not None:
-                    own = walked(own, before, self._counters())
+                    own = walked(own, before, self.state())
                     child.index = recording.add_frame(child.rel, child.ident, child.wd)
             finished = True
         finally:
