@@ -85,6 +85,11 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     from zbtools.core.editing.matching import MatchError, unified_diff
 
     with ctx.workspace.resolve(path, write=not dry_run) as res:
+        if simple is not None and expected_sha256 is None and res.st is not None and \
+                STREAM_BYTES < res.st.st_size <= MAX_EDIT_BYTES:
+            streamed = _streamed_edit(ctx, res, simple, path, dry_run)
+            if streamed is not None:
+                return streamed
         data, read_st = read_bytes_stat(res, max_bytes=MAX_EDIT_BYTES, shown=path)
         check_expected(data, expected_sha256, path)
         if simple is not None:
@@ -118,6 +123,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
 
 
 FAST_PATH_BYTES = 4 * 1024 * 1024
+HASH_RESULT_BYTES = 16 * 1024 * 1024  # larger results report no sha256 (and keep no undo)
 
 
 def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_result,
@@ -137,27 +143,16 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     with CRs below ``FAST_PATH_BYTES`` (its line endings go through the line merge), or a
     block whose lines also stand elsewhere up to indentation (the near-duplicate warning).
     """
-    from zbtools.core.editing.matching import Applied, unified_diff
-    from zbtools.core.editing.matching.requests import has_placeholder, strip_line_numbers
-
-    old, new = simple
-    if not old.strip() or "\r" in old or "\r" in new or old == new or \
-            old.startswith("\ufeff") or new.startswith("\ufeff"):
+    pair = _plain_pair(res, simple)
+    if pair is None:
         return None
-    if res.st is not None and res.st.st_nlink > 1:
-        return None  # a hard-linked file: the full engine keeps its inode (txn.replace_file)
-    if strip_line_numbers(old)[1] is not None or has_placeholder(new, old) is not None:
-        return None  # the engine strips the prefixes, or refuses the placeholder
-    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    if data.find(b"\x00", 0, 8192) != -1 or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    old, new = simple
+    needle, replacement = pair
+    start = _text_start(data)
+    if start is None:
         return None
     big = len(data) >= FAST_PATH_BYTES
     if not big and b"\r" in data:
-        return None
-    try:
-        needle = old.encode("utf-8")
-        replacement = new.encode("utf-8")
-    except UnicodeEncodeError:
         return None
     first = data.find(needle, start)
     if first == -1 or data.find(needle, first + 1) != -1:
@@ -175,22 +170,9 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             return None
         if _exact_special_case(data, first, end, old, new):
             return None
-    # The changed lines plus 3 lines of context each side, for the diff.
-    region_start = data.rfind(b"\n", 0, first) + 1
-    context_before = 0
-    while context_before < 3 and region_start > start:
-        region_start = data.rfind(b"\n", 0, region_start - 1) + 1
-        context_before += 1
-    region_start = max(region_start, start)
-    region_end = end
-    for _ in range(4):
-        stop = data.find(b"\n", region_end)
-        region_end = len(data) if stop == -1 else stop + 1
-    try:  # both sides must be whole UTF-8 characters; strict decoding of the region checks it
-        head = data[region_start:first].decode("utf-8")
-        tail = data[end:region_end].decode("utf-8")
-        needle.decode("utf-8")
-    except UnicodeDecodeError:
+    region_start, context_before, region_end = _context(data, first, end, start)
+    context = _decoded_context(data, region_start, first, end, region_end)
+    if context is None:
         return None
     pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
     lines_before: list[int] = []  # the newlines before the match, counted once
@@ -199,15 +181,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
         lines_before.append(data.count(b"\n", 0, first))
 
     def outcome(digest: str | None) -> EditOutcome:
-        line = lines_before[0] + 1
-        last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last char
-        diff = unified_diff(res.rel, head + old + tail, head + new + tail,
-                            first_line=line - context_before)
-        report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
-                                  "matched_with": "exact", "transforms": [],
-                                  "disambiguated_by": None}
-        return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True,
-                           dry_run)
+        return _splice_outcome(res, simple, needle, context, lines_before[0] + 1,
+                               context_before, digest, dry_run)
 
     # The result's sha256 is a full extra pass (~25 ms per 50 MB): like reads of huge files,
     # edits of files over HASH_RESULT_BYTES report null and keep the cost near a copy's.
@@ -246,9 +221,166 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
         record(ctx, res.rel, data, None, tool, after_sha256=digest,
                before_sha256=before_digest)
     else:
-        ctx.warn(f"{res.rel} is larger than {HASH_RESULT_BYTES >> 20} MiB: this change is not "
-                 "kept for undo and its sha256 is not computed")
+        _warn_unrecorded(ctx, res)
     return outcome(digest)
+
+
+def _warn_unrecorded(ctx: Context, res: Resolved) -> None:
+    ctx.warn(f"{res.rel} is larger than {HASH_RESULT_BYTES >> 20} MiB: this change is not "
+             "kept for undo and its sha256 is not computed")
+
+
+STREAM_BYTES = HASH_RESULT_BYTES  # past it, nothing needs the whole file in memory
+CONTEXT_REACH = 1 << 16  # bytes first read each side of the match for the diff's context
+
+
+def _streamed_edit(ctx: Context, res: Resolved, simple: tuple[str, str], path: str,
+                   dry_run: bool) -> EditOutcome | None:
+    """``_bytes_fast_path`` for a file over ``STREAM_BYTES``, which is never read whole.
+
+    Such a file's change is not kept for undo and its sha256 is not computed, so nothing
+    needs its bytes in this process: old text is looked for with ``pread`` into one reused
+    1 MB buffer (``find_twice``, which stops at a second occurrence), the diff's context is
+    read around the match, the new version is the old file's bytes before and after the
+    match copied inside the kernel (``copy_file_range``) around the new text, and the line
+    number is counted the same way while the new file's ``fsync`` waits on the disk. Memory
+    stays near 1 MB whatever the file's size, and the copy costs no pass through this
+    process. Staleness as on the in-memory path for big files: the file's inode, size and
+    nanosecond mtime, taken when it was opened, must still hold right before the rename.
+    Returns None (the caller reads the file and goes on as for any size) when old text is
+    absent or ambiguous, the file looks binary or UTF-16, new text would add lines where
+    old text has none (a CRLF file would get CRLF lines: the in-memory path counts them), or
+    the match does not fall on whole UTF-8 characters.
+    """
+    from zbtools.core.files.textio import (
+        Background,
+        count_in_file,
+        find_twice,
+        open_regular,
+        writeback_starter,
+    )
+
+    pair = _plain_pair(res, simple)
+    if pair is None:
+        return None
+    needle, replacement = pair
+    if b"\n" in replacement and b"\n" not in needle:
+        return None
+    fd, seen = open_regular(res, shown=path)
+    try:
+        size = seen.st_size
+        start = _text_start(os.pread(fd, 8192, 0))
+        if not STREAM_BYTES < size <= MAX_EDIT_BYTES or start is None or \
+                size - len(needle) + len(replacement) <= HASH_RESULT_BYTES:
+            return None  # (a result of at most HASH_RESULT_BYTES gets its sha256)
+        first, again = find_twice(fd, needle, start)
+        if first == -1 or again:
+            return None  # absent or ambiguous: the full engine explains it
+        end = first + len(needle)
+        reach = CONTEXT_REACH
+        while True:
+            lo, hi = max(start, first - reach), min(size, end + reach)
+            window = os.pread(fd, hi - lo, lo)
+            if len(window) != hi - lo:
+                return None  # it shrank meanwhile: the caller reads it as it is now
+            region_start, context_before, region_end = _context(window, first - lo,
+                                                                 end - lo, 0)
+            if not (lo > start and region_start == 0) and \
+                    not (hi < size and region_end == len(window)):
+                break
+            reach *= 4  # a context line runs past the window
+        context = _decoded_context(window, region_start, first - lo, end - lo, region_end)
+        if context is None:
+            return None
+        if not dry_run:
+            writeback_starter()  # its import, before the thread below holds the GIL
+        # Counting the lines before the match (~25 ms for 45 MB, holding the GIL) goes on
+        # while the copy and the fsync wait on the kernel and the disk.
+        lines_before = Background(lambda: count_in_file(fd, b"\n", first))
+        try:
+            if not dry_run:
+                atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
+                             parts=[(0, first), memoryview(replacement), (end, size - end)],
+                             copy_from=fd, defer_dir_sync=True)
+        finally:
+            lines_before.wait()  # the thread reads fd: done before it is closed
+        line = int(lines_before.result()) + 1
+    finally:
+        os.close(fd)
+    if not dry_run:
+        _warn_unrecorded(ctx, res)
+    return _splice_outcome(res, simple, needle, context, line, context_before, None, dry_run)
+
+
+def _plain_pair(res: Resolved, simple: tuple[str, str]) -> tuple[bytes, bytes] | None:
+    """(old, new) as UTF-8 bytes when this edit may be a splice on the bytes (the
+    request-side conditions of ``_bytes_fast_path``), else None."""
+    from zbtools.core.editing.matching.requests import has_placeholder, strip_line_numbers
+
+    old, new = simple
+    if not old.strip() or "\r" in old or "\r" in new or old == new or \
+            old.startswith("\ufeff") or new.startswith("\ufeff"):
+        return None
+    if res.st is not None and res.st.st_nlink > 1:
+        return None  # a hard-linked file: the full engine keeps its inode (txn.replace_file)
+    if strip_line_numbers(old)[1] is not None or has_placeholder(new, old) is not None:
+        return None  # the engine strips the prefixes, or refuses the placeholder
+    try:
+        return old.encode("utf-8"), new.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def _text_start(head: bytes) -> int | None:
+    """Where the text starts after a UTF-8 BOM (0 or 3), judging by the file's first bytes;
+    None for a file that looks binary or UTF-16 (the full engine handles those)."""
+    if head.find(b"\x00", 0, 8192) != -1 or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    return 3 if head.startswith(b"\xef\xbb\xbf") else 0
+
+
+def _context(data: bytes, first: int, end: int, start: int) -> tuple[int, int, int]:
+    """The changed lines plus 3 lines of context each side, for the diff: (where the region
+    starts, the context lines before the match, where it ends). ``data`` may be a window of
+    the file; ``start`` is where its text starts (after a BOM)."""
+    region_start = data.rfind(b"\n", 0, first) + 1
+    context_before = 0
+    while context_before < 3 and region_start > start:
+        region_start = data.rfind(b"\n", 0, region_start - 1) + 1
+        context_before += 1
+    region_start = max(region_start, start)
+    region_end = end
+    for _ in range(4):
+        stop = data.find(b"\n", region_end)
+        region_end = len(data) if stop == -1 else stop + 1
+    return region_start, context_before, region_end
+
+
+def _decoded_context(data: bytes, region_start: int, first: int, end: int,
+                     region_end: int) -> tuple[str, str] | None:
+    """The context before and after the match as text; None unless both sides are whole
+    UTF-8 characters (strict decoding of the region checks it)."""
+    try:
+        return data[region_start:first].decode("utf-8"), data[end:region_end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _splice_outcome(res: Resolved, simple: tuple[str, str], needle: bytes,
+                    context: tuple[str, str], line: int, context_before: int,
+                    digest: str | None, dry_run: bool) -> EditOutcome:
+    """The report of a splice on the bytes: the exact tier's, with its diff."""
+    from zbtools.core.editing.matching import Applied, unified_diff
+
+    old, new = simple
+    head, tail = context
+    last = line + needle.count(b"\n", 0, len(needle) - 1)  # the line of old's last char
+    diff = unified_diff(res.rel, head + old + tail, head + new + tail,
+                        first_line=line - context_before)
+    report: dict[str, Any] = {"label": None, "start_line": line, "end_line": last,
+                              "matched_with": "exact", "transforms": [],
+                              "disambiguated_by": None}
+    return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True, dry_run)
 
 
 def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -> bool:
@@ -258,7 +390,7 @@ def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -
             data.startswith(new[len(old):].encode("utf-8"), end):
         return True  # the insertion is already there: a no-op, reported as such
     if new.endswith(old) and new[:len(new) - len(old)].strip() and \
-            data[:first].endswith(new[:len(new) - len(old)].encode("utf-8")):
+            data.endswith(new[:len(new) - len(old)].encode("utf-8"), 0, first):
         return True
     line_start = data.rfind(b"\n", 0, first) + 1
     if first > line_start and not data[line_start:first].strip(b" \t") and \
@@ -322,9 +454,6 @@ def _window_matches(data: bytes, begin: int, stop: int, at: int, keys: list[byte
     return True
 
 
-HASH_RESULT_BYTES = 16 * 1024 * 1024
-
-
 def _hash_parts(pieces: list[memoryview]) -> str:
     from zbtools.core.files.textio import sha256_for
 
@@ -360,54 +489,30 @@ def _hash_size(data: bytes, first: int, end: int, replacement: bytes) -> int:
 
 
 class Digests:
-    """``_hash_both`` run on another thread, for a file of ``FAST_HASH_BYTES`` or more.
+    """``_hash_both`` run in the ``Background``, for a file of ``FAST_HASH_BYTES`` or more.
 
     OpenSSL's sha256 releases the GIL while it hashes, and the write's ``fsync`` waits on the
     disk: this thread goes on with the checks, the write and the ``fsync`` meanwhile (the two
-    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine; hashlib is
-    imported before it starts). ``result`` waits for them. The thread only reads immutable
-    bytes; a fast path that gives up after starting it lets it finish on its own.
-    ``_thread`` is built in (``threading`` would be an import)."""
+    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine). ``result``
+    waits for them. The thread only reads immutable bytes; a fast path that gives up after
+    starting it lets it finish on its own."""
 
     def __init__(self, data: bytes, first: int, end: int, replacement: bytes) -> None:
-        import _thread
-
-        from zbtools.core.files.textio import sha256_for
+        from zbtools.core.files.textio import Background, sha256_for
 
         # hashlib is imported here, not on the thread: an import holds the GIL and releases
         # it at every file access, and two threads passing it back and forth for that long
         # cost more (~10 ms) than the import itself.
         new = sha256_for(_hash_size(data, first, end, replacement))
-
-        self._done = _thread.allocate_lock()
-        self._done.acquire()
-        self._value: tuple[str, str] | None = None
-        self._error: BaseException | None = None
-        try:
-            _thread.start_new_thread(self._run, (data, first, end, replacement, new))
-        except RuntimeError:  # no thread to be had (a process or thread limit): right here
-            self._run(data, first, end, replacement, new)
-
-    def _run(self, data: bytes, first: int, end: int, replacement: bytes,
-             new: Callable[..., Any]) -> None:
-        try:
-            self._value = _hash_both(data, first, end, replacement, new)
-        except BaseException as exc:  # handed to the waiting thread
-            self._error = exc
-        finally:
-            self._done.release()
+        self._job = Background(lambda: _hash_both(data, first, end, replacement, new))
 
     def wait(self) -> None:
-        with self._done:
-            pass
+        self._job.wait()
 
     def result(self) -> tuple[str, str]:
         """(sha256 before, sha256 after), once the thread is done."""
-        self.wait()
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
+        value: tuple[str, str] = self._job.result()
+        return value
 
 
 def _display(text: str, decoded: Any) -> str:

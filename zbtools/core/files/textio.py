@@ -65,7 +65,7 @@ from zbtools.core.files.workspace import os_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any
 
     from zbtools.core.files.workspace import Resolved
@@ -111,9 +111,11 @@ def sha256_for(size: int) -> Callable[..., Any]:
     take 27 us with the builtin module, 5 us with OpenSSL)."""
     _hashed[0] += size
     if _hashed[0] >= FAST_HASH_BYTES:
-        import hashlib
-
-        return hashlib.sha256
+        try:  # the OpenSSL module itself: ``hashlib`` would also load blake2 (~0.4 ms more)
+            from _hashlib import openssl_sha256
+        except ImportError:  # a Python built without OpenSSL
+            from hashlib import sha256 as openssl_sha256
+        return openssl_sha256
     return sha256
 
 
@@ -460,6 +462,86 @@ def read_bytes_stat(res: Resolved, *, max_bytes: int | None = None, shown: str |
         os.close(fd)
 
 
+SCAN_CHUNK = 1 << 20
+
+
+def find_twice(fd: int, needle: bytes, start: int = 0) -> tuple[int, bool]:
+    """Where ``needle`` first occurs in the file at or after offset ``start`` (-1: nowhere),
+    and whether it occurs again after that (overlapping occurrences count), read with
+    ``pread`` in ``SCAN_CHUNK`` pieces into one reused buffer: a file of any size is scanned
+    in about 1 MB of memory, and the scan stops at the second occurrence. The file is read
+    as it is now; a caller that relies on the answer checks that the file did not change."""
+    if not needle:
+        raise ValueError("empty needle")
+    keep = len(needle) - 1  # an occurrence may straddle two reads: their joint is kept
+    buf = bytearray(SCAN_CHUNK + keep)
+    view = memoryview(buf)
+    carried = 0  # bytes at the front of buf carried over from the previous read
+    base = start  # file offset of buf[0]
+    first = -1
+    while True:
+        got = os.preadv(fd, [view[carried:carried + SCAN_CHUNK]], base + carried)
+        if not got:
+            return first, False
+        end = carried + got
+        at = buf.find(needle, 0, end)
+        if at != -1:
+            if first != -1:
+                return first, True
+            first = base + at
+            if buf.find(needle, at + 1, end) != -1:
+                return first, True
+        carried = min(keep, end)
+        if first != -1:  # a second occurrence may only start after the first one's start
+            carried = min(carried, base + end - first - 1)
+        buf[:carried] = buf[end - carried:end]
+        base += end - carried
+
+
+def count_in_file(fd: int, byte: bytes, end: int) -> int:
+    """How many times the single ``byte`` occurs in the file's first ``end`` bytes (read with
+    ``pread`` in ``SCAN_CHUNK`` pieces into one reused buffer)."""
+    buf = bytearray(SCAN_CHUNK)
+    view = memoryview(buf)
+    total = offset = 0
+    while offset < end:
+        got = os.preadv(fd, [view[:min(SCAN_CHUNK, end - offset)]], offset)
+        if not got:
+            break
+        total += buf.count(byte, 0, got)
+        offset += got
+    return total
+
+
+def copy_range(src_fd: int, dst_fd: int, offset: int, length: int) -> None:
+    """Append ``length`` bytes of ``src_fd`` from ``offset`` to ``dst_fd`` (at its current
+    offset): ``copy_file_range``, which copies inside the kernel (no buffer in this process,
+    page cache to page cache, or a clone where the filesystem shares extents), falling back
+    to ``pread``/``write`` where the kernel or filesystem refuses it. ``EOFError`` when the
+    source ends before ``offset + length`` (it shrank meanwhile)."""
+    done = 0
+    native = hasattr(os, "copy_file_range")
+    while done < length:
+        if native:
+            try:
+                got = os.copy_file_range(src_fd, dst_fd, length - done, offset + done)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL,
+                                     errno.EOPNOTSUPP, errno.EPERM, errno.ETXTBSY):
+                    raise
+                native = False
+                continue
+        else:
+            chunk = os.pread(src_fd, min(CHUNK, length - done), offset + done)
+            got = len(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst_fd, view):]
+        if not got:
+            raise EOFError("the source file ended early")
+        done += got
+
+
 # ---------------------------------------------------------------------------------------------
 # Writing
 
@@ -792,13 +874,36 @@ def check_unchanged(dir_fd: int, name: str, seen: os.stat_result, shown: str, *,
         return
     fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     try:
-        now = os.fstat(fd)
-        current = read_fd(fd, None, now.st_size) if _identity(now) == _identity(seen) else None
+        if _identity(os.fstat(fd)) != _identity(seen):
+            same = False
+        elif expected is not None:
+            same = holds_exactly(fd, expected)
+        else:
+            assert expected_sha256 is not None
+            same = sha256_hex(read_fd(fd)) == expected_sha256.lower()
     finally:
         os.close(fd)
-    if current is None or (expected is not None and current != expected) or (
-            expected_sha256 is not None and sha256_hex(current) != expected_sha256.lower()):
+    if not same:
         raise _changed_meanwhile(shown)
+
+
+COMPARE_CHUNK = 256 * 1024
+
+
+def holds_exactly(fd: int, expected: bytes) -> bool:
+    """Whether ``fd`` (read from its current offset to EOF) holds exactly ``expected``.
+
+    Read in ``COMPARE_CHUNK`` pieces, each compared in place (``bytes.startswith`` at an
+    offset is a ``memcmp``): no second copy of the file is built, which for a few MB costs
+    more than the reads (fresh pages to fault in) and stops at the first difference."""
+    offset = 0
+    while True:
+        chunk = os.read(fd, COMPARE_CHUNK)
+        if not chunk:
+            return offset == len(expected)
+        if not expected.startswith(chunk, offset):
+            return False
+        offset += len(chunk)
 
 
 def temp_name(name: str, tag: str = "zbtmp") -> str:
@@ -838,7 +943,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  shown: str | None = None,
                  unchanged_since: os.stat_result | None = None,
                  known_changed: bool = False,
-                 parts: list[memoryview] | None = None,
+                 parts: Sequence[memoryview | tuple[int, int]] | None = None,
+                 copy_from: int | None = None,
                  expected_data: bytes | None = None,
                  read_stat: os.stat_result | None = None,
                  defer_dir_sync: bool = False,
@@ -848,7 +954,9 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
     mtime differ from that earlier ``stat`` (a cheap staleness check for big files). ``parts``,
     when given, are written one after the other instead of ``data`` (a big file edited in the
-    middle is never joined into a second copy); they require ``known_changed``.
+    middle is never joined into a second copy); they require ``known_changed``. A part given
+    as ``(offset, length)`` is that range of the file open as ``copy_from``, copied in the
+    kernel (``copy_range``); the source ending early is ``stale_file``.
     ``expected_data`` refuses with ``stale_file`` unless the file still holds exactly those
     bytes (as strong as comparing their sha256, without hashing); with ``read_stat`` (the
     ``fstat`` of the descriptor ``expected_data`` was read from, ``read_bytes_stat``), a file
@@ -944,10 +1052,10 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dir_fd)
-        for piece in parts if parts is not None else [memoryview(data)]:
-            view = piece
-            while view:
-                view = view[os.write(fd, view):]
+        try:
+            write_parts(fd, parts if parts is not None else [memoryview(data)], copy_from)
+        except EOFError:  # the file copied from shrank
+            raise _changed_meanwhile(shown) from None
         if old_st is not None:
             try:
                 os.fchown(fd, old_st.st_uid, old_st.st_gid)
@@ -1011,6 +1119,106 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
             os.close(fd)
         _unlink_quiet(tmp, dir_fd)
         raise os_error(exc, shown) from exc
+
+
+WRITEBACK_STEP = 8 << 20  # a new file this big or more has its pages sent to disk as written
+
+
+def write_parts(fd: int, parts: Sequence[memoryview | tuple[int, int]],
+                copy_from: int | None) -> None:
+    """Write ``parts`` to ``fd`` one after the other (a ``(offset, length)`` part is that range
+    of ``copy_from``, copied with ``copy_range``; ``EOFError`` if it ends early).
+
+    A file of ``2 * WRITEBACK_STEP`` or more has each ``WRITEBACK_STEP`` handed to the disk as
+    soon as it is written (``sync_file_range``, which only starts the writing): the disk then
+    works while the rest is written, and the ``fsync`` that follows waits for what is left
+    rather than for the whole file (for 50 MB here: 4-9 ms instead of 27-32). Durability
+    still comes from that ``fsync`` alone."""
+    total = sum(p[1] if isinstance(p, tuple) else len(p) for p in parts)
+    kick = writeback_starter() if total >= 2 * WRITEBACK_STEP else None
+    step = WRITEBACK_STEP if kick is not None else max(total, 1)
+    written = 0
+    for piece in parts:
+        done = 0
+        size = piece[1] if isinstance(piece, tuple) else len(piece)
+        while done < size:
+            n = min(step - written % step, size - done)
+            if isinstance(piece, tuple):
+                assert copy_from is not None
+                copy_range(copy_from, fd, piece[0] + done, n)
+            else:
+                view = piece[done:done + n]
+                while view:
+                    view = view[os.write(fd, view):]
+            done += n
+            written += n
+            if kick is not None and written % step == 0:
+                kick(fd, written - step, step)
+
+
+_writeback: list[Callable[[int, int, int], object] | None] = []
+
+
+def writeback_starter() -> Callable[[int, int, int], object] | None:
+    """``sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE)`` from the C library
+    (Python has no binding), or None where there is none (not Linux, no ``ctypes``)."""
+    if not _writeback:
+        start: Callable[[int, int, int], object] | None = None
+        try:
+            import ctypes
+
+            function = ctypes.CDLL(None, use_errno=True).sync_file_range
+            function.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+            function.restype = ctypes.c_int
+
+            def start(fd: int, offset: int, length: int) -> object:
+                return function(fd, offset, length, 2)  # SYNC_FILE_RANGE_WRITE
+
+        except (ImportError, OSError, AttributeError):
+            start = None
+        _writeback.append(start)
+    return _writeback[0]
+
+
+class Background:
+    """``work()`` running on a thread of its own from now on; ``result`` waits for it and
+    returns its value (or raises its error). For work that releases the GIL or overlaps
+    work that does (``fsync``, ``copy_file_range``, OpenSSL hashing): on a 2-CPU machine it
+    then costs nothing on the caller's path. Without a thread to be had (a process or thread
+    limit) the work is done right here. ``_thread`` is built in (``threading`` would be an
+    import)."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        import _thread
+
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._work = work
+        try:
+            _thread.start_new_thread(self._run, ())
+        except RuntimeError:
+            self._run()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # handed to the waiting thread
+            self._error = exc
+        finally:
+            self._done.release()
+
+    def wait(self) -> None:
+        """Until the work is done (its error, if any, is kept for ``result``)."""
+        with self._done:
+            pass
+
+    def result(self) -> Any:
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def fsync_while(fd: int, work: Callable[[], object]) -> None:

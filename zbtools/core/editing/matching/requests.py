@@ -85,7 +85,7 @@ def _lf(text: str) -> str:
 def strip_line_numbers(text: str) -> tuple[str, int | None]:
     """Remove ``cat -n``-style prefixes when every non-blank line has consecutive ones."""
     lines = text.split("\n")
-    if not all(line.lstrip()[:1].isdigit() for line in lines if line.strip()):
+    if not all(_numbered_shape(line) for line in lines if line.strip()):
         return text, None  # cheap test first: most requests carry no prefixes at all
     numbered = [(i, _rx("line_number").match(line)) for i, line in enumerate(lines) if line.strip()]
     if not numbered or any(m is None for _, m in numbered):
@@ -100,6 +100,17 @@ def strip_line_numbers(text: str) -> tuple[str, int | None]:
         match = _rx("line_number").match(line)
         out.append(line[match.end():] if match and line.strip() else line)
     return "\n".join(out), numbers[0]
+
+
+def _numbered_shape(line: str) -> bool:
+    """Whether ``line`` may carry a line-number prefix: digits after the indentation, then a
+    tab, or a separator (``│ | → :``) after optional whitespace. Every line the
+    ``line_number`` expression matches passes; most lines that start with a number (data,
+    numbered text) do not, and then ``re`` is not imported."""
+    body = line.lstrip()
+    digits = next((i for i, ch in enumerate(body) if not ch.isdigit()), len(body))
+    rest = body[digits:]
+    return digits > 0 and (rest[:1] == "\t" or rest.lstrip()[:1] in ("│", "|", "→", ":"))
 
 
 def _indent(line: str) -> int:
