@@ -169,3 +169,35 @@ def test_a_damaged_saved_version_is_refused_not_restored(
     blob.write_bytes(b"v1 wi")  # cut short by a power cut
     assert cli("undo", stdin={"path": "a.txt"}).error["code"] == "io_error"
     assert f.read_text() == "v2 with some content\n"
+
+
+def test_an_append_trusts_the_stamp_the_last_process_left_and_nothing_else(
+        ws: Path, tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh process does not read the whole journal before appending when the lock file
+    holds the stamp (inode, size, mtime) the last append left; any other change to the
+    journal (here: rewritten to the same size) makes the append read and check it again."""
+    from zbtools.core.editing import undo
+
+    put(ws, "a.txt", "v1\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "v1", "new_text": "v2"}).result
+    journal = next((tmp_path / "state").rglob("journal.jsonl"))
+    loads: list[int] = []
+    real = undo.Journal._load
+
+    def counted(self: undo.Journal) -> list[dict[str, object]]:
+        loads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(undo.Journal, "_load", counted)
+    monkeypatch.setattr(undo, "_valid_as_of", {})  # what a fresh process knows
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "v2", "new_text": "v3"}).result
+    assert loads == []
+    monkeypatch.setattr(undo, "_valid_as_of", {})
+    import os
+
+    journal.write_bytes(journal.read_bytes())  # the same bytes, written by someone else
+    st = journal.stat()
+    os.utime(journal, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    edit = cli("apply_edit", stdin={"path": "a.txt", "old_text": "v3", "new_text": "v4"})
+    assert loads == [1]
+    assert edit.code == 0
