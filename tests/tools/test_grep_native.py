@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import CliRunner
 from tests.tools.test_grep_engines import CASES, make_tree, write_files
@@ -309,3 +311,56 @@ def test_an_invalid_pattern_is_a_regex_error_whichever_engine_was_asked(
     assert call.code == 2
     assert call.error["code"] == "regex_error"
     assert call.error["details"]["position"] == 1
+
+
+LINE_PIECES = [b"a", b"b", b"1", b" ", b"\t", b"\r", "\u00e9".encode(), "\u20ac".encode(),
+               b"\xe9", b"\xe2\x82", b"\xf0", b"\x80", b"\xc3"]  # the last five: invalid
+PATTERN_PIECES = ["a", "b", "ab", "\u00e9", "\u20ac", "\\w", "[a-c]", "\\d", "\\s",
+                  "[\u00e9\u20ac]", "\\w+", ".*", ".+", ".*?", ".+?", "(.+)", "(.+){2}",
+                  "(a|.*)", "(?:\\w.+)+", "(\u00e9.*)?", "\\b"]
+
+
+@needs_rg
+@given(lines=st.lists(st.lists(st.sampled_from(LINE_PIECES), max_size=8), min_size=1,
+                      max_size=12),
+       pieces=st.lists(st.sampled_from(PATTERN_PIECES), min_size=1, max_size=4),
+       start=st.booleans(), end=st.booleans(), ignore_case=st.booleans())
+@settings(max_examples=120, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_unbounded_dots_read_alike_on_bytes_and_on_decoded_text(
+        ws: Path, cli: CliRunner, lines: list[list[bytes]], pieces: list[str], start: bool,
+        end: bool, ignore_case: bool) -> None:
+    """A ``.*`` or ``.+`` goes to ripgrep as the byte-wise ``(?-u:.)``: whatever the bytes
+    around it (characters of several bytes, invalid sequences, a lone continuation byte, CR),
+    ripgrep picks exactly the lines the python engine's ``.`` on the decoded text picks."""
+    (ws / "f.txt").write_bytes(b"\n".join(b"".join(line) for line in lines) + b"\n")
+    pattern = ("^" if start else "") + "".join(pieces) + ("$" if end else "")
+    args = ["--pattern", pattern, "--head-limit", "1000"] + (["-i"] if ignore_case else [])
+    python = cli("grep_search", *args, "--engine", "python").result
+    how = native.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
+    event("rewritten" if how is not None and how.pattern is not None else "other plan")
+    if how is None:
+        return
+    got = cli("grep_search", *args, "--engine", "native").result
+    python.pop("engine")
+    assert got.pop("engine") == "native"
+    assert got == python, (pattern, how.pattern)
+
+
+@pytest.mark.parametrize(("pattern", "sent"), [
+    ("class \\w+\\(.*Error\\)", "class \\w+\\((?-u:.)*Error\\)"),
+    ("x.*y.*?z", "x(?-u:.)*y(?-u:.)*?z"),
+    ("^def .+:$", "^def (?-u:.)+:$"),
+    ("[.]x.*", "[.]x(?-u:.)*"),  # a dot in a class is a dot
+    ("\\.x.+", "\\.x(?-u:.)+"),
+    ("a.*b.+c", "a(?-u:.)*b(?-u:.)+c"),
+    ("a.+b.+", None),  # two runs of at least one: bytes and characters counted apart
+    ("(a.+){2}", None),  # a run in a repeated group
+    ("\\bdef .*x", None),  # a word boundary: the literal plan
+    ("ca.", None),  # a lone dot
+    ("a.{2,}", None),
+])
+def test_unbounded_dots_are_sent_to_ripgrep_byte_wise_only_where_that_reads_alike(
+        pattern: str, sent: str | None) -> None:
+    how = native.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
+    assert (how.pattern if how is not None else None) == sent

@@ -183,9 +183,10 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
                "elsewhere install ripgrep with the system's package manager)"
                if binary is None else f"the pattern uses syntax the {params.engine} engine does "
                "not read the same way (lookaround, backreferences, inline flags, \\p{..}, "
-               "\\A, multiline..." + ("; for native also '.', negated classes, \\W \\S "
-                                       "\\D without a literal of 3 characters that every "
-                                       "match holds)" if params.engine == "native" else ")"))
+               "\\A, multiline..." + ("; for native also a '.' other than one .* or .+ "
+                                       "(or several .*), negated classes, \\W \\S \\D "
+                                       "without a literal of 3 characters that every match "
+                                       "holds)" if params.engine == "native" else ")"))
         raise ToolError("invalid_arguments", f"engine {params.engine}: {why}",
                         hint="use engine: auto or python", details={"engine": params.engine})
     if binary is None or not fits:
