@@ -304,6 +304,24 @@ def test_a_tree_with_many_ignored_files_is_left_to_the_python_walk(
     assert auto["skipped"]["ignored"] >= 60
 
 
+@needs_rg
+def test_a_log_larger_than_its_pipe_is_drained_while_ripgrep_runs(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ripgrep's log goes to a pipe: one much larger than the pipe (forced down to a page)
+    is read while ripgrep writes it, so ripgrep never waits and the counts are whole."""
+    native_tree(ws)
+    for i in range(300):  # about 75 KB of log: each ignored file is one line
+        (ws / "pkg" / f"run{i}.log").write_text("TODO in an ignored log\n")
+    with (ws / ".gitignore").open("a") as f:
+        f.write("*.log\n")
+    monkeypatch.setattr(native, "LOG_PIPE_BYTES", 4096)
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--head-limit", "10000",
+                                   "--timeout", "20")
+    assert engine == "native"
+    assert auto == python
+    assert auto["skipped"]["ignored"] >= 300
+
+
 @pytest.mark.parametrize("engine", ["rg", "native"])
 def test_an_invalid_pattern_is_a_regex_error_whichever_engine_was_asked(
         ws: Path, cli: CliRunner, engine: str) -> None:
