@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import CliRunner
+from tests.test_crash_safety import debris
 
 
 def lines(out: str) -> list[dict[str, Any]]:
@@ -203,7 +204,7 @@ def _fsyncs(monkeypatch: Any) -> list[str]:
     return seen
 
 
-def test_consecutive_edits_share_the_directory_and_journal_fsyncs(
+def test_consecutive_edits_of_one_file_are_written_once(
         ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
     f = ws / "a.py"
     f.write_text("".join(f"line_{i} = {i}\n" for i in range(40)))
@@ -217,11 +218,14 @@ def test_consecutive_edits_share_the_directory_and_journal_fsyncs(
     out = lines(cli("batch", stdin=jsonl(*edits)).out)
     assert [o["ok"] for o in out] == [True] * 10
     assert f.read_text().startswith("line_0 = -0\nline_1 = -1\n")
-    # each new version is fsync-ed before its rename; the directory and the journal once
-    assert seen == ["file"] * 10 + ["journal", "dir"]
+    assert "line_9 = -9\n" in f.read_text()
+    # the ten edits read and replace the staged version: one write, fsync-ed before its
+    # rename; the directory and the journal once
+    assert seen == ["file", "journal", "dir"]
     # every edit is recorded for undo, the newest first
     assert cli("undo", stdin={"path": "a.py"}).result["remaining"] == 9
-    assert "line_9 = 9\n" in f.read_text()
+    assert "line_9 = 9\n" in f.read_text() and "line_8 = -8\n" in f.read_text()
+    assert debris(ws) == []
 
 
 def test_another_tool_commits_the_held_edits_before_it_runs(
@@ -229,15 +233,15 @@ def test_another_tool_commits_the_held_edits_before_it_runs(
     (ws / "a.py").write_text("x = 1\ny = 2\n")
     seen = _fsyncs(monkeypatch)
     order: list[str] = []
-    import zbtools.surfaces.batch as batch_module
+    from zbtools.core.files import textio
 
-    real_commit = batch_module.commit_sync_group
+    real_commit = textio.SyncGroup.commit
 
-    def commit() -> None:
+    def commit(self: textio.SyncGroup) -> None:
         order.append(f"commit after {len(seen)} fsyncs")
-        real_commit()
+        real_commit(self)
 
-    monkeypatch.setattr(batch_module, "commit_sync_group", commit)
+    monkeypatch.setattr(textio.SyncGroup, "commit", commit)
     out = lines(cli("batch", stdin=jsonl(
         {"id": 1, "tool": "apply_edit", "args": {"path": "a.py", "old_text": "x = 1",
                                                  "new_text": "x = 3"}},
@@ -246,10 +250,121 @@ def test_another_tool_commits_the_held_edits_before_it_runs(
                                                  "new_text": "y = 4"}})).out)
     assert [o["ok"] for o in out] == [True, True, True]
     assert out[1]["result"]["content"] == "x = 3\ny = 2\n"
-    # the read's commit made the first edit's directory and journal durable before it ran
+    # the read's commit wrote the staged edit and made it durable before it ran
     assert seen[:3] == ["file", "journal", "dir"]
-    assert order[0] == "commit after 1 fsyncs"
+    assert order[0] == "commit after 0 fsyncs"
     assert seen.count("file") == 2 and seen.count("dir") == 2
+    assert (ws / "a.py").read_text() == "x = 3\ny = 4\n"
+
+
+def _one_group(monkeypatch: Any) -> None:
+    import zbtools.surfaces.batch as batch_module
+
+    monkeypatch.setattr(batch_module, "GROUP_MAX_SECONDS", 60.0)
+
+
+def test_edits_of_several_files_are_each_written_once_and_read_their_own_versions(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    _one_group(monkeypatch)
+    for name in ("a", "b"):
+        (ws / f"{name}.txt").write_text("one\ntwo\nthree\n")
+    seen = _fsyncs(monkeypatch)
+    out = lines(cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "one",
+                                                 "new_text": "ONE"}},
+        {"id": 2, "tool": "edit_file", "args": {"path": "b.txt", "old_content": "two",
+                                                "new_content": "TWO"}},
+        {"id": 3, "tool": "insert_text", "args": {"path": "a.txt", "insert_line": 1,
+                                                  "content": "inserted\n"}},
+        {"id": 4, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "ONE",
+                                                 "new_text": "1", "dry_run": True}},
+        {"id": 5, "tool": "apply_edit", "args": {"path": "b.txt", "old_text": "one\nTWO",
+                                                 "new_text": "both"}},
+        {"id": 6, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "absent",
+                                                 "new_text": "x"}})).out)
+    assert [o["ok"] for o in out] == [True, True, True, True, True, False]
+    assert out[5]["error"]["code"] == "no_match"
+    assert "+1" in out[3]["result"]["diff"]  # the dry run saw the staged edit
+    assert (ws / "a.txt").read_text() == "ONE\ninserted\ntwo\nthree\n"
+    assert (ws / "b.txt").read_text() == "both\nthree\n"
+    assert seen.count("file") == 2
+    assert debris(ws) == []
+
+
+def test_a_file_changed_by_someone_else_meanwhile_fails_every_call_that_relied_on_it(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    """The staged version is written only if the file is still the one first read: when it
+    is not, nothing is written and every call that wrote or read that version is reported
+    with ``stale_file`` (their results were never sent); the other file's edit stands, and
+    no undo record is left for what never happened."""
+    _one_group(monkeypatch)
+    (ws / "a.txt").write_text("one\ntwo\n")
+    (ws / "b.txt").write_text("bee\n")
+    from zbtools.core.files import textio
+
+    real_stage = textio.SyncGroup.stage
+    staged: list[int] = []
+
+    def stage_then_meddle(self: textio.SyncGroup, *args: Any) -> Any:
+        outcome = real_stage(self, *args)
+        staged.append(1)
+        if len(staged) == 2:  # after the second edit of a.txt: someone else writes it
+            (ws / "a.txt").write_text("theirs\n")
+        return outcome
+
+    monkeypatch.setattr(textio.SyncGroup, "stage", stage_then_meddle)
+    out = lines(cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "one",
+                                                 "new_text": "ONE"}},
+        {"id": 2, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "two",
+                                                 "new_text": "TWO"}},
+        {"id": 3, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "ONE",
+                                                 "new_text": "1", "dry_run": True}},
+        {"id": 4, "tool": "apply_edit", "args": {"path": "b.txt", "old_text": "bee",
+                                                 "new_text": "BEE"}})).out)
+    assert [o["ok"] for o in out] == [False, False, False, True]
+    assert [o["error"]["code"] for o in out[:3]] == ["stale_file"] * 3
+    assert [o["id"] for o in out] == [1, 2, 3, 4]
+    assert (ws / "a.txt").read_text() == "theirs\n"
+    assert (ws / "b.txt").read_text() == "BEE\n"
+    undo = cli("undo", stdin={"path": "a.txt", "dry_run": True})
+    assert undo.code != 0 or undo.result["remaining"] == 0
+    assert debris(ws) == []
+
+
+def test_a_patch_and_an_undo_after_staged_edits_see_them_written(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    _one_group(monkeypatch)
+    (ws / "a.txt").write_text("one\ntwo\nthree\n")
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n ONE\n-two\n+2\n three\n"
+    out = lines(cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "one",
+                                                 "new_text": "ONE"}},
+        {"id": 2, "tool": "apply_edit", "args": {"patch": patch}},
+        {"id": 3, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "three",
+                                                 "new_text": "3"}},
+        {"id": 4, "tool": "undo", "args": {"path": "a.txt"}})).out)
+    assert [o["ok"] for o in out] == [True, True, True, True], out
+    assert (ws / "a.txt").read_text() == "ONE\n2\nthree\n"
+    assert debris(ws) == []
+
+
+def test_a_hard_linked_file_is_never_staged(ws: Path, cli: CliRunner,
+                                            monkeypatch: Any) -> None:
+    """Its inode is kept (written in place, journaled): every edit is written at once."""
+    _one_group(monkeypatch)
+    (ws / "a.txt").write_text("one\ntwo\n")
+    import os
+
+    os.link(ws / "a.txt", ws / "b.txt")
+    out = lines(cli("batch", stdin=jsonl(
+        {"id": 1, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "one",
+                                                 "new_text": "ONE"}},
+        {"id": 2, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "two",
+                                                 "new_text": "TWO"}})).out)
+    assert [o["ok"] for o in out] == [True, True]
+    assert (ws / "b.txt").read_text() == "ONE\nTWO\n"
+    assert os.stat(ws / "a.txt").st_ino == os.stat(ws / "b.txt").st_ino
 
 
 def test_a_lone_edit_still_fsyncs_its_directory_at_once(

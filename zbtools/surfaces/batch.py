@@ -46,12 +46,16 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.config import Limits
+    from zbtools.core.files.textio import SyncGroup
     from zbtools.core.files.workspace import Workspace
     from zbtools.dialects import Dialect, DialectTool
     from zbtools.dispatch import Options, Streams
 
 
 REQUEST_KEYS = {"id", "tool", "name", "args", "arguments", "input"}
+# Edits that go through cycle.edit_file_text: in a group their writes may be staged
+# (textio.SyncGroup), so a run of edits of one file is written once.
+STAGING_TOOLS = frozenset({"apply_edit", "edit_file", "insert_text"})
 
 
 class Batch:
@@ -109,12 +113,24 @@ class Batch:
                                 + "`zbtools schema` (with the same --dialect) lists the tools",
                                 details={"tools": listed})
             tool_name = tool.name
-            if tool.spec.category != "edit":
-                commit_sync_group()  # other tools never see (or spread) undurable changes
+            from zbtools.core.files.textio import sync_group
+
+            group = sync_group()
+            if group is not None:
+                if tool.spec.name in STAGING_TOOLS:
+                    group.staging = True
+                elif tool.spec.category == "edit":
+                    group.flush()  # undo reads the journal and the files as written
+                else:
+                    group.commit()  # other tools never see (or spread) undurable changes
             ctx = Context(self.workspace, limits=self.limits, env=self.env,
                           state_root=self.state_root)
             ctx.search_cache = self.search_cache
-            outcome = call_tool(tool.spec, tool, args, ctx)
+            try:
+                outcome = call_tool(tool.spec, tool, args, ctx)
+            finally:
+                if group is not None:
+                    group.staging = False
             self.state_root = ctx.known_state_root
             envelope = success(tool_name, outcome, ctx)
             if self.text:
@@ -226,9 +242,9 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
     limit = base.limits.max_request_bytes
     stdin = streams.stdin
     lineno = 0
-    held: list[str] = []  # result lines of the open sync group, not written yet
+    held = Held(batch)  # results of the open sync group, not written yet
     since = 0.0
-    open_sync_group()
+    group = open_sync_group()
     try:
         while stdin is not None:
             line = stdin.readline(limit + 1)
@@ -239,23 +255,23 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
                 _drain_line(stdin)
                 oversized = too_large("the request line", limit)
                 oversized.details["line"] = lineno
-                held.append(_result_line(None, batch.failed(None, oversized)))
+                held.add(lineno, None, None, batch.failed(None, oversized))
             elif line.strip():
+                group.call = lineno
                 request_id, envelope = batch.call(line, lineno)
-                held.append(_result_line(request_id, envelope))
+                held.add(lineno, request_id, envelope.get("tool"), envelope)
             else:
                 continue
-            if len(held) == 1:
+            if len(held.lines) == 1:
                 since = time.monotonic()
-            if len(held) >= GROUP_MAX_CALLS or not _more_input(stdin) or \
+            if len(held.lines) >= GROUP_MAX_CALLS or not _more_input(stdin) or \
                     time.monotonic() - since > GROUP_MAX_SECONDS:
-                commit_sync_group()  # durable first, then reported
-                write(streams, "".join(held))
-                held.clear()
+                group.commit()  # durable first, then reported
+                write(streams, held.take(group))
     finally:
-        commit_sync_group()
-        if held:
-            write(streams, "".join(held))
+        group.commit()
+        if held.lines:
+            write(streams, held.take(group))
         close_sync_group()
         batch.search_cache.close()
         base.workspace.close()
@@ -266,18 +282,35 @@ GROUP_MAX_CALLS = 128
 GROUP_MAX_SECONDS = 0.05
 
 
-def commit_sync_group() -> None:
-    from zbtools.core.files.textio import sync_group
+class Held:
+    """The result lines of the open sync group, in order, by call token (the request's line
+    number): a call whose staged file could not be written when the group flushed is
+    reported with that error instead of its result (``SyncGroup.failed``)."""
 
-    group = sync_group()
-    if group is not None and group.pending:
-        group.commit()
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+        self.lines: list[tuple[int, Any, str | None, str]] = []
+
+    def add(self, token: int, request_id: Any, tool: str | None,
+            envelope: dict[str, Any]) -> None:
+        self.lines.append((token, request_id, tool, _result_line(request_id, envelope)))
+
+    def take(self, group: SyncGroup) -> str:
+        """Every held line (failed calls rewritten), the group's failures forgotten."""
+        out = []
+        for token, request_id, tool, line in self.lines:
+            error = group.failed.get(token)
+            out.append(line if error is None else
+                       _result_line(request_id, self.batch.failed(tool, error)))
+        self.lines.clear()
+        group.failed.clear()
+        return "".join(out)
 
 
-def open_sync_group() -> None:
+def open_sync_group() -> SyncGroup:
     from zbtools.core.files.textio import open_sync_group as open_group
 
-    open_group()
+    return open_group()
 
 
 def close_sync_group() -> None:

@@ -31,6 +31,7 @@ from zbtools.core.files.textio import (
     read_bytes,
     read_bytes_stat,
     sha256_hex,
+    sync_group,
 )
 
 TYPE_CHECKING = False
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
     from zbtools.core.editing.matching import Applied
+    from zbtools.core.files.textio import WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
 MAX_EDIT_BYTES = 256 * 1024 * 1024
@@ -85,8 +87,10 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
     from zbtools.core.editing.matching import MatchError, unified_diff
 
     with ctx.workspace.resolve(path, write=not dry_run) as res:
+        group = sync_group()
         if simple is not None and expected_sha256 is None and res.st is not None and \
-                STREAM_BYTES < res.st.st_size <= MAX_EDIT_BYTES:
+                STREAM_BYTES < res.st.st_size <= MAX_EDIT_BYTES and \
+                (group is None or group.staged_for(res) is None):
             streamed = _streamed_edit(ctx, res, simple, path, dry_run)
             if streamed is not None:
                 return streamed
@@ -114,11 +118,9 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
 
         # Staleness: the file must still hold exactly the bytes read (as strong as comparing
         # their sha256, without hashing either).
-        replace_file(ctx, res, new_data, expected_sha256=None, expected_data=data, shown=path,
-                     tool=tool, read_stat=read_st, defer_dir_sync=True)
-        from zbtools.core.editing.undo import record
-
-        record(ctx, rel, data, None, tool, after_sha256=digest)
+        written = replace_file(ctx, res, new_data, expected_sha256=None, expected_data=data,
+                               shown=path, tool=tool, read_stat=read_st, defer_dir_sync=True)
+        _record(ctx, res, written, data, tool, digest, None)
         return EditOutcome(rel, applied, diff, digest, True, False)
 
 
@@ -204,25 +206,42 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double
             # the cost.
             seen = os.stat(res.name, dir_fd=res.dir_fd)
-            atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
-                         parts=pieces, defer_dir_sync=True, meanwhile=meanwhile)
+            written = atomic_write(res, b"", unchanged_since=seen, shown=path,
+                                   known_changed=True, parts=pieces, defer_dir_sync=True,
+                                   meanwhile=meanwhile)
         else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
-            atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                         parts=pieces, read_stat=read_st, defer_dir_sync=True,
-                         meanwhile=meanwhile)
+            written = atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
+                                   parts=pieces, read_stat=read_st, defer_dir_sync=True,
+                                   meanwhile=meanwhile)
     finally:
         if digests is not None:
             digests.wait()  # the thread is done before anything is reported or raised
     if digests is not None:
         before_digest, digest = digests.result()
     if new_size <= HASH_RESULT_BYTES:
-        from zbtools.core.editing.undo import record
-
-        record(ctx, res.rel, data, None, tool, after_sha256=digest,
-               before_sha256=before_digest)
+        _record(ctx, res, written, data, tool, digest, before_digest)
     else:
         _warn_unrecorded(ctx, res)
     return outcome(digest)
+
+
+def _record(ctx: Context, res: Resolved, written: WriteOutcome, before: bytes, tool: str,
+            after_sha256: str | None, before_sha256: str | None) -> None:
+    """Journal the change for ``undo``; a change the session's group staged is journaled once
+    it is written (``SyncGroup.defer``), and not at all if it never is. While the group holds
+    staged files every change waits so (written ones too): the journal keeps the order of
+    the changes, which ``undo`` without a path relies on."""
+    from zbtools.core.editing.undo import record
+
+    def journal() -> None:
+        record(ctx, res.rel, before, None, tool, after_sha256=after_sha256,
+               before_sha256=before_sha256)
+
+    group = sync_group()
+    if group is not None and (written.staged or group.staged):
+        group.defer(res, journal)
+    else:
+        journal()
 
 
 def _warn_unrecorded(ctx: Context, res: Resolved) -> None:
@@ -706,6 +725,9 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
     if duplicates:
         raise ToolError("patch_parse_error", f"the patch names {duplicates[0]} more than once",
                         hint="merge its hunks into one section")
+    group = sync_group()
+    if group is not None:
+        group.flush()  # a patch reads and writes its files its own way: staged versions first
     changes: list[FileChange] = []
     try:
         for patch in patches:

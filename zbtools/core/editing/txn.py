@@ -342,11 +342,13 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     ``expected_data`` (the bytes the file must still hold), ``read_stat`` and
     ``defer_dir_sync`` are ``atomic_write``'s."""
     from zbtools.core.files.fsops import links_all_inside
-    from zbtools.core.files.textio import atomic_write
+    from zbtools.core.files.textio import atomic_write, sync_group
 
     st = res.st
+    group = sync_group() if defer_dir_sync else None
+    staged = group is not None and group.staged_for(res) is not None
     if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and res.base == "" \
-            and links_all_inside(ctx.workspace.root_fd, st):
+            and not staged and links_all_inside(ctx.workspace.root_fd, st):
         if expected_sha256 is None and expected_data is not None:
             expected_sha256 = sha256_hex(expected_data)
         return write_in_place(ctx, res, data, expected_sha256=expected_sha256, shown=shown,

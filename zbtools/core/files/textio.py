@@ -445,6 +445,10 @@ def read_bytes_stat(res: Resolved, *, max_bytes: int | None = None, shown: str |
                     ) -> tuple[bytes, os.stat_result]:
     """``read_bytes``, with the ``fstat`` of the descriptor read taken before reading: an edit
     hands it to ``atomic_write`` (``read_stat``) so that an unchanged file is not read again."""
+    group = sync_group()
+    staged = group.read(res) if group is not None and group.staged else None
+    if staged is not None:  # edited earlier in this session's group, not written yet
+        return staged.data, staged.base_st
     fd, st = open_regular(res, shown=shown)
     try:
         if max_bytes is not None and st.st_size > max_bytes:
@@ -547,7 +551,7 @@ def copy_range(src_fd: int, dst_fd: int, offset: int, length: int) -> None:
 
 
 class WriteOutcome:
-    __slots__ = ("changed", "created", "hardlink_broken", "old_size", "owner_changed")
+    __slots__ = ("changed", "created", "hardlink_broken", "old_size", "owner_changed", "staged")
 
     def __init__(self) -> None:
         self.created = False
@@ -555,23 +559,64 @@ class WriteOutcome:
         self.hardlink_broken = False
         self.owner_changed = False
         self.old_size: int | None = None
+        self.staged = False  # kept by the session's SyncGroup, written when it flushes
+
+
+STAGE_MAX_BYTES = 1 << 20  # a file whose new version is larger is written at once
+STAGE_TOTAL_BYTES = 16 << 20  # new versions a group holds in all
+
+
+class Staged:
+    """A file's new version held by a ``SyncGroup``, not written yet: ``base`` is the file as
+    it was read before the group's first edit of it (``base_st`` its ``fstat``), ``data`` the
+    content after the group's edits so far. ``calls`` are the tokens of the calls that wrote
+    or read it: they all stand or fall with its write."""
+
+    def __init__(self, dir_fd: int, name: str, shown: str, base_st: os.stat_result,
+                 base: bytes, data: bytes) -> None:
+        self.dir_fd = dir_fd
+        self.name = name
+        self.shown = shown
+        self.base_st = base_st
+        self.base = base
+        self.data = data
+        self.calls: list[object] = []
 
 
 class SyncGroup:
-    """Directory (and journal) fsyncs deferred across consecutive writes of one session.
+    """Fsyncs, and writes of files edited more than once, deferred across consecutive edits of
+    one session.
 
-    A long-lived session (``batch``) opens a group around consecutive single-file edits whose
-    results it has not sent yet; ``atomic_write(..., defer_dir_sync=True)`` then still
-    ``fsync``s the new file before renaming it over the old one, but leaves the directory's
-    ``fsync`` to ``commit``, and the undo journal leaves its appended record's ``fsync`` there
-    too (``defer_file``). ``commit`` makes all of them durable at once; the session sends the
+    A long-lived session (``batch``) opens a group around consecutive edits whose results it
+    has not sent yet; ``atomic_write(..., defer_dir_sync=True)`` then still ``fsync``s the new
+    file before renaming it over the old one, but leaves the directory's ``fsync`` to
+    ``commit``, and the undo journal leaves its appended record's ``fsync`` there too
+    (``defer_file``). ``commit`` makes all of them durable at once; the session sends the
     results only after it, so every result a caller has seen is as durable as without the
     group. What a system crash before ``commit`` can lose is in ``docs/batch.md``.
+
+    Staging (``staging``, set by the session around a call that edits one file through
+    ``cycle.edit_file_text``): the new version of an existing file (one link, at most
+    ``STAGE_MAX_BYTES``) is kept here (``stage``) instead of written, and the next edits of
+    that file in the group read it from here (``read``) and replace it; ``flush`` writes each
+    staged file once (``atomic_write``: ``fsync``, the check that the file is still the one
+    first read, rename) and then runs what waited for it (``defer``: the undo records). A
+    hundred small edits of one file cost one write. A file that changed on disk meanwhile is
+    not written: every call that wrote or read its staged version is failed with that error
+    (``failed``, by call token) and the session reports it instead of the call's result. The
+    session flushes before any call that is not such an edit, so nothing else ever sees a
+    file older than its staged version.
     """
 
     def __init__(self) -> None:
         self.dirs: dict[tuple[int, int], int] = {}
         self.files: dict[tuple[int, int], int] = {}
+        self.staging = False
+        self.call: object = None  # the token of the call running now
+        self.staged: dict[tuple[int, int, str], Staged] = {}
+        self.staged_bytes = 0
+        self.waiting: list[tuple[tuple[int, int, str], Callable[[], object]]] = []
+        self.failed: dict[object, ToolError] = {}
 
     def _hold(self, table: dict[tuple[int, int], int], fd: int) -> None:
         st = os.fstat(fd)
@@ -587,11 +632,112 @@ class SyncGroup:
 
     @property
     def pending(self) -> bool:
-        return bool(self.dirs or self.files)
+        return bool(self.dirs or self.files or self.staged or self.waiting)
+
+    @staticmethod
+    def key(res: Resolved) -> tuple[int, int, str]:
+        assert res.name is not None
+        st = os.fstat(res.dir_fd)
+        return st.st_dev, st.st_ino, res.name
+
+    def staged_for(self, res: Resolved) -> Staged | None:
+        if not self.staged or res.name is None:
+            return None
+        return self.staged.get(self.key(res))
+
+    def read(self, res: Resolved) -> Staged | None:
+        """The staged version of ``res``, if any (the running call now depends on it)."""
+        entry = self.staged_for(res)
+        if entry is not None:
+            entry.calls.append(self.call)
+        return entry
+
+    def stage(self, res: Resolved, data: bytes, expected_data: bytes | None,
+              read_stat: os.stat_result | None, known_changed: bool,
+              shown: str) -> WriteOutcome | None:
+        """Keep ``data`` as ``res``'s new version instead of writing it; None when it must be
+        written now (``atomic_write`` then does, and reports what is wrong with the file)."""
+        key = self.key(res)
+        entry = self.staged.get(key)
+        outcome = WriteOutcome()
+        if entry is not None:
+            if expected_data is not None and expected_data != entry.data:
+                raise _changed_meanwhile(shown)  # edits read the staged version: cannot be
+            outcome.old_size = len(entry.data)
+            outcome.staged = True
+            if not known_changed and data == entry.data:
+                outcome.changed = False
+                return outcome
+            self.staged_bytes += len(data) - len(entry.data)
+            entry.data = data
+            entry.calls.append(self.call)
+            return outcome
+        if not self.staging or expected_data is None or len(data) > STAGE_MAX_BYTES or \
+                self.staged_bytes + len(data) > STAGE_TOTAL_BYTES or res.name is None:
+            return None
+        try:
+            fd = os.open(res.name, READ_FLAGS, dir_fd=res.dir_fd)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or not st.st_mode & 0o222:
+                return None
+            if (read_stat is None or _identity(st) != _identity(read_stat)) and \
+                    not holds_exactly(fd, expected_data):
+                return None
+        finally:
+            os.close(fd)
+        if not known_changed and data == expected_data:
+            return None  # a no-op: nothing to stage
+        entry = Staged(os.dup(res.dir_fd), res.name, shown, st, expected_data, data)
+        entry.calls.append(self.call)
+        self.staged[key] = entry
+        self.staged_bytes += len(data)
+        outcome.old_size = st.st_size
+        outcome.staged = True
+        return outcome
+
+    def defer(self, res: Resolved, work: Callable[[], object]) -> None:
+        """Run ``work`` once ``res``'s staged version is written (never if it is not)."""
+        self.waiting.append((self.key(res), work))
+
+    def flush(self) -> None:
+        """Write every staged file (in the order first staged), then run what waited."""
+        from zbtools.core.files.workspace import Resolved
+
+        staging, self.staging = self.staging, False
+        lost: set[tuple[int, int, str]] = set()
+        try:
+            while self.staged:
+                key = next(iter(self.staged))
+                entry = self.staged.pop(key)
+                try:
+                    if entry.data != entry.base:
+                        res = Resolved(entry.shown, [], entry.dir_fd, entry.name, entry.base_st,
+                                       [])
+                        atomic_write(res, entry.data, expected_data=entry.base,
+                                     read_stat=entry.base_st, known_changed=True,
+                                     shown=entry.shown, defer_dir_sync=True)
+                except (ToolError, OSError) as exc:
+                    lost.add(key)
+                    error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
+                    for call in entry.calls:
+                        self.failed.setdefault(call, error)
+                finally:
+                    os.close(entry.dir_fd)
+            self.staged_bytes = 0
+            waiting, self.waiting = self.waiting, []
+            for key, work in waiting:
+                if key not in lost:
+                    work()
+        finally:
+            self.staging = staging
 
     def commit(self) -> None:
-        """``fsync`` every deferred file, then every deferred directory (errors as in
-        ``atomic_write``: some filesystems refuse to ``fsync`` a directory)."""
+        """``flush``, then ``fsync`` every deferred file, then every deferred directory (errors
+        as in ``atomic_write``: some filesystems refuse to ``fsync`` a directory)."""
+        self.flush()
         for table in (self.files, self.dirs):
             while table:
                 _, fd = table.popitem()
@@ -976,6 +1122,17 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     if res.name is None:
         raise ToolError("workspace_root_protected", f"{shown}: is the workspace root",
                         hint="write to a file path inside the workspace")
+    group = sync_group() if defer_dir_sync else None
+    if group is not None and not create_only and expected_sha256 is None and \
+            copy_from is None and ((group.staging and unchanged_since is None)
+                                   or group.staged_for(res) is not None):
+        staged = group.stage(res, data if parts is None else b"".join(
+            p for p in parts if not isinstance(p, tuple)),  # (ranges come with copy_from)
+            expected_data, read_stat, known_changed, shown)
+        if staged is not None:
+            if meanwhile is not None:
+                meanwhile()
+            return staged
     outcome = WriteOutcome()
     dir_fd, name = res.dir_fd, res.name
     old_st: os.stat_result | None = None
@@ -1100,7 +1257,6 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
         else:
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             outcome.hardlink_broken = old_st.st_nlink > 1
-        group = sync_group() if defer_dir_sync else None
         if group is not None:
             group.defer_dir(dir_fd)
         else:
