@@ -1202,6 +1202,13 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
             raise ToolError("stale_file", f"{shown}: no longer exists (expected_sha256 given)",
                             hint="read the file again; it was deleted or moved",
                             details={"expected_sha256": expected_sha256, "current_sha256": None})
+        if expected_data is not None or unchanged_since is not None:
+            # The caller read an existing file: one deleted or moved away since then must not
+            # come back under its old name (a sync group's flush comes long after the read).
+            raise ToolError("stale_file", f"{shown}: no longer exists (deleted or moved since "
+                            "it was read); nothing was written",
+                            hint="read the file again; it was deleted or moved",
+                            details={"path": shown, "current_sha256": None})
         outcome.created = True
     sweep_dead_temps(dir_fd)
     tmp = temp_name(name)
