@@ -607,6 +607,15 @@ def _run_batch(ws: Path, text: str) -> str:
     return str(out.decode())
 
 
+def _feed(stdin: Any, reqs: list[dict[str, Any]]) -> None:
+    try:
+        for r in reqs:
+            stdin.write(jsonl(r).encode())
+        stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
 def test_kill_at_any_moment_never_leaves_a_printed_result_unwritten(ws: Path) -> None:
     """Thousands of edits of a few files piped in; the process is killed after some results
     were read. Every result printed as ok is on disk, and each file is its old version with
@@ -624,17 +633,7 @@ def test_kill_at_any_moment_never_leaves_a_printed_result_unwritten(ws: Path) ->
             (ws / f"f{k}.txt").write_text("".join(f"m{i:04d}\n" for i in range(per_file)))
         child = _spawn_batch(ws)
         assert child.stdin is not None and child.stdout is not None
-        stdin = child.stdin
-
-        def feed() -> None:
-            try:
-                for r in reqs:
-                    stdin.write(jsonl(r).encode())
-                stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                pass
-
-        feeder = threading.Thread(target=feed)
+        feeder = threading.Thread(target=_feed, args=(child.stdin, reqs))
         feeder.start()
         printed = []
         for raw in child.stdout:

@@ -581,6 +581,7 @@ class Staged:
         self.base = base
         self.data = data
         self.calls: list[object] = []
+        self.lost = False  # its write failed: what waited for it (``SyncGroup.defer``) never runs
 
 
 class SyncGroup:
@@ -615,7 +616,9 @@ class SyncGroup:
         self.call: object = None  # the token of the call running now
         self.staged: dict[tuple[int, int, str], Staged] = {}
         self.staged_bytes = 0
-        self.waiting: list[tuple[tuple[int, int, str], Callable[[], object]]] = []
+        # what waits for the flush, in order, with the staged version it depends on (None: it
+        # waits only to keep the order of the undo journal)
+        self.waiting: list[tuple[Staged | None, Callable[[], object]]] = []
         self.failed: dict[object, ToolError] = {}
 
     def _hold(self, table: dict[tuple[int, int], int], fd: int) -> None:
@@ -699,15 +702,17 @@ class SyncGroup:
         return outcome
 
     def defer(self, res: Resolved, work: Callable[[], object]) -> None:
-        """Run ``work`` once ``res``'s staged version is written (never if it is not)."""
-        self.waiting.append((self.key(res), work))
+        """Run ``work`` at the flush, once ``res``'s staged version (if it has one now) is
+        written, never if it is not. Tied to that version, not to the file's name: a change
+        of the same file written at once earlier in the group (too big to stage, say) landed
+        whatever becomes of a version staged after it, and keeps its undo record."""
+        self.waiting.append((self.staged_for(res), work))
 
     def flush(self) -> None:
         """Write every staged file (in the order first staged), then run what waited."""
         from zbtools.core.files.workspace import Resolved
 
         staging, self.staging = self.staging, False
-        lost: set[tuple[int, int, str]] = set()
         try:
             while self.staged:
                 key = next(iter(self.staged))
@@ -720,7 +725,7 @@ class SyncGroup:
                                      read_stat=entry.base_st, known_changed=True,
                                      shown=entry.shown, defer_dir_sync=True)
                 except (ToolError, OSError) as exc:
-                    lost.add(key)
+                    entry.lost = True
                     error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
                     for call in entry.calls:
                         self.failed.setdefault(call, error)
@@ -728,8 +733,8 @@ class SyncGroup:
                     os.close(entry.dir_fd)
             self.staged_bytes = 0
             waiting, self.waiting = self.waiting, []
-            for key, work in waiting:
-                if key not in lost:
+            for depends, work in waiting:
+                if depends is None or not depends.lost:
                     work()
         finally:
             self.staging = staging
