@@ -674,6 +674,16 @@ class SyncGroup:
             self.staged_bytes += len(data) - len(entry.data)
             entry.data = data
             entry.calls.append(self.call)
+            if len(data) > STAGE_MAX_BYTES or self.staged_bytes > STAGE_TOTAL_BYTES:
+                # Grown past what a group holds: written now (once, checked against the
+                # version first read, as the flush would), so memory stays bounded. Its undo
+                # records still wait for the flush, in order.
+                del self.staged[key]
+                self.staged_bytes -= len(data)
+                error = self._write(entry)
+                if error is not None:
+                    raise error
+                outcome.staged = False
             return outcome
         if not self.staging or expected_data is None or len(data) > STAGE_MAX_BYTES or \
                 self.staged_bytes + len(data) > STAGE_TOTAL_BYTES or res.name is None:
@@ -708,36 +718,39 @@ class SyncGroup:
         whatever becomes of a version staged after it, and keeps its undo record."""
         self.waiting.append((self.staged_for(res), work))
 
-    def flush(self) -> None:
-        """Write every staged file (in the order first staged), then run what waited."""
+    def _write(self, entry: Staged) -> ToolError | None:
+        """Write a staged version no longer in ``staged`` (``atomic_write``: only over the
+        version first read); on failure every call that wrote or read it is failed with the
+        error (``failed``), which is returned. Its directory descriptor is closed."""
         from zbtools.core.files.workspace import Resolved
 
-        staging, self.staging = self.staging, False
+        staging, self.staging = self.staging, False  # a write, not another stage
         try:
-            while self.staged:
-                key = next(iter(self.staged))
-                entry = self.staged.pop(key)
-                try:
-                    if entry.data != entry.base:
-                        res = Resolved(entry.shown, [], entry.dir_fd, entry.name, entry.base_st,
-                                       [])
-                        atomic_write(res, entry.data, expected_data=entry.base,
-                                     read_stat=entry.base_st, known_changed=True,
-                                     shown=entry.shown, defer_dir_sync=True)
-                except (ToolError, OSError) as exc:
-                    entry.lost = True
-                    error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
-                    for call in entry.calls:
-                        self.failed.setdefault(call, error)
-                finally:
-                    os.close(entry.dir_fd)
-            self.staged_bytes = 0
-            waiting, self.waiting = self.waiting, []
-            for depends, work in waiting:
-                if depends is None or not depends.lost:
-                    work()
+            if entry.data != entry.base:
+                res = Resolved(entry.shown, [], entry.dir_fd, entry.name, entry.base_st, [])
+                atomic_write(res, entry.data, expected_data=entry.base,
+                             read_stat=entry.base_st, known_changed=True, shown=entry.shown,
+                             defer_dir_sync=True)
+        except (ToolError, OSError) as exc:
+            entry.lost = True
+            error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
+            for call in entry.calls:
+                self.failed.setdefault(call, error)
+            return error
         finally:
             self.staging = staging
+            os.close(entry.dir_fd)
+        return None
+
+    def flush(self) -> None:
+        """Write every staged file (in the order first staged), then run what waited."""
+        while self.staged:
+            self._write(self.staged.pop(next(iter(self.staged))))
+        self.staged_bytes = 0
+        waiting, self.waiting = self.waiting, []
+        for depends, work in waiting:
+            if depends is None or not depends.lost:
+                work()
 
     def commit(self) -> None:
         """``flush``, then ``fsync`` every deferred file, then every deferred directory (errors
