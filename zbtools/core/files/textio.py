@@ -728,9 +728,12 @@ class SyncGroup:
         try:
             if entry.data != entry.base:
                 res = Resolved(entry.shown, [], entry.dir_fd, entry.name, entry.base_st, [])
+                # sole_link: a file with one link when staged that got another meanwhile is
+                # not replaced by a new inode (its other name would silently keep the old
+                # content, where a lone edit changes it in place for both)
                 atomic_write(res, entry.data, expected_data=entry.base,
                              read_stat=entry.base_st, known_changed=True, shown=entry.shown,
-                             defer_dir_sync=True)
+                             defer_dir_sync=True, sole_link=True)
         except (ToolError, OSError) as exc:
             entry.lost = True
             error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
@@ -1112,7 +1115,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  expected_data: bytes | None = None,
                  read_stat: os.stat_result | None = None,
                  defer_dir_sync: bool = False,
-                 meanwhile: Callable[[], object] | None = None) -> WriteOutcome:
+                 meanwhile: Callable[[], object] | None = None,
+                 sole_link: bool = False) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
 
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
@@ -1132,6 +1136,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     the group's ``commit`` (the new file's own ``fsync`` before the rename never is).
     ``meanwhile``: work (that must not raise) done on another thread while the new file's
     ``fsync`` waits on the disk (``fsync_while``); it is done when this returns or raises.
+    ``sole_link``: refuse with ``stale_file`` when the file has more than one hard link (the
+    caller read it with one, and replacing it would silently split its names).
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -1192,6 +1198,12 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                                 f"{stat.S_IMODE(old_st.st_mode):04o})",
                                 hint="make it writable first if replacing it is intended",
                                 details={"path": shown})
+            if sole_link and old_st.st_nlink > 1:
+                raise ToolError("stale_file", f"{shown}: got another hard link since it was "
+                                "read; nothing was written", hint="edit it again: a file with "
+                                "several links is changed in place, so that every name sees "
+                                "the change", details={"path": shown,
+                                                       "links": old_st.st_nlink})
             # The old bytes are read only to check expected_sha256 or expected_data, or to
             # detect a no-op write (same size); a caller that knows the content differs skips
             # that second read, and so does one whose read is provably of this very file
