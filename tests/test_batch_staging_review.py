@@ -651,3 +651,59 @@ def test_kill_at_any_moment_never_leaves_a_printed_result_unwritten(ws: Path) ->
             assert result["ok"], result
             k, i = (int(x) for x in result["id"].split(":"))
             assert (ws / f"f{k}.txt").read_text().splitlines()[i] == f"M{i:04d}"
+
+
+# ---------------------------------------------------------------------------------------------
+# More paths to the same file; searches
+
+
+def test_a_symlink_to_a_staged_file_reads_and_edits_the_staged_version(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    _one_group(monkeypatch)
+    (ws / "d").mkdir()
+    f = ws / "d" / "a.txt"
+    f.write_text("one\ntwo\n")
+    (ws / "link.txt").symlink_to("d/a.txt")
+    (ws / "dl").symlink_to("d")
+    out = lines(cli("batch", stdin=jsonl(
+        {"id": 0, "tool": "grep_search", "args": {"pattern": "one"}},
+        _edit(1, "d/a.txt", "one", "ONE"),
+        _edit(2, "link.txt", "ONE", "1"),
+        _edit(3, "dl/a.txt", "two", "2"),
+        _edit(4, str(f), "1\n2", "12"),
+        {"id": 5, "tool": "grep_search", "args": {"pattern": "one|two|1"}},
+    )).out)
+    assert all(o["ok"] for o in out), out
+    assert f.read_text() == "12\n"
+    assert "one" not in json.dumps(out[5]["result"]["matches"])
+    assert "12" in json.dumps(out[5]["result"]["matches"])
+    assert (ws / "link.txt").is_symlink()
+
+
+def test_a_staged_edit_whose_undo_record_cannot_be_written_still_says_so(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    """A lone edit whose undo record fails says so in a warning; a staged edit's record is
+    written at the flush, after its result was made."""
+    f = ws / "a.txt"
+    f.write_text("one\n")
+    cli("apply_edit", stdin={"path": "a.txt", "old_text": "one", "new_text": "two"}).result
+    journal = next((ws.parent / "state").rglob("journal.jsonl"))
+
+    def break_journal() -> None:
+        journal.unlink()
+        journal.mkdir()
+
+    break_journal()
+    lone = cli("apply_edit", stdin={"path": "a.txt", "old_text": "two", "new_text": "four"})
+    assert lone.json["ok"]
+    assert "could not be recorded for undo" in json.dumps(lone.json)
+    journal.rmdir()
+    journal.write_text("")
+    _one_group(monkeypatch)
+    _meddle_after_stage(monkeypatch, 1, break_journal)
+    out = lines(cli("batch", stdin=jsonl(_edit(1, "a.txt", "four", "five"))).out)
+    assert out[0]["ok"] and f.read_text() == "five\n"
+    assert "could not be recorded for undo" in json.dumps(out[0]), out[0]
+    text = lines(cli("batch", "--text", stdin=jsonl(_edit(1, "a.txt", "five", "six"))).out)
+    assert "\nwarning: the change was made but could not be recorded for undo" in \
+        text[0]["text"], text[0]
