@@ -707,3 +707,63 @@ def test_a_staged_edit_whose_undo_record_cannot_be_written_still_says_so(
     text = lines(cli("batch", "--text", stdin=jsonl(_edit(1, "a.txt", "five", "six"))).out)
     assert "\nwarning: the change was made but could not be recorded for undo" in \
         text[0]["text"], text[0]
+
+
+def test_long_runs_across_group_boundaries_match_a_sequential_replay(
+        ws: Path, cli: CliRunner) -> None:
+    """400 calls (edits of three files, reads, an outside-looking write_file) cross several
+    groups of 128: every read and every sha256 reported equals a replay of the edits in
+    order."""
+    texts = {f"f{k}.txt": "".join(f"m{i:03d}\n" for i in range(130)) for k in range(3)}
+    for name, text in texts.items():
+        (ws / name).write_text(text)
+    reqs: list[dict[str, Any]] = []
+    expect: list[str] = []
+    for i in range(130):
+        for k in range(3):
+            name = f"f{k}.txt"
+            texts[name] = texts[name].replace(f"m{i:03d}\n", f"M{i:03d}\n")
+            reqs.append(_edit(len(reqs), name, f"m{i:03d}\n", f"M{i:03d}\n"))
+            expect.append(_sha(texts[name].encode()))
+        if i % 37 == 0:
+            reqs.append({"id": len(reqs), "tool": "read_file", "args": {"path": "f1.txt",
+                                                                         "limit": 1000}})
+            expect.append("read:" + texts["f1.txt"])
+    out = lines(cli("batch", stdin=jsonl(*reqs)).out)
+    assert [o["id"] for o in out] == list(range(len(reqs)))
+    assert all(o["ok"] for o in out)
+    for o, want in zip(out, expect, strict=True):
+        if want.startswith("read:"):
+            assert o["result"]["content"] == want[5:]
+        else:
+            assert o["result"]["sha256"] == want
+    for name, text in texts.items():
+        assert (ws / name).read_text() == text
+    assert debris(ws) == []
+
+
+def test_after_a_kill_between_the_flush_and_the_undo_records_undo_refuses(
+        ws: Path) -> None:
+    """Killed before the second rename: a.txt is written, its undo records (written after
+    every file) are not; undo must not restore anything wrong."""
+    import signal
+    import time
+
+    (ws / "a.txt").write_text("a0\n")
+    (ws / "b.txt").write_text("b0\n")
+    _run_batch(ws, jsonl(_edit(0, "a.txt", "a0", "a1")))  # a recorded change to go back to
+    child = _spawn_batch(ws, {"ZBTOOLS_TEST_PAUSE_BEFORE_RENAME": "2"})
+    assert child.stdin is not None and child.stderr is not None
+    child.stdin.write(jsonl(_edit(1, "a.txt", "a1", "a2"), _edit(2, "b.txt", "b0", "b1"))
+                      .encode())
+    child.stdin.close()
+    deadline = time.monotonic() + 30
+    err = b""
+    while b"zbtools-test-paused" not in err and time.monotonic() < deadline:
+        err += os.read(child.stderr.fileno(), 4096)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    assert (ws / "a.txt").read_text() == "a2\n" and (ws / "b.txt").read_text() == "b0\n"
+    undo = lines(_run_batch(ws, jsonl({"id": 1, "tool": "undo", "args": {}})))[0]
+    assert undo["ok"] is False and undo["error"]["code"] == "stale_file"
+    assert (ws / "a.txt").read_text() == "a2\n"
