@@ -283,37 +283,39 @@ GROUP_MAX_SECONDS = 0.05
 
 
 class Held:
-    """The results of the open sync group, in order, by call token (the request's line
+    """The result lines of the open sync group, in order, by call token (the request's line
     number): a call whose staged file could not be written when the group flushed is
     reported with that error instead of its result (``SyncGroup.failed``).
 
-    The envelopes are turned into lines only then: the undo record of a staged change is
-    written at the flush, after its call returned, and a warning it gives (the record could
-    not be written) lands in the call's warnings list, which the envelope shares; with
-    ``--format text`` it is added to the rendering too."""
+    The undo record of a staged change is written at the flush, after its call returned: a
+    warning it gives (the record could not be written) lands in the call's warnings list,
+    which its envelope shares, so such an envelope is serialized again (with ``--format
+    text``, the warning added to its rendering too)."""
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
-        # (token, id, tool, envelope, how many warnings it had when rendered as text)
-        self.lines: list[tuple[int, Any, str | None, dict[str, Any], int]] = []
+        # (token, id, tool, line, envelope, how many warnings it had when serialized)
+        self.lines: list[tuple[int, Any, str | None, str, dict[str, Any], int]] = []
 
     def add(self, token: int, request_id: Any, tool: str | None,
             envelope: dict[str, Any]) -> None:
-        self.lines.append((token, request_id, tool, envelope,
-                           len(envelope.get("warnings") or ())))
+        self.lines.append((token, request_id, tool, _result_line(request_id, envelope),
+                           envelope, len(envelope.get("warnings") or ())))
 
     def take(self, group: SyncGroup) -> str:
         """Every held line (failed calls rewritten), the group's failures forgotten."""
         out = []
-        for token, request_id, tool, envelope, seen in self.lines:
+        for token, request_id, tool, line, envelope, seen in self.lines:
             error = group.failed.get(token)
             if error is not None:
                 out.append(_result_line(request_id, self.batch.failed(tool, error)))
-                continue
-            if "text" in envelope and len(envelope.get("warnings") or ()) > seen:
-                envelope["text"] += "".join(f"warning: {w}\n"
-                                            for w in envelope["warnings"][seen:])
-            out.append(_result_line(request_id, envelope))
+            elif len(envelope.get("warnings") or ()) > seen:
+                if "text" in envelope:
+                    envelope["text"] += "".join(f"warning: {w}\n"
+                                                for w in envelope["warnings"][seen:])
+                out.append(_result_line(request_id, envelope))
+            else:
+                out.append(line)
         self.lines.clear()
         group.failed.clear()
         return "".join(out)
