@@ -767,3 +767,24 @@ def test_after_a_kill_between_the_flush_and_the_undo_records_undo_refuses(
     undo = lines(_run_batch(ws, jsonl({"id": 1, "tool": "undo", "args": {}})))[0]
     assert undo["ok"] is False and undo["error"]["code"] == "stale_file"
     assert (ws / "a.txt").read_text() == "a2\n"
+
+
+def test_a_staged_file_bigger_on_disk_than_the_stream_threshold_is_not_streamed_from_disk(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    from zbtools.core.editing import cycle
+
+    monkeypatch.setattr(cycle, "STREAM_BYTES", 128)
+    monkeypatch.setattr(cycle, "HASH_RESULT_BYTES", 128)
+    _one_group(monkeypatch)
+    f = ws / "a.txt"
+    original = "".join(f"line {i:03d}\n" for i in range(30))  # 270 bytes on disk
+    f.write_text(original)
+    out = lines(cli("batch", stdin=jsonl(
+        _edit(1, "a.txt", "line", "LINE", replace_all=True),  # not a plain edit: staged
+        _edit(2, "a.txt", "LINE 005\n", "five\n"),  # plain: would stream the old file
+        _edit(3, "a.txt", "LINE 006\n", "six\n"),
+    )).out)
+    assert all(o["ok"] for o in out), out
+    want = original.replace("line", "LINE").replace("LINE 005\n", "five\n") \
+        .replace("LINE 006\n", "six\n")
+    assert f.read_text() == want
