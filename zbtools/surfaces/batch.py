@@ -285,23 +285,37 @@ GROUP_MAX_SECONDS = 0.05
 class Held:
     """The result lines of the open sync group, in order, by call token (the request's line
     number): a call whose staged file could not be written when the group flushed is
-    reported with that error instead of its result (``SyncGroup.failed``)."""
+    reported with that error instead of its result (``SyncGroup.failed``).
+
+    The undo record of a staged change is written at the flush, after its call returned: a
+    warning it gives (the record could not be written) lands in the call's warnings list,
+    which its envelope shares, so such an envelope is serialized again (with ``--format
+    text``, the warning added to its rendering too)."""
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
-        self.lines: list[tuple[int, Any, str | None, str]] = []
+        # (token, id, tool, line, envelope, how many warnings it had when serialized)
+        self.lines: list[tuple[int, Any, str | None, str, dict[str, Any], int]] = []
 
     def add(self, token: int, request_id: Any, tool: str | None,
             envelope: dict[str, Any]) -> None:
-        self.lines.append((token, request_id, tool, _result_line(request_id, envelope)))
+        self.lines.append((token, request_id, tool, _result_line(request_id, envelope),
+                           envelope, len(envelope.get("warnings") or ())))
 
     def take(self, group: SyncGroup) -> str:
         """Every held line (failed calls rewritten), the group's failures forgotten."""
         out = []
-        for token, request_id, tool, line in self.lines:
+        for token, request_id, tool, line, envelope, seen in self.lines:
             error = group.failed.get(token)
-            out.append(line if error is None else
-                       _result_line(request_id, self.batch.failed(tool, error)))
+            if error is not None:
+                out.append(_result_line(request_id, self.batch.failed(tool, error)))
+            elif len(envelope.get("warnings") or ()) > seen:
+                if "text" in envelope:
+                    envelope["text"] += "".join(f"warning: {w}\n"
+                                                for w in envelope["warnings"][seen:])
+                out.append(_result_line(request_id, envelope))
+            else:
+                out.append(line)
         self.lines.clear()
         group.failed.clear()
         return "".join(out)

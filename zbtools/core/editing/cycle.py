@@ -229,8 +229,8 @@ def _record(ctx: Context, res: Resolved, written: WriteOutcome, before: bytes, t
             after_sha256: str | None, before_sha256: str | None) -> None:
     """Journal the change for ``undo``; a change the session's group staged is journaled once
     it is written (``SyncGroup.defer``), and not at all if it never is. While the group holds
-    staged files every change waits so (written ones too): the journal keeps the order of
-    the changes, which ``undo`` without a path relies on."""
+    staged files or records waiting for them, every change waits so (written ones too): the
+    journal keeps the order of the changes, which ``undo`` without a path relies on."""
     from zbtools.core.editing.undo import record
 
     def journal() -> None:
@@ -238,7 +238,7 @@ def _record(ctx: Context, res: Resolved, written: WriteOutcome, before: bytes, t
                before_sha256=before_sha256)
 
     group = sync_group()
-    if group is not None and (written.staged or group.staged):
+    if group is not None and (written.staged or group.staged or group.waiting):
         group.defer(res, journal)
     else:
         journal()

@@ -581,6 +581,7 @@ class Staged:
         self.base = base
         self.data = data
         self.calls: list[object] = []
+        self.lost = False  # its write failed: what waited for it (``SyncGroup.defer``) never runs
 
 
 class SyncGroup:
@@ -615,7 +616,9 @@ class SyncGroup:
         self.call: object = None  # the token of the call running now
         self.staged: dict[tuple[int, int, str], Staged] = {}
         self.staged_bytes = 0
-        self.waiting: list[tuple[tuple[int, int, str], Callable[[], object]]] = []
+        # what waits for the flush, in order, with the staged version it depends on (None: it
+        # waits only to keep the order of the undo journal)
+        self.waiting: list[tuple[Staged | None, Callable[[], object]]] = []
         self.failed: dict[object, ToolError] = {}
 
     def _hold(self, table: dict[tuple[int, int], int], fd: int) -> None:
@@ -671,6 +674,16 @@ class SyncGroup:
             self.staged_bytes += len(data) - len(entry.data)
             entry.data = data
             entry.calls.append(self.call)
+            if len(data) > STAGE_MAX_BYTES or self.staged_bytes > STAGE_TOTAL_BYTES:
+                # Grown past what a group holds: written now (once, checked against the
+                # version first read, as the flush would), so memory stays bounded. Its undo
+                # records still wait for the flush, in order.
+                del self.staged[key]
+                self.staged_bytes -= len(data)
+                error = self._write(entry)
+                if error is not None:
+                    raise error
+                outcome.staged = False
             return outcome
         if not self.staging or expected_data is None or len(data) > STAGE_MAX_BYTES or \
                 self.staged_bytes + len(data) > STAGE_TOTAL_BYTES or res.name is None:
@@ -699,40 +712,48 @@ class SyncGroup:
         return outcome
 
     def defer(self, res: Resolved, work: Callable[[], object]) -> None:
-        """Run ``work`` once ``res``'s staged version is written (never if it is not)."""
-        self.waiting.append((self.key(res), work))
+        """Run ``work`` at the flush, once ``res``'s staged version (if it has one now) is
+        written, never if it is not. Tied to that version, not to the file's name: a change
+        of the same file written at once earlier in the group (too big to stage, say) landed
+        whatever becomes of a version staged after it, and keeps its undo record."""
+        self.waiting.append((self.staged_for(res), work))
+
+    def _write(self, entry: Staged) -> ToolError | None:
+        """Write a staged version no longer in ``staged`` (``atomic_write``: only over the
+        version first read); on failure every call that wrote or read it is failed with the
+        error (``failed``), which is returned. Its directory descriptor is closed."""
+        from zbtools.core.files.workspace import Resolved
+
+        staging, self.staging = self.staging, False  # a write, not another stage
+        try:
+            if entry.data != entry.base:
+                res = Resolved(entry.shown, [], entry.dir_fd, entry.name, entry.base_st, [])
+                # sole_link: a file with one link when staged that got another meanwhile is
+                # not replaced by a new inode (its other name would silently keep the old
+                # content, where a lone edit changes it in place for both)
+                atomic_write(res, entry.data, expected_data=entry.base,
+                             read_stat=entry.base_st, known_changed=True, shown=entry.shown,
+                             defer_dir_sync=True, sole_link=True)
+        except (ToolError, OSError) as exc:
+            entry.lost = True
+            error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
+            for call in entry.calls:
+                self.failed.setdefault(call, error)
+            return error
+        finally:
+            self.staging = staging
+            os.close(entry.dir_fd)
+        return None
 
     def flush(self) -> None:
         """Write every staged file (in the order first staged), then run what waited."""
-        from zbtools.core.files.workspace import Resolved
-
-        staging, self.staging = self.staging, False
-        lost: set[tuple[int, int, str]] = set()
-        try:
-            while self.staged:
-                key = next(iter(self.staged))
-                entry = self.staged.pop(key)
-                try:
-                    if entry.data != entry.base:
-                        res = Resolved(entry.shown, [], entry.dir_fd, entry.name, entry.base_st,
-                                       [])
-                        atomic_write(res, entry.data, expected_data=entry.base,
-                                     read_stat=entry.base_st, known_changed=True,
-                                     shown=entry.shown, defer_dir_sync=True)
-                except (ToolError, OSError) as exc:
-                    lost.add(key)
-                    error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
-                    for call in entry.calls:
-                        self.failed.setdefault(call, error)
-                finally:
-                    os.close(entry.dir_fd)
-            self.staged_bytes = 0
-            waiting, self.waiting = self.waiting, []
-            for key, work in waiting:
-                if key not in lost:
-                    work()
-        finally:
-            self.staging = staging
+        while self.staged:
+            self._write(self.staged.pop(next(iter(self.staged))))
+        self.staged_bytes = 0
+        waiting, self.waiting = self.waiting, []
+        for depends, work in waiting:
+            if depends is None or not depends.lost:
+                work()
 
     def commit(self) -> None:
         """``flush``, then ``fsync`` every deferred file, then every deferred directory (errors
@@ -1094,7 +1115,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                  expected_data: bytes | None = None,
                  read_stat: os.stat_result | None = None,
                  defer_dir_sync: bool = False,
-                 meanwhile: Callable[[], object] | None = None) -> WriteOutcome:
+                 meanwhile: Callable[[], object] | None = None,
+                 sole_link: bool = False) -> WriteOutcome:
     """Replace (or create) the resolved final entry with ``data`` atomically.
 
     ``unchanged_since`` refuses with ``stale_file`` when the file's inode, size or nanosecond
@@ -1114,6 +1136,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
     the group's ``commit`` (the new file's own ``fsync`` before the rename never is).
     ``meanwhile``: work (that must not raise) done on another thread while the new file's
     ``fsync`` waits on the disk (``fsync_while``); it is done when this returns or raises.
+    ``sole_link``: refuse with ``stale_file`` when the file has more than one hard link (the
+    caller read it with one, and replacing it would silently split its names).
 
     A replaced file keeps its permission bits (and owner, when allowed); a new file gets ``mode``
     exactly when given (copy_file passes the source's bits), else ``0666 & ~umask``.
@@ -1174,6 +1198,12 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                                 f"{stat.S_IMODE(old_st.st_mode):04o})",
                                 hint="make it writable first if replacing it is intended",
                                 details={"path": shown})
+            if sole_link and old_st.st_nlink > 1:
+                raise ToolError("stale_file", f"{shown}: got another hard link since it was "
+                                "read; nothing was written", hint="edit it again: a file with "
+                                "several links is changed in place, so that every name sees "
+                                "the change", details={"path": shown,
+                                                       "links": old_st.st_nlink})
             # The old bytes are read only to check expected_sha256 or expected_data, or to
             # detect a no-op write (same size); a caller that knows the content differs skips
             # that second read, and so does one whose read is provably of this very file
@@ -1202,6 +1232,13 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
             raise ToolError("stale_file", f"{shown}: no longer exists (expected_sha256 given)",
                             hint="read the file again; it was deleted or moved",
                             details={"expected_sha256": expected_sha256, "current_sha256": None})
+        if expected_data is not None or unchanged_since is not None:
+            # The caller read an existing file: one deleted or moved away since then must not
+            # come back under its old name (a sync group's flush comes long after the read).
+            raise ToolError("stale_file", f"{shown}: no longer exists (deleted or moved since "
+                            "it was read); nothing was written",
+                            hint="read the file again; it was deleted or moved",
+                            details={"path": shown, "current_sha256": None})
         outcome.created = True
     sweep_dead_temps(dir_fd)
     tmp = temp_name(name)
