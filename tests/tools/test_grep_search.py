@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import CliRunner, snapshot
 
@@ -335,3 +337,25 @@ def test_an_unknown_file_type_suggests_the_closest_one(cli: CliRunner) -> None:
     assert call.code == 2
     assert "did you mean 'python'" in call.error["message"]
     assert "html" in call.error["details"]["known"]
+
+
+@given(rows=st.lists(st.tuples(st.sampled_from(["a.py", "b/c.py", "d.txt"]),
+                               st.integers(1, 30), st.sampled_from(["x", "", "y z", "p\nq"]),
+                               st.booleans()), max_size=25))
+@settings(max_examples=300, deadline=None, database=None)
+def test_plain_content_lines_are_the_general_layout(rows: list[tuple[str, int, str, bool]]
+                                                    ) -> None:
+    """Matches of one line without context, in order, take a shortcut: it prints exactly
+    what the general layout does, and leaves every other case to it."""
+    from zbtools.tools import grep_search
+
+    matches = [grep_search.Match(path=p, line=n, text=t, before=["c"] if ctx else [],
+                                 after=[]) for p, n, t, ctx in rows]
+    shortcut = grep_search._plain_lines(matches)
+    if shortcut is None:
+        return
+    from unittest import mock
+
+    with mock.patch.object(grep_search, "_plain_lines", return_value=None):
+        general = grep_search.content_lines(matches)
+    assert shortcut == general

