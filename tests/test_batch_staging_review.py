@@ -282,6 +282,21 @@ def test_edits_that_cancel_each_other_write_nothing_and_undo_stays_consistent(
     assert f.read_text() == "one\n"
 
 
+def test_edits_that_cancel_each_other_stand_only_if_the_file_is_still_theirs(
+        ws: Path, cli: CliRunner, monkeypatch: Any) -> None:
+    """A->B then B->A writes nothing, but someone who changed the file meanwhile makes both
+    results stale: they were made on a version that is gone."""
+    _one_group(monkeypatch)
+    f = ws / "a.txt"
+    f.write_text("one\n")
+    _meddle_after_stage(monkeypatch, 2, lambda: f.write_text("theirs\n"))
+    out = lines(cli("batch", stdin=jsonl(_edit(1, "a.txt", "one", "two"),
+                                         _edit(2, "a.txt", "two", "one"))).out)
+    assert [o["ok"] for o in out] == [False, False]
+    assert {o["error"]["code"] for o in out} == {"stale_file"}
+    assert f.read_text() == "theirs\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # Undo order across staged and unstaged files
 

@@ -734,6 +734,10 @@ class SyncGroup:
                 atomic_write(res, entry.data, expected_data=entry.base,
                              read_stat=entry.base_st, known_changed=True, shown=entry.shown,
                              defer_dir_sync=True, sole_link=True)
+            else:  # edits that undid each other: nothing to write, but their results stand
+                # only if the file is still the one they were made on
+                check_unchanged(entry.dir_fd, entry.name, entry.base_st, entry.shown,
+                                expected=entry.base)
         except (ToolError, OSError) as exc:
             entry.lost = True
             error = exc if isinstance(exc, ToolError) else os_error(exc, entry.shown)
