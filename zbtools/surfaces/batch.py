@@ -10,14 +10,18 @@ runs through ``zbtools.dispatch.call_tool``, as on the command line. With ``--fo
 envelope also carries ``"text"``: the rendering a model should see, as ``--format text`` prints it
 for one call.
 
-Consecutive edits share their directory ``fsync`` (issue 16): while more request lines are
-already waiting on stdin, the results of edit calls (``apply_edit``, ``edit_file``,
-``insert_text``, ``undo``) are held back, at most ``GROUP_MAX_CALLS`` of them or
-``GROUP_MAX_SECONDS``; each edited file is still ``fsync``-ed before it replaces the old one,
-and the directories' and the undo journal's ``fsync``s are done once for the group
-(``textio.SyncGroup``), before any of its results is written. A call of any other tool first
-commits the group. So every result line a caller has read stands for a change as durable as
-one made by a lone call; ``docs/batch.md`` says what a crash can lose.
+Consecutive edits share their fsyncs, and a run of edits of one file is written once (issue
+16): while more request lines are already waiting on stdin, the results of edit calls
+(``apply_edit``, ``edit_file``, ``insert_text``, ``undo``) are held back, at most
+``GROUP_MAX_CALLS`` of them or ``GROUP_MAX_SECONDS`` (``textio.SyncGroup``). The new version
+of a file edited by one of ``STAGING_TOOLS`` is kept in the group and the next edits read and
+replace it; the group writes each such file once (``fsync`` before the rename, only over the
+version first read), then fsyncs the directories and the undo journal, before any of its
+results is written. A call of any other tool first commits the group (``undo`` and multi-file
+patches first have it write its files). A call whose held file could not be written (someone
+changed it meanwhile) is reported with that error instead of its result (``Held``). So every
+result line a caller has read stands for a change as durable as one made by a lone call;
+``docs/batch.md`` says what a crash can lose.
 
 A surface: imports the dispatcher, the dialects and the contract, never another surface.
 """
