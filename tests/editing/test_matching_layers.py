@@ -23,10 +23,11 @@ MAY_IMPORT = {
     "diff": set(),
     "filemodel": set(),
     "requests": set(),
+    "result": set(),
     "diagnostics": {"errors", "filemodel", "requests"},
     "tiers": {"errors", "filemodel", "requests", "diagnostics"},
     "merge": {"errors", "filemodel", "requests", "diff", "tiers"},
-    "apply": {"errors", "filemodel", "requests", "diagnostics", "tiers", "merge"},
+    "apply": {"errors", "filemodel", "requests", "result", "diagnostics", "tiers", "merge"},
 }
 
 

@@ -56,24 +56,49 @@ part imports another's ``_private`` names::
     diff         line_opcodes, unified_diff                      (imports no part)
     filemodel    FileModel, indentation measures, line keys      (imports no part)
     requests     Request, normalize_request, marker tests        (imports no part)
+    result       Applied: new text and per-edit reports          (imports no part)
     diagnostics  diagnose: a miss explained          -> errors, filemodel, requests
     tiers        candidates, choose, locate (T1-T8)  -> errors, filemodel, requests, diagnostics
     merge        render_edit: located edit -> lines  -> errors, filemodel, requests, diff, tiers
     apply        apply_requests, replace_all         -> every part above except diff
 
 This module is the engine's public entry: callers outside the package import the names below
-from here. The parts import nothing heavy at module level (``re``, ``difflib``, ``rapidfuzz``,
-``unicodedata`` are imported on first use), so importing them all here loads nothing heavy;
-an edit needs every part anyway.
+from here. Each name loads its part on first use (``__getattr__``): a plain exact edit done on
+the bytes needs only ``requests``, ``result`` and ``diff`` (the tiers, merge and diagnostics
+are ~2 ms of a fresh process's imports). The parts import nothing heavy at module level
+(``re``, ``difflib``, ``rapidfuzz``, ``unicodedata`` are imported on first use).
 """
 
 from __future__ import annotations
 
-from zbtools.core.editing.matching.apply import Applied, apply_requests, replace_all
-from zbtools.core.editing.matching.diff import unified_diff
-from zbtools.core.editing.matching.errors import MatchError
-from zbtools.core.editing.matching.filemodel import FileModel
-from zbtools.core.editing.matching.requests import Request
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from zbtools.core.editing.matching.apply import apply_requests, replace_all
+    from zbtools.core.editing.matching.diff import unified_diff
+    from zbtools.core.editing.matching.errors import MatchError
+    from zbtools.core.editing.matching.filemodel import FileModel
+    from zbtools.core.editing.matching.requests import Request
+    from zbtools.core.editing.matching.result import Applied
+
+# name -> the part that defines it
+_PARTS = {"Applied": "result", "apply_requests": "apply", "replace_all": "apply",
+          "unified_diff": "diff", "MatchError": "errors", "FileModel": "filemodel",
+          "Request": "requests"}
+
+
+def __getattr__(name: str) -> Any:
+    part = _PARTS.get(name)
+    if part is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = f"{__name__}.{part}"
+    __import__(module)  # not importlib: its import costs more than a part
+    value = getattr(sys.modules[module], name)
+    globals()[name] = value
+    return value
 
 __all__ = ["Applied", "FileModel", "MatchError", "Request", "apply_requests", "replace_all",
            "unified_diff"]

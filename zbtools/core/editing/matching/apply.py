@@ -15,8 +15,8 @@ patches are combined into one refusal listing each patch's status. Failure modes
 of the parts below, plus ``no_change``, ``placeholder_in_new`` and ``overlapping_edits``;
 ``replace_all`` also refuses a count other than ``expected_count`` as ``ambiguous_match``.
 
-The top of ``matching``: imports ``errors``, ``filemodel``, ``requests``, ``diagnostics``,
-``tiers`` and ``merge``; nothing in the package imports it except ``__init__``.
+The top of ``matching``: imports ``errors``, ``filemodel``, ``requests``, ``result``,
+``diagnostics``, ``tiers`` and ``merge``; nothing in the package imports it except ``__init__``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
 from zbtools.core.editing.matching.merge import merge_lines, render_edit
 from zbtools.core.editing.matching.requests import Request, has_placeholder, normalize_request
+from zbtools.core.editing.matching.result import Applied
 from zbtools.core.editing.matching.tiers import (
     Located,
     already_applied,
@@ -44,17 +45,6 @@ if TYPE_CHECKING:
 
     from zbtools.core.editing.matching.merge import Edit
     from zbtools.core.editing.matching.tiers import Candidate
-
-
-class Applied:
-    """The new text of a file after all its edits, with per-edit reports."""
-
-    def __init__(self, text: str, reports: list[dict[str, Any]], changed: bool,
-                 warnings: list[str]) -> None:
-        self.text = text
-        self.reports = reports
-        self.changed = changed
-        self.warnings = warnings
 
 
 def apply_requests(text: str, requests: list[Request]) -> Applied:
