@@ -169,3 +169,20 @@ def test_without_threads_a_big_edit_is_done_all_the_same(cli: CliRunner, ws: Pat
 
     monkeypatch.setattr(_thread, "start_new_thread", refuse)
     _edit_table_row(cli, ws, 90_000)
+
+
+def test_a_fuzzy_edit_of_a_megabyte_file_hashes_beside_the_diff_and_is_undone(
+        cli: CliRunner, ws: Path) -> None:
+    """The full engine's two sha256 (the result's, the undo copy's name) are taken on another
+    thread from 1 MiB: the result's is the new bytes', and undo brings the old bytes back."""
+    body = b"".join(b"def f%d():\n    return %d\n" % (i, i) for i in range(60_000))
+    assert len(body) > textio.FAST_HASH_BYTES
+    (ws / "f.py").write_bytes(body)
+    # re-indented old text: the indentation tier, not the bytes fast path
+    result = _edit(cli, "def f30000():\n  return 30000\n", "def f30000():\n  return -1\n")
+    assert result["matched_with"] == "indentation"
+    after = (ws / "f.py").read_bytes()
+    assert after == body.replace(b"    return 30000\n", b"    return -1\n")
+    assert result["sha256"] == _sha(after)
+    assert cli("undo", stdin={"path": "f.py"}).code == 0
+    assert (ws / "f.py").read_bytes() == body
