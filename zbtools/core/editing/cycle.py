@@ -110,12 +110,8 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         if not applied.changed:
             return EditOutcome(rel, applied, "", sha256_hex(data), False, dry_run)
         new_data = decoded.encode(applied.text)
-        # From 1 MiB the two sha256 (after: the result's; before: the undo copy's name) are
-        # taken by OpenSSL on another thread while the diff is computed here.
-        hashes = _hashes_beside(data, new_data)
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
-        before_digest, digest = hashes() if hashes is not None else (None,
-                                                                     sha256_hex(new_data))
+        digest = sha256_hex(new_data)
         if dry_run:
             return EditOutcome(rel, applied, diff, digest, True, True)
         from zbtools.core.editing.txn import replace_file
@@ -124,27 +120,8 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         # their sha256, without hashing either).
         written = replace_file(ctx, res, new_data, expected_sha256=None, expected_data=data,
                                shown=path, tool=tool, read_stat=read_st, defer_dir_sync=True)
-        _record(ctx, res, written, data, tool, digest, before_digest)
+        _record(ctx, res, written, data, tool, digest, None)
         return EditOutcome(rel, applied, diff, digest, True, False)
-
-
-def _hashes_beside(before: bytes, after: bytes) -> Callable[[], tuple[str, str]] | None:
-    """For files of ``FAST_HASH_BYTES`` or more: the sha256 of ``before`` and ``after`` taken
-    on another thread from now (OpenSSL releases the GIL; its module is imported here, not on
-    the thread); the returned function waits for them. None for smaller files (a thread
-    costs more than their hashing)."""
-    if len(before) + len(after) < FAST_HASH_BYTES:
-        return None
-    from zbtools.core.files.textio import Background, sha256_for
-
-    new = sha256_for(len(before) + len(after))
-    job = Background(lambda: (new(before).hexdigest(), new(after).hexdigest()))
-
-    def result() -> tuple[str, str]:
-        value: tuple[str, str] = job.result()
-        return value
-
-    return result
 
 
 FAST_PATH_BYTES = 4 * 1024 * 1024
