@@ -189,10 +189,8 @@ def test_an_append_trusts_the_stamp_the_last_process_left_and_nothing_else(
         return real(self)
 
     monkeypatch.setattr(undo.Journal, "_load", counted)
-    monkeypatch.setattr(undo, "_valid_as_of", {})  # what a fresh process knows
     cli("apply_edit", stdin={"path": "a.txt", "old_text": "v2", "new_text": "v3"}).result
     assert loads == []
-    monkeypatch.setattr(undo, "_valid_as_of", {})
     import os
 
     journal.write_bytes(journal.read_bytes())  # the same bytes, written by someone else

@@ -14,7 +14,9 @@ hold, or non-ASCII text for a file that is not valid UTF-8: that would mix encod
 A plain exact edit is done on the bytes (``_bytes_fast_path``). From 1 MiB its two sha256
 (before, for the undo journal; after, for the result) run on a helper thread and the line
 number of the match is counted on another while the write's ``fsync`` waits on the disk;
-both are done before anything is reported or an error raised. Nothing else is threaded.
+both are done before anything is reported or an error raised. Over 16 MiB the file is not
+read whole (``_streamed_edit``): its lines are counted on a helper thread while the kernel
+copies it. Nothing else is threaded.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
     from zbtools.core.editing.matching import Applied
-    from zbtools.core.files.textio import WriteOutcome
+    from zbtools.core.files.textio import Background, WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
 MAX_EDIT_BYTES = 256 * 1024 * 1024
@@ -166,7 +168,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     new_size = len(data) - len(needle) + len(replacement)
     digests = None
     if not dry_run and FAST_HASH_BYTES <= new_size <= HASH_RESULT_BYTES:
-        digests = Digests(data, first, end, replacement)  # meanwhile: checks, write, fsync
+        digests = _digests_beside(data, first, end, replacement)  # meanwhile: checks, write
     if not big:
         if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
             return None
@@ -217,7 +219,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
         if digests is not None:
             digests.wait()  # the thread is done before anything is reported or raised
     if digests is not None:
-        before_digest, digest = digests.result()
+        before_digest, digest = digests.result()  # (any error of the thread is raised here)
     if new_size <= HASH_RESULT_BYTES:
         _record(ctx, res, written, data, tool, digest, before_digest)
     else:
@@ -507,31 +509,22 @@ def _hash_size(data: bytes, first: int, end: int, replacement: bytes) -> int:
     return len(data) + len(replacement) - (end - first) + len(data) - first
 
 
-class Digests:
-    """``_hash_both`` run in the ``Background``, for a file of ``FAST_HASH_BYTES`` or more.
+def _digests_beside(data: bytes, first: int, end: int, replacement: bytes) -> Background:
+    """``_hash_both`` in the ``Background``, for a file of ``FAST_HASH_BYTES`` or more; its
+    ``result()`` is (sha256 before, sha256 after).
 
     OpenSSL's sha256 releases the GIL while it hashes, and the write's ``fsync`` waits on the
     disk: this thread goes on with the checks, the write and the ``fsync`` meanwhile (the two
-    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine). ``result``
-    waits for them. The thread only reads immutable bytes; a fast path that gives up after
-    starting it lets it finish on its own."""
+    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine). The thread
+    only reads immutable bytes; a fast path that gives up after starting it lets it finish
+    on its own."""
+    from zbtools.core.files.textio import Background, sha256_for
 
-    def __init__(self, data: bytes, first: int, end: int, replacement: bytes) -> None:
-        from zbtools.core.files.textio import Background, sha256_for
-
-        # hashlib is imported here, not on the thread: an import holds the GIL and releases
-        # it at every file access, and two threads passing it back and forth for that long
-        # cost more (~10 ms) than the import itself.
-        new = sha256_for(_hash_size(data, first, end, replacement))
-        self._job = Background(lambda: _hash_both(data, first, end, replacement, new))
-
-    def wait(self) -> None:
-        self._job.wait()
-
-    def result(self) -> tuple[str, str]:
-        """(sha256 before, sha256 after), once the thread is done."""
-        value: tuple[str, str] = self._job.result()
-        return value
+    # hashlib is imported here, not on the thread: an import holds the GIL and releases it at
+    # every file access, and two threads passing it back and forth for that long cost more
+    # (~10 ms) than the import itself.
+    new = sha256_for(_hash_size(data, first, end, replacement))
+    return Background(lambda: _hash_both(data, first, end, replacement, new))
 
 
 def _display(text: str, decoded: Any) -> str:

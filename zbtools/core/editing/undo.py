@@ -130,10 +130,10 @@ class Journal:
         try:
             st = os.fstat(fd)
             size = st.st_size
-            # As this process, or the last zbtools process that appended (its stamp is in the
-            # lock file), left it, whole: nothing to check. Reading the whole journal to check
-            # it costs a fresh process up to ~4 ms per edit.
-            known = _valid_as_of.get(self.path) == _stamp(st) or self._stamped(st)
+            # As the last append (of this process or another: its stamp is in the lock file)
+            # left it, whole: nothing to check. Reading the whole journal to check it costs a
+            # fresh process up to ~4 ms per edit.
+            known = self._stamped(st)
             if size and not known:
                 self._load()  # refuses a corrupt journal (io_error): it is never appended to
             if size and not known and os.pread(fd, 1, size - 1) != b"\n":
@@ -151,8 +151,7 @@ class Journal:
                 group.defer_file(fd)
             else:
                 os.fsync(fd)
-            _valid_as_of[self.path] = _stamp(os.fstat(fd))
-            self._stamp_lock(_valid_as_of[self.path])
+            self._stamp_lock(_stamp(os.fstat(fd)))
         finally:
             os.close(fd)
         return size + len(line)
@@ -268,11 +267,6 @@ def _pruned(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kept.append(entry)
     kept.reverse()
     return kept[-KEEP_TOTAL:]
-
-
-# The journal as this process last read or wrote it (a batch session validates it once, then
-# appends): any other change (another process, a user) makes the next append read it again.
-_valid_as_of: dict[str, tuple[int, int, int, int]] = {}
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:

@@ -1419,39 +1419,20 @@ class Background:
 
 
 def fsync_while(fd: int, work: Callable[[], object]) -> None:
-    """``os.fsync(fd)`` on this thread while ``work`` runs on another one, then wait for it.
+    """``os.fsync(fd)`` on this thread while ``work`` runs in the ``Background``, then wait
+    for it.
 
     ``fsync`` releases the GIL while the disk works, so CPU work that holds the GIL (a
     ``bytes.count`` over 45 MB) goes on beside it instead of after it. The work runs on the
     new thread, not here: a thread started while this one sits in a long C call that holds
     the GIL would not get to its own ``fsync`` before that call ends. ``work`` is done (or
-    has raised, which is raised here after the ``fsync``) when this returns; ``_thread`` is
-    built in (``threading`` would be an import)."""
-    import _thread
-
-    done = _thread.allocate_lock()
-    done.acquire()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # handed to this thread
-            failure.append(exc)
-        finally:
-            done.release()
-
-    try:
-        _thread.start_new_thread(run, ())
-    except RuntimeError:  # no thread to be had (a process or thread limit): one after the other
-        run()
+    has raised, which is raised here after the ``fsync``) when this returns."""
+    job = Background(work)
     try:
         os.fsync(fd)
     finally:
-        with done:
-            pass
-    if failure:
-        raise failure[0]
+        job.wait()
+    job.result()
 
 
 def append_in_place(res: Resolved, data: bytes, *, expected_sha256: str | None,
