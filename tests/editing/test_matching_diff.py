@@ -56,3 +56,50 @@ def test_a_last_line_without_a_newline_is_marked_as_difflib_does() -> None:
     assert unified_diff("f", "a", "b") == ("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n"
                                            "\\ No newline at end of file\n+b\n"
                                            "\\ No newline at end of file\n")
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["a\n", "b\n", "\n", "a"]), max_size=40), st.data())
+def test_an_excerpt_diff_is_the_whole_texts_diff_or_is_refused(
+        lines: list[str], data: st.DataObject) -> None:
+    """Repetitive lines, pure insertions and deletions, a last line without a break and
+    changes that end inside a line: whenever excerpt_diff answers, it is the whole diff."""
+    from zbtools.core.editing.matching.diff import excerpt_diff
+
+    lines = [line if line.endswith("\n") or i == len(lines) - 1 else line + "\n"
+             for i, line in enumerate(lines)]
+    start = data.draw(st.integers(0, len(lines)))
+    end = data.draw(st.integers(start, len(lines)))
+    middle = data.draw(st.lists(st.sampled_from(["a\n", "b\n", "\n", "c\n", "a", "c"]),
+                                max_size=4))
+    before = "".join(lines)
+    cut_start = len("".join(lines[:start]))
+    cut_end = len("".join(lines[:end]))
+    after = before[:cut_start] + "".join(middle) + before[cut_end:]
+    if after == before:
+        return
+    reach = data.draw(st.integers(0, 5))
+    lo = max(0, start - reach)
+    hi = min(len(lines), end + reach)
+    lo_at, hi_at = len("".join(lines[:lo])), len("".join(lines[:hi]))
+    excerpt_after = before[lo_at:cut_start] + "".join(middle) + before[cut_end:hi_at]
+    answer = excerpt_diff("f", before[lo_at:hi_at], excerpt_after, lo + 1, lo == 0,
+                          hi == len(lines))
+    if answer is not None:
+        assert answer == unified_diff("f", before, after)
+
+
+def test_an_excerpt_with_enough_context_gives_the_diff() -> None:
+    from zbtools.core.editing.matching.diff import excerpt_diff
+
+    lines = [f"line {i}\n" for i in range(20)]
+    before = "".join(lines)
+    after = before.replace("line 10\n", "line ten\nline 10.5\n")
+    excerpt = "".join(lines[6:15])
+    answer = excerpt_diff("f", excerpt, excerpt.replace("line 10\n", "line ten\nline 10.5\n"),
+                          7, False, False)
+    assert answer == unified_diff("f", before, after)
+    assert answer is not None and "@@ -8,7 +8,8 @@" in answer
+    # two lines of context are not enough for three
+    short = "".join(lines[8:13])
+    assert excerpt_diff("f", short, short.replace("line 10\n", "x\n"), 9, False, False) is None

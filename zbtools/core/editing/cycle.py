@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
     from zbtools.core.editing.matching import Applied
-    from zbtools.core.files.textio import Background, WriteOutcome
+    from zbtools.core.files.textio import Background, Decoded, WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
 MAX_EDIT_BYTES = 256 * 1024 * 1024
@@ -111,6 +111,12 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
         rel = res.rel
         if not applied.changed:
             return EditOutcome(rel, applied, "", sha256_hex(data), False, dry_run)
+        if applied.splice is not None and decoded.encoding == "utf-8" and \
+                not decoded.invalid_utf8 and (res.st is None or res.st.st_nlink == 1):
+            spliced = _spliced_edit(ctx, res, data, read_st, decoded, applied, path, dry_run,
+                                    tool)
+            if spliced is not None:
+                return spliced
         new_data = decoded.encode(applied.text)
         diff = unified_diff(rel, decoded.display_text(), _display(applied.text, decoded))
         digest = sha256_hex(new_data)
@@ -225,6 +231,83 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     else:
         _warn_unrecorded(ctx, res)
     return outcome(digest)
+
+
+SPLICE_DIFF_CONTEXT = 3  # unified_diff's context lines
+
+
+def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_result,
+                  decoded: Decoded, applied: Applied, path: str, dry_run: bool, tool: str
+                  ) -> EditOutcome | None:
+    """Write the matcher's result as the original bytes around the encoded changed lines
+    (``Applied.splice``), for a UTF-8 file read strictly (optionally with a BOM) with one
+    link: the new text is never joined, encoded or diffed whole (~15 ms for 100k lines).
+
+    Such a file's bytes are its text encoded back exactly, and a line break is one byte that
+    no other character's encoding contains, so the changed lines start and end after the
+    same count of line breaks in the bytes as in the text (``_line_offset``). The diff is
+    that of the excerpts around the change when ``excerpt_diff`` proves it the whole texts'
+    diff; else None is returned before anything is written, and the caller goes the whole way.
+    """
+    from zbtools.core.editing.matching.diff import excerpt_diff
+
+    splice = applied.splice
+    assert splice is not None
+    text = splice.original
+    lo = splice.start
+    for _ in range(SPLICE_DIFF_CONTEXT + 1):  # (one more: the middle may end inside a line)
+        if lo == 0:
+            break
+        lo = text.rfind("\n", 0, lo - 1) + 1
+    hi = splice.end
+    for _ in range(SPLICE_DIFF_CONTEXT + 1):
+        newline = text.find("\n", hi)
+        if newline == -1:
+            hi = len(text)
+            break
+        hi = newline + 1
+    diff = excerpt_diff(res.rel, text[lo:hi],
+                        "".join((text[lo:splice.start], splice.middle, text[splice.end:hi])),
+                        splice.start_line - text.count("\n", lo, splice.start) + 1,
+                        lo == 0, hi == len(text), SPLICE_DIFF_CONTEXT)
+    if diff is None:
+        return None
+    begin = len(decoded.bom)
+    first = _line_offset(data, begin, splice.start_line, splice.start)
+    end = len(data) if splice.end == len(text) else \
+        _line_offset(data, begin, splice.end_line, splice.end)
+    replacement = decoded.encode(splice.middle, with_bom=False)
+    view = memoryview(data)
+    pieces = [view[:first], memoryview(replacement), view[end:]]
+    if dry_run:
+        return EditOutcome(res.rel, applied, diff, _hash_parts(pieces), True, True)
+    digests = _digests_beside(data, first, end, replacement) \
+        if len(data) >= FAST_HASH_BYTES else None
+    try:
+        written = atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
+                               parts=pieces, read_stat=read_st, defer_dir_sync=True)
+    finally:
+        if digests is not None:
+            digests.wait()  # the thread is done before anything is reported or raised
+    before_digest, digest = digests.result() if digests is not None else \
+        _hash_both(data, first, end, replacement)
+    _record(ctx, res, written, data, tool, digest, before_digest)
+    return EditOutcome(res.rel, applied, diff, digest, True, False)
+
+
+def _line_offset(data: bytes, begin: int, line: int, at_least: int) -> int:
+    """Where 0-based ``line`` starts in ``data`` (text from ``begin``, strict UTF-8), given
+    where it starts in the decoded text (``at_least``: a character takes at least a byte):
+    the line breaks before that many bytes are counted in C, and the few lines that
+    multi-byte characters pushed further are stepped over one by one."""
+    if line == 0:
+        return begin
+    pos = begin + at_least
+    seen = data.count(b"\n", begin, pos)
+    while seen < line:
+        pos = data.index(b"\n", pos) + 1
+        seen += 1
+    return pos
 
 
 def _record(ctx: Context, res: Resolved, written: WriteOutcome, before: bytes, tool: str,

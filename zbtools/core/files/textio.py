@@ -200,10 +200,12 @@ class Decoded:
     def errors(self) -> str:
         return "surrogateescape" if self.invalid_utf8 else "strict"
 
-    def encode(self, text: str) -> bytes:
-        """Encode ``text`` the way the original was, or raise ``encoding_error``."""
+    def encode(self, text: str, *, with_bom: bool = True) -> bytes:
+        """Encode ``text`` the way the original was, or raise ``encoding_error``;
+        ``with_bom=False``: a part of the text after its start."""
         try:
-            return self.bom + text.encode(self.encoding, self.errors)
+            encoded = text.encode(self.encoding, self.errors)
+            return self.bom + encoded if with_bom and self.bom else encoded
         except UnicodeEncodeError as exc:
             bad = text[exc.start:exc.end]
             raise ToolError(

@@ -3,17 +3,19 @@
 ``apply_requests(text, requests)`` normalises each request, refuses ``no_change`` and
 ``placeholder_in_new``, locates each one against the original text (``tiers.locate``; on a
 miss, T7 elision, then "already applied"), renders them (``merge.render_edit``), refuses
-overlapping edits, joins the result and asserts that the bytes before the first and after the
-last edited line are unchanged (MATCHING I3, I5). When several patches fail only with
-``no_match``, they are retried in sequence, each against the result of the previous ones, and a
-warning says so. ``replace_all`` replaces every occurrence (exact, else the trailing-whitespace
-tier), optionally checking the count. ``Applied`` is the new text with a report per edit
-(lines, ``matched_with``, transforms, how it was disambiguated) and the warnings.
+overlapping edits, and gives the result as one ``Splice`` of the original, from the first
+edited line to the last (the bytes around it are the original's by construction: MATCHING
+I3, I5). When several patches fail only with ``no_match``, they are retried in sequence,
+each against the result of the previous ones, and a warning says so. ``replace_all``
+replaces every occurrence (exact, else the trailing-whitespace tier), optionally checking
+the count. ``Applied`` is the new text with a report per edit (lines, ``matched_with``,
+transforms, how it was disambiguated) and the warnings.
 
-Limits: nothing is written here; the caller writes ``Applied.text`` (``cycle``). Several failed
-patches are combined into one refusal listing each patch's status. Failure modes: every code
-of the parts below, plus ``no_change``, ``placeholder_in_new`` and ``overlapping_edits``;
-``replace_all`` also refuses a count other than ``expected_count`` as ``ambiguous_match``.
+Limits: nothing is written here; the caller writes the splice or ``Applied.text``
+(``cycle``). Several failed patches are combined into one refusal listing each patch's
+status. Failure modes: every code of the parts below, plus ``no_change``,
+``placeholder_in_new`` and ``overlapping_edits``; ``replace_all`` also refuses a count other
+than ``expected_count`` as ``ambiguous_match``.
 
 The top of ``matching``: imports ``errors``, ``filemodel``, ``requests``, ``result``,
 ``diagnostics``, ``tiers`` and ``merge``; nothing in the package imports it except ``__init__``.
@@ -28,7 +30,7 @@ from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
 from zbtools.core.editing.matching.merge import merge_lines, render_edit
 from zbtools.core.editing.matching.requests import Request, has_placeholder, normalize_request
-from zbtools.core.editing.matching.result import Applied
+from zbtools.core.editing.matching.result import Applied, Splice
 from zbtools.core.editing.matching.tiers import (
     Located,
     already_applied,
@@ -110,9 +112,7 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
                                     "end_line": prev.end},
                                    {"label": b.label, "start_line": nxt.start + 1,
                                     "end_line": nxt.end}]})
-    new_text, head, tail = _join(model, ordered)
-    if ordered:
-        _check_outside_unchanged(model, head, tail, new_text)
+    splice = _splice(model, ordered) if ordered else None
     reports = []
     warnings: list[str] = []
     rendered = {id(edit.located): edit.transforms for edit in edits}  # + "reindented" etc.
@@ -128,7 +128,9 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
         }
         reports.append(report)
         warnings += [f"{loc.request.label}{w}" for w in loc.warnings]
-    return Applied(new_text, reports, new_text != text, warnings)
+    if splice is None:
+        return Applied(text, reports, False, warnings)
+    return Applied(None, reports, splice.changed(), warnings, splice)
 
 
 def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:
@@ -158,28 +160,22 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
     return Applied(current, reports, current != text, warnings)
 
 
-def _join(model: FileModel, ordered: list[Edit]) -> tuple[str, str, str]:
-    """The file's text with each edit's lines in place of its line range, the unedited
-    stretches as slices of the text (no per-line work outside the edits); also the text
-    before the first edit and after the last one, as they were copied."""
+def _splice(model: FileModel, ordered: list[Edit]) -> Splice:
+    """The file's text with each edit's lines in place of its line range, as one change from
+    the first edited line to the last: the unedited stretches between edits are slices of the
+    text (no per-line work outside the edits), and the bytes before the first edited line and
+    after the last one are the original's by construction (MATCHING I3, I5)."""
     text = model.text
+    first, last = ordered[0].start, ordered[-1].end
     pieces: list[str] = []
-    cursor = 0
+    cursor = first
     for edit in ordered:
-        pieces.append(text[model.text_start(cursor):model.text_start(edit.start)])
+        if edit.start > cursor:
+            pieces.append(text[model.text_start(cursor):model.text_start(edit.start)])
         pieces += [line + eol for line, eol in edit.lines]
         cursor = edit.end
-    pieces.append(text[model.text_start(cursor):])
-    return "".join(pieces), pieces[0], pieces[-1]
-
-
-def _check_outside_unchanged(model: FileModel, head: str, tail: str, new_text: str) -> None:
-    """MATCHING I3: bytes before the first and after the last edited line are untouched: the
-    result begins and ends with what the file began and ended with (compared in place)."""
-    original = model.text
-    if not (original.startswith(head) and new_text.startswith(head) and
-            original.endswith(tail) and new_text.endswith(tail)):
-        raise AssertionError("edit would change bytes outside the matched region")
+    return Splice(text, first, last, model.text_start(first), model.text_start(last),
+                  "".join(pieces))
 
 
 def _combine_failures(requests: list[Request], failures: list[tuple[int, MatchError]],
@@ -271,8 +267,8 @@ def _replace_line_candidates(model: FileModel, text: str, request: Request,
         edits.append(render_edit(model, Located(cand, request)))
         requests.append({"start_line": cand.first_line, "end_line": cand.last_line,
                          "matched_with": cand.tier})
-    new_text = _join(model, edits)[0]
-    return Applied(new_text, requests, new_text != text, [])
+    splice = _splice(model, edits)
+    return Applied(None, requests, splice.changed(), [], splice)
 
 
 def _restore_eols(model: FileModel, new_view: str) -> str:

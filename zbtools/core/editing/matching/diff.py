@@ -275,3 +275,27 @@ def unified_diff(path: str, before: str, after: str, context: int = 3,
                 out += ["+" + line for line in b[j1:j2]]
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in out)
+
+
+def excerpt_diff(path: str, before: str, after: str, first_line: int, at_start: bool,
+                 at_end: bool, context: int = 3) -> str | None:
+    """``unified_diff`` of two excerpts that stand for whole texts identical outside them,
+    when it is provably the whole texts' diff, else None (the caller diffs the whole texts).
+    The excerpts start and end on line boundaries; ``at_start``/``at_end``: they begin at the
+    texts' start, end at their end.
+
+    Proof: when the excerpts' common head of lines stops at a line that differs (not at the
+    shorter excerpt's end), the whole texts' common head is the lines before the excerpts
+    plus it; their common tail, taken after the head and bounded by it, is then the lines
+    after the excerpts plus the excerpts' own (which stops at a difference or at the same
+    bound). So the middle ``line_opcodes`` aligns is the same, and so are its opcodes; with
+    ``context`` common lines inside each end (or the text's own end), the hunks show the
+    same lines. A middle too big for the alignment here goes to difflib,
+    whose choice may depend on the whole texts: that case is left to the caller too."""
+    a, b = _lines(before), _lines(after)
+    head, tail = _common_ends(a, b)
+    if head >= min(len(a), len(b)) or (head < context and not at_start) or \
+            (tail < context and not at_end) or \
+            (len(a) - head - tail) * (len(b) - head - tail) > LCS_MAX_CELLS:
+        return None
+    return unified_diff(path, before, after, context, first_line)

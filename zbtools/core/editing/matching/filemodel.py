@@ -76,6 +76,9 @@ class FileModel:
         self._found: dict[str, dict[str, list[int]]] = {}  # tier -> key -> lines (lazy)
         self._word_lines: dict[str, list[int] | None] = {}  # None: on too many lines
         self._non_ascii: dict[str, list[int]] | None = None
+        # (tier, key) -> the first lines with the key, and whether they are all of them
+        self._first: dict[tuple[str, str], tuple[list[int], bool]] = {}
+        self._stripped: list[str] | None = None  # every line, stripped of whitespace
         self._scans = 0
 
     def _split(self) -> None:
@@ -274,7 +277,10 @@ class FileModel:
             probe = max(words, key=len) if words else ""
         if not probe:  # no word: this tier indexes every line
             return self.full_index(tier).get(key, [])
-        lines = self._lines_with_word(probe)
+        if len(words) == 1:
+            lines = self._lines_of_word(probe)
+        else:
+            lines = self._lines_with_word(probe)
         if lines is None:
             if not self._lazy():  # past the searches' budget: this tier indexes every line
                 return self.full_index(tier).get(key, [])
@@ -302,12 +308,30 @@ class FileModel:
     def first_lines_with_key(self, tier: str, key: str, limit: int) -> list[int]:
         """``lines_with_key(tier, key)[:limit]``, scanning only as far as needed (for a key
         whose word is on too many lines to find them all)."""
-        import bisect
-
         words = key.split()
         probe = max(words, key=len) if words else ""
         if not probe or tier in self._indexes or not self._lazy():
             return self.full_index(tier).get(key, [])[:limit]
+        if len(words) == 1:  # found whole, as cheaply
+            found = self.lines_with_key(tier, key)
+            if found is not None:
+                return found[:limit]
+        seen = self._first.get((tier, key))
+        if seen is not None and (seen[1] or len(seen[0]) >= limit):
+            found = seen[0][:limit]  # (near misses and the diagnosis ask for the same key)
+        else:
+            found = self._scan_first(tier, key, probe, limit)
+        if tier == "typography":
+            extra = self._non_ascii_index().get(key)
+            if extra:
+                found = sorted(set(found).union(extra))[:limit]
+        return found
+
+    def _scan_first(self, tier: str, key: str, probe: str, limit: int) -> list[int]:
+        """The first ``limit`` lines (of ASCII text, at ``typography``) whose key is ``key``,
+        found through ``probe``; kept with whether the scan went to the end of the file."""
+        import bisect
+
         keyf = LINE_KEYS[tier]
         view, starts, text = self.lf_view, self.line_starts, self.lines
         found: list[int] = []
@@ -318,20 +342,43 @@ class FileModel:
                     found.append(line)
                     if len(found) >= limit:
                         break
-        pos = view.find(probe) if known is None else -1
-        while pos != -1 and len(found) < limit:
-            line = bisect.bisect_right(starts, pos) - 1
-            if keyf(text[line]) == key:
-                found.append(line)
-            pos = view.find(probe, starts[line + 1])
-        if tier == "typography":
-            extra = self._non_ascii_index().get(key)
-            if extra:
-                found = sorted(set(found).union(extra))[:limit]
-        return found
+            exhausted = len(found) < limit
+        else:
+            pos = view.find(probe)
+            while pos != -1 and len(found) < limit:
+                line = bisect.bisect_right(starts, pos) - 1
+                if keyf(text[line]) == key:
+                    found.append(line)
+                pos = view.find(probe, starts[line + 1])
+            exhausted = pos == -1
+        self._first[(tier, key)] = (found, exhausted)
+        return found[:]
 
-    def _lines_with_word(self, word: str) -> list[int] | None:
-        """The lines whose text contains ``word`` (None: on more than ``LAZY_MAX_HITS``)."""
+    def _lines_of_word(self, word: str) -> list[int] | None:
+        """A superset of the lines whose key is ``word`` alone (a key of one word, at any
+        tier, is its line with some whitespace stripped): the lines it is on, found with
+        ``str.find`` while they are few; past ``LAZY_WORD_HITS`` (a word like ``)``, on tens
+        of thousands of lines, each found and checked in Python), the lines whose whole text
+        stripped of whitespace is the word, compared in C over a list of every line stripped
+        (built once for the file, ~5 ms for 100k lines)."""
+        if self._stripped is None:
+            lines = self._lines_with_word(word, LAZY_WORD_HITS)
+            if lines is not None or self._scans > LAZY_MAX_SCANS:
+                return lines
+            self._stripped = list(map(str.strip, self.lines))
+        stripped = self._stripped
+        found: list[int] = []
+        at = -1
+        try:
+            while True:
+                at = stripped.index(word, at + 1)
+                found.append(at)
+        except ValueError:
+            return found
+
+    def _lines_with_word(self, word: str, max_hits: int = 0) -> list[int] | None:
+        """The lines whose text contains ``word`` (None: on more than ``max_hits``, by default
+        ``LAZY_MAX_HITS``)."""
         if word in self._word_lines:
             return self._word_lines[word]
         import bisect
@@ -342,11 +389,12 @@ class FileModel:
         view = self.lf_view
         starts = self.line_starts
         hits = []
+        bound = max_hits or LAZY_MAX_HITS
         pos = view.find(word)
         while pos != -1:
             line = bisect.bisect_right(starts, pos) - 1
             hits.append(line)
-            if len(hits) > LAZY_MAX_HITS:
+            if len(hits) > bound:
                 self._word_lines[word] = None
                 return None
             pos = view.find(word, starts[line + 1])
@@ -374,6 +422,7 @@ class FileModel:
 LAZY_MIN_LINES = 5000  # smaller files index every line (a few ms)
 LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole is cheaper
 LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
+LAZY_WORD_HITS = 2000  # lines a key's only word may be on before comparing stripped lines
 
 
 def count_at_most(index: Mapping[str, Sequence[int]], key: str, bound: int) -> int:

@@ -1190,8 +1190,9 @@ def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int
     complete = 0
     for i in sorted((i for i, key in enumerate(keys) if key), key=lambda i: -len(keys[i])):
         positions = index.get(keys[i], ())
-        if not isinstance(positions, list) or len(positions) > NEAR_LINE_POSITIONS:
+        if not isinstance(positions, (list, tuple)) or len(positions) > NEAR_LINE_POSITIONS:
             continue  # all of them may not be known (a LazyPositions), or too many
+        # (an empty tuple: a line the file does not have, which is known all the same)
         for pos in positions:
             starts.update((pos - i - 1, pos - i, pos - i + 1))
         complete += 1
