@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zbtools.core.editing.matching.filemodel import (
     LINE_KEYS,
@@ -89,3 +91,60 @@ def test_an_ascii_file_reuses_its_inner_whitespace_index_for_typography() -> Non
     curly = FileModel("s = “x”\n")
     assert curly.index("inner_whitespace") == {"s = “x”": [0]}
     assert curly.index("typography") == {'s = "x"': [0]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["", "a", "bb", "é", "  x  ", "\u2018q\u2019"]), max_size=60),
+       st.booleans(), st.integers(1, 12), st.data())
+def test_lazy_lines_are_the_split_lines(parts: list[str], final: bool, chunk: int,
+                                        data: st.DataObject) -> None:
+    """``LazyLines`` (chunks cut after the first line break past every ``chunk`` characters)
+    gives what the whole split gives: items, negative items, slices, iteration, the offset
+    where a line starts and the line an offset is on (also counted from an earlier one)."""
+    import bisect
+
+    from zbtools.core.editing.matching import filemodel
+
+    text = "\n".join(parts) + ("\n" if final and parts else "")
+    eager = FileModel(text)
+    lines = eager.all_lines()
+    starts = eager.line_starts
+    old = filemodel.LAZY_CHUNK_CHARS
+    filemodel.LAZY_CHUNK_CHARS = chunk
+    try:
+        lazy = filemodel.LazyLines(text, eager.line_count)
+    finally:
+        filemodel.LAZY_CHUNK_CHARS = old
+    assert len(lazy) == len(lines)
+    assert list(lazy) == lines
+    for i in range(-len(lines), len(lines)):
+        assert lazy[i] == lines[i]
+    a = data.draw(st.integers(-3, len(lines) + 3))
+    b = data.draw(st.integers(-3, len(lines) + 3))
+    assert lazy[a:b] == lines[a:b]
+    assert lazy[::2] == lines[::2]
+    for line in range(len(lines) + 1):
+        assert lazy.line_start(line) == starts[line]
+    for offset in range(len(text) + 1):
+        line = max(bisect.bisect_right(starts, offset) - 1, 0)
+        assert lazy.line_of(offset) == line
+        known = data.draw(st.integers(0, offset))  # any earlier offset with its line
+        assert lazy.line_near(offset, known, lazy.line_of(known)) == line
+    with pytest.raises(IndexError):
+        lazy[len(lines)]
+
+
+def test_a_big_text_without_cr_is_split_lazily_and_one_with_cr_at_once() -> None:
+    from zbtools.core.editing.matching import filemodel
+
+    text = "".join(f"line {i}\n" for i in range(filemodel.LAZY_MIN_LINES + 10))
+    model = FileModel(text)
+    assert isinstance(model.lines, filemodel.LazyLines)
+    assert model.lines[5000] == "line 5000" and model.eols[-1] == "\n"
+    assert model.text_start(5000) == text.index("line 5000\n")
+    assert model.line_of(text.index("line 4999\n") + 3) == 4999
+    assert model._line_starts is None and model._lines is None  # nothing indexed whole
+    assert model.all_lines()[7] == "line 7" and model.lines is model.all_lines()
+    crlf = FileModel(text.replace("\n", "\r\n"))
+    assert isinstance(crlf.lines, list) and crlf.lines[5000] == "line 5000"
+    assert crlf.text_start(5000) == crlf.text.index("line 5000\r\n")

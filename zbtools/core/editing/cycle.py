@@ -172,9 +172,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             data.count(b"\r\n") > data.count(b"\n") - data.count(b"\r\n"):
         replacement = replacement.replace(b"\n", b"\r\n")  # a CRLF file gets CRLF lines
     new_size = len(data) - len(needle) + len(replacement)
-    digests = None
-    if not dry_run and FAST_HASH_BYTES <= new_size <= HASH_RESULT_BYTES:
-        digests = _digests_beside(data, first, end, replacement)  # meanwhile: checks, write
+    threaded = not dry_run and FAST_HASH_BYTES <= new_size <= HASH_RESULT_BYTES
     if not big:
         if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
             return None
@@ -200,6 +198,8 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     if dry_run:
         count_lines()
         return outcome(_hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None)
+    # From FAST_HASH_BYTES the hashes (and OpenSSL's import) go on beside the write.
+    digests = _digests_beside(data, first, end, replacement) if threaded else None
     if digests is None and new_size <= HASH_RESULT_BYTES:
         # The undo journal names the old version by its sha256 too: both in one go.
         before_digest, digest = _hash_both(data, first, end, replacement)
@@ -594,20 +594,20 @@ def _hash_size(data: bytes, first: int, end: int, replacement: bytes) -> int:
 
 def _digests_beside(data: bytes, first: int, end: int, replacement: bytes) -> Background:
     """``_hash_both`` in the ``Background``, for a file of ``FAST_HASH_BYTES`` or more; its
-    ``result()`` is (sha256 before, sha256 after).
+    ``result()`` is (sha256 before, sha256 after). Started right before the write, once the
+    checks are done.
 
-    OpenSSL's sha256 releases the GIL while it hashes, and the write's ``fsync`` waits on the
-    disk: this thread goes on with the checks, the write and the ``fsync`` meanwhile (the two
-    hashes take ~3 ms for a 4 MB file, on a core of their own on a 2-CPU machine). The thread
-    only reads immutable bytes; a fast path that gives up after starting it lets it finish
-    on its own."""
+    OpenSSL's sha256 releases the GIL while it hashes, and the write and its ``fsync`` wait
+    on the kernel and the disk, so the thread costs nothing on the caller's path (the two
+    hashes take ~5 ms for a 3.5 MB file, on a core of their own on a 2-CPU machine). It also
+    imports OpenSSL (~3 ms, holding the GIL): while this thread is in its write and
+    ``fsync``, which need no GIL. (Imported during the checks instead, which hold the GIL,
+    the two threads passed it back and forth for ~10 ms.) The thread only reads immutable
+    bytes."""
     from zbtools.core.files.textio import Background, sha256_for
 
-    # hashlib is imported here, not on the thread: an import holds the GIL and releases it at
-    # every file access, and two threads passing it back and forth for that long cost more
-    # (~10 ms) than the import itself.
-    new = sha256_for(_hash_size(data, first, end, replacement))
-    return Background(lambda: _hash_both(data, first, end, replacement, new))
+    size = _hash_size(data, first, end, replacement)
+    return Background(lambda: _hash_both(data, first, end, replacement, sha256_for(size)))
 
 
 def _display(text: str, decoded: Any) -> str:

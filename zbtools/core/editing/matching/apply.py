@@ -277,7 +277,7 @@ def _restore_eols(model: FileModel, new_view: str) -> str:
     ends_nl = new_view.endswith("\n")
     if ends_nl:
         new_model_lines.pop()
-    old_lines = list(model.lines)
+    old_lines = list(model.all_lines())
     out = merge_lines(model, 0, len(model.lines), old_lines, new_model_lines, lambda s: s,
                  ends_nl or not model.lines)
     if not ends_nl and out:

@@ -172,7 +172,7 @@ def _closest_line(key: str, lines: Sequence[str]) -> int | None:
     return None if found is None else int(found[2])
 
 
-def _similarity(a: list[str], b: list[str]) -> float:
+def _similarity(a: list[str], b: Sequence[str]) -> float:
     import difflib
 
     left, right = "\n".join(a), "\n".join(b)
@@ -183,7 +183,8 @@ def _similarity(a: list[str], b: list[str]) -> float:
     return float(Levenshtein.normalized_similarity(left, right))
 
 
-def _bounded_diff(pattern: list[str], window: list[str], start: int, limit: int = 40) -> str:
+def _bounded_diff(pattern: list[str], window: Sequence[str], start: int, limit: int = 40
+                   ) -> str:
     import difflib
 
     out = []

@@ -74,18 +74,21 @@ class FileModel:
         self._indexes: dict[str, dict[str, list[int]]] = {}
         self._normalized: dict[str, list[str]] = {}
         self._found: dict[str, dict[str, list[int]]] = {}  # tier -> key -> lines (lazy)
-        self._word_lines: dict[str, list[int] | None] = {}  # None: on too many lines
+        # word -> the lines it is on and their texts (None: on too many lines)
+        self._word_lines: dict[str, tuple[list[int], list[str]] | None] = {}
         self._non_ascii: dict[str, list[int]] | None = None
         # (tier, key) -> the first lines with the key, and whether they are all of them
         self._first: dict[tuple[str, str], tuple[list[int], bool]] = {}
         self._stripped: list[str] | None = None  # every line, stripped of whitespace
+        self._lazy_lines: LazyLines | None = None
+        self._has_cr: bool | None = None
         self._scans = 0
 
     def _split(self) -> None:
         text = self._text
         parts = text.split("\n")
         last = parts.pop()  # "" when the text ends with a line break (or is empty)
-        if "\r" in text:
+        if self.has_cr:
             lines = [p[:-1] if p.endswith("\r") else p for p in parts]
             eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts]
         else:
@@ -96,7 +99,25 @@ class FileModel:
         self._lines, self._eols = lines, eols
 
     @property
-    def lines(self) -> list[str]:
+    def lines(self) -> Sequence[str]:
+        """The lines without their endings; for a big text without a CR (``LAZY_MIN_LINES``)
+        until something needs them all, a ``LazyLines`` that splits only the chunks asked
+        for."""
+        if self._lines is not None:
+            return self._lines
+        lazy = self._chunked()
+        return lazy if lazy is not None else self.all_lines()
+
+    def _chunked(self) -> LazyLines | None:
+        """The ``LazyLines`` of a big text without a CR (which also finds offsets and lines
+        without indexing every line), else None."""
+        if self._lazy_lines is None and self.line_count >= LAZY_MIN_LINES and \
+                not self.has_cr:
+            self._lazy_lines = LazyLines(self._text, self.line_count)
+        return self._lazy_lines
+
+    def all_lines(self) -> list[str]:
+        """Every line, split at once (what a consumer of the whole file asks for)."""
         if self._lines is None:
             self._split()
             assert self._lines is not None
@@ -105,7 +126,13 @@ class FileModel:
     @property
     def eols(self) -> list[str]:
         if self._eols is None:
-            self._split()
+            if self._chunked() is not None:  # no CR: every line ends with LF but the last
+                eols = ["\n"] * self.line_count
+                if eols and not self._text.endswith("\n"):
+                    eols[-1] = ""
+                self._eols = eols
+            else:
+                self._split()
             assert self._eols is not None
         return self._eols
 
@@ -132,7 +159,7 @@ class FileModel:
     def indent_unit(self) -> str:
         """The indent unit inferred from the whole file."""
         if self._indent_unit is None:
-            self._indent_unit = infer_indent_unit(self.lines)
+            self._indent_unit = infer_indent_unit(self.all_lines())
         return self._indent_unit
 
     def indent_unit_near(self, line: int) -> str:
@@ -155,11 +182,17 @@ class FileModel:
         return self._text
 
     @property
+    def has_cr(self) -> bool:
+        if self._has_cr is None:
+            self._has_cr = "\r" in self._text
+        return self._has_cr
+
+    @property
     def lf_view(self) -> str:
         """The text with every CRLF shown as LF (lone CRs stay content)."""
         if self._lf_view is None:
             text = self._text
-            self._lf_view = text.replace("\r\n", "\n") if "\r" in text else text
+            self._lf_view = text.replace("\r\n", "\n") if self.has_cr else text
         return self._lf_view
 
     @property
@@ -168,7 +201,7 @@ class FileModel:
         if self._line_starts is None:
             import itertools
 
-            lines = self.lines
+            lines = self.all_lines()
             starts = [0]
             starts += itertools.accumulate(map((1).__add__, map(len, lines)))
             if lines and self.eols[-1] == "":
@@ -176,17 +209,22 @@ class FileModel:
             self._line_starts = starts
         return self._line_starts
 
+    def line_start(self, line: int) -> int:
+        """``line_starts[line]``, without indexing every line of a lazily split text."""
+        lazy = self._chunked() if self._line_starts is None else None
+        return self.line_starts[line] if lazy is None else lazy.line_start(line)
+
     def text_start(self, line: int) -> int:
         """Offset in ``text`` (line endings as in the file) where 0-based ``line`` starts;
         ``line_count`` gives the end of the text."""
-        if "\r" not in self._text:
-            return self.line_starts[line]
+        if not self.has_cr:
+            return self.line_start(line)
         if self._text_starts is None:
             import itertools
             import operator
 
             starts = [0]
-            starts += itertools.accumulate(map(operator.add, map(len, self.lines),
+            starts += itertools.accumulate(map(operator.add, map(len, self.all_lines()),
                                                map(len, self.eols)))
             self._text_starts = starts
         return self._text_starts[line]
@@ -199,6 +237,9 @@ class FileModel:
             # the offset, in C; indexing every line start pays only for many lookups.
             self._counted += 1
             return self.lf_view.count("\n", 0, offset)
+        lazy = self._chunked() if self._line_starts is None else None
+        if lazy is not None:
+            return lazy.line_of(offset)
         import bisect
 
         return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
@@ -215,7 +256,7 @@ class FileModel:
                 self.lf_view.isascii():
             return self._normalized["inner_whitespace"]  # identical keys for ASCII text
         if tier not in self._normalized:
-            lines = self.lines
+            lines = self.all_lines()
             # The common tiers inline their key (no call per line: about twice as fast).
             if tier == "exact":
                 keys = list(lines)
@@ -277,21 +318,18 @@ class FileModel:
             probe = max(words, key=len) if words else ""
         if not probe:  # no word: this tier indexes every line
             return self.full_index(tier).get(key, [])
-        if len(words) == 1:
-            lines = self._lines_of_word(probe)
-        else:
-            lines = self._lines_with_word(probe)
-        if lines is None:
+        hits = self._lines_of_word(probe) if len(words) == 1 else self._word_hits(probe)
+        if hits is None:
             if not self._lazy():  # past the searches' budget: this tier indexes every line
                 return self.full_index(tier).get(key, [])
             return None  # a word on too many lines
         keyf = LINE_KEYS[tier]
-        text = self.lines
+        lines, texts = hits
         if len(words) > 1 and len(lines) > 8:  # every word must be in the line: a cheap test
-            found = [i for i in lines if all(w in text[i] for w in words) and
-                     keyf(text[i]) == key]
+            found = [i for i, t in zip(lines, texts, strict=True)
+                     if all(w in t for w in words) and keyf(t) == key]
         else:
-            found = [i for i in lines if keyf(text[i]) == key]
+            found = [i for i, t in zip(lines, texts, strict=True) if keyf(t) == key]
         if tier == "typography":
             extra = self._non_ascii_index().get(key)
             if extra:
@@ -330,43 +368,42 @@ class FileModel:
     def _scan_first(self, tier: str, key: str, probe: str, limit: int) -> list[int]:
         """The first ``limit`` lines (of ASCII text, at ``typography``) whose key is ``key``,
         found through ``probe``; kept with whether the scan went to the end of the file."""
-        import bisect
-
         keyf = LINE_KEYS[tier]
-        view, starts, text = self.lf_view, self.line_starts, self.lines
         found: list[int] = []
         known = self._word_lines.get(probe)
         if known is not None:  # the word's lines were found already: no scan
-            for line in known:
-                if keyf(text[line]) == key:
+            for line, text in zip(*known, strict=True):
+                if keyf(text) == key:
                     found.append(line)
                     if len(found) >= limit:
                         break
             exhausted = len(found) < limit
         else:
-            pos = view.find(probe)
+            view = self.lf_view
+            pos, line, counted = view.find(probe), 0, 0
             while pos != -1 and len(found) < limit:
-                line = bisect.bisect_right(starts, pos) - 1
-                if keyf(text[line]) == key:
+                line, counted = self._line_at(pos, counted, line), pos
+                end = view.find("\n", pos)
+                if keyf(view[view.rfind("\n", 0, pos) + 1:end if end != -1 else None]) == key:
                     found.append(line)
-                pos = view.find(probe, starts[line + 1])
+                pos = view.find(probe, end + 1) if end != -1 else -1
             exhausted = pos == -1
         self._first[(tier, key)] = (found, exhausted)
         return found[:]
 
-    def _lines_of_word(self, word: str) -> list[int] | None:
-        """A superset of the lines whose key is ``word`` alone (a key of one word, at any
-        tier, is its line with some whitespace stripped): the lines it is on, found with
-        ``str.find`` while they are few; past ``LAZY_WORD_HITS`` (a word like ``)``, on tens
-        of thousands of lines, each found and checked in Python), the lines whose whole text
-        stripped of whitespace is the word, compared in C over a list of every line stripped
-        (built once for the file, ~5 ms for 100k lines)."""
+    def _lines_of_word(self, word: str) -> tuple[list[int], list[str]] | None:
+        """A superset of the lines whose key is ``word`` alone, with their texts (a key of
+        one word, at any tier, is its line with some whitespace stripped): the lines it is
+        on, found with ``str.find`` while they are few; past ``LAZY_WORD_HITS`` (a word like
+        ``)``, on tens of thousands of lines, each found and checked in Python), the lines
+        whose whole text stripped of whitespace is the word, compared in C over a list of
+        every line stripped (built once for the file, ~5 ms for 100k lines)."""
         if self._stripped is None:
-            lines = self._lines_with_word(word, LAZY_WORD_HITS)
-            if lines is not None or self._scans > LAZY_MAX_SCANS:
-                return lines
-            self._stripped = list(map(str.strip, self.lines))
-        stripped = self._stripped
+            hits = self._word_hits(word, LAZY_WORD_HITS)
+            if hits is not None or self._scans > LAZY_MAX_SCANS:
+                return hits
+            self._stripped = list(map(str.strip, self.all_lines()))
+        stripped, lines = self._stripped, self.lines
         found: list[int] = []
         at = -1
         try:
@@ -374,47 +411,62 @@ class FileModel:
                 at = stripped.index(word, at + 1)
                 found.append(at)
         except ValueError:
-            return found
+            return found, [lines[i] for i in found]
 
-    def _lines_with_word(self, word: str, max_hits: int = 0) -> list[int] | None:
-        """The lines whose text contains ``word`` (None: on more than ``max_hits``, by default
-        ``LAZY_MAX_HITS``)."""
-        if word in self._word_lines:
-            return self._word_lines[word]
+    def _line_at(self, offset: int, known: int, known_line: int) -> int:
+        """The line of LF-view ``offset``, given an earlier offset ``known`` on ``known_line``
+        (``LazyLines.line_near``; the line offsets' index for a text with a CR)."""
+        lazy = self._chunked()
+        if lazy is not None:
+            return lazy.line_near(offset, known, known_line)
         import bisect
 
+        return max(bisect.bisect_right(self.line_starts, offset) - 1, 0)
+
+    def _word_hits(self, word: str, max_hits: int = 0) -> tuple[list[int], list[str]] | None:
+        """The lines whose text contains ``word``, with their texts (None: on more than
+        ``max_hits``, by default ``LAZY_MAX_HITS``): found with ``str.find`` in the LF view,
+        each line's number counted in C from the previous hit's or its chunk's start
+        (``_line_at``) and its text sliced there (no line list needed)."""
+        if word in self._word_lines:
+            return self._word_lines[word]
         self._scans += 1
         if self._scans > LAZY_MAX_SCANS:
             return None
         view = self.lf_view
-        starts = self.line_starts
-        hits = []
+        lines: list[int] = []
+        texts: list[str] = []
         bound = max_hits or LAZY_MAX_HITS
-        pos = view.find(word)
+        pos, line, counted = view.find(word), 0, 0
         while pos != -1:
-            line = bisect.bisect_right(starts, pos) - 1
-            hits.append(line)
-            if len(hits) > bound:
+            line, counted = self._line_at(pos, counted, line), pos
+            end = view.find("\n", pos)
+            lines.append(line)
+            texts.append(view[view.rfind("\n", 0, pos) + 1:end if end != -1 else None])
+            if len(lines) > bound:
                 self._word_lines[word] = None
                 return None
-            pos = view.find(word, starts[line + 1])
-        self._word_lines[word] = hits
-        return hits
+            pos = view.find(word, end + 1) if end != -1 else -1
+        self._word_lines[word] = (lines, texts)
+        return lines, texts
 
     def _non_ascii_index(self) -> dict[str, list[int]]:
         """The typography keys of the lines that are not ASCII (their key may not contain
         their words as they are: curly quotes, odd spaces)."""
         if self._non_ascii is None:
             table: dict[str, list[int]] = {}
-            view, starts, lines = self.lf_view, self.line_starts, self.lines
-            step = 512
-            for lo in range(0, len(lines), step):
-                hi = min(lo + step, len(lines))
-                if view[starts[lo]:starts[hi]].isascii():
-                    continue
-                for i in range(lo, hi):
-                    if not lines[i].isascii():
-                        table.setdefault(typography_key(lines[i]), []).append(i)
+            view, step = self.lf_view, 1 << 14
+            pos, line, counted = 0, 0, 0
+            while pos < len(view):  # ASCII stretches are skipped, tested in C
+                end = view.find("\n", pos + step)
+                end = len(view) if end == -1 else end + 1
+                if not view[pos:end].isascii():
+                    line += view.count("\n", counted, pos)
+                    counted = pos
+                    for i, text in enumerate(view[pos:end].split("\n"), line):
+                        if not text.isascii():
+                            table.setdefault(typography_key(text), []).append(i)
+                pos = end
             self._non_ascii = table
         return self._non_ascii
 
@@ -423,6 +475,116 @@ LAZY_MIN_LINES = 5000  # smaller files index every line (a few ms)
 LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole is cheaper
 LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
 LAZY_WORD_HITS = 2000  # lines a key's only word may be on before comparing stripped lines
+
+
+LAZY_CHUNK_CHARS = 16384  # a lazy split's chunk: ~450 lines of code, split in ~20 us
+
+
+class LazyLines(Sequence[str]):
+    """The lines of a big text without a CR (issue 16), split a chunk at a time on first use.
+
+    The text is cut after the first line break past every ``LAZY_CHUNK_CHARS`` characters, and
+    each chunk's first line number is counted in C (``str.count``): ~1 ms for 100k lines where
+    splitting them all and indexing their offsets costs ~20 ms. A line is found by bisecting the
+    chunks' first line numbers; an offset's line by bisecting their offsets and counting the
+    line breaks before it in its chunk. Iterating goes through every chunk (a whole-file
+    consumer asks ``FileModel.all_lines`` instead, which splits the text once)."""
+
+    __slots__ = ("_chunks", "_firsts", "_len", "_starts", "_text")
+
+    def __init__(self, text: str, count: int) -> None:
+        starts, firsts = [0], [0]
+        size = len(text)
+        pos = line = 0
+        while True:
+            cut = text.find("\n", pos + LAZY_CHUNK_CHARS)
+            if cut == -1 or cut + 1 >= size:
+                break
+            line += text.count("\n", pos, cut + 1)
+            pos = cut + 1
+            starts.append(pos)
+            firsts.append(line)
+        self._text = text
+        self._starts = starts
+        self._firsts = firsts
+        self._len = count
+        self._chunks: dict[int, list[str]] = {}
+
+    def _chunk(self, c: int) -> list[str]:
+        lines = self._chunks.get(c)
+        if lines is None:
+            starts = self._starts
+            end = starts[c + 1] if c + 1 < len(starts) else len(self._text)
+            lines = self._text[starts[c]:end].split("\n")
+            if lines[-1] == "":
+                lines.pop()  # the chunk ends with a line break (or the text is empty)
+            self._chunks[c] = lines
+        return lines
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int | slice) -> Any:  # str for an int, list[str] for a slice
+        import bisect
+
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._len)
+            if step != 1:
+                return [self[k] for k in range(start, stop, step)]
+            out: list[str] = []
+            while start < stop:
+                c = bisect.bisect_right(self._firsts, start) - 1
+                first = self._firsts[c]
+                piece = self._chunk(c)[start - first:stop - first]
+                if not piece:  # pragma: no cover - every line is in a chunk
+                    raise AssertionError("a line outside the chunks")
+                out += piece
+                start += len(piece)
+            return out
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError("line index out of range")
+        c = bisect.bisect_right(self._firsts, i) - 1
+        return self._chunk(c)[i - self._firsts[c]]
+
+    def __iter__(self) -> Iterator[str]:
+        for c in range(len(self._starts)):
+            yield from self._chunk(c)
+
+    def line_start(self, line: int) -> int:
+        """Offset where 0-based ``line`` starts (``len(self)``: the end of the text)."""
+        import bisect
+
+        if line >= self._len:
+            return len(self._text)
+        c = bisect.bisect_right(self._firsts, line) - 1
+        k = line - self._firsts[c]
+        return self._starts[c] + sum(map(len, self._chunk(c)[:k])) + k
+
+    def line_near(self, offset: int, known: int, known_line: int) -> int:
+        """``line_of(offset)``, counting the line breaks from ``known`` (an earlier offset,
+        on ``known_line``) when it is in the same chunk: a scan's hits cost what lies between
+        them, or at most a chunk each."""
+        import bisect
+
+        if offset >= len(self._text):
+            return self._len
+        c = max(bisect.bisect_right(self._starts, offset) - 1, 0)
+        start = self._starts[c]
+        if not start <= known <= offset:
+            known, known_line = start, self._firsts[c]
+        return known_line + self._text.count("\n", known, offset)
+
+    def line_of(self, offset: int) -> int:
+        """The 0-based line holding ``offset`` (the end of the text: ``len(self)``)."""
+        import bisect
+
+        if offset >= len(self._text):
+            return self._len
+
+        c = max(bisect.bisect_right(self._starts, offset) - 1, 0)
+        return self._firsts[c] + self._text.count("\n", self._starts[c], offset)
 
 
 def count_at_most(index: Mapping[str, Sequence[int]], key: str, bound: int) -> int:
@@ -596,7 +758,7 @@ def unit_columns(unit: str) -> int:
     return TAB_COLUMNS if unit == "\t" else max(len(unit), 1)
 
 
-def relative_depths(lines: list[str]) -> list[int | None]:
+def relative_depths(lines: Sequence[str]) -> list[int | None]:
     """Indent of each non-blank line relative to the first, in columns (blank lines: None)."""
     base: int | None = None
     out: list[int | None] = []

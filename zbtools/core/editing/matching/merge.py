@@ -44,7 +44,7 @@ from zbtools.core.editing.matching.tiers import Candidate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from zbtools.core.editing.matching.filemodel import FileModel
     from zbtools.core.editing.matching.tiers import Located
@@ -178,8 +178,8 @@ def render_edit(model: FileModel, located: Located) -> Edit:
     if cand.span is not None:  # exact: replace characters inside the affected lines
         first = cand.start
         last = cand.end
-        line_start = model.line_starts[first]
-        region_view = model.lf_view[line_start:model.line_starts[last]]
+        line_start = model.line_start(first)
+        region_view = model.lf_view[line_start:model.line_start(last)]
         a, b = cand.span[0] - line_start, cand.span[1] - line_start
         new_region = region_view[:a] + request.new + region_view[b:]
         old_lines = region_view.split("\n")
@@ -246,7 +246,7 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     add lines at the wrong depth; it is rendered as the indentation tier would render it.
     """
     assert cand.span is not None
-    line_start = model.line_starts[cand.start]
+    line_start = model.line_start(cand.start)
     prefix = model.lf_view[line_start:cand.span[0]]
     body = old.removesuffix("\n")
     if not prefix or prefix.strip(" \t") or "\n" in body or cand.end - cand.start != 1:
@@ -335,7 +335,7 @@ def keep_file_spelling(old: str, found: str, new: str) -> str | None:
     return indent + merged
 
 
-def _typographic_swaps(old_lines: list[str], file_lines: list[str]) -> dict[str, str]:
+def _typographic_swaps(old_lines: list[str], file_lines: Sequence[str]) -> dict[str, str]:
     """Characters the request spelled typographically differently from the file.
 
     Where the request wrote curly quotes (or dashes, odd spaces) for the file's straight ones,

@@ -403,7 +403,7 @@ def _on_line_bounds(model: FileModel, cand: Candidate) -> bool:
     assert cand.span is not None
     start, end = cand.span
     view = model.lf_view
-    return start == model.line_starts[cand.start] and (
+    return start == model.line_start(cand.start) and (
         end == len(view) or view[end - 1] == "\n" or view[end] == "\n")
 
 
@@ -556,7 +556,7 @@ def _segment_starts(model: FileModel, seg: list[str]) -> tuple[list[int], str]:
     lines only stands at every run of that many blank lines.
     """
     if not any(line.strip() for line in seg):
-        blank = [not line.strip() for line in model.lines]
+        blank = [not line.strip() for line in model.all_lines()]
         n = len(seg)
         return [i for i in range(len(blank) - n + 1) if all(blank[i:i + n])], "exact"
     text = "\n".join(seg) + "\n"
@@ -704,7 +704,8 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
     new_keys = [typography_key(line) for line in pattern_lines(request.new)]
 
     def gaps_of(chain: tuple[int, ...]) -> list[list[str]]:
-        return [model.lines[chain[k] + sizes[k]:chain[k + 1]] for k in range(len(chain) - 1)]
+        return [list(model.lines[chain[k] + sizes[k]:chain[k + 1]])
+                for k in range(len(chain) - 1)]
 
     by_new_text = False
     if len(cands) > 1 and request.start_line is None and request.end_line is None and \
@@ -774,7 +775,7 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
     full = Request(spelled_text + ("\n" if request.old.endswith("\n") else ""), request.new,
                    label=request.label)
     full.transforms = [*request.transforms, "elision_filled_from_file"]
-    begin = model.line_starts[first_line]
+    begin = model.line_start(first_line)
     located = Located(Candidate("elision", first_line, after, (begin, begin + len(full.old))),
                       full)
     if by_new_text:
@@ -884,7 +885,7 @@ def _near_duplicates(model: FileModel, old: str, cand: Candidate) -> list[str]:
     if len(pattern) < 2 and sum(len(p.strip()) for p in pattern) < INNER_WS_SINGLE_LINE_MIN:
         return []
     if cand.span is not None and (old.startswith("\n") is False and
-                                  cand.span[0] != model.line_starts[cand.start]):
+                                  cand.span[0] != model.line_start(cand.start)):
         return []  # a partial-line match: whole-line look-alikes are not comparable
     others = [c for c in find_lines(model, old, "indentation") if c.start != cand.start]
     if not others:
