@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from zbtools.core.call.context import Context
 from zbtools.core.editing import cycle, matching
@@ -110,3 +112,31 @@ def test_random_exact_edits_of_real_code_agree_with_the_engine(
                           "", old[: len(old) // 2]])
         took += _compare(tmp_path, "t.py", old, new, monkeypatch)
     assert took >= 50  # most unique exact edits take the bytes path
+
+
+@pytest.mark.parametrize("probe_hits", [64, 1])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["x = 1", "    x = 1", "  if x:", "if x:", "", "y = 22222222",
+                                 "    y = 22222222", "xx"]), min_size=2, max_size=25),
+       st.data())
+def test_repeated_and_look_alike_lines_agree_with_the_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe_hits: int, lines: list[str],
+        data: st.DataObject) -> None:
+    """Old text located and its look-alikes found in one scan for its longest line (or, past
+    ``PROBE_HITS`` occurrences of that line, with ``bytes.find``): overlapping and repeated
+    occurrences, blocks standing again at another indentation, partial lines."""
+    monkeypatch.setattr(cycle, "PROBE_HITS", probe_hits)
+    text = "\n".join(lines) + "\n"
+    (tmp_path / "t.py").write_text(text, encoding="utf-8", newline="")
+    a = data.draw(st.integers(0, len(text) - 1))
+    b = data.draw(st.integers(a + 1, len(text)))
+    if data.draw(st.booleans()):  # whole lines
+        a = text.rfind("\n", 0, a) + 1
+        stop = text.find("\n", b - 1)
+        b = len(text) if stop == -1 else stop + 1
+    old = text[a:b]
+    new = data.draw(st.sampled_from([old + "z = 3\n", "", old.replace("x", "w"),
+                                     old[: len(old) // 2]]))
+    if old.strip() and old != new:
+        _compare(tmp_path, "t.py", old, new, monkeypatch)

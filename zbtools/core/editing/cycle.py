@@ -164,8 +164,10 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     big = len(data) >= FAST_PATH_BYTES
     if not big and b"\r" in data:
         return None
-    first = data.find(needle, start)
-    if first == -1 or data.find(needle, first + 1) != -1:
+    probe = _look_alike_probe(old)
+    hits = None if probe is None else _all_occurrences(data, probe[0], start, PROBE_HITS)
+    first = _only_occurrence(data, needle, start, probe, hits)
+    if first == -1:
         return None  # absent or ambiguous: the full engine explains it
     end = first + len(needle)
     if big and b"\n" in replacement and b"\n" not in needle and \
@@ -176,7 +178,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     if not big:
         if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
             return None
-        if _exact_special_case(data, first, end, old, new):
+        if _exact_special_case(data, first, end, old, new, probe, hits):
             return None
     region_start, context_before, region_end = _context(data, first, end, start)
     context = _decoded_context(data, region_start, first, end, region_end)
@@ -487,9 +489,11 @@ def _splice_outcome(res: Resolved, simple: tuple[str, str], needle: bytes,
     return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True, dry_run)
 
 
-def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -> bool:
+def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str,
+                        probe: tuple[bytes, int, int] | None, hits: list[int] | None) -> bool:
     """Whether the engine's exact tier would do more than splice ``new`` over data[first:end]
-    (the cases ``_bytes_fast_path`` leaves to it)."""
+    (the cases ``_bytes_fast_path`` leaves to it); ``probe`` and ``hits``: old text's
+    look-alike probe and its occurrences (``_look_alike_probe``)."""
     if new.startswith(old) and new[len(old):].strip() and \
             data.startswith(new[len(old):].encode("utf-8"), end):
         return True  # the insertion is already there: a no-op, reported as such
@@ -500,38 +504,90 @@ def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str) -
     if first > line_start and not data[line_start:first].strip(b" \t") and \
             "\n" not in old.removesuffix("\n"):
         return True  # one line sent less indented than the file has it: maybe whole-line drift
-    return _has_near_duplicate(data, line_start, first, old)
+    if probe is None or (first != line_start and not old.startswith("\n")):
+        return False  # a partial-line match: the engine does not look for look-alikes
+    if hits is None:  # a common line: found again, all of them
+        hits = _all_occurrences(data, probe[0], 0)
+        assert hits is not None
+    return _has_near_duplicate(data, line_start, old, probe, hits)
 
 
-def _has_near_duplicate(data: bytes, line_start: int, first: int, old: str) -> bool:
-    """Whether a line other than the match's own equals, up to indentation, old text's
-    longest line (every block that matches old up to indentation has one): the engine then
-    warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
-    line's occurrences are looked at, with ``bytes.find``; nothing is indexed, and lines are
-    told apart by where they start (no line counting up to each occurrence)."""
+PROBE_HITS = 64  # occurrences of the probe past which old text is located with bytes.find
+
+
+def _look_alike_probe(old: str) -> tuple[bytes, int, int] | None:
+    """(old text's longest line without its indentation, where that stands in old text's
+    bytes, which line it is) when old text has enough to look for look-alikes of (as the
+    engine's ``tiers._near_duplicates``: two non-blank lines, or 12 characters), else None.
+    Every occurrence of old text holds the probe at that offset, so one scan for the probe
+    finds both old text's occurrences and its look-alikes."""
     from zbtools.core.editing.matching.requests import pattern_lines
 
-    if first != line_start and not old.startswith("\n"):
-        return False  # a partial-line match: the engine does not look for look-alikes
     lines = pattern_lines(old)
     non_blank = [line for line in lines if line.strip()]
     if len(non_blank) < 2 and sum(len(line.strip()) for line in non_blank) < 12:
-        return False
+        return None
     at = max(range(len(lines)), key=lambda i: len(lines[i].strip(" \t")))
-    keys = [line.strip(" \t").encode("utf-8") for line in lines]
-    key = keys[at]
+    line = lines[at]
+    key = line.strip(" \t").encode("utf-8")
+    if not key:
+        return None
+    before = "".join(x + "\n" for x in lines[:at]) + line[:len(line) - len(line.lstrip(" \t"))]
+    return key, len(before.encode("utf-8")), at
+
+
+def _all_occurrences(data: bytes, key: bytes, start: int, limit: int = 0) -> list[int] | None:
+    """Every offset of ``key`` in ``data`` from ``start`` on, overlapping ones too (None: more
+    than ``limit``, when given)."""
+    found: list[int] = []
+    pos = data.find(key, start)
+    while pos != -1:
+        found.append(pos)
+        if limit and len(found) > limit:
+            return None
+        pos = data.find(key, pos + 1)
+    return found
+
+
+def _only_occurrence(data: bytes, needle: bytes, start: int,
+                     probe: tuple[bytes, int, int] | None, hits: list[int] | None) -> int:
+    """Where ``needle`` occurs in ``data`` from ``start`` on, when it occurs exactly once
+    (overlapping occurrences counted), else -1: through the probe's occurrences when there
+    is a probe (each occurrence of the needle holds it), else with two ``bytes.find``."""
+    if probe is None or hits is None:
+        first = data.find(needle, start)
+        return -1 if first == -1 or data.find(needle, first + 1) != -1 else first
+    offset = probe[1]
+    found = [q - offset for q in hits
+             if q - offset >= start and data.startswith(needle, q - offset)]
+    return found[0] if len(found) == 1 else -1
+
+
+def _has_near_duplicate(data: bytes, line_start: int, old: str,
+                        probe: tuple[bytes, int, int], hits: list[int]) -> bool:
+    """Whether a line other than the match's own equals, up to indentation, old text's
+    longest line (every block that matches old up to indentation has one): the engine then
+    warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
+    line's occurrences (``hits``, from the scan that located old text) are looked at;
+    nothing is indexed, and lines are told apart by where they start (no line counting up
+    to each occurrence)."""
+    from zbtools.core.editing.matching.requests import pattern_lines
+
+    key, _, at = probe
+    keys = [line.strip(" \t").encode("utf-8") for line in pattern_lines(old)]
     own = line_start  # where the file line old's line `at` is on starts
     for _ in range(at):
         own = data.find(b"\n", own) + 1
-    pos = data.find(key)
-    while pos != -1:
+    stop = -1
+    for pos in hits:
+        if pos < stop:
+            continue  # the same line again
         begin = data.rfind(b"\n", 0, pos) + 1
         stop = data.find(b"\n", pos)
         stop = len(data) if stop == -1 else stop
         if begin != own and data[begin:stop].strip(b" \t") == key and \
                 _window_matches(data, begin, stop, at, keys):
             return True
-        pos = data.find(key, stop)
     return False
 
 
