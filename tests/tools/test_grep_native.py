@@ -322,6 +322,41 @@ def test_a_log_larger_than_its_pipe_is_drained_while_ripgrep_runs(
     assert auto["skipped"]["ignored"] >= 300
 
 
+@needs_rg
+def test_a_failure_of_the_log_watcher_lets_the_python_walk_answer(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread that drains ripgrep's log failing (here: its reads raise on that thread)
+    stops ripgrep and declines, instead of a traceback and a log nobody reads any more."""
+    import threading
+    import time
+
+    native_tree(ws)
+    drain = native.Spawned.drain
+    broke: list[bool] = []
+
+    def broken(self: native.Spawned) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            broke.append(True)
+            raise OSError("the log pipe broke")
+        drain(self)
+
+    import subprocess
+
+    wait = subprocess.Popen.wait
+
+    def late_wait(self: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+        time.sleep(0.02)  # the watcher looks every 2 ms: it looks before rg is waited for
+        return wait(self, timeout)
+
+    monkeypatch.setattr(native.Spawned, "drain", broken)
+    monkeypatch.setattr(subprocess.Popen, "wait", late_wait)
+    python, auto, engine = compare(cli, "--pattern", "TODO", "--head-limit", "10000",
+                                   "--timeout", "20")
+    assert broke
+    assert engine == "python"
+    assert auto == python
+
+
 @pytest.mark.parametrize("engine", ["rg", "native"])
 def test_an_invalid_pattern_is_a_regex_error_whichever_engine_was_asked(
         ws: Path, cli: CliRunner, engine: str) -> None:

@@ -425,7 +425,16 @@ class NativeSearch:
         done = threading.Event()
         noisy: list[bool] = []
 
+        failed: list[BaseException] = []
+
         def watch() -> None:
+            try:
+                look()
+            except BaseException as exc:  # told to the waiting thread, which declines
+                failed.append(exc)
+                proc.kill()
+
+        def look() -> None:
             told = on_big is None
             seen = lines = 0  # output bytes looked at, and the lines among them
             while not done.wait(0.002):
@@ -454,6 +463,8 @@ class NativeSearch:
             timer.cancel()
             done.set()
             watcher.join()
+        if failed:  # (an error of the watcher: the log was no longer drained)
+            raise Declined(f"the output's watcher failed: {failed[0]!r}")
         if noisy:
             raise Declined("ripgrep's log grew past LOG_LIMIT")
         if code < 0:
