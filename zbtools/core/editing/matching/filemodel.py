@@ -10,6 +10,10 @@ first use and cached. Also the indentation measures the tiers and the merge shar
 ``LINE_KEYS``: exact, trailing whitespace stripped, both ends stripped, inner runs collapsed,
 typography mapped to ASCII after NFC).
 
+A big text without a CR is split lazily (``LazyLines``: a chunk at a time, when a line of it
+is asked for), and the tiers' lookups of a big file find the lines holding one word of the
+request with ``str.find`` instead of indexing every line (``lines_with_key``).
+
 Limits: a lone ``\\r`` is content, not a line ending; a tab counts as ``TAB_COLUMNS`` (4)
 columns to the next stop; the indent unit comes from the file alone (tabs when tab-led indents
 dominate, else the most frequent step between consecutive lines, else the smallest width that
@@ -302,9 +306,11 @@ class FileModel:
         key's longest word (a run without whitespace, which every line with that key contains
         as it is, for every tier; for ``typography`` every ASCII line) is searched for with
         ``str.find``, and the lines it is on are checked; at ``typography`` the non-ASCII lines
-        are indexed apart. Past ``LAZY_MAX_SCANS`` searches, or for a word too common to be
-        worth it, the whole index is built instead (what it costs without laziness); None
-        when the word is on too many lines (``LazyPositions`` then finds the first ones)."""
+        are indexed apart. A key of one word on many lines is looked up among the lines
+        stripped of whitespace (``_lines_of_word``). Past ``LAZY_MAX_SCANS`` searches, or for
+        a word too common to be worth it, the whole index is built instead (what it costs
+        without laziness); None when the word is on too many lines (``LazyPositions`` then
+        finds the first ones)."""
         if tier in self._indexes or not self._lazy():
             return self.full_index(tier).get(key, [])
         cache = self._found.setdefault(tier, {})
