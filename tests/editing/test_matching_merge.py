@@ -144,8 +144,8 @@ def similar_edit(text: str, old: str, new: str) -> list[str]:
     located = find_similar(model, Request(old, new))
     assert located is not None and located.tier == "similarity"
     edit = render_edit(model, located)
-    lines = model.lines[:edit.start] + [line for line, _ in edit.lines] + model.lines[edit.end:]
-    return lines
+    lines = model.all_lines()
+    return lines[:edit.start] + [line for line, _ in edit.lines] + lines[edit.end:]
 
 
 @pytest.mark.parametrize("extra", [
