@@ -14,7 +14,11 @@ model and the bytes fast path's probe scan, each held to the way it replaced.
   probes inside other lines, overlapping occurrences, ``PROBE_HITS`` 0, 1, 2 and 64, BOM files.
 * Near misses (``tiers._near_starts``): two equally near windows must be ambiguous.
 
-Tests marked ``xfail(strict=True)`` expose a bug found in this review (the reason says which).
+The review found six bugs, all fixed since: a hard link made while the matcher ran went
+unreported by the spliced write; three BOM cases of the bytes fast path (a block on line 1, a
+look-alike on line 1, line 1 sent less indented); two equally near windows of which the near
+miss saw one (``tiers._near_starts`` cut its fallback short), on the lazy model only since
+this session and on the eager one before it. Their tests follow.
 """
 
 from __future__ import annotations
@@ -339,10 +343,6 @@ def _linked_meanwhile(tmp_path: Path, spliced: bool, monkeypatch: pytest.MonkeyP
             (root / "other").read_bytes())
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="review bug: the spliced write calls atomic_write "
-                   "directly and drops its hardlink_broken outcome; the whole-text write goes "
-                   "through txn.replace_file, which warns (hardlink_broken)")
 def test_a_link_made_while_the_matcher_runs_is_reported_as_the_whole_write_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     whole = _linked_meanwhile(tmp_path, False, monkeypatch)
@@ -636,17 +636,14 @@ def test_the_probe_scan_agrees_with_the_engine(
         bom: bool, final_eol: bool, data: st.DataObject) -> None:
     """Old text's longest line standing inside longer lines, twice on a line, overlapping
     itself (``abab``), at other indentations (look-alikes), with trailing whitespace, after a
-    multi-byte character; ``PROBE_HITS`` 0 (no bound), 1, 2 and 64; BOM files (their first
-    line is a header that old text never includes: see the xfail tests below for why)."""
+    multi-byte character; ``PROBE_HITS`` 0 (no bound), 1, 2 and 64; BOM files (old text
+    and its look-alikes on line 1 too)."""
     monkeypatch.setattr(cycle, "PROBE_HITS", probe_hits)
-    header = "# header\n" if bom else ""
-    body = "\n".join(lines) + ("\n" if final_eol else "")
-    text = header + body
-    a = data.draw(st.integers(len(header), len(text) - 1)) if len(text) > len(header) else 0
+    text = "\n".join(lines) + ("\n" if final_eol else "")
+    a = data.draw(st.integers(0, len(text) - 1)) if text else 0
     b = data.draw(st.integers(a + 1, len(text))) if a < len(text) else a
     if data.draw(st.booleans()):  # whole lines
         a = text.rfind("\n", 0, a) + 1
-        a = max(a, len(header))
         stop = text.find("\n", b - 1)
         b = len(text) if stop == -1 else stop + 1
     old = text[a:b]
@@ -685,22 +682,12 @@ def test_targeted_probe_scans_agree_with_the_engine(
     assert _fast_vs_engine(tmp_path, text.encode(), old, new, monkeypatch) is fast
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="review bug: in a BOM file, _bytes_fast_path takes a "
-                   "match at the start of line 1 (offset 3) for a partial-line match "
-                   "(first != line_start 0), so it skips the look-alike check; the engine "
-                   "warns that another block matches up to indentation")
 def test_a_bom_file_block_on_line_1_with_a_look_alike_is_warned_about(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "\ufeff" + BLOCK + "class B:\n    " + BLOCK.replace("\n    ", "\n        ")
     _fast_vs_engine(tmp_path, text.encode(), BLOCK, BLOCK + "#\n", monkeypatch)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="review bug: in a BOM file, _bytes_fast_path's "
-                   "look-alike scan reads line 1 with the BOM's bytes (data[0:stop] and "
-                   "_window_matches start at 0, not 3), so a look-alike on line 1 is missed and "
-                   "the engine's near-duplicate warning is lost")
 def test_a_bom_file_look_alike_on_line_1_is_warned_about(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "\ufeff    x = compute_value(a)\n    y = 2\nclass B:\nx = compute_value(a)\ny = 2\n"
@@ -708,11 +695,6 @@ def test_a_bom_file_look_alike_on_line_1_is_warned_about(
                     monkeypatch)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="review bug: in a BOM file, _exact_special_case's "
-                   "indentation test reads data[0:first] with the BOM, so one line sent less "
-                   "indented than line 1 is not left to the engine, whose report says "
-                   "transforms ['reindented'] (the fast path says [])")
 def test_a_bom_file_first_line_sent_less_indented_is_reported_as_reindented(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fast_vs_engine(tmp_path, "\ufeff    call_something()\nx = 1\n".encode(),
@@ -740,14 +722,6 @@ def _two_near_windows(filler: int, common: list[str]) -> tuple[str, str, str]:
     return "\n".join(lines) + "\n", old, old.replace("x = 1", "x = 2")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="review bug: at real constants (26k lines) the lazy "
-                   "model edits lines 1-9 (near_miss) where the eager one refuses "
-                   "ambiguous_match (the same window stands at the end): 'x = 1''s longest "
-                   "word 'x' is on >LAZY_MAX_HITS lines, so the lazy index gives a "
-                   "LazyPositions, which _near_starts does not count as known; with one known "
-                   "line it falls back to every line's first NEAR_LINE_POSITIONS occurrences, "
-                   "cut at NEAR_MAX_STARTS before the second window is reached")
 def test_a_big_file_with_two_near_windows_is_ambiguous_in_the_lazy_model_too(
         monkeypatch: pytest.MonkeyPatch) -> None:
     text, old, new = _two_near_windows(24_000, CLOSERS)
@@ -759,12 +733,6 @@ def test_a_big_file_with_two_near_windows_is_ambiguous_in_the_lazy_model_too(
     assert _answer(text, [(old, new)]) == eager
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="review bug (engine, predates this session): without "
-                   "two lines whose occurrences are all known (<= NEAR_LINE_POSITIONS), "
-                   "_near_starts takes every line's first occurrences until NEAR_MAX_STARTS "
-                   "starts, which can leave out a second, equally near window: find_near then "
-                   "accepts the first one instead of refusing ambiguous_match")
 def test_two_equally_near_windows_are_ambiguous_even_when_their_lines_are_common() -> None:
     common = [*CLOSERS, "x = 1"]  # every line of the block on 200+ lines of the file
     block = [*common, "y = compute_value(x, 2)"]

@@ -178,7 +178,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
     if not big:
         if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
             return None
-        if _exact_special_case(data, first, end, old, new, probe, hits):
+        if _exact_special_case(data, start, first, end, old, new, probe, hits):
             return None
     region_start, context_before, region_end = _context(data, first, end, start)
     context = _decoded_context(data, region_start, first, end, region_end)
@@ -228,6 +228,10 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             digests.wait()  # the thread is done before anything is reported or raised
     if digests is not None:
         before_digest, digest = digests.result()  # (any error of the thread is raised here)
+    if written.hardlink_broken:  # a link made since the file was resolved
+        from zbtools.core.editing.txn import warn_if_link_broken
+
+        warn_if_link_broken(ctx, res, written)
     if new_size <= HASH_RESULT_BYTES:
         _record(ctx, res, written, data, tool, digest, before_digest)
     else:
@@ -252,6 +256,7 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
     diff; else None is returned before anything is written, and the caller goes the whole way.
     """
     from zbtools.core.editing.matching.diff import excerpt_diff
+    from zbtools.core.editing.txn import warn_if_link_broken
 
     splice = applied.splice
     assert splice is not None
@@ -293,6 +298,7 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
             digests.wait()  # the thread is done before anything is reported or raised
     before_digest, digest = digests.result() if digests is not None else \
         _hash_both(data, first, end, replacement)
+    warn_if_link_broken(ctx, res, written)  # (a link made while the matcher ran)
     _record(ctx, res, written, data, tool, digest, before_digest)
     return EditOutcome(res.rel, applied, diff, digest, True, False)
 
@@ -489,27 +495,28 @@ def _splice_outcome(res: Resolved, simple: tuple[str, str], needle: bytes,
     return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True, dry_run)
 
 
-def _exact_special_case(data: bytes, first: int, end: int, old: str, new: str,
+def _exact_special_case(data: bytes, start: int, first: int, end: int, old: str, new: str,
                         probe: tuple[bytes, int, int] | None, hits: list[int] | None) -> bool:
     """Whether the engine's exact tier would do more than splice ``new`` over data[first:end]
-    (the cases ``_bytes_fast_path`` leaves to it); ``probe`` and ``hits``: old text's
-    look-alike probe and its occurrences (``_look_alike_probe``)."""
+    (the cases ``_bytes_fast_path`` leaves to it); ``start``: where the text starts (after a
+    BOM, which is no part of line 1); ``probe`` and ``hits``: old text's look-alike probe and
+    its occurrences (``_look_alike_probe``)."""
     if new.startswith(old) and new[len(old):].strip() and \
             data.startswith(new[len(old):].encode("utf-8"), end):
         return True  # the insertion is already there: a no-op, reported as such
     if new.endswith(old) and new[:len(new) - len(old)].strip() and \
             data.endswith(new[:len(new) - len(old)].encode("utf-8"), 0, first):
         return True
-    line_start = data.rfind(b"\n", 0, first) + 1
+    line_start = max(data.rfind(b"\n", 0, first) + 1, start)
     if first > line_start and not data[line_start:first].strip(b" \t") and \
             "\n" not in old.removesuffix("\n"):
         return True  # one line sent less indented than the file has it: maybe whole-line drift
     if probe is None or (first != line_start and not old.startswith("\n")):
         return False  # a partial-line match: the engine does not look for look-alikes
     if hits is None:  # a common line: found again, all of them
-        hits = _all_occurrences(data, probe[0], 0)
+        hits = _all_occurrences(data, probe[0], start)
         assert hits is not None
-    return _has_near_duplicate(data, line_start, old, probe, hits)
+    return _has_near_duplicate(data, start, line_start, old, probe, hits)
 
 
 PROBE_HITS = 64  # occurrences of the probe past which old text is located with bytes.find
@@ -563,7 +570,7 @@ def _only_occurrence(data: bytes, needle: bytes, start: int,
     return found[0] if len(found) == 1 else -1
 
 
-def _has_near_duplicate(data: bytes, line_start: int, old: str,
+def _has_near_duplicate(data: bytes, start: int, line_start: int, old: str,
                         probe: tuple[bytes, int, int], hits: list[int]) -> bool:
     """Whether a line other than the match's own equals, up to indentation, old text's
     longest line (every block that matches old up to indentation has one): the engine then
@@ -582,23 +589,25 @@ def _has_near_duplicate(data: bytes, line_start: int, old: str,
     for pos in hits:
         if pos < stop:
             continue  # the same line again
-        begin = data.rfind(b"\n", 0, pos) + 1
+        begin = max(data.rfind(b"\n", 0, pos) + 1, start)
         stop = data.find(b"\n", pos)
         stop = len(data) if stop == -1 else stop
         if begin != own and data[begin:stop].strip(b" \t") == key and \
-                _window_matches(data, begin, stop, at, keys):
+                _window_matches(data, start, begin, stop, at, keys):
             return True
     return False
 
 
-def _window_matches(data: bytes, begin: int, stop: int, at: int, keys: list[bytes]) -> bool:
+def _window_matches(data: bytes, start: int, begin: int, stop: int, at: int,
+                    keys: list[bytes]) -> bool:
     """Whether the lines around the one at data[begin:stop] equal ``keys`` up to indentation,
-    that line being the ``at``-th (the look-alike needs every line, not only the longest)."""
+    that line being the ``at``-th (the look-alike needs every line, not only the longest);
+    the text starts at ``start`` (after a BOM)."""
     lo = begin
     for k in range(at - 1, -1, -1):  # the lines above, nearest first
-        if lo == 0:
+        if lo <= start:
             return False
-        above = data.rfind(b"\n", 0, lo - 1) + 1
+        above = max(data.rfind(b"\n", 0, lo - 1) + 1, start)
         if data[above:lo - 1].strip(b" \t") != keys[k]:
             return False
         lo = above

@@ -356,11 +356,17 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     outcome = atomic_write(res, data, expected_sha256=expected_sha256, shown=shown,
                            expected_data=expected_data, read_stat=read_stat,
                            defer_dir_sync=defer_dir_sync)
-    if outcome.hardlink_broken:
-        ctx.warn(f"{res.rel} had {st.st_nlink if st else 2} hard links, some of them outside "
-                 "the workspace (or not found in time): it was replaced by a new file, so its "
-                 "other names keep the old content (hardlink_broken)")
+    warn_if_link_broken(ctx, res, outcome)
     return outcome
+
+
+def warn_if_link_broken(ctx: Context, res: Resolved, outcome: WriteOutcome) -> None:
+    """The warning of a replace that split a file's hard links (``hardlink_broken``: it had
+    other names when it was replaced, e.g. a link made after it was read)."""
+    if outcome.hardlink_broken:
+        ctx.warn(f"{res.rel} had {outcome.old_links} hard links, some of them outside the "
+                 "workspace (or made while it was edited): it was replaced by a new file, so "
+                 "its other names keep the old content (hardlink_broken)")
 
 
 def write_in_place(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: str | None,

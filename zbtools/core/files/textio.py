@@ -553,12 +553,14 @@ def copy_range(src_fd: int, dst_fd: int, offset: int, length: int) -> None:
 
 
 class WriteOutcome:
-    __slots__ = ("changed", "created", "hardlink_broken", "old_size", "owner_changed", "staged")
+    __slots__ = ("changed", "created", "hardlink_broken", "old_links", "old_size",
+                 "owner_changed", "staged")
 
     def __init__(self) -> None:
         self.created = False
         self.changed = True
         self.hardlink_broken = False
+        self.old_links = 1  # the replaced file's names, when it was replaced
         self.owner_changed = False
         self.old_size: int | None = None
         self.staged = False  # kept by the session's SyncGroup, written when it flushes
@@ -1300,6 +1302,7 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
         else:
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             outcome.hardlink_broken = old_st.st_nlink > 1
+            outcome.old_links = old_st.st_nlink
         if group is not None:
             group.defer_dir(dir_fd)
         else:

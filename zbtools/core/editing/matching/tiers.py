@@ -1102,10 +1102,12 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
     total = len(norm)
     starts = _near_starts(keys, index)
     found: dict[tuple[int, int], tuple[list[int | None], int | None]] = {}
+    others.clear()
+    if starts is None:
+        return found  # too many places to look at: none is beyond doubt
     rivals: set[int] = set()  # edits of the windows that differ by one slip, not a typo
     one_off: set[tuple[int, int]] = set()  # windows equal line for line but for one line
     typos: dict[tuple[int, int], int] = {}
-    others.clear()
     for s in sorted(starts):
         if s < 0:
             continue
@@ -1175,18 +1177,22 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
     return found
 
 
-def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int]:
-    """The window starts ``_near_windows`` examines.
+def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int] | None:
+    """The window starts ``_near_windows`` examines, all of them, or None when there are too
+    many to look at (then no near miss is accepted: one window found among some could have
+    a twin among the others).
 
     Every window it can accept (or count as a rival) has all of old text's lines where they
     should be but one (a typo line, an extra line), or all of them around one missing file
     line: of any two lines of old text, one stands where it should, one line either side at
-    most. So the occurrences of two non-blank lines, when every one of them is known, give
-    every such window: lines are looked up longest first (a long line is rarely common; on a
-    100k-line file each lookup is a scan, and a common line's many occurrences cost more),
-    and a line on more than ``NEAR_LINE_POSITIONS`` lines does not count. Without two such
-    lines, every line's first ``NEAR_LINE_POSITIONS`` occurrences, until ``NEAR_MAX_STARTS``
-    starts (each lookup done once: the index keeps what it found)."""
+    most. So the occurrences of any two non-blank lines, all of them, give every such
+    window: lines are looked up longest first (a long line is rarely common; on a 100k-line
+    file each lookup is a scan, and a common line's many occurrences cost more), and a line
+    on more than ``NEAR_LINE_POSITIONS`` lines, or whose lookup stopped early (a word on too
+    many lines: ``LazyPositions``), does not count; a line the file does not have counts,
+    with no occurrence. Without two such lines, the two lines with the fewest occurrences
+    are counted exactly (on a big file that indexes every line) and all their occurrences
+    are looked at, up to ``NEAR_MAX_STARTS`` starts."""
     starts: set[int] = set()
     complete = 0
     for i in sorted((i for i, key in enumerate(keys) if key), key=lambda i: -len(keys[i])):
@@ -1199,14 +1205,13 @@ def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int
         complete += 1
         if complete == 2:
             return starts
+    rarest = sorted((len(index.get(key, ())), i) for i, key in enumerate(keys) if key)[:2]
+    if len(rarest) < 2 or 3 * sum(count for count, _ in rarest) > NEAR_MAX_STARTS:
+        return None
     starts.clear()
-    for i, key in enumerate(keys):
-        if not key:
-            continue
-        for pos in index.get(key, ())[:NEAR_LINE_POSITIONS]:
+    for _, i in rarest:
+        for pos in index.get(keys[i], ()):
             starts.update((pos - i - 1, pos - i, pos - i + 1))
-        if len(starts) > NEAR_MAX_STARTS:
-            break
     return starts
 
 
