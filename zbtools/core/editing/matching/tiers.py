@@ -1191,8 +1191,9 @@ def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int
     on more than ``NEAR_LINE_POSITIONS`` lines, or whose lookup stopped early (a word on too
     many lines: ``LazyPositions``), does not count; a line the file does not have counts,
     with no occurrence. Without two such lines, the two lines with the fewest occurrences
-    are counted exactly (on a big file that indexes every line) and all their occurrences
-    are looked at, up to ``NEAR_MAX_STARTS`` starts."""
+    are taken, counted only up to what ``NEAR_MAX_STARTS`` starts allow (``count_at_most``:
+    on a big file a common line is not looked for to its last occurrence), and all their
+    occurrences are looked at."""
     starts: set[int] = set()
     complete = 0
     for i in sorted((i for i, key in enumerate(keys) if key), key=lambda i: -len(keys[i])):
@@ -1205,12 +1206,14 @@ def _near_starts(keys: list[str], index: Mapping[str, Sequence[int]]) -> set[int
         complete += 1
         if complete == 2:
             return starts
-    rarest = sorted((len(index.get(key, ())), i) for i, key in enumerate(keys) if key)[:2]
-    if len(rarest) < 2 or 3 * sum(count for count, _ in rarest) > NEAR_MAX_STARTS:
+    bound = NEAR_MAX_STARTS // 3  # occurrences the two lines may have together
+    rarest = sorted((count_at_most(index, key, bound), i) for i, key in enumerate(keys)
+                    if key)[:2]
+    if len(rarest) < 2 or sum(count for count, _ in rarest) > bound:
         return None
     starts.clear()
-    for _, i in rarest:
-        for pos in index.get(keys[i], ()):
+    for count, i in rarest:
+        for pos in index.get(keys[i], ())[:count]:  # (all of them: at most ``bound``)
             starts.update((pos - i - 1, pos - i, pos - i + 1))
     return starts
 
