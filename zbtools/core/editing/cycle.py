@@ -174,7 +174,6 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             data.count(b"\r\n") > data.count(b"\n") - data.count(b"\r\n"):
         replacement = replacement.replace(b"\n", b"\r\n")  # a CRLF file gets CRLF lines
     new_size = len(data) - len(needle) + len(replacement)
-    threaded = not dry_run and FAST_HASH_BYTES <= new_size <= HASH_RESULT_BYTES
     if not big:
         if not is_utf8(data):  # the engine decodes a valid UTF-8 file as UTF-8, others not
             return None
@@ -196,46 +195,32 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
 
     # The result's sha256 is a full extra pass (~25 ms per 50 MB): like reads of huge files,
     # edits of files over HASH_RESULT_BYTES report null and keep the cost near a copy's.
-    digest = before_digest = None
+    hashed = new_size <= HASH_RESULT_BYTES
     if dry_run:
         count_lines()
-        return outcome(_hash_parts(pieces) if new_size <= HASH_RESULT_BYTES else None)
-    # From FAST_HASH_BYTES the hashes (and OpenSSL's import) go on beside the write.
-    digests = _digests_beside(data, first, end, replacement) if threaded else None
-    if digests is None and new_size <= HASH_RESULT_BYTES:
-        # The undo journal names the old version by its sha256 too: both in one go.
-        before_digest, digest = _hash_both(data, first, end, replacement)
+        return outcome(_hash_parts(pieces) if hashed else None)
     # Counting the lines of a big file (~20 ms for 45 MB) is done while its new version's
     # fsync waits on the disk; a small file's count costs less than a thread.
     meanwhile = count_lines if len(data) >= FAST_HASH_BYTES else None
     if meanwhile is None:
         count_lines()
-    assert res.name is not None
-    try:
+    name = res.name
+    assert name is not None
+
+    def write() -> WriteOutcome:
         if big:
             # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double
             # the cost.
-            seen = os.stat(res.name, dir_fd=res.dir_fd)
-            written = atomic_write(res, b"", unchanged_since=seen, shown=path,
-                                   known_changed=True, parts=pieces, defer_dir_sync=True,
-                                   meanwhile=meanwhile)
-        else:  # staleness by the bytes themselves (as strong as their sha256, and cheaper)
-            written = atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                                   parts=pieces, read_stat=read_st, defer_dir_sync=True,
-                                   meanwhile=meanwhile)
-    finally:
-        if digests is not None:
-            digests.wait()  # the thread is done before anything is reported or raised
-    if digests is not None:
-        before_digest, digest = digests.result()  # (any error of the thread is raised here)
-    if written.hardlink_broken:  # a link made since the file was resolved
-        from zbtools.core.editing.txn import warn_if_link_broken
+            seen = os.stat(name, dir_fd=res.dir_fd)
+            return atomic_write(res, b"", unchanged_since=seen, shown=path,
+                                known_changed=True, parts=pieces, defer_dir_sync=True,
+                                meanwhile=meanwhile)
+        # staleness by the bytes themselves (as strong as their sha256, and cheaper)
+        return atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
+                            parts=pieces, read_stat=read_st, defer_dir_sync=True,
+                            meanwhile=meanwhile)
 
-        warn_if_link_broken(ctx, res, written)
-    if new_size <= HASH_RESULT_BYTES:
-        _record(ctx, res, written, data, tool, digest, before_digest)
-    else:
-        _warn_unrecorded(ctx, res)
+    digest = _write_splice(ctx, res, data, first, end, replacement, tool, write, hashed)
     return outcome(digest)
 
 
@@ -256,7 +241,6 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
     diff; else None is returned before anything is written, and the caller goes the whole way.
     """
     from zbtools.core.editing.matching.diff import excerpt_diff
-    from zbtools.core.editing.txn import warn_if_link_broken
 
     splice = applied.splice
     assert splice is not None
@@ -288,19 +272,40 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
     pieces = [view[:first], memoryview(replacement), view[end:]]
     if dry_run:
         return EditOutcome(res.rel, applied, diff, _hash_parts(pieces), True, True)
+    digest = _write_splice(
+        ctx, res, data, first, end, replacement, tool,
+        lambda: atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
+                             parts=pieces, read_stat=read_st, defer_dir_sync=True), True)
+    return EditOutcome(res.rel, applied, diff, digest, True, False)
+
+
+def _write_splice(ctx: Context, res: Resolved, data: bytes, first: int, end: int,
+                  replacement: bytes, tool: str, write: Callable[[], WriteOutcome],
+                  hashed: bool) -> str | None:
+    """Write ``data`` with ``replacement`` over data[first:end] (``write``), then warn of a
+    hard link made meanwhile and journal the change for ``undo``; returns the new sha256.
+    ``hashed`` false (a result over ``HASH_RESULT_BYTES``): no sha256, no journal, a
+    warning. From ``FAST_HASH_BYTES`` the two sha256 are computed beside the write
+    (``_digests_beside``), done before anything is reported or raised."""
     digests = _digests_beside(data, first, end, replacement) \
-        if len(data) >= FAST_HASH_BYTES else None
+        if hashed and len(data) >= FAST_HASH_BYTES else None
     try:
-        written = atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                               parts=pieces, read_stat=read_st, defer_dir_sync=True)
+        written = write()
     finally:
         if digests is not None:
-            digests.wait()  # the thread is done before anything is reported or raised
+            digests.wait()
+    if written.hardlink_broken:  # a link made since the file was resolved
+        from zbtools.core.editing.txn import warn_if_link_broken  # (not on the usual path)
+
+        warn_if_link_broken(ctx, res, written)
+    if not hashed:
+        _warn_unrecorded(ctx, res)
+        return None
+    # (any error of the hashing thread is raised here)
     before_digest, digest = digests.result() if digests is not None else \
         _hash_both(data, first, end, replacement)
-    warn_if_link_broken(ctx, res, written)  # (a link made while the matcher ran)
     _record(ctx, res, written, data, tool, digest, before_digest)
-    return EditOutcome(res.rel, applied, diff, digest, True, False)
+    return digest
 
 
 def _line_offset(data: bytes, begin: int, line: int, at_least: int) -> int:
@@ -496,7 +501,7 @@ def _splice_outcome(res: Resolved, simple: tuple[str, str], needle: bytes,
 
 
 def _exact_special_case(data: bytes, start: int, first: int, end: int, old: str, new: str,
-                        probe: tuple[bytes, int, int] | None, hits: list[int] | None) -> bool:
+                        probe: Probe | None, hits: list[int] | None) -> bool:
     """Whether the engine's exact tier would do more than splice ``new`` over data[first:end]
     (the cases ``_bytes_fast_path`` leaves to it); ``start``: where the text starts (after a
     BOM, which is no part of line 1); ``probe`` and ``hits``: old text's look-alike probe and
@@ -516,31 +521,35 @@ def _exact_special_case(data: bytes, start: int, first: int, end: int, old: str,
     if hits is None:  # a common line: found again, all of them
         hits = _all_occurrences(data, probe[0], start)
         assert hits is not None
-    return _has_near_duplicate(data, start, line_start, old, probe, hits)
+    return _has_near_duplicate(data, start, line_start, probe, hits)
 
 
 PROBE_HITS = 64  # occurrences of the probe past which old text is located with bytes.find
 
 
-def _look_alike_probe(old: str) -> tuple[bytes, int, int] | None:
+Probe = tuple[bytes, int, int, list[bytes]]
+
+
+def _look_alike_probe(old: str) -> Probe | None:
     """(old text's longest line without its indentation, where that stands in old text's
-    bytes, which line it is) when old text has enough to look for look-alikes of (as the
-    engine's ``tiers._near_duplicates``: two non-blank lines, or 12 characters), else None.
-    Every occurrence of old text holds the probe at that offset, so one scan for the probe
-    finds both old text's occurrences and its look-alikes."""
+    bytes, which line it is, every line of old text without its indentation) when old text
+    has enough to look for look-alikes of (as the engine's ``tiers._near_duplicates``: two
+    non-blank lines, or 12 characters), else None. Every occurrence of old text holds the
+    probe at that offset, so one scan for the probe finds both old text's occurrences and its
+    look-alikes."""
     from zbtools.core.editing.matching.requests import pattern_lines
 
     lines = pattern_lines(old)
     non_blank = [line for line in lines if line.strip()]
     if len(non_blank) < 2 and sum(len(line.strip()) for line in non_blank) < 12:
         return None
+    keys = [line.strip(" \t").encode("utf-8") for line in lines]
     at = max(range(len(lines)), key=lambda i: len(lines[i].strip(" \t")))
-    line = lines[at]
-    key = line.strip(" \t").encode("utf-8")
-    if not key:
+    if not keys[at]:
         return None
+    line = lines[at]
     before = "".join(x + "\n" for x in lines[:at]) + line[:len(line) - len(line.lstrip(" \t"))]
-    return key, len(before.encode("utf-8")), at
+    return keys[at], len(before.encode("utf-8")), at, keys
 
 
 def _all_occurrences(data: bytes, key: bytes, start: int, limit: int = 0) -> list[int] | None:
@@ -557,7 +566,7 @@ def _all_occurrences(data: bytes, key: bytes, start: int, limit: int = 0) -> lis
 
 
 def _only_occurrence(data: bytes, needle: bytes, start: int,
-                     probe: tuple[bytes, int, int] | None, hits: list[int] | None) -> int:
+                     probe: Probe | None, hits: list[int] | None) -> int:
     """Where ``needle`` occurs in ``data`` from ``start`` on, when it occurs exactly once
     (overlapping occurrences counted), else -1: through the probe's occurrences when there
     is a probe (each occurrence of the needle holds it), else with two ``bytes.find``."""
@@ -570,18 +579,15 @@ def _only_occurrence(data: bytes, needle: bytes, start: int,
     return found[0] if len(found) == 1 else -1
 
 
-def _has_near_duplicate(data: bytes, start: int, line_start: int, old: str,
-                        probe: tuple[bytes, int, int], hits: list[int]) -> bool:
+def _has_near_duplicate(data: bytes, start: int, line_start: int, probe: Probe,
+                        hits: list[int]) -> bool:
     """Whether a line other than the match's own equals, up to indentation, old text's
     longest line (every block that matches old up to indentation has one): the engine then
     warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
     line's occurrences (``hits``, from the scan that located old text) are looked at;
     nothing is indexed, and lines are told apart by where they start (no line counting up
     to each occurrence)."""
-    from zbtools.core.editing.matching.requests import pattern_lines
-
-    key, _, at = probe
-    keys = [line.strip(" \t").encode("utf-8") for line in pattern_lines(old)]
+    key, _, at, keys = probe
     own = line_start  # where the file line old's line `at` is on starts
     for _ in range(at):
         own = data.find(b"\n", own) + 1
