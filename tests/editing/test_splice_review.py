@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,19 @@ from zbtools.core.files import textio
 from zbtools.core.files.workspace import Workspace
 
 BOM = b"\xef\xbb\xbf"
+
+
+def _recording(real: Callable[..., Any]) -> tuple[Callable[..., Any], list[bool]]:
+    """``real`` wrapped to note, call by call, whether it answered (not None)."""
+    used: list[bool] = []
+
+    def spy(*a: Any, **k: Any) -> Any:
+        answer = real(*a, **k)
+        used.append(answer is not None)
+        return answer
+
+    return spy, used
+
 
 # ---------------------------------------------------------------------------------------------
 # 1. The spliced write against the whole-text write, through the tools and undo
@@ -63,13 +77,7 @@ def _tool_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, too
     envelopes and the same bytes at every step. Returns the real call's envelope and whether
     the spliced write answered it."""
     answers = []
-    used: list[bool] = []
-    real = cycle._spliced_edit
-
-    def spy(*a: Any, **k: Any) -> Any:
-        answer = real(*a, **k)
-        used.append(answer is not None)
-        return answer
+    spy, used = _recording(cycle._spliced_edit)
 
     for mode in ("spliced", "whole"):
         base = tmp_path / f"{mode}-{len(list(tmp_path.iterdir()))}"
@@ -286,13 +294,7 @@ def test_spliced_writes_staged_in_a_batch_are_the_whole_writes(
              {"id": 6, "tool": "edit_file", "args": {"path": "f.txt",
                                                      "old_content": "  b = 2\n",
                                                      "new_content": "  b = 22\n"}}]
-    used: list[bool] = []
-    real = cycle._spliced_edit
-
-    def spy(*a: Any, **k: Any) -> Any:
-        answer = real(*a, **k)
-        used.append(answer is not None)
-        return answer
+    spy, used = _recording(cycle._spliced_edit)
 
     answers = []
     for mode in ("spliced", "whole"):
@@ -605,13 +607,7 @@ def _fast_vs_engine(root: Path, data: bytes, old: str, new: str,
                     monkeypatch: pytest.MonkeyPatch) -> bool:
     """The bytes fast path's answer is the engine's; whether the fast path answered."""
     (root / "f.py").write_bytes(data)
-    used: list[bool] = []
-    real = cycle._bytes_fast_path
-
-    def spy(*a: Any, **k: Any) -> Any:
-        answer = real(*a, **k)
-        used.append(answer is not None)
-        return answer
+    spy, used = _recording(cycle._bytes_fast_path)
 
     with monkeypatch.context() as patch:
         patch.setattr(cycle, "_bytes_fast_path", spy)
