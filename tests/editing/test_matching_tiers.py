@@ -191,6 +191,51 @@ def test_two_equally_similar_windows_are_never_chosen_between() -> None:
     assert caught.value.code == "no_match"
 
 
+def _decoy_file(helpers: int) -> tuple[str, str, str, int]:
+    """(file, old, new, the block meant's first line): old text misremembered in every line
+    it holds only once (4 of 7), so its rarest lines in the file are 3 boilerplate lines that
+    stand in ``helpers`` helpers too. A look-alike (similarity 0.93) opens the file; the block
+    meant (0.97) closes it, after every helper."""
+    old = ["def target(self):", "    self.assertEqual(result, expected)",
+           "    value = compute_the_value(alpha, beta)", "    self.assertTrue(validate(result))",
+           "    logger.info('checked value %s', value)", "    cleanup_resources(alpha, beta)",
+           "    return value"]
+    decoy = [old[0].replace("target", "targets"), old[1],
+             old[2].replace("the_value(alpha, beta", "a_value(alpha, gamma"), old[3],
+             old[4].replace("checked value %s', value", "checking value %s', vals"), old[5],
+             old[6].replace("value", "vals")]
+    meant = [old[0].replace("target", "targte"), old[1], old[2].replace("value(", "valeu("),
+             old[3], old[4].replace("value %s", "valeu %s"), old[5], old[6] + "u"]
+    helper = [old[1], "    x = 1", old[3], "    y = 2", old[5], "    return None", ""]
+    lines = [*decoy, ""]
+    for i in range(helpers):
+        lines += [f"def helper_{i}(self):", *helper]
+    first = len(lines) + 1
+    lines += [*meant, ""]
+    new = "\n".join(old).replace("expected)", "expected)  # checked")
+    return "\n".join(lines), "\n".join(old), new, first
+
+
+@pytest.mark.parametrize("helpers", [20, 260, 700])
+def test_a_look_alike_met_first_is_never_edited_in_place_of_a_closer_block_further_on(
+        helpers: int) -> None:
+    """The similarity tier scores every window around every occurrence of its anchor lines,
+    or refuses: it once looked at an anchor's first 200 occurrences only, and with 260
+    helpers it edited the look-alike at line 1 while the closer block was never scored.
+    (20 helpers: both are scored, and the look-alike is too close a rival; 700: a file big
+    enough for the lazy index, too many places to score.)"""
+    text, old, new, first = _decoy_file(helpers)
+    model = FileModel(text)
+    assert find_similar(model, Request(old, new)) is None
+    with pytest.raises(MatchError) as caught:
+        apply_requests(text, [Request(old, new)])
+    assert caught.value.code == "no_match"
+    # alone, the block meant is edited by the same tier
+    alone = text.split("\n")[first - 1:]
+    located = find_similar(FileModel("\n".join(alone)), Request(old, new))
+    assert located is not None and located.candidate.first_line == 1
+
+
 def test_elided_old_text_locates_each_segment_in_order() -> None:
     model = FileModel("def f():\n    a = 1\n    b = 2\n    return a\n")
     found = locate_elided(model, Request("def f():\n    ...\n    return a\n",

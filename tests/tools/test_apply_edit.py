@@ -565,3 +565,25 @@ def test_an_ambiguous_match_names_each_line_once_with_its_count(ws: Path, cli: C
     assert error["code"] == "ambiguous_match"
     assert error["message"].endswith("line 1, line 2 (2 times), line 3")
     assert error["details"]["count"] == 4
+
+
+def test_a_look_alike_met_first_is_refused_not_edited_when_a_closer_block_stands_further_on(
+        ws: Path, proc: CliRunner) -> None:
+    """A real process, the file on disk: the similarity tier once edited the look-alike at
+    line 1 of this file (its anchors' first 200 occurrences never reached the closer block
+    at the end); now it refuses and the file keeps every byte."""
+    from tests.editing.test_matching_tiers import _decoy_file
+
+    text, old, new, first = _decoy_file(260)
+    put(ws, "t.py", text)
+    before = snapshot(ws)
+    call = proc("apply_edit", stdin={"path": "t.py", "old_text": old, "new_text": new})
+    assert call.code == 1
+    assert call.error["code"] == "no_match"
+    assert snapshot(ws) == before
+    # the same request, the look-alike gone: the block meant is edited
+    put(ws, "t.py", "\n".join(text.split("\n")[first - 1:]))
+    done = proc("apply_edit", stdin={"path": "t.py", "old_text": old, "new_text": new})
+    assert done.result["matched_with"] == "similarity"
+    assert done.result["start_line"] == 1
+    assert "expected)  # checked" in (ws / "t.py").read_text()

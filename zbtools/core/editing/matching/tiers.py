@@ -26,9 +26,10 @@ also stands inside the gap up to indentation, or new text repeats a line just ou
 Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
 characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
 only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most 400 lines,
-in a file of at most 5 Mi characters, on at most ``SIMILARITY_MAX_WINDOWS`` windows proposed
-by rare old lines, and accepts only a best score >= 0.90 whose best non-overlapping rival
-scores at most best - 0.10 and below 0.85 (its 3-way merge, in ``merge``, may still refuse).
+in a file of at most 5 Mi characters, on the windows around every occurrence of its 3
+rarest lines (refused past ``SIMILARITY_MAX_WINDOWS``: never a set cut short), and accepts
+only a best score >= 0.90 whose best non-overlapping rival scores at most best - 0.10 and
+below 0.85 (its 3-way merge, in ``merge``, may still refuse).
 Failure modes: ``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_anchor``,
 ``invalid_arguments`` (a malformed anchor).
 
@@ -920,6 +921,33 @@ def _informative(keys: list[str], index: Mapping[str, Sequence[int]]) -> list[in
     return [i for _, _, i in sorted(scored)[:3]]
 
 
+def _similarity_windows(index: Mapping[str, Sequence[int]], keys: list[str], anchors: list[int],
+                        n: int, line_count: int) -> set[tuple[int, int]] | None:
+    """The windows T8 scores: around every occurrence of every anchor line, the window where
+    old text would stand with that line in place, shifted by up to 2 lines, of ``n`` lines
+    give or take a tenth. None when they are more than ``SIMILARITY_MAX_WINDOWS``: a set cut
+    short could leave out the block meant while a look-alike met earlier is scored (and
+    edited), or leave out the rival that makes the best ambiguous. So no answer is better
+    than a partial one.
+
+    The limit this keeps: a window is scored only where one of the anchors stands as it is
+    in old text. A rival that holds none of them exactly (each changed a little) is not
+    seen; the margin and the 3-way merge are what stands between it and a wrong edit."""
+    spread = max(1, n // 10)
+    lengths = range(n - spread, n + spread + 1)
+    windows: set[tuple[int, int]] = set()
+    for a in anchors:
+        if count_at_most(index, keys[a], SIMILARITY_MAX_WINDOWS) > SIMILARITY_MAX_WINDOWS:
+            return None
+        for pos in index[keys[a]]:
+            for start in range(max(pos - a - 2, 0), pos - a + 3):
+                windows.update((start, start + length) for length in lengths
+                               if start + length <= line_count)
+            if len(windows) > SIMILARITY_MAX_WINDOWS:
+                return None
+    return windows
+
+
 def find_similar(model: FileModel, request: Request) -> Located | None:
     """The one window that is very similar to old text and clearly better than any other.
 
@@ -944,20 +972,11 @@ def find_similar(model: FileModel, request: Request) -> Located | None:
     if not anchors:
         return None
     target = "\n".join(keys)
-    n = len(pattern)
-    spread = max(1, n // 10)
-    windows: set[tuple[int, int]] = set()
-    for a in anchors:
-        for pos in index[keys[a]][:200]:
-            for shift in range(-2, 3):
-                for length in range(n - spread, n + spread + 1):
-                    start = pos - a + shift
-                    if start >= 0 and length > 0 and start + length <= len(norm):
-                        windows.add((start, start + length))
-            if len(windows) > SIMILARITY_MAX_WINDOWS:
-                break
+    windows = _similarity_windows(index, keys, anchors, len(pattern), len(norm))
+    if windows is None:
+        return None
     scored = []
-    for start, end in sorted(windows)[:SIMILARITY_MAX_WINDOWS]:
+    for start, end in sorted(windows):
         score = Levenshtein.normalized_similarity(target, "\n".join(norm[start:end]),
                                                   score_cutoff=0.8)
         if score:
