@@ -155,6 +155,83 @@ def test_same_timestamps_are_not_trusted_for_a_recent_change(tmp_path: Path) -> 
         os.close(fd)
 
 
+def test_a_big_recent_file_is_read_again_unless_its_ctime_moves_on_every_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From FINE_CTIME_MIN_BYTES, a file system whose ctime moves on every change after a
+    stat (Linux's multigrain timestamps) is trusted by its identity; any other is read
+    again, and a change that left size and times as they were is refused."""
+    path = tmp_path / "f"
+    theirs = b"t" * textio.FINE_CTIME_MIN_BYTES
+    path.write_bytes(theirs)
+    seen = os.stat(path)
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    reads: list[int] = []
+    compare = textio.holds_exactly
+
+    def counted(fd: int, expected: bytes) -> bool:
+        reads.append(len(expected))
+        return compare(fd, expected)
+
+    monkeypatch.setattr(textio, "holds_exactly", counted)
+    try:
+        monkeypatch.setattr(textio, "ctime_moves_on_every_change", lambda dev: False)
+        with pytest.raises(ToolError) as caught:
+            textio.check_unchanged(fd, "f", seen, "f", expected=b"m" * len(theirs))
+        assert caught.value.code == "stale_file" and reads == [len(theirs)]
+        monkeypatch.setattr(textio, "ctime_moves_on_every_change", lambda dev: True)
+        textio.check_unchanged(fd, "f", seen, "f", expected=b"m" * len(theirs))
+        assert reads == [len(theirs)]  # not read again: its identity vouches for it
+        small = tmp_path / "s"
+        small.write_bytes(b"theirs")
+        with pytest.raises(ToolError):  # below the size, read again all the same
+            textio.check_unchanged(fd, "s", os.stat(small), "s", expected=b"mine!!")
+    finally:
+        os.close(fd)
+
+
+def test_where_ctime_is_trusted_every_change_after_a_stat_moves_it(tmp_path: Path) -> None:
+    """The premise of trusting identity, checked on this machine's temp file system when it
+    claims it: a stat, then a change of the same size within microseconds, always gives a
+    new ctime (without multigrain timestamps, most of these would share the clock tick)."""
+    path = tmp_path / "f"
+    path.write_bytes(b"a" * 64)
+    if not textio.ctime_moves_on_every_change(os.stat(path).st_dev):
+        assert not textio._kernel_moves_ctime() or \
+            textio._fs_type(os.stat(path).st_dev) not in textio.FINE_CTIME_FS
+        return
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        for i in range(500):
+            before = os.fstat(fd).st_ctime_ns
+            os.pwrite(fd, bytes([97 + i % 26]), i % 64)
+            assert os.fstat(fd).st_ctime_ns != before, i
+    finally:
+        os.close(fd)
+
+
+def test_the_kernel_and_file_system_decide_whether_ctime_is_trusted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Uname:
+        def __init__(self, release: str) -> None:
+            self.release = release
+
+    for release, moves in (("6.13.0", True), ("6.18.44-fc-v595", True), ("7.0.1", True),
+                           ("6.12.9-arch1", False), ("5.15.0-91-generic", False),
+                           ("6.6.0", False), ("garbage", False), ("6", False)):
+        monkeypatch.setattr(os, "uname", lambda release=release: Uname(release))
+        monkeypatch.setattr(sys, "platform", "linux")
+        assert textio._kernel_moves_ctime() is moves, release
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert textio._kernel_moves_ctime() is False
+    monkeypatch.undo()
+    proc_dev = os.stat("/proc").st_dev if os.path.isdir("/proc/self") else None
+    if proc_dev is not None:
+        assert textio._fs_type(proc_dev) == b"proc"
+        monkeypatch.setattr(textio, "_fine_ctime", {})
+        assert textio.ctime_moves_on_every_change(proc_dev) is False
+    assert textio._fs_type(os.makedev(4095, 1048575)) is None  # no such device
+
+
 def test_a_real_process_held_before_its_rename_refuses(tmp_path: Path) -> None:
     ws, state = tmp_path / "ws", tmp_path / "state"
     ws.mkdir()

@@ -40,7 +40,8 @@ Writing:
   (with ``ZBTOOLS_TEST_RESUME_FILE=PATH``, it goes on once PATH exists).
 * No lost update: a write with a precondition (``expected_sha256``, or the content an edit
   read) checks it again right before its rename (``check_unchanged``: same inode, size,
-  nanosecond mtime and ctime, and the content again for a recently changed file); another
+  nanosecond mtime and ctime, and the content again for a recently changed file unless its
+  ctime moves on every change, as with Linux's multigrain timestamps); another
   process's change made while the new version was being written is refused with
   ``stale_file`` and left as it is. What remains is the microseconds between that check and
   the rename; other zbtools processes are kept out of it by the workspace edit lock.
@@ -59,6 +60,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 
 from zbtools.contract import ToolError
 from zbtools.core.files.workspace import os_error
@@ -1015,6 +1017,61 @@ def pause_point() -> None:
 # hashed again rather than trusted by its ``stat``.
 RECENT_CHANGE_NS = 2_000_000_000
 
+# Linux 6.13 and later give a file a fine-grained ctime when it changes after its ctime was
+# read ("multigrain timestamps"), on these file systems: there, every change made after a
+# ``stat`` moves the ctime, and a file whose identity held needs no second read. Below
+# FINE_CTIME_MIN_BYTES, reading the file again costs less than finding its file system.
+FINE_CTIME_KERNEL = (6, 13)
+FINE_CTIME_FS = frozenset({b"ext4", b"xfs", b"btrfs", b"tmpfs"})
+FINE_CTIME_MIN_BYTES = 1 << 20
+_fine_ctime: dict[int, bool] = {}
+
+
+def ctime_moves_on_every_change(dev: int) -> bool:
+    """Whether every change to a file on device ``dev`` made after a ``stat`` of it gives it a
+    new ctime (the ``stat`` marks the ctime as seen; the next change then takes a
+    fine-grained time instead of the clock tick's): Linux >= 6.13, on ext4, xfs, btrfs or
+    tmpfs as ``/proc/self/mountinfo`` names the device. False when unsure (another system or
+    kernel, another file system, a device that mountinfo does not list, as a btrfs
+    subvolume's may not be). Limits, as for any timestamp: writes through a shared ``mmap``
+    to pages already dirty, and a system clock set back."""
+    known = _fine_ctime.get(dev)
+    if known is None:
+        known = _fine_ctime[dev] = _kernel_moves_ctime() and _fs_type(dev) in FINE_CTIME_FS
+    return known
+
+
+def _kernel_moves_ctime() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    parts = os.uname().release.split(".", 2)
+    if len(parts) < 2 or not parts[0].isdigit():
+        return False
+    minor = parts[1]
+    digits = len(minor) - len(minor.lstrip("0123456789"))
+    return digits > 0 and (int(parts[0]), int(minor[:digits])) >= FINE_CTIME_KERNEL
+
+
+def _fs_type(dev: int) -> bytes | None:
+    """The file system type of device ``dev`` from ``/proc/self/mountinfo`` (its third field is
+    the device as MAJOR:MINOR, its type follows the " - " separator; fields have no spaces)."""
+    try:
+        fd = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            table = read_fd(fd, 1 << 22, 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    at = table.find(b" %d:%d " % (os.major(dev), os.minor(dev)))
+    if at < 0:
+        return None
+    end = table.find(b"\n", at)
+    sep = table.find(b" - ", at, len(table) if end < 0 else end)
+    if sep < 0:
+        return None
+    return table[sep + 3:len(table) if end < 0 else end].split(b" ", 1)[0]
+
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
@@ -1034,7 +1091,8 @@ def check_unchanged(dir_fd: int, name: str, seen: os.stat_result, shown: str, *,
     the rename that replaces it, so another process's change made while the new version was
     being written is never overwritten. When the old content is known (``expected_sha256`` or
     ``expected``) and the file changed recently (timestamps may not have moved), it is hashed
-    again too."""
+    again too, unless its ctime moves on every change (``ctime_moves_on_every_change``; from
+    ``FINE_CTIME_MIN_BYTES``). ``seen`` must be a ``stat`` taken before the content was read."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -1047,6 +1105,8 @@ def check_unchanged(dir_fd: int, name: str, seen: os.stat_result, shown: str, *,
 
     if time.time_ns() - st.st_ctime_ns >= RECENT_CHANGE_NS:
         return
+    if st.st_size >= FINE_CTIME_MIN_BYTES and ctime_moves_on_every_change(st.st_dev):
+        return  # ``seen`` was a stat taken before the read: a change since moved the ctime
     fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     try:
         if _identity(os.fstat(fd)) != _identity(seen):
