@@ -337,7 +337,7 @@ def test_a_directory_on_a_file_system_that_changes_without_events_is_never_repla
     """A network or FUSE mount can change behind the kernel's back: no watch, no recording."""
     from zbtools.core.search import watch
 
-    monkeypatch.setattr(watch, "_fs_types", lambda: {os.stat(ws).st_dev: "nfs4"})
+    monkeypatch.setattr(watch, "mount_types", lambda: {os.stat(ws).st_dev: "nfs4"})
     make(ws)
     workspace, cache = watched
     for _ in range(3):

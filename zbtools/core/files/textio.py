@@ -1022,7 +1022,7 @@ RECENT_CHANGE_NS = 2_000_000_000
 # ``stat`` moves the ctime, and a file whose identity held needs no second read. Below
 # FINE_CTIME_MIN_BYTES, reading the file again costs less than finding its file system.
 FINE_CTIME_KERNEL = (6, 13)
-FINE_CTIME_FS = frozenset({b"ext4", b"xfs", b"btrfs", b"tmpfs"})
+FINE_CTIME_FS = frozenset({"ext4", "xfs", "btrfs", "tmpfs"})
 FINE_CTIME_MIN_BYTES = 1 << 20
 _fine_ctime: dict[int, bool] = {}
 
@@ -1037,7 +1037,11 @@ def ctime_moves_on_every_change(dev: int) -> bool:
     to pages already dirty, and a system clock set back."""
     known = _fine_ctime.get(dev)
     if known is None:
-        known = _fine_ctime[dev] = _kernel_moves_ctime() and _fs_type(dev) in FINE_CTIME_FS
+        try:
+            known = _kernel_moves_ctime() and mount_types().get(dev) in FINE_CTIME_FS
+        except OSError:
+            known = False
+        _fine_ctime[dev] = known
     return known
 
 
@@ -1052,25 +1056,26 @@ def _kernel_moves_ctime() -> bool:
     return digits > 0 and (int(parts[0]), int(minor[:digits])) >= FINE_CTIME_KERNEL
 
 
-def _fs_type(dev: int) -> bytes | None:
-    """The file system type of device ``dev`` from ``/proc/self/mountinfo`` (its third field is
-    the device as MAJOR:MINOR, its type follows the " - " separator; fields have no spaces)."""
-    try:
-        fd = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            table = read_fd(fd, 1 << 22, 0)
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    at = table.find(b" %d:%d " % (os.major(dev), os.minor(dev)))
-    if at < 0:
-        return None
-    end = table.find(b"\n", at)
-    sep = table.find(b" - ", at, len(table) if end < 0 else end)
-    if sep < 0:
-        return None
-    return table[sep + 3:len(table) if end < 0 else end].split(b" ", 1)[0]
+def mount_types() -> dict[int, str]:
+    """Each mounted device number -> its file system type, from ``/proc/self/mountinfo``
+    (raises OSError where there is none)."""
+    out: dict[int, str] = {}
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            left, sep, right = line.partition(" - ")
+            if not sep:
+                continue
+            fields = left.split()
+            if len(fields) < 3 or ":" not in fields[2]:
+                continue
+            major, _, minor = fields[2].partition(":")
+            try:
+                dev = os.makedev(int(major), int(minor))
+            except ValueError:
+                continue
+            # a device mounted twice keeps its first type: bind mounts repeat the same one
+            out.setdefault(dev, right.split(" ", 1)[0])
+    return out
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:

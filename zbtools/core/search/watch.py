@@ -40,6 +40,8 @@ from __future__ import annotations
 import os
 import struct
 
+from zbtools.core.files.textio import mount_types
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,27 +75,6 @@ LOCAL_FS_TYPES = frozenset({
 # One event: (wd, mask, name, cookie) with name "" for the directory itself; the cookie pairs
 # the two halves of a rename (IN_MOVED_FROM, IN_MOVED_TO), 0 for other events.
 Event = tuple[int, int, str, int]
-
-
-def _fs_types() -> dict[int, str]:
-    """Each mounted device number -> its file system type, from ``/proc/self/mountinfo``."""
-    out: dict[int, str] = {}
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            left, sep, right = line.partition(" - ")
-            if not sep:
-                continue
-            fields = left.split()
-            if len(fields) < 3 or ":" not in fields[2]:
-                continue
-            major, _, minor = fields[2].partition(":")
-            try:
-                dev = os.makedev(int(major), int(minor))
-            except ValueError:
-                continue
-            # a device mounted twice keeps its first type: bind mounts repeat the same one
-            out.setdefault(dev, right.split(" ", 1)[0])
-    return out
 
 
 class ChangeMonitor:
@@ -155,7 +136,7 @@ class ChangeMonitor:
         if known is None:
             if self._fs is None:
                 try:
-                    self._fs = _fs_types()
+                    self._fs = mount_types()
                 except OSError:
                     self._fs = {}
             known = self._local[dev] = self._fs.get(dev) in LOCAL_FS_TYPES
