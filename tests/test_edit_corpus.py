@@ -463,7 +463,7 @@ def test_the_later_families_meet_the_hard_gates(tmp_path: Path) -> None:
 LARGE_SEED = 0
 LARGE_REGRESSIONS = (
     ("P19", 97, "06bbad", "near_miss: an extra-line reading applied at the wrong location"),
-    ("P16", 97, "a46283", "near_miss re-applied an already-applied wrap"),
+    ("P16", 97, "a46283", "near_miss re-applied an already-applied wrap (now ambiguous_match)"),
     ("P16", 206, "0c4e25", "an already-applied deletion of a '{' refused (edit_conflict)"),
     ("P16", 238, "41d18e", "an already-applied rename next to a look-alike refused"),
     ("P11", 3, "cad0d8", "start-mid-line re-indented as whole-line drift"),

@@ -69,7 +69,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "ambiguous_match": (ExitCode.TOOL_FAILED,
                         "the old text matches several places (every candidate is listed)"),
     "overlapping_edits": (ExitCode.TOOL_FAILED, "two edits of one call touch the same lines"),
-    "no_change": (ExitCode.TOOL_FAILED, "old and new text are identical: nothing to do"),
+    "no_change": (ExitCode.TOOL_FAILED, "nothing to do: old and new text are identical, or what "
+                  "new text adds already stands beside old text"),
     "placeholder_in_new": (ExitCode.TOOL_FAILED,
                            "the new text contains an omission placeholder such as '// ...'"),
     "edit_conflict": (ExitCode.TOOL_FAILED, "an approximate match differs from the file "

@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.edit_corpus.oracle import CONFLICT_CODES, OFile, Span, Verdict, label_request
+from tests.edit_corpus.oracle import (
+    CONFLICT_CODES,
+    IDENTICAL,
+    OFile,
+    Span,
+    Verdict,
+    label_request,
+)
 from tests.edit_corpus.sources import (
     FileModel,
     LineReplacement,
@@ -634,7 +641,7 @@ def make_case(family: str, variant: str, perturbations: Sequence[str], source: S
     if label in ("must_refuse", "noop"):
         ops = []
     if label == "noop":
-        noop_kind = "identical" if verdict.refuse_codes == ("no_change",) else "already_applied"
+        noop_kind = "identical" if verdict.reason == IDENTICAL else "already_applied"
     digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode("utf-8",
                                                                       "surrogatepass"))
     case_id = f"{family}-{n:04d}-{short_name(source)}-{variant or 'base'}-" \

@@ -384,6 +384,8 @@ def _judge(case: Case, kind: str, code: str | None, bytes_ok: bool, unchanged: b
                        if case.noop_kind == "already_applied" else "the file changed")
     if case.noop_kind == "identical":
         return (kind == "refused" and code == "no_change"), f"{kind} ({code})"
+    if kind == "refused":  # the file as it was, with the refusal the oracle allows
+        return code in case.refuse_codes, f"{kind} ({code})"
     return kind == "noop", f"{kind} ({code})" if code else kind
 
 

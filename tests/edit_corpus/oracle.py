@@ -15,7 +15,11 @@ between the two; the oracle enumerates the outcomes that are possible under that
 * only ``apply@truth`` possible -> ``must_apply``;
 * only refusals possible -> ``must_refuse`` (with the acceptable error codes);
 * ``apply@truth`` or a refusal -> ``either``;
-* only the already-applied no-op possible -> ``noop``;
+* only the already-applied no-op possible -> ``noop``, which a refusal that leaves the file as
+  it was also passes when it has the code the case lists: ``no_change`` for an insertion whose
+  added text already stands beside an old text that still stands (a resend and a wish for a
+  second copy look alike), ``ambiguous_match`` for an edit made whose old text a tier past T6
+  (near miss, similarity), which this oracle does not model, may still find elsewhere;
 * ``apply`` somewhere else possible -> ``discard`` (the case is ill-posed: a legitimate matcher
   could edit another place, so it cannot be scored; the generator drops it).
 
@@ -41,6 +45,8 @@ CONFLICT_CODES = ("no_match", "edit_conflict")
 ALREADY_APPLIED_MIN = 8  # non-whitespace characters (hermes)
 T4_SINGLE_LINE_MIN = 12
 SUBSET_ENUMERATION_LIMIT = 8
+
+IDENTICAL = "old_text == new_text"  # the reason of a no-op whose texts are equal
 
 TIERS = ("exact", "trailing_whitespace", "indentation", "inner_whitespace", "typography")
 
@@ -642,7 +648,7 @@ def label_single(raw: bytes, old_text: str, new_text: str, truth: Span, *, famil
     if prefix_hint is not None:
         new = strip_new_line_numbers(new)
     if old == new:
-        return Verdict("noop", ("no_change",), "old_text == new_text", outcomes=["identical"])
+        return Verdict("noop", ("no_change",), IDENTICAL, outcomes=["identical"])
     if not old.strip():
         return Verdict("must_refuse", (), "whitespace-only old_text")
     if has_placeholder(new) and not has_placeholder(old):
@@ -656,6 +662,7 @@ def label_single(raw: bytes, old_text: str, new_text: str, truth: Span, *, famil
     is_truth = _truth_test(f, truth)
 
     outcomes: set[tuple[str, Any]] = set()
+    insertion_made = False
     first_tier: str | None = None
     first_cands: list[Cand] = []
     stopped = False
@@ -671,6 +678,7 @@ def label_single(raw: bytes, old_text: str, new_text: str, truth: Span, *, famil
                 if kind == "apply" and cand is not None:
                     if _insertion_noop(f, cand, old, new):
                         outcomes.add(("noop", None))
+                        insertion_made = True
                     else:
                         outcomes.add(("apply", (cand.key, is_truth(cand))))
                 else:
@@ -703,7 +711,7 @@ def label_single(raw: bytes, old_text: str, new_text: str, truth: Span, *, famil
         verdict.label, verdict.reason = "must_apply", "unique at its tier"
     elif kinds == {"noop"}:
         verdict.label, verdict.reason = "noop", "already applied"
-        verdict.refuse_codes = ()
+        verdict.refuse_codes = ("no_change",) if insertion_made else ("ambiguous_match",)
     elif kinds == {"ambiguous"}:
         verdict.label, verdict.reason = "must_refuse", "several candidates at the first tier"
         verdict.refuse_codes = ("ambiguous_match",)
@@ -739,7 +747,7 @@ def label_replace_all(raw: bytes, old_text: str, new_text: str, truths: Sequence
     old = normalize_request_text(old_text)
     new = normalize_request_text(new_text)
     if old == new:
-        return Verdict("noop", ("no_change",), "old_text == new_text", outcomes=["identical"])
+        return Verdict("noop", ("no_change",), IDENTICAL, outcomes=["identical"])
     tier, strict, loose = replace_all_windows(f, old)
     verdict = Verdict("discard", tier=tier if strict else None,
                       candidates=[(c.start_line, c.end_line) for c in strict[:20]])

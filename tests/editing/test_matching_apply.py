@@ -128,11 +128,11 @@ def test_an_edit_whose_result_is_already_there_changes_nothing_and_says_so() -> 
                                 "nothing to do"]
 
 
-def test_an_insertion_whose_addition_is_already_there_is_not_repeated() -> None:
-    applied = apply_requests("import os\nimport sys\n",
-                             [Request("import os\n", "import os\nimport sys\n")])
-    assert (applied.text, applied.changed) == ("import os\nimport sys\n", False)
-    assert applied.reports[0]["matched_with"] == "already_applied"
+def test_an_insertion_whose_addition_is_already_there_is_refused_not_repeated() -> None:
+    with pytest.raises(MatchError) as refused:
+        apply_requests("import os\nimport sys\n",
+                       [Request("import os\n", "import os\nimport sys\n")])
+    assert refused.value.code == "no_change"
 
 
 def test_each_report_names_the_tier_and_the_lines_of_its_edit() -> None:

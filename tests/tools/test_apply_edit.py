@@ -124,13 +124,60 @@ def test_an_insertion_without_context_of_its_own_needs_an_anchor(ws: Path,
     assert f.read_text() == "import os\nimport sys\n\ndef main():\n    pass\n"
 
 
-def test_an_already_applied_insertion_is_a_successful_no_op(ws: Path, cli: CliRunner) -> None:
+def test_an_insertion_whose_addition_already_follows_old_text_is_refused_unchanged(
+        ws: Path, proc: CliRunner) -> None:
+    # Old text still stands, so "already applied" cannot be proved: a resend and a wish for a
+    # second copy look the same. Nothing is written, and the refusal says why.
     f = put(ws, "a.py", "import os\nimport sys\n")
     before = f.read_bytes()
-    result = cli("apply_edit", stdin={"path": "a.py", "old_text": "import os\n",
-                                      "new_text": "import os\nimport sys\n"}).result
-    assert result["changed"] is False
+    call = proc("apply_edit", stdin={"path": "a.py", "old_text": "import os\n",
+                                     "new_text": "import os\nimport sys\n"})
+    assert (call.code, call.error["code"]) == (1, "no_change")
+    assert "looks made already" in call.error["message"]
+    assert "another copy" in call.error["hint"]
     assert f.read_bytes() == before
+
+
+def test_a_deletion_whose_old_text_has_a_line_the_file_lacks_is_applied_not_called_done(
+        ws: Path, proc: CliRunner) -> None:
+    # Issue 27: "already applied" was answered while "import os" was still there.
+    f = put(ws, "a.py", "import os\nimport sys\n\nprint(sys.argv)\n")
+    call = proc("apply_edit", stdin={"path": "a.py", "old_text": "import os\nimport re\nimport sys",
+                                     "new_text": "import sys"})
+    assert call.code == 0, call
+    assert (call.result["changed"], call.result["matched_with"]) == (True, "near_miss")
+    assert f.read_text() == "import sys\n\nprint(sys.argv)\n"
+
+
+def test_an_exact_match_with_new_text_on_several_lines_is_written_verbatim(
+        ws: Path, proc: CliRunner) -> None:
+    # Issue 27: the second line was re-indented to 16 spaces and reported as exact.
+    f = put(ws, "a.c", "    if (c) {\n        doSomething();\n    }\n")
+    for dialect, request in (
+            ("zblade", {"path": "a.c", "old_text": "doSomething();",
+                        "new_text": "doSomethingElse();\n        doAnotherThing();"}),
+            ("claude", {"file_path": "a.c", "old_string": "doSomethingElse();\n        "
+                        "doAnotherThing();", "new_string": "doSomething();"})):
+        tool = "apply_edit" if dialect == "zblade" else "Edit"
+        call = proc("--dialect", dialect, tool, stdin=request)
+        assert call.code == 0, call
+        assert call.result["matched_with"] == "exact"
+        assert call.result["edits"][0]["transforms"] == []
+        if dialect == "zblade":
+            assert f.read_text() == ("    if (c) {\n        doSomethingElse();\n"
+                                     "        doAnotherThing();\n    }\n")
+    assert f.read_text() == "    if (c) {\n        doSomething();\n    }\n"
+
+
+def test_a_whole_line_sent_unindented_with_unindented_added_lines_is_reported_as_reindented(
+        ws: Path, proc: CliRunner) -> None:
+    f = put(ws, "a.py", "def f():\n    return g(x)\n")
+    call = proc("apply_edit", stdin={"path": "a.py", "old_text": "return g(x)",
+                                     "new_text": "y = x\nreturn g(y)"})
+    assert call.code == 0, call
+    assert call.result["matched_with"] == "indentation"
+    assert call.result["edits"][0]["transforms"] == ["reindented"]
+    assert f.read_text() == "def f():\n    y = x\n    return g(y)\n"
 
 
 def test_an_already_applied_replacement_is_a_successful_no_op(ws: Path, cli: CliRunner) -> None:

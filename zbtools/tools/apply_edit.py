@@ -22,13 +22,17 @@ lines: ``A`` and ``B`` must stand in order, each marker for at most 100 lines, a
 spans fit, new text must pick one clearly or the edit is refused). A bare ``...`` that is a
 Python block's whole body is code. Lines you did not change keep the file's exact bytes;
 line endings (per line), BOM, encoding and final newline are preserved; replacement text is
-literal (``$1``, ``\\1`` are written as they are). An edit that is already applied (new_text
-present, old_text absent) succeeds with ``changed: false``. The result reports ``matched_with``,
+literal (``$1``, ``\\1`` are written as they are); an exact match is a plain replacement (a
+single line sent without its indentation is re-indented only when its replacement would
+otherwise be garbled, and is then reported as ``indentation``). An edit that is already
+applied (new_text present, old_text found by no tier that would apply it) succeeds with
+``changed: false``. The result reports ``matched_with``,
 the line range, transformations and warnings, and a unified diff.
 
 Failure modes: ``no_match`` (with the closest candidate, the first differing line, a bounded diff
 with visible whitespace and a specific diagnosis), ``ambiguous_match`` (every candidate listed),
-``overlapping_edits``, ``no_change`` (old_text equals new_text), ``placeholder_in_new`` (new_text
+``overlapping_edits``, ``no_change`` (old_text equals new_text, or what new_text adds already
+follows an old_text that still stands), ``placeholder_in_new`` (new_text
 contains ``// ... rest of code`` or similar that old_text lacks), ``encoding_error``,
 ``stale_file``, ``stale_anchor`` (an ``anchor``/``end_anchor`` "LINE:HASH" from ``read_file``
 with ``hashes: true`` no longer matches that line), ``binary_file``, ``not_found``,

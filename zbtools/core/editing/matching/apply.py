@@ -54,7 +54,6 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
     model = FileModel(text)
     located: list[Located] = []
     failures: list[tuple[int, MatchError]] = []
-    noops: list[int] = []
     for i, request in enumerate(requests):
         normalize_request(request)
         try:
@@ -81,12 +80,10 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
                 done = already_applied(model, request)
                 if done is None:
                     raise
-                noops.append(i)
                 located.append(as_already_applied(done, request))
                 continue
             if insertion_already_applied(model, found):
-                noops.append(i)
-                found.already_applied = True
+                raise _insertion_made(found)
             located.append(found)
         except MatchError as err:
             failures.append((i, err))
@@ -97,8 +94,31 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             if sequential is not None:
                 return sequential
         raise combined
-    edits = [render_edit(model, loc) for loc in located
-             if not loc.already_applied and not loc.request.context_only]
+    edits: list[Edit] = []
+    for k, loc in enumerate(located):
+        if loc.already_applied or loc.request.context_only:
+            continue
+        done = loc.applied_at
+        try:
+            edit = render_edit(model, loc)
+        except MatchError:
+            if done is None:
+                raise
+            # The tolerant tier would not apply old text there (its merge refuses), and new
+            # text stands: the edit is made.
+            located[k] = as_already_applied(done, loc.request)
+            continue
+        if done is not None:
+            changed = _changed_lines(model, edit)
+            if changed is None:  # the merge changes nothing: the edit is made
+                located[k] = as_already_applied(done, loc.request)
+                continue
+            if loc.noop_or_refuse or (changed[0] < done.end and done.start < changed[1]) or \
+                    done.start < changed[0] == changed[1] < done.end:
+                # It would change the very lines that already read as new text (an edit made
+                # once, made again), or old text only resembles the window: refused.
+                raise _applied_or_not(loc)
+        edits.append(edit)
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
     for prev, nxt in itertools.pairwise(ordered):
         if nxt.start < prev.end or (nxt.start == prev.end and prev.start == prev.end):
@@ -131,6 +151,51 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
     if splice is None:
         return Applied(text, reports, False, warnings)
     return Applied(None, reports, splice.changed(), warnings, splice)
+
+
+def _changed_lines(model: FileModel, edit: Edit) -> tuple[int, int] | None:
+    """The file lines [a, b) the edit rewrites (a == b: an insertion there), or None when the
+    edit writes the lines the file has."""
+    before = [(model.lines[i], model.eols[i]) for i in range(edit.start, edit.end)]
+    after = edit.lines
+    if before == after:
+        return None
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and \
+            before[len(before) - 1 - tail] == after[len(after) - 1 - tail]:
+        tail += 1
+    return edit.start + head, edit.end - tail
+
+
+def _insertion_made(found: Located) -> MatchError:
+    """Old text stands exactly, and what new text adds to it already stands beside it: either
+    the edit was made already or a second copy is wanted; which cannot be told, so nothing is
+    changed and the caller is told why (never "done" while old text is still there)."""
+    cand = found.candidate
+    return MatchError(
+        "no_change", f"{found.request.label}old_text is at lines {cand.first_line}-"
+        f"{cand.last_line}, and what new_text adds to it already stands right beside it: the "
+        "edit looks made already, so nothing was changed",
+        hint="if the edit is made, nothing to do; to add another copy, include the existing "
+        "one in old_text", details={"start_line": cand.first_line, "end_line": cand.last_line})
+
+
+def _applied_or_not(loc: Located) -> MatchError:
+    assert loc.applied_at is not None
+    done, cand = loc.applied_at, loc.candidate
+    return MatchError(
+        "ambiguous_match",
+        f"{loc.request.label}new_text already stands at lines {done.first_line}-"
+        f"{done.last_line}, and old_text resembles lines {cand.first_line}-{cand.last_line} "
+        "(not exactly), where the edit would change the file: it may be made already, or be "
+        "meant for those lines",
+        hint=f"re-read the file; if the edit is not made yet, resend old_text as lines "
+        f"{cand.first_line}-{cand.last_line} have it now",
+        details={"candidates": [{"start_line": c.first_line, "end_line": c.last_line}
+                                for c in (done, cand)]})
 
 
 def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:

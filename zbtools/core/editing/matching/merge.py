@@ -174,7 +174,9 @@ def render_edit(model: FileModel, located: Located) -> Edit:
             return Edit(located, at - 1, at, out, transforms)
         return Edit(located, at, at, [(line, eol) for line in new_lines], transforms)
     if cand.span is not None and _whole_line_drift(model, cand, request.old, request.new):
-        cand = Candidate("indentation", cand.start, cand.end)
+        # Reported as what it is: the indentation tier's reading, not the exact tier's.
+        cand = located.candidate = Candidate("indentation", cand.start, cand.end)
+        located.tier = cand.tier
     if cand.span is not None:  # exact: replace characters inside the affected lines
         first = cand.start
         last = cand.end
@@ -238,12 +240,16 @@ def render_edit(model: FileModel, located: Located) -> Edit:
 
 
 def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> bool:
-    """A one-line old text found by the exact tier after only indentation, to its line's end.
+    """A one-line old text found by the exact tier after only indentation, to its line's end,
+    whose plain replacement would leave new text at odds with that indentation.
 
-    That is a whole line sent less indented than the file has it, which the exact tier happens
-    to find as a substring. When the edit reaches past the line (old text takes its line break,
-    or new text adds lines), a character splice would leave the line's first columns behind or
-    add lines at the wrong depth; it is rendered as the indentation tier would render it.
+    The exact tier's answer is the plain string replacement. Two shapes of edit are read as a
+    whole line sent less indented instead (the indentation tier, reported as such) because the
+    replacement would be garbled otherwise, unambiguously: old text takes its line break and
+    new text is blank (the line's indentation would be glued to the next line), or a later
+    line of new text stands shallower than the file's line (new text is written in old text's
+    columns, not the file's). New text whose later lines all stand at least as deep as the
+    file's line is written in the file's own columns: spliced as sent.
     """
     assert cand.span is not None
     line_start = model.line_start(cand.start)
@@ -251,22 +257,13 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     body = old.removesuffix("\n")
     if not prefix or prefix.strip(" \t") or "\n" in body or cand.end - cand.start != 1:
         return False
-    if not old.endswith("\n") and "\n" not in new:
-        return False
-    # Where new text has lines after its first, the two readings indent them differently. Old
-    # text starting mid-line is spliced as sent (corpus cases P11 start-mid-line) when the
-    # prefix left before it is not a whole number of the file's indent units (3 of 4 spaces:
-    # not a lost indentation level) and new text's later lines already stand at least as deep
-    # as the file's line (written in the file's own columns, not old text's).
-    later = [line for line in new.removesuffix("\n").split("\n")[1:] if line.strip()]
-    unit = model.indent_unit_near(cand.start)
+    if cand.span[1] != line_start + len(model.lines[cand.start]) + old.endswith("\n"):
+        return False  # the match stops inside its line
+    if old.endswith("\n") and not new.strip():
+        return True
     depth = columns(leading_ws(model.lines[cand.start]))
-    if later and (set(prefix) != {"\t"} if unit == "\t" else
-                  "\t" in prefix or len(prefix) % len(unit)) and \
-            all(columns(leading_ws(line)) >= depth for line in later):
-        return False
-    return cand.span[1] == line_start + len(model.lines[cand.start]) + (1 if old.endswith(
-        "\n") else 0)
+    later = [line for line in new.split("\n")[1:] if line.strip()]
+    return any(columns(leading_ws(line)) < depth for line in later)
 
 
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:

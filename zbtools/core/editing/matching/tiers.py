@@ -11,10 +11,13 @@ checked for T3-T5), ``choose`` (hints and ``occurrence`` among several candidate
 first tier with candidates decides; a looser tier is never tried to escape an ambiguity
 (MATCHING I1, I2); a hint never creates a match. When nothing matches and no scope, anchor or
 elision bound restricts the search (and old text has no elision markers), ``locate`` tries a
-near miss (``find_near``: one typo, one missing or one extra line, at one place), then the edit
-already applied (a no-op, never re-applied near a look-alike; new text as whole lines, no
-deleted line surviving there but for a typo), then T8 (gated similarity, ``find_similar``);
-what is still unmatched is refused with ``diagnostics.diagnose``'s ``no_match``.
+near miss (``find_near``: one typo, one missing or one extra line, at one place), then T8
+(gated similarity, ``find_similar``), then the edit already applied (``already_applied``: new
+text as whole lines, no deleted line surviving there but for a typo). A near miss or similar
+window found while new text stands carries that place (``Located.applied_at``): ``apply``
+calls the edit made only when the window's merge changes nothing or refuses, so "already
+applied" is never answered while a tier would apply old text. What is still unmatched is
+refused with ``diagnostics.diagnose``'s ``no_match``.
 ``locate_elided`` is T7: old text with ``...`` marker lines, each segment located in order
 (markers repeated in new text), or, when new text accounts for the elided lines (writes them
 out, as they are or edited, or rewrites the lines around the marker), the span from the first
@@ -231,6 +234,10 @@ class Located:
         self.warnings: list[str] = []
         self.unescaped = False
         self.already_applied = False
+        # where new text already stands, when a tolerant tier located old text too: a merge
+        # there that changes nothing is reported as already applied
+        self.applied_at: Candidate | None = None
+        self.noop_or_refuse = False  # the merge must change nothing, or the edit is refused
         self.similarity: float | None = None
         # near_miss: file line of each old line (None: a line the file lacks) and the one file
         # line old text lacks (None: none)
@@ -476,24 +483,25 @@ def locate(model: FileModel, request: Request) -> Located:
             not split_markers(request.old)[1]:  # old text with markers is T7's
         # One near miss (a typo in one line, one line missing or one extra) at exactly one
         # place: the edit goes there (where it was already made, the merge changes nothing).
+        # "Already applied" is an answer only where no tier would apply old text: a near miss
+        # or a similar window that holds new text is merged, and the merge tells whether the
+        # edit is made (it changes nothing) or not (it is applied, or refused when the window
+        # is a look-alike of old text elsewhere).
+        done = already_applied(model, request)
         near = find_near(model, request)
         if near is not None:
-            # Where new text already stands inside the near miss's window (the file line old
-            # text lacks is the one the edit adds), the edit is made: re-applying it would
-            # change the file again (corpus case P16 already-applied-wrap).
-            done = already_applied(model, request)
-            if done is not None and near.candidate.start <= done.start and \
-                    done.end <= near.candidate.end:
-                return as_already_applied(done, request)
+            near.applied_at = done
             return near
-        # An edit that is already in the file must be a no-op, never re-applied near a
-        # look-alike by the similarity tier (corpus cases P16).
-        done = already_applied(model, request)
-        if done is not None:
-            return as_already_applied(done, request)
         similar = find_similar(model, request)
         if similar is not None:
+            if done is not None:
+                if not overlaps(similar.candidate, done):
+                    raise _applied_or_look_alike(model, done, similar)
+                similar.applied_at = done
+                similar.noop_or_refuse = True
             return similar
+        if done is not None:
+            return as_already_applied(done, request)
     raise diagnose(model, request)
 
 
@@ -805,8 +813,8 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
     old text has and new text drops stands around new text's lines, but for a typo.
     """
     new = request.new
-    if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS:
-        return None
+    if len("".join(new.split())) < ALREADY_APPLIED_MIN_CHARS or not request.old.strip():
+        return None  # (old text that names no place is refused, never "done")
     core = new.strip("\n")
     deletion = new.strip() in request.old
     at = request.old.find(core) if deletion else -1
@@ -848,7 +856,7 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
             if k and k not in new_keys]
     reach = request.old.count("\n") + 1
     near = [*norm[max(cand.start - reach, 0):cand.start], *norm[cand.end:cand.end + reach]]
-    if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
+    if any(k == line or _typo_distance(k, line, 3) is not None for k in gone for line in near):
         return None
     if deletion and any(k in near for k in gone):
         return None  # a line the deletion removes still stands there: not done
@@ -870,6 +878,22 @@ def insertion_already_applied(model: FileModel, located: Located) -> bool:
         added = new[: len(new) - len(old)]
         return len(added.strip()) > 0 and view[:a].endswith(added)
     return False
+
+
+def overlaps(a: Candidate, b: Candidate) -> bool:
+    return a.start < max(b.end, b.start + 1) and b.start < max(a.end, a.start + 1)
+
+
+def _applied_or_look_alike(model: FileModel, done: Candidate, similar: Located) -> MatchError:
+    cand = similar.candidate
+    return MatchError(
+        "ambiguous_match",
+        f"{similar.request.label}new_text already stands at lines {done.first_line}-"
+        f"{done.last_line}, and old_text resembles lines {cand.first_line}-{cand.last_line} "
+        "(not exactly): the edit may be made already, or be meant for those lines",
+        hint=f"re-read the file; if the edit is not made yet, resend old_text as lines "
+        f"{cand.first_line}-{cand.last_line} have it now",
+        details={"candidates": [_describe(model, c, [done, cand]) for c in (done, cand)]})
 
 
 def as_already_applied(cand: Candidate, request: Request) -> Located:
