@@ -53,7 +53,7 @@ def run(params: Params, ctx: Context) -> Result:
     name = plan_name(params.name)
     shown = plan_path(name)
     data = FileFormat().encode(params.content, with_bom=False)
-    with ctx.workspace.resolve(shown, create_parents=True) as res:
+    with ctx.workspace.resolve(shown, create_parents=True, write=True) as res:
         if res.exists:
             raise exists_error(name, res.rel)
         try:
