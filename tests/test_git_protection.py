@@ -353,6 +353,16 @@ def test_a_directory_moved_or_copied_onto_a_hooks_path_not_made_yet_is_refused(
     assert snapshot(layouts) == before
 
 
+def test_a_folder_holding_a_repository_is_not_moved(layouts: Path, cli: CliRunner) -> None:
+    # moved, its relative gitdir: would point to a place not protected yet, where a git
+    # directory could then be made
+    before = snapshot(layouts)
+    for source in ("nested", "wt"):
+        call = cli("move_file", stdin={"source": source, "destination": "elsewhere"})
+        assert call.error["code"] == "protected_path", call
+    assert snapshot(layouts) == before
+
+
 def test_a_folder_holding_a_repository_deep_inside_is_not_deleted(layouts: Path,
                                                                   cli: CliRunner) -> None:
     (layouts / "vendor" / "lib").mkdir(parents=True)
@@ -373,7 +383,8 @@ def test_ordinary_files_beside_git_places_stay_writable(layouts: Path, cli: CliR
                  "myhooks-old/pre-commit"):
         done = cli("write_file", stdin={"path": path, "content": "x\n"})
         assert done.code == 0, (path, done)
-    assert cli("move_file", stdin={"source": "nested", "destination": "moved"}).code == 0
+    assert cli("move_file", stdin={"source": "myhooks-old", "destination": "moved"}).code == 0
+    assert cli("delete_file", stdin={"path": "moved", "recursive": True}).code == 0
     assert cli("delete_file", stdin={"path": "tree/file.txt"}).code == 0
 
 

@@ -25,7 +25,6 @@ from zbtools.toolspec import ToolSpec
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
-    from zbtools.core.files.workspace import Resolved
 
 PATH_ALIASES = ("file_path", "filepath", "filename")
 
@@ -55,28 +54,6 @@ def _count_entries(dir_fd: int, name: str) -> int:
             return sum(1 for _ in it)
     finally:
         os.close(fd)
-
-
-def holds_git(res: Resolved) -> str | None:
-    """What the directory ``res`` holds of git's, at any depth: a ``.git`` (a repository, a
-    submodule) or a directory shaped like a git directory; as the message names it."""
-    from zbtools.core.files.gitguard import git_inside
-
-    assert res.name is not None
-    try:
-        fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd)
-    except OSError:
-        return None  # the delete itself reports it
-    try:
-        found = git_inside(fd)
-    finally:
-        os.close(fd)
-    if found is None:
-        return None
-    where = f"{res.rel}/{found}" if found else res.rel
-    if found.rsplit("/", 1)[-1].casefold() == ".git":
-        return f"a .git repository ({where})"
-    return f"a git directory ({where})"
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -111,16 +88,8 @@ def run(params: Params, ctx: Context) -> Result:
                                if entries > 0 else " (empty)"),
                             hint="pass recursive: true to delete it and everything inside it",
                             details={"entries": entries})
-        if ctx.workspace.protect_git:  # a repository's own folder goes with git's internals
-            ctx.workspace.check_git_below(res)
-            held = holds_git(res)
-            if held is not None:
-                raise ToolError("protected_path", f"{params.path}: holds {held} "
-                                "(its history, hooks and config), which zbtools never deletes "
-                                "by default", hint="delete its other contents one by one, or "
-                                "set allow_git_writes = true in the [files] table of the config "
-                                "file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                                details={"path": params.path})
+        # a repository's own folder goes with git's internals
+        ctx.workspace.check_git_inside(res, "deletes", "delete its other contents one by one")
         sweep_dead_dirs(res.dir_fd)  # what killed deletes and copies left here
         hidden = temp_name(res.name, "zbdel")
         try:

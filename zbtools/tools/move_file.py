@@ -143,6 +143,8 @@ def run(params: Params, ctx: Context) -> Result:
     with open_source(ctx, params.source, follow=False, write=True) as src, \
             open_destination(ctx, params.destination, src) as dst:
         assert src.st is not None and src.name is not None
+        if stat.S_ISDIR(src.st.st_mode):  # a repository's folder stays where git knows it
+            ctx.workspace.check_git_inside(src, "moves", "move its other contents")
         replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)
         assert dst.name is not None
         try:

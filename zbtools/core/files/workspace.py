@@ -580,6 +580,36 @@ class Workspace:
         if area is not None:
             raise protected_error(res, f"holds {self.shown(area)}, which git uses")
 
+    def check_git_inside(self, res: Resolved, doing: str, instead: str) -> None:
+        """Refuse (``protected_path``) to delete or move (``doing``) the directory ``res`` when
+        it holds, at any depth, a ``.git``, a directory shaped like a git directory, or a place
+        git uses that ``check_git_below`` knows: a repository's folder goes with git's
+        internals (a full walk of it, which a recursive delete makes anyway). ``instead``
+        starts the hint."""
+        if not self.protect_git or res.is_root or res.name is None:
+            return
+        self.check_git_below(res)
+        from zbtools.core.files.gitguard import git_inside
+
+        try:
+            fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd)
+        except OSError:
+            return  # not a directory, or gone: the operation itself reports it
+        try:
+            found = git_inside(fd)
+        finally:
+            os.close(fd)
+        if found is None:
+            return
+        where = f"{res.rel}/{found}" if found else res.rel
+        what = "a .git repository" if found.rsplit("/", 1)[-1].casefold() == ".git" \
+            else "a git directory"
+        raise ToolError("protected_path", f"{res.requested}: holds {what} ({where}: its "
+                        f"history, hooks and config), which zbtools never {doing} by default",
+                        hint=f"{instead}, or set allow_git_writes = true in the [files] table "
+                        "of the config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
+                        details={"path": res.requested, "holds": where})
+
     def link_names(self, st: os.stat_result) -> tuple[list[str], bool]:
         """The names of the file ``st`` below the primary root, and whether all were looked
         for (``treewalk.link_names``); cached for the call."""
