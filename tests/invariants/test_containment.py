@@ -25,12 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import Phase, given
 from hypothesis import strategies as st
 
 from tests.conftest import Call, run_inprocess, snapshot
 from tests.invariants.budget import invariant, planted_bug_is_caught
 from zbtools.contract import ERROR_CODES
+
+# The planted-bug checks: no shrinking (the failure itself is the answer), no example database
+# (a stored failure would replay in the real search).
+QUICK: dict[str, Any] = {"phases": (Phase.generate,), "database": None}
 
 # Places of the layout that writes must never change (below the workspace), and the outside.
 PROTECTED = [".git", "realgit", ".githooks", "sub/myhooks", "sub/.git", "extra.gitconfig"]
@@ -210,6 +214,10 @@ def patch_racer(monkeypatch: pytest.MonkeyPatch, act: Callable[[], None]) -> Non
         monkeypatch.setattr(module, "pause_point", pause)
 
 
+def racing(ws: Path, outside: Path, move: tuple[str, str, str]) -> Callable[[], None]:
+    return lambda: racer(ws, outside, move)
+
+
 def check_refusal(call: Call, tool: str, args: dict[str, Any]) -> None:
     envelope = call.json
     if envelope["ok"]:
@@ -235,7 +243,7 @@ def run_steps(tmp: Path, monkeypatch: pytest.MonkeyPatch,
                     for k, v in args.items()}
             with monkeypatch.context() as patched:
                 if move is not None:
-                    patch_racer(patched, lambda m=move: racer(ws, outside, m))
+                    patch_racer(patched, racing(ws, outside, move))
                 before = guarded(ws, outside)
                 call = run_inprocess([tool], stdin=json.dumps(args), workspace=ws)
                 after = guarded(ws, outside)
@@ -245,8 +253,9 @@ def run_steps(tmp: Path, monkeypatch: pytest.MonkeyPatch,
         shutil.rmtree(base, ignore_errors=True)
 
 
-def search(tmp: Path, monkeypatch: pytest.MonkeyPatch, examples: int) -> None:
-    @invariant(examples=examples)
+def search(tmp: Path, monkeypatch: pytest.MonkeyPatch, examples: int,
+           **overrides: Any) -> None:
+    @invariant(examples=examples, **overrides)
     @given(plan=st.lists(steps, min_size=2, max_size=12))
     def containment(plan: list[tuple[str, Any, Any]]) -> None:
         run_steps(tmp, monkeypatch, plan)
@@ -256,7 +265,7 @@ def search(tmp: Path, monkeypatch: pytest.MonkeyPatch, examples: int) -> None:
 
 def test_no_byte_outside_the_workspace_or_in_a_protected_file_ever_changes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    search(tmp_path, monkeypatch, examples=50)
+    search(tmp_path, monkeypatch, examples=80)
 
 
 @pytest.mark.parametrize("plan", [
@@ -305,5 +314,6 @@ def test_the_search_catches_a_planted_bug(tmp_path: Path,
 
     # the bug: the hard-link check forgets that a second name of git's config is git's config
     monkeypatch.setattr(Workspace, "protected_link", lambda self, st: None)
-    failure = planted_bug_is_caught(lambda: search(tmp_path, monkeypatch, examples=60))
+    failure = planted_bug_is_caught(lambda: search(tmp_path, monkeypatch,
+                                                                examples=60, **QUICK))
     assert isinstance(failure, AssertionError), failure

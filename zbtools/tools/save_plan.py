@@ -69,7 +69,7 @@ def run(params: Params, ctx: Context) -> Result:
             raise
         from zbtools.core.editing.undo import record
 
-        record(ctx, res.rel, None, data, "save_plan")
+        record(ctx, res.rel, None, data, "save_plan", parents=list(res.created))
         return Result(name=name, path=res.rel, size=len(data), sha256=sha256_hex(data),
                       parents_created=list(res.created))
 

@@ -1,7 +1,8 @@
 """Undo the most recent change an edit tool made to a file (or, without a path, anywhere).
 
 Restores the bytes the file had before that change: apply_edit, edit_file, insert_text, a patch
-(created files are deleted again, deleted or renamed ones restored), write_file or write_append.
+(created files are deleted again, with the directories made for them
+while they are empty; deleted or renamed ones restored), write_file or write_append.
 Each undo steps one version further back (the last 20 versions of each file are kept, in the
 state directory outside the workspace). ``dry_run: true`` says what would be restored.
 
@@ -104,6 +105,19 @@ def _relink(ctx: Context, res: Resolved, links: list[str], before: bytes, rel: s
     return False
 
 
+def _remove_parents(ctx: Context, parents: list[str]) -> None:
+    """Remove the directories a creation made for its file, deepest first, while they are
+    empty (anything put in them since stays, and so do they)."""
+    for rel in reversed(parents):
+        try:
+            with ctx.workspace.resolve(rel, follow_last=False, write=True) as res:
+                if res.name is None or res.st is None or not stat.S_ISDIR(res.st.st_mode):
+                    return
+                os.rmdir(res.name, dir_fd=res.dir_fd)
+        except (ToolError, OSError):
+            return
+
+
 def run(params: Params, ctx: Context) -> Result:
     target: str | None = None
     if params.path is not None:
@@ -137,6 +151,7 @@ def run(params: Params, ctx: Context) -> Result:
                 if before is None:
                     assert res.name is not None
                     os.unlink(res.name, dir_fd=res.dir_fd)
+                    _remove_parents(ctx, entry.get("parents") or [])
                 elif entry.get("links") and _relink(ctx, res, entry["links"], before, rel):
                     pass  # the name has its inode back, shared with its other hard links
                 else:

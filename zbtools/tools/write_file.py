@@ -141,7 +141,7 @@ def run(params: Params, ctx: Context) -> Result:
         if outcome.changed and (old is not None or outcome.created):
             from zbtools.core.editing.undo import other_names, record
 
-            record(ctx, res.rel, old, data, "write_file",
+            record(ctx, res.rel, old, data, "write_file", parents=list(res.created),
                    links=other_names(ctx, res) if outcome.hardlink_broken else None)
         action: Literal["created", "overwritten", "unchanged"] = (
             "created" if outcome.created else "overwritten" if outcome.changed else "unchanged")

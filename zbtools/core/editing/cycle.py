@@ -897,12 +897,15 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
             if change.action == "renamed":
                 record(ctx, change.rel, change.before, None, "apply_edit", change.mode,
                        links=links)
-                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit")
+                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit",
+                       parents=list(change.dest.created) if change.dest is not None else None)
                 on_path_moved(ctx, change.rel, change.dest_rel or change.rel)  # tabs follow
             else:
                 record(ctx, change.rel, change.before,
                        None if change.action == "deleted" else change.after, "apply_edit",
-                       change.mode, links=links if change.action != "created" else None)
+                       change.mode, links=links if change.action != "created" else None,
+                       parents=list(change.res.created)
+                       if change.action == "created" and change.res is not None else None)
                 if change.action == "deleted":
                     on_path_deleted(ctx, change.rel)  # an open editor tab of it closes
         return PatchOutcome(changes, False)

@@ -242,14 +242,16 @@ def other_names(ctx: Context, res: Resolved) -> list[str] | None:
 
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
            mode: int | None = None, *, after_sha256: str | None = None,
-           before_sha256: str | None = None, links: list[str] | None = None) -> None:
+           before_sha256: str | None = None, links: list[str] | None = None,
+           parents: list[str] | None = None) -> None:
     """Journal one change of ``rel`` (None: the file did not exist before / after).
 
     ``after_sha256``, when the caller has it, stands for ``after`` (which is then None): the
     new bytes need not be joined or hashed again. ``before_sha256``, when the caller has it,
     must be the sha256 of ``before`` (which is still kept): it is not hashed again. ``links``:
     the file's other hard links in the workspace, when the change took this name away from
-    them (``other_names``)."""
+    them (``other_names``). ``parents``: the directories the change created for a new file,
+    which undoing it removes again when they are empty."""
     if before == after and after_sha256 is None:
         return
     if before is not None and len(before) > MAX_BLOB:
@@ -269,6 +271,8 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
             }
             if links:
                 entry["links"] = links
+            if parents:
+                entry["parents"] = parents
             if journal.append(entry) > COMPACT_BYTES:
                 journal.entries = journal._load()  # pruned as read
                 journal.save()
