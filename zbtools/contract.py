@@ -103,7 +103,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     ),
     "protected_path": (
         ExitCode.SAFETY,
-        "the path is inside .git/ (hooks, config, objects), which writes never touch by default",
+        "the path belongs to git: inside .git/ or another git directory, a hooks path, an "
+        "included config file, or a hard link of one; writes never touch them by default",
     ),
     "workspace_root_protected": (
         ExitCode.SAFETY,

@@ -205,7 +205,8 @@ ENVIRONMENT: dict[str, str] = {
     "ZBTOOLS_SEARCH_WORKERS": "How many processes search large trees (1 or 2; default: by CPU "
                               "count).",
     "ZBTOOLS_ALLOW_GIT_WRITES": "When true, the file tools may write, edit, patch, delete and "
-                                "move inside ``.git`` directories (default false: "
+                                "move git's own files: ``.git`` and other git directories, "
+                                "hooks paths (default false: "
                                 "``protected_path``); also ``allow_git_writes`` under "
                                 "``[files]`` in the configuration file.",
     "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME": "For zbtools' own crash tests only, never set it "

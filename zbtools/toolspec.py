@@ -98,6 +98,7 @@ class ToolSpec:
         First of all, a multi-file change that a killed process left unfinished is rolled back
         or completed (``zbtools.core.editing.txn``), whatever the tool; the result's warnings
         say so."""
+        ctx.workspace.new_call()  # what a previous call (a batch, a server) saw may be stale
         if ctx.unfinished_changes():
             from zbtools.core.editing.txn import recover
 

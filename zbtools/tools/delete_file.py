@@ -88,18 +88,8 @@ def run(params: Params, ctx: Context) -> Result:
                                if entries > 0 else " (empty)"),
                             hint="pass recursive: true to delete it and everything inside it",
                             details={"entries": entries})
-        if ctx.workspace.protect_git:  # a repository's own folder goes with git's internals
-            try:
-                os.stat(f"{res.name}/.git", dir_fd=res.dir_fd, follow_symlinks=False)
-            except OSError:
-                pass
-            else:
-                raise ToolError("protected_path", f"{params.path}: holds a .git repository "
-                                "(its history, hooks and config), which zbtools never deletes "
-                                "by default", hint="delete its other contents one by one, or "
-                                "set allow_git_writes = true in the [files] table of the config "
-                                "file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                                details={"path": params.path})
+        # a repository's own folder goes with git's internals
+        ctx.workspace.check_git_inside(res, "deletes", "delete its other contents one by one")
         sweep_dead_dirs(res.dir_fd)  # what killed deletes and copies left here
         hidden = temp_name(res.name, "zbdel")
         try:

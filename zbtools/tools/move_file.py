@@ -80,7 +80,7 @@ def open_destination(ctx: Context, destination: str, source: Resolved, *,
         res = ctx.workspace.resolve(destination, follow_last=follow, create_parents=True,
                                     write=True)
         if not res.is_root:
-            return res
+            return _below_checked(ctx, res)
         res.close()
     folder = ctx.workspace.resolve(destination)
     try:
@@ -91,7 +91,19 @@ def open_destination(ctx: Context, destination: str, source: Resolved, *,
         inner = destination.rstrip("/") + "/" + source.name
     finally:
         folder.close()
-    return ctx.workspace.resolve(inner, follow_last=follow, create_parents=True, write=True)
+    return _below_checked(ctx, ctx.workspace.resolve(inner, follow_last=follow,
+                                                     create_parents=True, write=True))
+
+
+def _below_checked(ctx: Context, res: Resolved) -> Resolved:
+    """``res``, unless a directory moved or copied there would fill a place git uses below it
+    (a hooks directory not yet made): then ``protected_path``."""
+    try:
+        ctx.workspace.check_git_below(res)
+    except BaseException:
+        res.close()
+        raise
+    return res
 
 
 def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest: str,
@@ -131,6 +143,8 @@ def run(params: Params, ctx: Context) -> Result:
     with open_source(ctx, params.source, follow=False, write=True) as src, \
             open_destination(ctx, params.destination, src) as dst:
         assert src.st is not None and src.name is not None
+        if stat.S_ISDIR(src.st.st_mode):  # a repository's folder stays where git knows it
+            ctx.workspace.check_git_inside(src, "moves", "move its other contents")
         replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)
         assert dst.name is not None
         try:

@@ -53,7 +53,7 @@ def run(params: Params, ctx: Context) -> Result:
     name = plan_name(params.name)
     shown = plan_path(name)
     data = FileFormat().encode(params.content, with_bom=False)
-    with ctx.workspace.resolve(shown, create_parents=True) as res:
+    with ctx.workspace.resolve(shown, create_parents=True, write=True) as res:
         if res.exists:
             raise exists_error(name, res.rel)
         try:
@@ -69,7 +69,7 @@ def run(params: Params, ctx: Context) -> Result:
             raise
         from zbtools.core.editing.undo import record
 
-        record(ctx, res.rel, None, data, "save_plan")
+        record(ctx, res.rel, None, data, "save_plan", parents=list(res.created))
         return Result(name=name, path=res.rel, size=len(data), sha256=sha256_hex(data),
                       parents_created=list(res.created))
 

@@ -1,12 +1,18 @@
 """Undo the most recent change an edit tool made to a file (or, without a path, anywhere).
 
 Restores the bytes the file had before that change: apply_edit, edit_file, insert_text, a patch
-(created files are deleted again, deleted or renamed ones restored), write_file or write_append.
+(created files are deleted again, with the directories made for them
+while they are empty; deleted or renamed ones restored), write_file or write_append.
 Each undo steps one version further back (the last 20 versions of each file are kept, in the
 state directory outside the workspace). ``dry_run: true`` says what would be restored.
 
 It refuses with ``stale_file`` when the file changed since the change being undone (its current
 sha256 is not the one that change produced), so work done afterwards is never clobbered.
+
+The file gets back its permission bits, and its hard links: a file deleted, renamed or replaced
+by a new one (a patch of several files, a name outside the workspace) shares its inode again with
+its other names in the workspace when one of them still holds the old content; when none does,
+the content comes back in a file of its own and a warning says so.
 
 Failure modes: ``not_found`` (nothing to undo for that path, or at all), ``stale_file``,
 ``already_exists`` (restoring a deleted file whose name is taken again), ``io_error`` (a corrupt
@@ -16,11 +22,13 @@ journal), ``outside_workspace``.
 from __future__ import annotations
 
 import os
+import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.undo import Journal
 from zbtools.core.files.textio import atomic_write, read_bytes, sha256_hex
+from zbtools.core.files.workspace import os_error
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved
 
 
 class Params(Struct):
@@ -51,6 +60,62 @@ def _current(ctx: Context, rel: str) -> bytes | None:
         if res.st is None:
             return None
         return read_bytes(res, shown=rel)
+
+
+def _relink(ctx: Context, res: Resolved, links: list[str], before: bytes, rel: str) -> bool:
+    """Give ``rel`` back the inode it shared with its other hard links (``links``, recorded by
+    the change that took the name away: a delete, a rename, a replace by a new file), when one
+    of them still holds exactly ``before``: a hard link made beside it, then renamed over it.
+    False when the name already shares that inode (the plain restore keeps it) or no link
+    qualifies, with a warning then: the content comes back in a file of its own."""
+    from zbtools.core.files.textio import temp_name
+
+    assert res.name is not None
+    digest = sha256_hex(before)
+    for other in links:
+        try:
+            with ctx.workspace.resolve(other, follow_last=False, write=True) as peer:
+                st = peer.st
+                if st is None or peer.name is None or not stat.S_ISREG(st.st_mode) or \
+                        sha256_hex(read_bytes(peer, shown=other)) != digest:
+                    continue
+                if res.st is not None and (res.st.st_dev, res.st.st_ino) == \
+                        (st.st_dev, st.st_ino):
+                    return False
+                res.ensure_parents()
+                if res.st is None:
+                    os.link(peer.name, res.name, src_dir_fd=peer.dir_fd,
+                            dst_dir_fd=res.dir_fd, follow_symlinks=False)
+                    return True
+                tmp = temp_name(res.name)
+                os.link(peer.name, tmp, src_dir_fd=peer.dir_fd, dst_dir_fd=res.dir_fd,
+                        follow_symlinks=False)
+                try:
+                    os.rename(tmp, res.name, src_dir_fd=res.dir_fd, dst_dir_fd=res.dir_fd)
+                except OSError:
+                    os.unlink(tmp, dir_fd=res.dir_fd)
+                    raise
+                return True
+        except ToolError:
+            continue
+        except OSError as exc:
+            raise os_error(exc, rel) from exc
+    ctx.warn(f"{rel} had other hard links ({', '.join(links)}); none holds its old content "
+             "any more, so it is restored as a separate file")
+    return False
+
+
+def _remove_parents(ctx: Context, parents: list[str]) -> None:
+    """Remove the directories a creation made for its file, deepest first, while they are
+    empty (anything put in them since stays, and so do they)."""
+    for rel in reversed(parents):
+        try:
+            with ctx.workspace.resolve(rel, follow_last=False, write=True) as res:
+                if res.name is None or res.st is None or not stat.S_ISDIR(res.st.st_mode):
+                    return
+                os.rmdir(res.name, dir_fd=res.dir_fd)
+        except (ToolError, OSError):
+            return
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -86,6 +151,9 @@ def run(params: Params, ctx: Context) -> Result:
                 if before is None:
                     assert res.name is not None
                     os.unlink(res.name, dir_fd=res.dir_fd)
+                    _remove_parents(ctx, entry.get("parents") or [])
+                elif entry.get("links") and _relink(ctx, res, entry["links"], before, rel):
+                    pass  # the name has its inode back, shared with its other hard links
                 else:
                     res.ensure_parents()
                     if current is None:

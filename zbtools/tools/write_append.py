@@ -79,7 +79,7 @@ def run(params: Params, ctx: Context) -> Result:
                 raise
             from zbtools.core.editing.undo import record
 
-            record(ctx, res.rel, None, data, "write_append")
+            record(ctx, res.rel, None, data, "write_append", parents=list(res.created))
             return Result(path=res.rel, created=True, bytes_appended=len(data), size=len(data),
                           sha256=sha256_hex(data), encoding="utf-8",
                           parents_created=list(res.created))

@@ -16,7 +16,8 @@ Failure modes: ``already_exists`` (overwrite false), ``is_directory``, ``not_a_d
 parent is a file), ``stale_file``, ``permission_denied`` (read-only file or directory),
 ``encoding_error`` (text the file's encoding cannot hold), ``special_file``, ``no_space``,
 ``outside_workspace`` (also a symlink, even a dangling one, that points outside),
-``protected_path`` (inside ``.git``). Replacing a file that has other hard links keeps its inode
+``protected_path`` (git's own files: inside ``.git`` or another git directory, a hooks path, or
+a hard link of one of them). Replacing a file that has other hard links keeps its inode
 (every name sees the new content) when all its names are inside the workspace; otherwise the
 link is broken (a name outside is never written through) and the result says
 ``hardlink_broken: true``.
@@ -138,9 +139,10 @@ def run(params: Params, ctx: Context) -> Result:
             res.rollback_parents()
             raise
         if outcome.changed and (old is not None or outcome.created):
-            from zbtools.core.editing.undo import record
+            from zbtools.core.editing.undo import other_names, record
 
-            record(ctx, res.rel, old, data, "write_file")
+            record(ctx, res.rel, old, data, "write_file", parents=list(res.created),
+                   links=other_names(ctx, res) if outcome.hardlink_broken else None)
         action: Literal["created", "overwritten", "unchanged"] = (
             "created" if outcome.created else "overwritten" if outcome.changed else "unchanged")
         return Result(

@@ -26,9 +26,10 @@ Command execution settings live in an ``[exec]`` table (approval, env_passthroug
 kill_grace, max_background, log_cap, guardrail, sandbox, ...; see ``load_exec_settings`` and the
 README), each overridable by ``ZBTOOLS_<KEY>``.
 
-The file tools read a ``[files]`` table: ``allow_git_writes`` (default false: nothing inside a
-``.git`` directory is written, edited, patched, deleted, moved or copied over), overridable by
-``ZBTOOLS_ALLOW_GIT_WRITES``.
+The file tools read a ``[files]`` table: ``allow_git_writes`` (default false: nothing of git's
+own, in a ``.git`` directory or another git directory, a hooks path or an included config file,
+under any name, is written, edited, patched, deleted, moved or copied over; see
+``files.gitguard``), overridable by ``ZBTOOLS_ALLOW_GIT_WRITES``.
 
 The web tools read a ``[web]`` table (searxng_url, allow, timeout, max_timeout,
 max_download_bytes, max_redirects, user_agent, chromium, render_timeout; see
@@ -370,9 +371,10 @@ def load_web_settings(env: Mapping[str, str], config: Mapping[str, Any] | None =
 
 # ---- the file tools ---------------------------------------------------------------------------
 
-# allow_git_writes: let write, edit, patch, delete, move and copy tools change what lies inside a
-# .git directory (hooks, config, objects: code git runs later); refused by default
-# (``protected_path``). Environment: ZBTOOLS_ALLOW_GIT_WRITES.
+# allow_git_writes: let write, edit, patch, delete, move and copy tools change git's own files
+# (.git and other git directories, hooks paths, included config files, and their hard links:
+# code git runs later); refused by default (``protected_path``).
+# Environment: ZBTOOLS_ALLOW_GIT_WRITES.
 FILES = Section("files", {"allow_git_writes": False})
 FILES_DEFAULTS = FILES.defaults
 

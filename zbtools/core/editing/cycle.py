@@ -329,11 +329,13 @@ def _record(ctx: Context, res: Resolved, written: WriteOutcome, before: bytes, t
     it is written (``SyncGroup.defer``), and not at all if it never is. While the group holds
     staged files or records waiting for them, every change waits so (written ones too): the
     journal keeps the order of the changes, which ``undo`` without a path relies on."""
-    from zbtools.core.editing.undo import record
+    from zbtools.core.editing.undo import other_names, record
+
+    links = other_names(ctx, res) if written.hardlink_broken else None
 
     def journal() -> None:
         record(ctx, res.rel, before, None, tool, after_sha256=after_sha256,
-               before_sha256=before_sha256)
+               before_sha256=before_sha256, links=links)
 
     group = sync_group()
     if group is not None and (written.staged or group.staged or group.waiting):
@@ -885,18 +887,25 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
             _commit_all(ctx, changes)  # several files: through the intent journal
         else:
             _commit(ctx, changes[0])
-        from zbtools.core.editing.undo import record
+        from zbtools.core.editing.undo import other_names, record
         from zbtools.core.state.store import on_path_deleted, on_path_moved
 
         for change in changes:
+            # a delete, a rename or a replace by a new file takes the name from its other hard
+            # links: undo gives it back its inode
+            links = other_names(ctx, change.res) if change.res is not None else None
             if change.action == "renamed":
-                record(ctx, change.rel, change.before, None, "apply_edit", change.mode)
-                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit")
+                record(ctx, change.rel, change.before, None, "apply_edit", change.mode,
+                       links=links)
+                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit",
+                       parents=list(change.dest.created) if change.dest is not None else None)
                 on_path_moved(ctx, change.rel, change.dest_rel or change.rel)  # tabs follow
             else:
                 record(ctx, change.rel, change.before,
                        None if change.action == "deleted" else change.after, "apply_edit",
-                       change.mode)
+                       change.mode, links=links if change.action != "created" else None,
+                       parents=list(change.res.created)
+                       if change.action == "created" and change.res is not None else None)
                 if change.action == "deleted":
                     on_path_deleted(ctx, change.rel)  # an open editor tab of it closes
         return PatchOutcome(changes, False)

@@ -336,19 +336,18 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     A file with one link is replaced atomically (``atomic_write``). A file with several keeps
     its inode, so every name sees the new content (and its owner, mode and extended attributes
     stay): only when a bounded walk of the workspace finds every one of its names there
-    (``fsops.links_all_inside``), since a name outside would be changed too (SECURITY T3).
+    (``Workspace.links_all_inside``), since a name outside would be changed too (SECURITY T3).
     Otherwise it is replaced atomically and the link is broken, with a warning
     (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
     ``expected_data`` (the bytes the file must still hold), ``read_stat`` and
     ``defer_dir_sync`` are ``atomic_write``'s."""
-    from zbtools.core.files.fsops import links_all_inside
     from zbtools.core.files.textio import atomic_write, sync_group
 
     st = res.st
     group = sync_group() if defer_dir_sync else None
     staged = group is not None and group.staged_for(res) is not None
     if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and res.base == "" \
-            and not staged and links_all_inside(ctx.workspace.root_fd, st):
+            and not staged and ctx.workspace.links_all_inside(st):
         if expected_sha256 is None and expected_data is not None:
             expected_sha256 = sha256_hex(expected_data)
         return write_in_place(ctx, res, data, expected_sha256=expected_sha256, shown=shown,

@@ -3,7 +3,8 @@
 Every successful change made by an edit tool (apply_edit, edit_file, insert_text, patches,
 write_file, write_append) is recorded in the workspace's state directory (outside the
 workspace): the bytes before (as a content-addressed blob), the sha256 after, the tool and the
-time. ``undo`` restores the newest version of a file, or the newest change anywhere, and refuses
+time (and, when the change took the name away from a file with other hard links, those other
+names). ``undo`` restores the newest version of a file, or the newest change anywhere, and refuses
 with ``stale_file`` when the file changed since that edit, so an undo never clobbers work done
 after it (by the user, an editor or another tool).
 
@@ -31,6 +32,7 @@ itself succeeded becomes a warning.
 from __future__ import annotations
 
 import os
+import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.files.textio import sha256_hex
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.files.workspace import Resolved
 
 KEEP_PER_FILE = 20
 KEEP_TOTAL = 500
@@ -224,14 +227,31 @@ class Journal:
                     pass
 
 
+def other_names(ctx: Context, res: Resolved) -> list[str] | None:
+    """The other names, in the workspace, of the file ``res`` had before a change that takes
+    this name away from its inode (a delete, a rename, a replace that breaks the link), so that
+    ``undo`` can give the name its inode back (``Workspace.link_names``: the walk the write
+    already made, cached). None for a file with one link."""
+    st = res.st
+    if st is None or res.missing or res.base or not stat.S_ISREG(st.st_mode) or \
+            st.st_nlink < 2:
+        return None
+    names, _ = ctx.workspace.link_names(st)
+    return [n for n in names if n != res.rel] or None
+
+
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
            mode: int | None = None, *, after_sha256: str | None = None,
-           before_sha256: str | None = None) -> None:
+           before_sha256: str | None = None, links: list[str] | None = None,
+           parents: list[str] | None = None) -> None:
     """Journal one change of ``rel`` (None: the file did not exist before / after).
 
     ``after_sha256``, when the caller has it, stands for ``after`` (which is then None): the
     new bytes need not be joined or hashed again. ``before_sha256``, when the caller has it,
-    must be the sha256 of ``before`` (which is still kept): it is not hashed again."""
+    must be the sha256 of ``before`` (which is still kept): it is not hashed again. ``links``:
+    the file's other hard links in the workspace, when the change took this name away from
+    them (``other_names``). ``parents``: the directories the change created for a new file,
+    which undoing it removes again when they are empty."""
     if before == after and after_sha256 is None:
         return
     if before is not None and len(before) > MAX_BLOB:
@@ -249,6 +269,10 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
                     sha256_hex(after) if after is not None else None),
                 "mode": mode,
             }
+            if links:
+                entry["links"] = links
+            if parents:
+                entry["parents"] = parents
             if journal.append(entry) > COMPACT_BYTES:
                 journal.entries = journal._load()  # pruned as read
                 journal.save()

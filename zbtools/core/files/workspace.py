@@ -44,8 +44,10 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import TracebackType
+
+    from zbtools.core.files.gitguard import GitGuard
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Characters that make a name display as another: bidirectional overrides, embeddings and
@@ -208,6 +210,18 @@ def check_writable(res: Resolved) -> None:
                         "write there, set allow_git_writes = true in the [files] table of the "
                         "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
                         details={"path": res.requested, "resolved": res.rel})
+
+
+def protected_error(res: Resolved, why: str) -> ToolError:
+    """``protected_path`` for a location that belongs to git under another name than ``.git``
+    (``why`` says which)."""
+    return ToolError("protected_path", f"{res.requested}: {why}; git runs its hooks and obeys "
+                     "its config later, with your privileges, so zbtools never changes them by "
+                     "default",
+                     hint="use git itself to change a repository's internals; to let zbtools "
+                     "write there, set allow_git_writes = true in the [files] table of the "
+                     "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
+                     details={"path": res.requested, "resolved": res.rel})
 
 
 def check_deceptive(path: str) -> None:
@@ -395,6 +409,15 @@ class Workspace:
         primary = self._roots[0]
         self.root = primary.path
         self.aliases = primary.aliases
+        self.new_call()
+
+    def new_call(self) -> None:
+        """Forget what the last call learnt of the disk: git's places (``GitGuard``) and the
+        names of hard-linked files. ``ToolSpec.call`` calls it first; within a call both are
+        looked up once."""
+        self._guard: GitGuard | None = None
+        self._names: dict[tuple[int, int, int], tuple[list[str], bool]] = {}
+        self._link_refusals: dict[tuple[int, int], str | None] = {}
 
     @property
     def roots(self) -> list[str]:
@@ -504,10 +527,152 @@ class Workspace:
         if write and self.protect_git:
             try:
                 check_writable(res)
+                self._check_git(res)
             except BaseException:
                 res.close()
                 raise
         return res
+
+    def location(self, res: Resolved) -> str:
+        """The absolute path ``res`` resolved to (its real path, missing components as given)."""
+        comps = [*res.parts, *res.missing, *([res.name] if res.name is not None else [])]
+        base = res.base or self.root
+        return base.rstrip("/") + "/" + "/".join(comps) if comps else base
+
+    def git_guard(self) -> GitGuard:
+        if self._guard is None:
+            from zbtools.core.files.gitguard import GitGuard
+
+            self._guard = GitGuard(self.roots, self.shown)
+        return self._guard
+
+    def shown(self, path: str) -> str:
+        """An absolute path as messages show it: relative when it lies in the primary root."""
+        if path == self.root:
+            return "."
+        if path.startswith(self.root.rstrip("/") + "/"):
+            return path[len(self.root.rstrip("/")) + 1:]
+        return path
+
+    def _check_git(self, res: Resolved) -> None:
+        """Refuse a location git uses under another name than ``.git`` (``GitGuard``), and a
+        file that is another hard link of a file git uses: protection follows the inode, so a
+        second name of ``.git/config`` is no way into it. Only a file with several links costs
+        a walk (``protected_link``)."""
+        st = res.st if not res.missing else None
+        is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+        why = self.git_guard().refusal(self.location(res), is_dir=is_dir)
+        if why is None and st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            other = self.protected_link(st)
+            if other is not None:
+                why = f"is another name (a hard link) of {self.shown(other)}, which git uses"
+        if why is not None:
+            raise protected_error(res, why)
+
+    def check_git_below(self, res: Resolved) -> None:
+        """Refuse (``protected_path``) a location that holds, below it, a place git uses under
+        another name than ``.git`` (a hooks directory, a ``gitdir:`` target), known from the
+        repositories seen from it: what a directory moved or copied there would bring, or
+        what a recursive delete of it would take away."""
+        if not self.protect_git or res.is_root:
+            return
+        area = self.git_guard().below(self.location(res))
+        if area is not None:
+            raise protected_error(res, f"holds {self.shown(area)}, which git uses")
+
+    def check_git_inside(self, res: Resolved, doing: str, instead: str) -> None:
+        """Refuse (``protected_path``) to delete or move (``doing``) the directory ``res`` when
+        it holds, at any depth, a ``.git``, a directory shaped like a git directory, or a place
+        git uses that ``check_git_below`` knows: a repository's folder goes with git's
+        internals (a full walk of it, which a recursive delete makes anyway). ``instead``
+        starts the hint."""
+        if not self.protect_git or res.is_root or res.name is None:
+            return
+        self.check_git_below(res)
+        from zbtools.core.files.gitguard import git_inside
+
+        try:
+            fd = os.open(res.name, DIR_FLAGS, dir_fd=res.dir_fd)
+        except OSError:
+            return  # not a directory, or gone: the operation itself reports it
+        try:
+            found = git_inside(fd)
+        finally:
+            os.close(fd)
+        if found is None:
+            return
+        where = f"{res.rel}/{found}" if found else res.rel
+        what = "a .git repository" if found.rsplit("/", 1)[-1].casefold() == ".git" \
+            else "a git directory"
+        raise ToolError("protected_path", f"{res.requested}: holds {what} ({where}: its "
+                        f"history, hooks and config), which zbtools never {doing} by default",
+                        hint=f"{instead}, or set allow_git_writes = true in the [files] table "
+                        "of the config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
+                        details={"path": res.requested, "holds": where})
+
+    def link_names(self, st: os.stat_result) -> tuple[list[str], bool]:
+        """The names of the file ``st`` below the primary root, and whether all were looked
+        for (``treewalk.link_names``); cached for the call."""
+        key = (st.st_dev, st.st_ino, st.st_nlink)
+        found = self._names.get(key)
+        if found is None:
+            from zbtools.core.files.treewalk import link_names
+
+            found = self._names[key] = link_names(self.root_fd, st)
+        return found
+
+    def links_all_inside(self, st: os.stat_result) -> bool:
+        """Whether every name of the file ``st`` lies below the primary root."""
+        return len(self.link_names(st)[0]) >= st.st_nlink
+
+    def protected_link(self, st: os.stat_result) -> str | None:
+        """A name of the hard-linked file ``st`` that git uses (absolute), or None: its names
+        in every root, then, while some are still unaccounted for, in the git directories
+        outside the roots that the repositories seen so far use. Names beyond the walks'
+        bounds are not known: a write then breaks the link rather than write through it
+        (``txn.replace_file``)."""
+        key = (st.st_dev, st.st_ino)
+        if key in self._link_refusals:
+            return self._link_refusals[key]
+        from zbtools.core.files.treewalk import link_names
+
+        guard = self.git_guard()
+        found: str | None = None
+        count = 0
+        for place in self.roots:
+            if place == self.root:
+                names, _complete = self.link_names(st)
+            else:
+                names, _complete = self._names_in(place, st, link_names)
+            count += len(names)
+            for name in names:
+                where = f"{place.rstrip('/')}/{name}"
+                if guard.refusal(where) is not None:
+                    found = where
+                    break
+            if found is not None:
+                break
+        if found is None and count < st.st_nlink:
+            for outside in guard.git_dirs_outside():
+                names, _complete = self._names_in(outside, st, link_names)
+                if names:
+                    found = f"{outside.rstrip('/')}/{names[0]}"
+                    break
+        self._link_refusals[key] = found
+        return found
+
+    @staticmethod
+    def _names_in(folder: str, st: os.stat_result,
+                  search: Callable[[int, os.stat_result], tuple[list[str], bool]]
+                  ) -> tuple[list[str], bool]:
+        try:
+            fd = os.open(folder, DIR_FLAGS)
+        except OSError:
+            return [], False
+        try:
+            return search(fd, st)
+        finally:
+            os.close(fd)
 
     def _resolve(self, path: str, *, follow_last: bool, create_parents: bool) -> Resolved:
         index, todo = self._locate(path)
