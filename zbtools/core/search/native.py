@@ -4,7 +4,8 @@ The python walk (one ``scandir`` per directory, ignore matching per entry) is mo
 cost in a fresh process; here ripgrep's own walker picks the files, run with flags that make its
 rules the walk's: ``.gitignore`` files apply outside a git repository too, never the global
 excludes file or ignore files above the start, hidden entries and ``DEFAULT_EXCLUDED_DIRS``
-(as ``!name/`` overrides) skipped unless asked, files over the size cap left out, no
+(as ``!name/`` overrides) skipped unless asked, files over a size cap left out (only when one
+is given: every file is searched otherwise), no
 encoding guessed (``-E none``: a UTF-16 file is binary, as the python engine sees it). With
 ``--debug`` ripgrep logs every entry it leaves out and why (hidden, an ignore rule, an override,
 its size, binary data at an offset); those lines, placed in walk order (siblings sorted by name,
@@ -344,9 +345,10 @@ class NativeSearch:
 
     def walk_flags(self) -> list[str]:
         flags = ["--no-config", "--no-require-git", "--no-ignore-global",
-                 "--max-filesize", str(self.searcher.max_file_bytes),
                  # a directory where the python walk stops (MAX_DEPTH): ripgrep logs it
                  "--glob", "!" + "*/" * (self.start_depth + MAX_DEPTH)]
+        if self.searcher.max_file_bytes is not None:  # a cap only when one was asked for
+            flags += ["--max-filesize", str(self.searcher.max_file_bytes)]
         if self.start == ".":
             flags.append("--no-ignore-parent")  # above the workspace: never read
         if self.include_hidden:
