@@ -32,9 +32,10 @@ running when the start is ignored itself, in another root, or in a repository ne
 workspace root (ripgrep applies no rule from above a repository's root), and when the workspace
 root lies inside a repository (the python walk then reads the ignore files above the root up to
 the repository's, which ripgrep reads with other precedence and further up); and after running when
-the two walkers could have disagreed: an ignore file the python walk does not read the same way
-(``.ignore``, ``.rgignore``, another repository's ``info/exclude``, one above the workspace
-root), a repository nested below the start, a hidden entry whitelisted by a negation, a
+the two walkers could have disagreed: an ignore file whose log lines are not told apart here
+(``.ignore``, ``.rgignore``: both walks read them alike, with ripgrep's precedence) or that the
+python walk does not read the same way (another repository's ``info/exclude``, one above the
+workspace root), a repository nested below the start, a hidden entry whitelisted by a negation, a
 directory as deep as the python walk's ``MAX_DEPTH`` (an override glob of that many components
 makes ripgrep log it), a log past ``LOG_LIMIT`` (thousands of entries left out one by one:
 logging each costs ripgrep about 20 us here, more than the python walk's counting), any message
