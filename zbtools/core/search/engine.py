@@ -392,6 +392,11 @@ class Searcher:
         carry = b""
         read = 0
         first = True
+        try:  # the whole probe, whatever the block size: the same rule as a whole read
+            if os.pread(fd, BINARY_PROBE, os.lseek(fd, 0, os.SEEK_CUR)).find(b"\0") >= 0:
+                return "binary", []
+        except OSError:
+            return "unreadable", []
         while True:
             try:
                 block = os.read(fd, STREAM_BLOCK)
@@ -401,8 +406,6 @@ class Searcher:
             if cap is not None and read > cap:
                 return "too_large", []
             if first:
-                if block.find(b"\0", 0, BINARY_PROBE) >= 0:
-                    return "binary", []
                 if block.startswith(b"\xef\xbb\xbf"):
                     block = block[3:]
                 first = False
