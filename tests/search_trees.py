@@ -127,22 +127,37 @@ def trees(draw: st.DrawFn, big: int = 600) -> Tree:
         taken.add(rel)
         dirs.update(_ancestors(rel))
         tree.files[rel] = draw(contents(big))
-    for d in draw(st.lists(st.sampled_from(sorted(dirs)), max_size=4)):
-        name = draw(st.sampled_from(IGNORE_FILES))
-        rel = f"{d}/{name}" if d else name
+    kinds = [*IGNORE_FILES, *([".git/info/exclude"] if tree.repository else [])]
+    ignores: dict[str, list[str]] = {}
+
+    def rules_of(d: str, kind: str) -> list[str] | None:
+        rel = kind if kind == ".git/info/exclude" else (f"{d}/{kind}" if d else kind)
         if rel in tree.files or rel in dirs:
-            continue
-        rules = draw(st.lists(patterns(TREE_PIECES), min_size=1, max_size=5))
-        if draw(st.booleans()):  # a broad rule, then a negation that re-includes some of it
-            below = sorted({part for rel in taken if rel.startswith(d + "/" if d else "")
-                            for part in rel[len(d) + 1 if d else 0:].split("/")
-                            if "\n" not in part})
-            rules += [draw(st.sampled_from(["*", "*.log", "*.*", ".*", "[a-e]*"])),
-                      "!" + glob_escape(draw(st.sampled_from(below or ["*.py"])))]
-        tree.files[rel] = ("\n".join(rules) + "\n").encode()
-    if tree.repository and draw(st.booleans()):
-        rules = draw(st.lists(patterns(TREE_PIECES), min_size=1, max_size=3))
-        tree.files[".git/info/exclude"] = ("\n".join(rules) + "\n").encode()
+            return None
+        return ignores.setdefault(rel, [])
+
+    for d in draw(st.lists(st.sampled_from(sorted(dirs)), max_size=4)):
+        rules = rules_of(d, draw(st.sampled_from(kinds)))
+        if rules is not None:
+            rules += draw(st.lists(patterns(TREE_PIECES), min_size=1, max_size=5))
+    files = sorted(rel for rel in taken if "\n" not in rel)
+    for _ in range(draw(st.integers(0, 3)) if files else 0):
+        # a broad rule, and a negation re-including one file: in the same file, or deeper in a
+        # file of another kind (where the precedence between kinds decides)
+        chosen = draw(st.sampled_from(files))
+        chain = ["", *_ancestors(chosen)]
+        inner = draw(st.integers(0, len(chain) - 1))
+        outer = draw(st.integers(0, inner))
+        broad = rules_of(chain[outer], draw(st.sampled_from(kinds)))
+        narrow = rules_of(chain[inner], draw(st.sampled_from(kinds)))
+        if broad is not None and narrow is not None:
+            target = glob_escape(chosen.rpartition("/")[2])
+            broad.append(draw(st.sampled_from([target, "*" + target[-2:], "*", "*.*", ".*",
+                                               "[a-e]*"])))
+            narrow.append("!" + target)
+    for rel, rules in ignores.items():
+        if rules:
+            tree.files[rel] = ("\n".join(rules) + "\n").encode()
     targets = sorted(tree.files) + sorted(d for d in dirs if d)
     for _ in range(draw(st.integers(0, 2))):
         where = draw(st.sampled_from(sorted(dirs)))

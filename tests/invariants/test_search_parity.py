@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import Phase, event, given
+from hypothesis import Phase, event, example, given
 from hypothesis import strategies as st
 
 from tests.conftest import run_inprocess
@@ -100,7 +100,7 @@ class Switches:
                 f"i={self.ignore_case})")
 
 
-switches = st.tuples(st.booleans(), st.booleans(), st.booleans(),
+switches = st.tuples(st.booleans(), st.integers(0, 3).map(lambda n: n == 0), st.booleans(),
                      st.sampled_from(PATTERNS)).map(
     lambda t: Switches(t[0], t[1], t[2], t[3][0], t[3][1]))
 
@@ -249,8 +249,29 @@ def check_parity(tree: Tree, how: Switches) -> None:
         assert lines == rg_lines(root, tree, how, files)
 
 
-@invariant(examples=40)
+PLAIN = Switches(False, False, True, "needle", False)
+
+
+@invariant(examples=30)
 @given(tree=trees(big=BIG), how=switches)
+# found on the way; each once gave another file set than rg's:
+# a root .ignore rule beats a deeper .gitignore negation (the innermost file decided)
+@example(tree=Tree(files={"sub/d.log": b"needle\n", ".ignore": b"*.log\n",
+                          "sub/.gitignore": b"!d.log\n", "sub/e.log": b"needle\n"}), how=PLAIN)
+# .rgignore files are read, over .ignore ones (they were not read at all)
+@example(tree=Tree(files={"a.txt": b"needle\n", "b.txt": b"needle\n", ".rgignore": b"a.txt\n",
+                          ".ignore": b"!a.txt\nb.txt\n"}), how=PLAIN)
+# hidden entries re-included by a negation are searched (they stayed hidden)
+@example(tree=Tree(files={".env": b"needle\n", ".d/x.txt": b"needle\n", ".h": b"needle\n",
+                          ".gitignore": b"!.env\n!.d/\n"}), how=PLAIN)
+# a NUL byte at 7 KiB of a streamed file: binary, as read whole (the stream probed its first
+# block only, smaller than 8 KiB under the lowered thresholds)
+@example(tree=Tree(files={"a": b"needle\n" + b"x" * 7000 + b"\0" + b"needle\n" * 100,
+                          "b": b"needle\n" + b"x" * 9000 + b"\0" + b"needle\n" * 100}),
+         how=PLAIN)
+# the report's big file, at the lowered thresholds: every engine searches it
+@example(tree=Tree(files={"big.log": (b"filler line padding\n" * 49 + b"needle\n") * 4}),
+         how=PLAIN)
 def test_every_engine_gives_rgs_file_set_and_counts(tree: Tree, how: Switches) -> None:
     check_parity(tree, how)
 
