@@ -6,7 +6,8 @@ with negations, anchors, ``dir/`` rules, ``**`` and classes; a repository's
 ``.git/info/exclude``; hidden entries; symlinks; odd names; big files; binary files with a NUL
 byte early or late) is searched with random switches, and must give:
 
-* ``find_files_glob '*'`` and ``list_directory``: the regular files ``rg --files`` lists;
+* ``find_files_glob '*'``, ``list_directory`` and ``find_files E``: the regular files
+  ``rg --files`` lists (those with an ``e`` in their name, in any case, for the last);
 * ``grep_search`` in count mode, on every engine (``python`` in one process and with its forked
   helper, ``rg``, ``native``, ``auto``, and a ``batch`` session's warm walk and cache, asked
   twice): ``rg --count``'s files and counts, an exact total (``total_is_lower_bound`` false,
@@ -229,6 +230,9 @@ def check_parity(tree: Tree, how: Switches) -> None:
             assert {m["path"] for m in glob["matches"] if m["type"] == "file"} == files
             listing = zb(root, "list_directory", {"max_depth": 100, "limit": 0, **walk})
             assert {e["path"] for e in listing["entries"] if e["type"] == "file"} == files
+            named = zb(root, "find_files", {"pattern": "E", "limit": 0, **walk})
+            assert {m["path"] for m in named["matches"] if m["type"] == "file"} == \
+                {f for f in files if "e" in f.rpartition("/")[2].lower()}
             search = {"pattern": how.pattern, "case_insensitive": how.ignore_case,
                       "output_mode": "count", "head_limit": 0, **walk}
             for name in ENGINES:
@@ -252,7 +256,7 @@ def check_parity(tree: Tree, how: Switches) -> None:
 PLAIN = Switches(False, False, True, "needle", False)
 
 
-@invariant(examples=30)
+@invariant(examples=25)
 @given(tree=trees(big=BIG), how=switches)
 # found on the way; each once gave another file set than rg's:
 # a root .ignore rule beats a deeper .gitignore negation (the innermost file decided)
@@ -269,6 +273,9 @@ PLAIN = Switches(False, False, True, "needle", False)
 @example(tree=Tree(files={"a": b"needle\n" + b"x" * 7000 + b"\0" + b"needle\n" * 100,
                           "b": b"needle\n" + b"x" * 9000 + b"\0" + b"needle\n" * 100}),
          how=PLAIN)
+# a hidden directory re-included by "!*": find_files_glob's "*" matched no path through it
+@example(tree=Tree(files={".h/caf\u00e9": b"needle\n", ".h/b": b"needle\n",
+                          ".gitignore": b"!*\n"}), how=PLAIN)
 # the report's big file, at the lowered thresholds: every engine searches it
 @example(tree=Tree(files={"big.log": (b"filler line padding\n" * 49 + b"needle\n") * 4}),
          how=PLAIN)

@@ -6,7 +6,7 @@ root); ``file_pattern`` keeps only the files whose base name matches one of its 
 globs (``*.rs,*.toml``). Each result has ``path``, ``line``, ``text`` and the 2 lines
 ``before`` and ``after`` it, in path order (sorted, the same on every run). Text output is
 ripgrep's ``path:line:text`` with context lines as ``path-line-text``. Hidden files, files
-matched by ``.gitignore``/``.ignore``, the default excluded directories (``.git``,
+matched by ``.gitignore``/``.ignore``/``.rgignore``, the default excluded directories (``.git``,
 ``node_modules``...) and binary files are not searched but counted in ``skipped``; every text
 file is searched whatever its size (big ones in blocks, in bounded memory), and a file that
 could not be read makes ``total_is_lower_bound`` true, with a warning; use grep_search for more

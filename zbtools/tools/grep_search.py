@@ -13,18 +13,18 @@ excludes; a glob without ``/`` matches the base name) and ``type`` (``py``, ``js
 Results come in path order (sorted, directories depth-first), the same on every run. Text output
 is ripgrep's ``path:line:text`` (context lines ``path-line-text``, ``--`` between groups).
 
-Like list_directory, hidden files, files matched by ``.gitignore``/``.ignore`` and the default
-excluded directories (``.git``, ``node_modules``, ``target``...) are not searched but counted in
-``skipped``, as are binary files (a NUL byte in the first 8 KiB; a file whose first NUL byte
-comes later is searched as text); ``include_hidden``, ``include_ignored`` and ``exclude_dirs``
-bring them back. Every text file is searched whatever its size, as rg does: files over 10 MiB
-are searched in blocks of whole lines, never read whole, so memory stays bounded.
-``max_filesize`` (like rg's ``--max-filesize``: ``50M``, ``2G``, ``512K`` or bytes) sets a size
-cap only when given; files over it are counted in ``skipped.too_large``. ``multiline`` mode
-needs a file's whole text, so it reads files over 10 MiB only up to a ``max_filesize`` given,
-and counts the others as ``too_large``. Whatever a search leaves out that it would have searched
-(``too_large``, ``unreadable``: permission denied, or removed while the search ran) makes
-``total_is_lower_bound`` true, with a warning naming what would include it.
+Like list_directory, hidden files, files matched by ``.gitignore``/``.ignore``/``.rgignore`` and the
+default excluded directories (``.git``, ``node_modules``, ``target``...) are not searched but
+counted in ``skipped``, as are binary files (a NUL byte in the first 8 KiB; a file whose first NUL
+byte comes later is searched as text); ``include_hidden``, ``include_ignored`` and ``exclude_dirs``
+bring them back. Every text file is searched whatever its size, as rg does: files over 10 MiB are
+searched in blocks of whole lines, never read whole, so memory stays bounded. ``max_filesize`` (like
+rg's ``--max-filesize``: ``50M``, ``2G``, ``512K`` or bytes) sets a size cap only when given; files
+over it are counted in ``skipped.too_large``. ``multiline`` mode needs a file's whole text, so it
+reads files over 10 MiB only up to a ``max_filesize`` given, and counts the others as ``too_large``.
+Whatever a search leaves out that it would have searched (``too_large``, ``unreadable``: permission
+denied, or removed while the search ran) makes ``total_is_lower_bound`` true, with a warning naming
+what would include it.
 
 ``engine`` picks who walks and matches: ``python`` (our walk, the ``regex`` module, with a
 per-file timeout), ``rg`` (a ripgrep binary searches the files our walk chose, handed over as open

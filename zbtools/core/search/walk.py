@@ -109,7 +109,8 @@ class Skipped(Struct):
     ignored: int = field(default=0, help="Entries matched by .gitignore/.ignore/.git/info/exclude")
     hidden: int = field(default=0, help="Hidden entries (names starting with '.')")
     binary: int = field(default=0, help="Binary files not searched")
-    too_large: int = field(default=0, help="Files over the size limit not searched")
+    too_large: int = field(default=0, help="Files not searched for their size: over a "
+                           "max_filesize given, or over 10 MiB in multiline mode")
     excluded_dirs: int = field(default=0,
                                help="Directories not entered by default (.git, node_modules...)")
     unreadable: int = field(default=0, help="Directories or files that could not be read")
