@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.search_trees import NAMES, patterns
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search.ignore import IgnoreRules, parse_line, translate
 from zbtools.core.search.walk import Walk
@@ -104,24 +105,6 @@ def test_a_thousand_rules_still_cost_one_lookup_per_bucket() -> None:
 
 
 # -- differential: the walk lists exactly the files git calls untracked-and-not-ignored ------
-
-NAMES = ["a", "b", "c.py", "d.log", "e.txt", ".h", "x y", "ab"]
-PIECES = ["a", "b", "*", "**", "?", "*.py", "*.log", "[ab]", "[!a]", "c.py", "d*", "x\\ y",
-          "*b"]
-
-
-@st.composite
-def patterns(draw: st.DrawFn) -> str:
-    parts = draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=3))
-    text = "/".join(parts)
-    if draw(st.booleans()) and draw(st.booleans()):
-        text = "/" + text
-    if draw(st.booleans()) and draw(st.booleans()):
-        text += "/"
-    if draw(st.integers(0, 3)) == 0:
-        text = "!" + text
-    return text
-
 
 @st.composite
 def trees(draw: st.DrawFn) -> tuple[list[str], dict[str, str]]:

@@ -108,7 +108,8 @@ def test_what_the_native_engine_counts_and_searches_again(ws: Path, cli: CliRunn
     assert "sp ace/colon: name.txt" in paths
     assert "uni/café.txt" in paths
     assert not any(".zbtmp" in p for p in paths)
-    assert result["skipped"]["too_large"] == 1
+    assert "big/huge.txt" in paths  # over 10 MiB: searched all the same, as rg does
+    assert result["skipped"]["too_large"] == 0
     assert result["skipped"]["hidden"] >= 3  # .env is hidden before it is ignored
     bom = cli("grep_search", "--pattern", "^import", "--engine", "native").result
     assert [(m["path"], m["line"], m["text"]) for m in bom["matches"]][:2] == [

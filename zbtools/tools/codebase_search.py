@@ -6,9 +6,11 @@ root); ``file_pattern`` keeps only the files whose base name matches one of its 
 globs (``*.rs,*.toml``). Each result has ``path``, ``line``, ``text`` and the 2 lines
 ``before`` and ``after`` it, in path order (sorted, the same on every run). Text output is
 ripgrep's ``path:line:text`` with context lines as ``path-line-text``. Hidden files, files
-matched by ``.gitignore``/``.ignore``, the default excluded directories (``.git``,
-``node_modules``...), binary files and files over 10 MiB are not searched but counted in
-``skipped``; use grep_search for more control (case, literal text, output modes, context size).
+matched by ``.gitignore``/``.ignore``/``.rgignore``, the default excluded directories (``.git``,
+``node_modules``...) and binary files are not searched but counted in ``skipped``; every text
+file is searched whatever its size (big ones in blocks, in bounded memory), and a file that
+could not be read makes ``total_is_lower_bound`` true, with a warning; use grep_search for more
+control (case, literal text, output modes, context size).
 
 Limits and failure modes: at most ``max_results`` matching lines (default 50, at most 1000;
 ``truncated`` tells); lines over 500 characters are cut with a marker; the search stops after
@@ -26,6 +28,7 @@ from zbtools.tools.grep_search import (
     matched_paths,
     render,
     to_result,
+    warn_skips,
     warn_walk_notes,
 )
 from zbtools.toolspec import ToolSpec
@@ -61,6 +64,7 @@ def run(params: Params, ctx: Context) -> Result:
                           limit=params.max_results, per_file=False, cache=ctx.search_cache,
                           tick=ctx.ticker("files searched"))
     warn_walk_notes(outcome, ctx)
+    warn_skips(outcome, ctx, None, multiline=False)
     return to_result(outcome, "content")
 
 

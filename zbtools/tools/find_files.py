@@ -10,11 +10,11 @@ Walks ``path`` (default ``.``, the workspace root; aliases ``dir``, ``directory`
 (relative to the workspace root), ``type``, ``size`` and ``modified`` (ISO 8601 UTC), in tree
 order (a directory's contents right after it, siblings sorted by name).
 
-Hidden entries, entries matched by ``.gitignore``/``.ignore``/``.git/info/exclude`` and the
-default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``,
-``.venv``...) are not searched but counted in ``skipped``; ``include_hidden``,
-``include_ignored`` and ``exclude_dirs`` (which replaces the default list; ``[]`` excludes
-nothing) bring them back. Symlinks are matched by their own name and never followed.
+Hidden entries, entries matched by ``.gitignore``/``.ignore``/``.rgignore``/ ``.git/info/exclude``
+and the default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycache__``,
+``vendor``, ``.venv``...) are not searched but counted in ``skipped``; ``include_hidden``,
+``include_ignored`` and ``exclude_dirs`` (which replaces the default list; ``[]`` excludes nothing)
+bring them back. Symlinks are matched by their own name and never followed.
 
 Limits and failure modes: at most ``limit`` matches (default 100, at most 10000, ``0`` for no cap;
 ``truncated`` tells); at most 200000 entries are examined (``scan_limited`` tells: more matches may

@@ -12,16 +12,15 @@ directory), ``directory`` or ``any``; a pattern ending in ``/`` means directorie
 has ``path`` (relative to the workspace root), ``type``, ``size`` and ``modified``; ``patterns``
 shows the patterns actually matched.
 
-Hidden entries, entries matched by ``.gitignore``/``.ignore``/``.git/info/exclude`` and the
-default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``,
-``.venv``...) are not searched but counted in ``skipped``; ``include_hidden``,
-``include_ignored`` and ``exclude_dirs`` (replacing the default list; ``[]`` excludes nothing)
-bring them back. A pattern that names them opts them in: a segment starting with ``.`` matches
-hidden names (``.github/**/*.yml``, ``**/.env``), and a literal segment naming an excluded
-directory enters it (``node_modules/react/**/*.js``). Ignored files need ``include_ignored``.
-Symlinks are matched by their own path and never followed. A literal leading directory
-(``src/**/*.ts``) is where the search starts, so the rest of the tree is neither walked nor
-counted in ``skipped``.
+Hidden entries, entries matched by ``.gitignore``/``.ignore``/``.rgignore``/ ``.git/info/exclude``
+and the default excluded directories (``.git``, ``node_modules``, ``target``, ``__pycache__``,
+``vendor``, ``.venv``...) are not searched but counted in ``skipped``; ``include_hidden``,
+``include_ignored`` and ``exclude_dirs`` (replacing the default list; ``[]`` excludes nothing) bring
+them back. A pattern that names them opts them in: a segment starting with ``.`` matches hidden
+names (``.github/**/*.yml``, ``**/.env``), and a literal segment naming an excluded directory enters
+it (``node_modules/react/**/*.js``). Ignored files need ``include_ignored``. Symlinks are matched by
+their own path and never followed. A literal leading directory (``src/**/*.ts``) is where the search
+starts, so the rest of the tree is neither walked nor counted in ``skipped``.
 
 Limits and failure modes: at most ``limit`` matches (default 100, at most 10000, ``0`` for no
 cap; ``truncated`` tells); at most 200000 entries are examined (``scan_limited`` tells). Errors:
@@ -175,9 +174,10 @@ def base_name_matcher(patterns: list[str], case_sensitive: bool,
     pattern is ``**/NAME``, ``**/*SUFFIX`` or ``**/PREFIX*`` with ASCII letters and no other
     glob syntax (``**/*.py``, ``**/*.{ts,tsx}``, ``**/Makefile``). None for any other shape.
 
-    Exact for what the walk yields when no pattern segment names a hidden entry: without
-    ``include_hidden`` no hidden entry is yielded, and with it ``*`` and ``**`` match leading
-    dots (wcmatch's DOTGLOB), so ``**/`` matches every directory chain either way. Letter case
+    Exact for what the walk yields when no pattern segment names a hidden entry: the walk
+    yields no hidden entry but those an ignore file re-includes, or every one with
+    ``include_hidden``, and ``*`` and ``**`` match leading dots then (wcmatch's DOTGLOB), so
+    ``**/`` matches every directory chain the walk yields. Letter case
     is folded for ASCII names only; a name with other characters (whose Unicode case folding
     may meet an ASCII letter, like the Kelvin sign and ``k``) is left to ``slow()``.
     """
@@ -301,7 +301,11 @@ def run(params: Params, ctx: Context) -> Result:
     named = {s for s in segments if not MAGIC.intersection(s)}
     exclude = [d for d in exclude if d not in named]
     def full_matcher() -> Callable[[str], bool]:
-        return _compile(params.pattern, patterns, params.case_sensitive, params.include_hidden)
+        # without a hidden segment in the pattern the walk alone decides which hidden entries
+        # come (none, or those an ignore file re-includes, or all with include_hidden): the
+        # pattern's * and ** then match their leading dots
+        return _compile(params.pattern, patterns, params.case_sensitive,
+                        params.include_hidden or not names_hidden)
 
     fast = None if names_hidden else base_name_matcher(patterns, params.case_sensitive,
                                                         full_matcher)

@@ -5,7 +5,7 @@ entries (default 50, at most 200). When the tree is bigger, shallower levels are
 top-level entries before any second-level one) and ``omitted`` says how many entries were left
 out, so the overview stays useful on big repositories. Dependency, build and VCS directories
 (``node_modules``, ``target``, ``.git``, ``__pycache__``, ``vendor``, ``.venv``...), hidden
-entries and entries matched by ``.gitignore``/``.ignore`` are not shown but counted in
+entries and entries matched by ``.gitignore``/``.ignore``/``.rgignore`` are not shown but counted in
 ``skipped``; ``include_hidden``, ``include_ignored`` and ``exclude_dirs`` change that. Symlinks
 are shown, never followed.
 

@@ -13,14 +13,18 @@ excludes; a glob without ``/`` matches the base name) and ``type`` (``py``, ``js
 Results come in path order (sorted, directories depth-first), the same on every run. Text output
 is ripgrep's ``path:line:text`` (context lines ``path-line-text``, ``--`` between groups).
 
-Like list_directory, hidden files, files matched by ``.gitignore``/``.ignore`` and the default
-excluded directories (``.git``, ``node_modules``, ``target``...) are not searched but counted in
-``skipped``, as are binary files (a NUL byte in the first 8 KiB) and files over 10 MiB;
-``include_hidden``, ``include_ignored`` and ``exclude_dirs`` bring them back, and
-``max_filesize`` (like rg's ``--max-filesize``: ``50M``, ``2G``, ``512K`` or bytes) sets the
-size cap. A file named as ``path`` is searched whatever its size (and whatever the ignore
-rules) unless ``max_filesize`` is given; files over 10 MiB are searched in blocks, never read
-whole (in ``multiline`` mode they are read whole, so only up to a ``max_filesize`` given).
+Like list_directory, hidden files, files matched by ``.gitignore``/``.ignore``/``.rgignore`` and the
+default excluded directories (``.git``, ``node_modules``, ``target``...) are not searched but
+counted in ``skipped``, as are binary files (a NUL byte in the first 8 KiB; a file whose first NUL
+byte comes later is searched as text); ``include_hidden``, ``include_ignored`` and ``exclude_dirs``
+bring them back. Every text file is searched whatever its size, as rg does: files over 10 MiB are
+searched in blocks of whole lines, never read whole, so memory stays bounded. ``max_filesize`` (like
+rg's ``--max-filesize``: ``50M``, ``2G``, ``512K`` or bytes) sets a size cap only when given; files
+over it are counted in ``skipped.too_large``. ``multiline`` mode needs a file's whole text, so it
+reads files over 10 MiB only up to a ``max_filesize`` given, and counts the others as ``too_large``.
+Whatever a search leaves out that it would have searched (``too_large``, ``unreadable``: permission
+denied, or removed while the search ran) makes ``total_is_lower_bound`` true, with a warning naming
+what would include it.
 
 ``engine`` picks who walks and matches: ``python`` (our walk, the ``regex`` module, with a
 per-file timeout), ``rg`` (a ripgrep binary searches the files our walk chose, handed over as open
@@ -32,7 +36,8 @@ engine gives the same files, matches, order and counts; the result says which ra
 
 Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode, files
 otherwise; ``truncated`` tells; ``0`` means no cap); ``total_matches`` counts what was found before
-the search stopped, so ``total_is_lower_bound`` says when more may exist; lines over 500 characters
+the search stopped, so ``total_is_lower_bound`` says when more may exist (a search that stopped
+early or left files out, as above); lines over 500 characters
 are cut around the match with a marker. The whole search has ``timeout`` seconds (default 10): a
 pattern that backtracks catastrophically stops it with what was found so far and
 ``timed_out: true``, or fails with ``regex_timeout`` if no file could be searched. Errors:
@@ -96,8 +101,8 @@ class Params(WalkSwitches):
                             "otherwise (at most 10000; 0: no cap)")
     max_filesize: str | None = field(
         default=None, help="Skip files larger than this, as rg --max-filesize: bytes or a "
-        "number with K, M or G (e.g. '50M'); default 10M for the files of a directory, no cap "
-        "for a file named as path")
+        "number with K, M or G (e.g. '50M'); default: no cap, every file is searched (in "
+        "multiline mode, which reads files whole: those up to 10M, or up to this size)")
     timeout: float = field(default=10.0, minimum=0.001, maximum=300,
                            help="Seconds the whole search may take before it stops")
     engine: Literal["auto", "python", "rg", "native"] = field(
@@ -132,8 +137,10 @@ class Result(Struct):
     files_with_matches: int = field(help="Files with at least one match found")
     files_searched: int = field(help="Text files actually searched")
     total_is_lower_bound: bool = field(
-        help="The search stopped early (truncated or timed_out): total_matches and "
-        "files_with_matches count only what was found before, more may exist")
+        help="More may exist than total_matches and files_with_matches count: the search "
+        "stopped early (truncated, timed_out) or left out files it would have searched "
+        "(skipped.too_large, skipped.unreadable, directories deeper than 512 levels; a "
+        "warning says how to include them)")
     truncated: bool = field(help="More results exist than head_limit allowed")
     timed_out: bool = field(help="The timeout stopped the search: results are partial")
     skipped: Skipped = field(help="What was not searched, by kind")
@@ -235,11 +242,7 @@ def run(params: Params, ctx: Context) -> Result:
                           exclude_dirs=params.exclude_dirs, rg=rg, cache=ctx.search_cache,
                           tick=ctx.ticker("files searched"))
     warn_walk_notes(outcome, ctx)
-    if outcome.named and outcome.skipped.too_large:
-        ctx.warn(f"{outcome.path} was not searched: it is larger than "
-                 + ("max_filesize" if max_bytes is not None else
-                    "10 MiB, which multiline mode reads whole")
-                 + "; raise max_filesize to search it")
+    warn_skips(outcome, ctx, params.max_filesize, multiline=params.multiline)
     return to_result(outcome, params.output_mode)
 
 
@@ -271,6 +274,51 @@ def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
         ctx.warn(note)
 
 
+def warn_skips(outcome: Outcome, ctx: Context, max_filesize: str | None, *,
+               multiline: bool) -> None:
+    """A warning for each kind of file the search would have searched but left out, naming
+    what includes it: the total is then a lower bound (``lower_bound``)."""
+    skipped = outcome.skipped
+    lower = "; total_matches is a lower bound"
+    if skipped.too_large:
+        what = outcome.path if outcome.named else plural(skipped.too_large, "file")
+        them = "it" if outcome.named or skipped.too_large == 1 else "them"
+        if max_filesize is not None:
+            why = (f"larger than max_filesize ({max_filesize})" if not multiline else
+                   f"larger than max_filesize ({max_filesize}), the most multiline mode reads "
+                   "whole")
+            fix = f"raise max_filesize to search {them}"
+            if not multiline:
+                fix += ", or leave it out"
+        elif multiline:
+            why = "over 10 MiB, which multiline mode reads whole only up to a max_filesize given"
+            fix = f"pass max_filesize (e.g. '200M') to read {them} whole, or search without " \
+                "multiline"
+        else:
+            from zbtools.core.search.engine import MAX_STREAM_LINE
+
+            why = f"holding a line over {MAX_STREAM_LINE >> 20} MiB, which line mode does not read"
+            fix = "multiline mode with a max_filesize above the file's size reads it whole"
+        ctx.warn(f"{what} not searched: {why}{lower}; {fix}")
+    if skipped.unreadable:
+        ctx.warn(f"{plural(skipped.unreadable, 'file or directory', 'files or directories')} "
+                 "could not be read (permission denied, or removed while the search ran)"
+                 f"{lower}; make them readable, or search again")
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def lower_bound(outcome: Outcome) -> bool:
+    """Whether more may exist than the outcome counts: it stopped early, or left out a file
+    or directory it would have searched (hidden, ignored, excluded and binary files are out
+    by the search's rules, as in rg, and do not count)."""
+    skipped = outcome.skipped
+    return (outcome.truncated or outcome.timed_out or outcome.depth_limited
+            or bool(skipped.too_large or skipped.unreadable))
+
+
 def to_result(outcome: Outcome, mode: str) -> Result:
     matches: list[Match] = []
     if mode == "content":
@@ -282,7 +330,7 @@ def to_result(outcome: Outcome, mode: str) -> Result:
         counts=[FileCount(path=f.path, count=f.count) for f in outcome.files]
         if mode == "count" else [],
         total_matches=outcome.total, files_with_matches=len(outcome.files),
-        total_is_lower_bound=outcome.truncated or outcome.timed_out,
+        total_is_lower_bound=lower_bound(outcome),
         files_searched=outcome.files_searched, truncated=outcome.truncated,
         timed_out=outcome.timed_out, skipped=outcome.skipped, engine=outcome.engine)
 

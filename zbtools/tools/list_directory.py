@@ -1,14 +1,14 @@
 """List a directory's contents as a tree: names, types and sizes, down to max_depth levels.
 
-Lists ``path`` (default ``.``, the workspace root) to ``max_depth`` levels (default 1: the
-direct children only), siblings sorted by name, directories shown with a trailing ``/`` and
-symlinks as ``name -> target`` (never followed). The JSON result has one entry per item
-(``path``, ``name``, ``type``, ``size``, ``depth``, ``target`` for symlinks). Hidden entries,
-entries matched by ``.gitignore``/``.ignore``/``.git/info/exclude`` and the default excluded
-directories (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``...) are left out
-but counted in ``skipped``; ``include_hidden``, ``include_ignored`` and ``exclude_dirs`` (which
-replaces the default list; ``[]`` excludes nothing) bring them back. A directory named explicitly
-is listed even when it is ignored or excluded.
+Lists ``path`` (default ``.``, the workspace root) to ``max_depth`` levels (default 1: the direct
+children only), siblings sorted by name, directories shown with a trailing ``/`` and symlinks as
+``name -> target`` (never followed). The JSON result has one entry per item (``path``, ``name``,
+``type``, ``size``, ``depth``, ``target`` for symlinks). Hidden entries, entries matched by
+``.gitignore``/``.ignore``/``.rgignore``/``.git/info/exclude`` and the default excluded directories
+(``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``...) are left out but counted in
+``skipped``; ``include_hidden``, ``include_ignored`` and ``exclude_dirs`` (which replaces the
+default list; ``[]`` excludes nothing) bring them back. A directory named explicitly is listed even
+when it is ignored or excluded.
 
 Limits and failure modes: at most ``limit`` entries (default 1000, at most 10000, ``0`` for no
 cap; ``truncated`` tells); ``max_depth`` at most 512. Directories that cannot be read are counted in

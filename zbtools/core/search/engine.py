@@ -7,14 +7,16 @@ DOTALL so a match may span lines. An invalid pattern raises ``regex_error`` with
 Plain text searched case-sensitively skips the module altogether (``LiteralPattern``).
 
 ``Searcher.search_file`` reads one file's bytes through a directory descriptor (never a path
-string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over the
-walk's size cap, ``MAX_FILE_BYTES`` unless ``max_file_bytes`` says otherwise; a file named
-explicitly has no cap unless one is given), and reports the matching lines: line-oriented like
-grep by default (a match never spans lines; one hit per matching line), whole matches in
-multiline mode. A file over ``MAX_FILE_BYTES`` is never read whole in line mode: it is searched
-in blocks of whole lines (``search_stream``), so memory stays bounded whatever its size;
-multiline mode needs the whole text, so it reads such a file whole only when ``max_file_bytes``
-allows it explicitly. A fixed string
+string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over
+``max_file_bytes``, a cap only when the caller gives one, as ripgrep's ``--max-filesize``), and
+reports the matching lines: line-oriented like grep by default (a match never spans lines; one
+hit per matching line), whole matches in multiline mode. A file over ``WHOLE_FILE_BYTES`` is
+never read whole in line mode: it is searched in blocks of whole lines (``search_stream``), so
+memory stays bounded whatever its size (a single line over ``MAX_STREAM_LINE`` makes it
+``too_large``); multiline mode needs the whole text, so it reads a file over
+``WHOLE_FILE_BYTES`` only when ``max_file_bytes`` allows that much explicitly, and otherwise
+reports it ``too_large``: every file a search leaves out is counted, never passed over. A fixed
+string
 searched case-sensitively is first looked for in the raw bytes, so files without it are never
 decoded. Lines over ``MAX_LINE_CHARS`` are cut, around the match, with a marker.
 
@@ -39,7 +41,8 @@ if TYPE_CHECKING:
 
     from zbtools.core.search.walk import Entry, Skipped, Walk
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
+# read whole up to this; above it, line mode streams and multiline mode needs max_file_bytes
+WHOLE_FILE_BYTES = 10 * 1024 * 1024
 MAX_LINE_CHARS = 500
 BINARY_PROBE = 8192
 READ_CHUNK = 1024 * 1024
@@ -140,7 +143,7 @@ class SearchTimeout(Exception):
     """The pattern ran out of time on a file."""
 
 
-def read_open(fd: int, max_bytes: int = MAX_FILE_BYTES) -> bytes | str:
+def read_open(fd: int, max_bytes: int = WHOLE_FILE_BYTES) -> bytes | str:
     """The bytes of the regular text file open on ``fd`` (read from its current offset), or why
     not: ``binary``, ``too_large`` (over ``max_bytes``), ``unreadable`` or ``other`` (not a
     regular file)."""
@@ -282,9 +285,8 @@ class Searcher:
         # what one file's result depends on besides its bytes (the warm cache's key)
         self.cache_key = (pattern, ignore_case, fixed_strings, multiline, before, after,
                           max_file_bytes)
-        # the size cap of files met by a walk, and of a file named explicitly (None: no cap)
-        self.max_file_bytes = MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
-        self.named_file_bytes = max_file_bytes
+        # the size cap the caller asked for (None: none, every file is searched, as rg does)
+        self.max_file_bytes = max_file_bytes
         self.multiline = multiline
         self.before = before
         self.after = after
@@ -316,10 +318,9 @@ class Searcher:
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def search_file(self, dir_fd: int, name: str, limit: int | None = None,
-                    named: bool = False) -> tuple[FileStatus, list[Hit]]:
+    def search_file(self, dir_fd: int, name: str,
+                    limit: int | None = None) -> tuple[FileStatus, list[Hit]]:
         """One file's status (``ok``, or why it was not searched) and hits (at most ``limit``).
-        ``named``: the caller named this file explicitly (``named_file_bytes`` is its cap).
 
         Raises ``SearchTimeout`` when the deadline passes while the pattern runs.
 
@@ -340,15 +341,14 @@ class Searcher:
             except OSError:
                 return "unreadable", []
             if size < len(buffer):
-                cap = self.named_file_bytes if named else self.max_file_bytes
+                cap = self.max_file_bytes
                 if cap is not None and size > cap:  # a cap under the buffer's size
                     return "too_large", []
                 if buffer.find(b"\0", 0, min(size, BINARY_PROBE)) >= 0:
                     return "binary", []
                 return "ok", self.search_bytes(buffer, size, limit)
             os.lseek(fd, 0, os.SEEK_SET)
-            return self._search_big(fd, limit, self.named_file_bytes if named
-                                    else self.max_file_bytes)
+            return self._search_big(fd, limit, self.max_file_bytes)
         finally:
             os.close(fd)
 
@@ -358,8 +358,9 @@ class Searcher:
 
     def _search_big(self, fd: int, limit: int | None,
                     cap: int | None) -> tuple[FileStatus, list[Hit]]:
-        """A file that may be big: read whole up to ``MAX_FILE_BYTES``, streamed above it (line
-        mode), read whole up to ``cap`` in multiline mode; ``too_large`` over ``cap``."""
+        """A file that may be big: read whole up to ``WHOLE_FILE_BYTES``, streamed above it (line
+        mode), read whole up to ``cap`` in multiline mode; ``too_large`` over ``cap`` (and, in
+        multiline mode without a cap this large, over ``WHOLE_FILE_BYTES``)."""
         try:
             st = os.fstat(fd)
         except OSError:
@@ -368,9 +369,9 @@ class Searcher:
             return "other", []
         if cap is not None and st.st_size > cap:
             return "too_large", []
-        if st.st_size <= MAX_FILE_BYTES or self.multiline:
+        if st.st_size <= WHOLE_FILE_BYTES or self.multiline:
             # multiline matches need the whole text: only as big as a cap asked for allows
-            return self._search_data(read_open(fd, max(cap or 0, MAX_FILE_BYTES)), limit)
+            return self._search_data(read_open(fd, max(cap or 0, WHOLE_FILE_BYTES)), limit)
         return self.search_stream(fd, limit, cap)
 
     def _search_data(self, data: bytes | str, limit: int | None) -> tuple[FileStatus, list[Hit]]:
@@ -391,6 +392,11 @@ class Searcher:
         carry = b""
         read = 0
         first = True
+        try:  # the whole probe, whatever the block size: the same rule as a whole read
+            if os.pread(fd, BINARY_PROBE, os.lseek(fd, 0, os.SEEK_CUR)).find(b"\0") >= 0:
+                return "binary", []
+        except OSError:
+            return "unreadable", []
         while True:
             try:
                 block = os.read(fd, STREAM_BLOCK)
@@ -400,8 +406,6 @@ class Searcher:
             if cap is not None and read > cap:
                 return "too_large", []
             if first:
-                if block.find(b"\0", 0, BINARY_PROBE) >= 0:
-                    return "binary", []
                 if block.startswith(b"\xef\xbb\xbf"):
                     block = block[3:]
                 first = False

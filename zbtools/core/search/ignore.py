@@ -1,11 +1,12 @@
 """Gitignore rules, compiled into buckets so one lookup costs about a microsecond (PERFORMANCE 6).
 
-``IgnoreRules.parse(text)`` reads one ignore file (``.gitignore``, ``.ignore``,
-``.git/info/exclude``) with git's syntax (gitignore(5)): comments, ``\\#``/``\\!`` escapes,
-trailing spaces dropped unless escaped, ``!`` negation, a trailing ``/`` for directories only, a
-slash at the start or in the middle anchoring the pattern to the ignore file's directory, ``*``,
-``?`` and ``[...]`` never matching ``/``, and ``**`` as a leading ``**/``, a trailing ``/**`` or
-a middle ``/**/`` (any other ``**`` is a plain ``*``).
+``IgnoreRules.parse(text, rank)`` reads one ignore file (``.gitignore``, ``.ignore``,
+``.rgignore``, ``.git/info/exclude``; ``rank`` says which, for the walk's precedence) with git's
+syntax (gitignore(5)): comments, ``\\#``/``\\!`` escapes, trailing spaces dropped unless
+escaped, ``!`` negation, a trailing ``/`` for directories only, a slash at the start or in the
+middle anchoring the pattern to the ignore file's directory, ``*``, ``?`` and ``[...]`` never
+matching ``/``, and ``**`` as a leading ``**/``, a trailing ``/**`` or a middle ``/**/`` (any
+other ``**`` is a plain ``*``).
 
 ``decide(sub, name, is_dir)`` answers for one path relative to the ignore file's directory: True
 (ignored), False (re-included by a negation) or None (no rule says anything). The last matching
@@ -310,21 +311,24 @@ class _Buckets:
 class IgnoreRules:
     """The compiled rules of one ignore file; see the module docstring."""
 
-    __slots__ = ("dirs", "files", "negated")
+    __slots__ = ("dirs", "files", "negated", "rank")
 
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[Rule], rank: int = 1) -> None:
+        # which kind of file the rules come from, the walk's precedence between kinds
+        # (walk.RANKS): .git/info/exclude 0, .gitignore 1, .ignore 2, .rgignore 3
+        self.rank = rank
         self.negated = [rule.negated for rule in rules]
         self.files = _Buckets([r for r in rules if not r.dir_only])
         self.dirs = _Buckets(rules)
 
     @classmethod
-    def parse(cls, text: str) -> IgnoreRules:
+    def parse(cls, text: str, rank: int = 1) -> IgnoreRules:
         rules: list[Rule] = []
         for line in text.split("\n"):
             rule = parse_line(line, len(rules))
             if rule is not None:
                 rules.append(rule)
-        return cls(rules)
+        return cls(rules, rank)
 
     def __bool__(self) -> bool:
         return bool(self.negated)

@@ -4,7 +4,8 @@ The python walk (one ``scandir`` per directory, ignore matching per entry) is mo
 cost in a fresh process; here ripgrep's own walker picks the files, run with flags that make its
 rules the walk's: ``.gitignore`` files apply outside a git repository too, never the global
 excludes file or ignore files above the start, hidden entries and ``DEFAULT_EXCLUDED_DIRS``
-(as ``!name/`` overrides) skipped unless asked, files over the size cap left out, no
+(as ``!name/`` overrides) skipped unless asked, files over a size cap left out (only when one
+is given: every file is searched otherwise), no
 encoding guessed (``-E none``: a UTF-16 file is binary, as the python engine sees it). With
 ``--debug`` ripgrep logs every entry it leaves out and why (hidden, an ignore rule, an override,
 its size, binary data at an offset); those lines, placed in walk order (siblings sorted by name,
@@ -31,9 +32,10 @@ running when the start is ignored itself, in another root, or in a repository ne
 workspace root (ripgrep applies no rule from above a repository's root), and when the workspace
 root lies inside a repository (the python walk then reads the ignore files above the root up to
 the repository's, which ripgrep reads with other precedence and further up); and after running when
-the two walkers could have disagreed: an ignore file the python walk does not read the same way
-(``.ignore``, ``.rgignore``, another repository's ``info/exclude``, one above the workspace
-root), a repository nested below the start, a hidden entry whitelisted by a negation, a
+the two walkers could have disagreed: an ignore file whose log lines are not told apart here
+(``.ignore``, ``.rgignore``: both walks read them alike, with ripgrep's precedence) or that the
+python walk does not read the same way (another repository's ``info/exclude``, one above the
+workspace root), a repository nested below the start, a hidden entry whitelisted by a negation, a
 directory as deep as the python walk's ``MAX_DEPTH`` (an override glob of that many components
 makes ripgrep log it), a log past ``LOG_LIMIT`` (thousands of entries left out one by one:
 logging each costs ripgrep about 20 us here, more than the python walk's counting), any message
@@ -344,9 +346,10 @@ class NativeSearch:
 
     def walk_flags(self) -> list[str]:
         flags = ["--no-config", "--no-require-git", "--no-ignore-global",
-                 "--max-filesize", str(self.searcher.max_file_bytes),
                  # a directory where the python walk stops (MAX_DEPTH): ripgrep logs it
                  "--glob", "!" + "*/" * (self.start_depth + MAX_DEPTH)]
+        if self.searcher.max_file_bytes is not None:  # a cap only when one was asked for
+            flags += ["--max-filesize", str(self.searcher.max_file_bytes)]
         if self.start == ".":
             flags.append("--no-ignore-parent")  # above the workspace: never read
         if self.include_hidden:

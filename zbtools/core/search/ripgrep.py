@@ -2,8 +2,8 @@
 
 The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
 skipped counts) is the same ``core.walk.Walk`` as the python engine's, and each file it keeps is
-opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most
-the searcher's size cap, no NUL byte in the first 8 KiB, exactly the python engine's rules) and
+opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most the
+searcher's size cap if it has one, no NUL byte in the first 8 KiB: the python engine's rules) and
 handed to ``rg`` as an inherited descriptor (``/dev/fd/N``), so ripgrep reads the very file we
 vetted and never resolves a path: containment is the walk's. Batches of ``BATCH_FILES`` files
 run in up to ``IN_FLIGHT`` ``rg`` processes while the walk goes on; their output
@@ -99,6 +99,8 @@ class RgSearch:
         self.per_file = per_file
         args = [rg, "--no-config", "--color", "never", "--no-heading", "--with-filename",
                 "--null", "--text", "--no-ignore", "--hidden", "--no-messages",
+                # read in buffers: a memory map of a 200 MB file would count whole in the RSS
+                "--no-mmap",
                 # Transcoding from UTF-8 puts U+FFFD where bytes are invalid and drops a BOM,
                 # as the python engine's decode does: '.' then matches the same characters.
                 "--encoding", "utf-8"]
@@ -321,7 +323,7 @@ def batch_size() -> int:
     return max(1, min(BATCH_FILES, (soft - 128) // (IN_FLIGHT + 1)))
 
 
-def _vet(dir_fd: int, name: str, slot: Slot, max_bytes: int) -> FileStatus | None:
+def _vet(dir_fd: int, name: str, slot: Slot, max_bytes: int | None) -> FileStatus | None:
     """Open and check one file as the python engine would; None: give it to rg (fd kept)."""
     try:
         fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
@@ -331,7 +333,7 @@ def _vet(dir_fd: int, name: str, slot: Slot, max_bytes: int) -> FileStatus | Non
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             status = "other"
-        elif st.st_size > max_bytes:
+        elif max_bytes is not None and st.st_size > max_bytes:
             status = "too_large"
         elif os.pread(fd, BINARY_PROBE, 0).find(b"\0") >= 0:
             status = "binary"

@@ -1,7 +1,7 @@
 """Searching a file or a tree: the path every search takes, one process, two, or ripgrep.
 
-``search_tree`` searches one file (a path naming a file is searched whatever the ignore rules and
-the walk's size cap say) or walks a directory (``walk.Walk``: ignore rules, hidden and excluded
+``search_tree`` searches one file (a path naming a file is searched whatever the ignore rules
+say) or walks a directory (``walk.Walk``: ignore rules, hidden and excluded
 entries), in walk order. It hands runs of files to a forked helper on big trees (``parallel``), or
 the files the walk picks to ripgrep when the rg engine is asked for (``ripgrep``); the matching
 itself is ``engine``'s. The results, their order, the limits and the skipped counts are the same on
@@ -72,7 +72,7 @@ def search_tree(workspace: Workspace, searcher: Searcher, path: str, path_filter
             name = res.name if res.name is not None else "."
             try:
                 status, hits = searcher.search_file(res.dir_fd, name,
-                                                    want(outcome, limit, per_file), named=True)
+                                                    want(outcome, limit, per_file))
             except SearchTimeout:
                 status, hits = "timeout", []
             record(outcome, res.rel, status, hits, limit, per_file)

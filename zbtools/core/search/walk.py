@@ -16,12 +16,16 @@ Rules:
 * Default excluded directories (``DEFAULT_EXCLUDED_DIRS``: ``.git``, ``node_modules``,
   ``target``, ``__pycache__``, ...) are never entered; ``exclude_dirs`` replaces the list
   (``[]`` excludes nothing).
-* Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden``; zbtools' own
-  temp, staging and backup files (``textio.is_temp_name``) are skipped even then.
-* Ignore files, with git's semantics through ``core/ignore.py`` (imported only when an
-  ignore file exists): ``.git/info/exclude`` at the workspace root, then in every directory its
-  ``.gitignore`` and ``.ignore`` (the latter wins), each applying to its own subtree, deeper
-  files winning over shallower ones, negations (``!keep.log``) included. Ignored directories are
+* Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden`` or an ignore
+  file re-includes them by a negation (``!.github/``, as in rg); zbtools' own temp, staging and
+  backup files (``textio.is_temp_name``) are skipped even then.
+* Ignore files, with git's syntax through ``core/ignore.py`` (imported only when an ignore file
+  exists): ``.git/info/exclude`` at the workspace root, then in every directory its
+  ``.gitignore``, ``.ignore`` and ``.rgignore``, each applying to its own subtree, negations
+  (``!keep.log``) included. Which rule decides is ripgrep's precedence (``layered_decision``):
+  a ``.rgignore`` rule over an ``.ignore`` rule over a ``.gitignore`` rule over
+  ``.git/info/exclude``, wherever each file lives, and among files of one kind the deepest
+  (with only ``.gitignore`` files, git's own precedence). Ignored directories are
   pruned, never entered. ``include_ignored`` turns this off. A directory named explicitly as the
   start is listed even if an ancestor's rules ignore it (then only the rules inside it apply).
   A workspace root inside a repository (a directory holding ``.git`` above it) also gets the
@@ -85,12 +89,16 @@ class WalkSwitches(Struct):
     """The walk options every listing and search tool accepts (declared once, inherited)."""
 
     include_hidden: bool = field(default=False, help="Also include names starting with '.'")
-    include_ignored: bool = field(default=False,
-                                  help="Also include entries matched by .gitignore/.ignore")
+    include_ignored: bool = field(default=False, help="Also include entries matched by "
+                                  ".gitignore/.ignore/.rgignore")
     exclude_dirs: list[str] | None = field(
         default=None, help="Directory names never entered, replacing the default list "
         "(.git, node_modules, target, __pycache__, vendor...); [] excludes none")
-IGNORE_FILES = (".gitignore", ".ignore")  # in increasing precedence
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # in increasing precedence
+# Precedence between kinds of ignore file, as ripgrep's: a rule of a higher rank decides over any
+# rule of a lower one, wherever either lives; within a rank the innermost file decides.
+RANKS = {".git/info/exclude": 0, ".gitignore": 1, ".ignore": 2, ".rgignore": 3}
+TOP_RANK = 3
 MAX_DEPTH = 512
 HELD_DIRS = 32
 IGNORE_FILE_LIMIT = 1024 * 1024
@@ -101,7 +109,8 @@ class Skipped(Struct):
     ignored: int = field(default=0, help="Entries matched by .gitignore/.ignore/.git/info/exclude")
     hidden: int = field(default=0, help="Hidden entries (names starting with '.')")
     binary: int = field(default=0, help="Binary files not searched")
-    too_large: int = field(default=0, help="Files over the size limit not searched")
+    too_large: int = field(default=0, help="Files not searched for their size: over a "
+                           "max_filesize given, or over 10 MiB in multiline mode")
     excluded_dirs: int = field(default=0,
                                help="Directories not entered by default (.git, node_modules...)")
     unreadable: int = field(default=0, help="Directories or files that could not be read")
@@ -204,10 +213,10 @@ def _read_small(dir_fd: int, name: str) -> tuple[str | None, os.stat_result | No
         os.close(fd)
 
 
-def _compile(text: str) -> IgnoreRules:
+def _compile(text: str, rank: int) -> IgnoreRules:
     from zbtools.core.search.ignore import IgnoreRules
 
-    return IgnoreRules.parse(text)
+    return IgnoreRules.parse(text, rank)
 
 
 def _name_of(item: os.DirEntry[str]) -> str:
@@ -215,17 +224,23 @@ def _name_of(item: os.DirEntry[str]) -> str:
 
 
 class OuterRules:
-    """The ignore files above a root, up to the enclosing repository's root: paths below the
-    root are matched as that directory sees them (``above`` is the root's path from it)."""
+    """One ignore file above a root, up to the enclosing repository's root: paths below the
+    root are matched as that directory sees them (``above`` is the root's path from there,
+    ``prefix`` the file's directory's)."""
 
-    __slots__ = ("above", "layers")
+    __slots__ = ("above", "prefix", "rank", "rules")
 
-    def __init__(self, layers: list[Layer], above: str) -> None:
-        self.layers = layers
+    def __init__(self, prefix: str, rules: IgnoreRules, above: str) -> None:
+        self.prefix = prefix
+        self.rules = rules
         self.above = above
+        self.rank = rules.rank
 
     def decide(self, sub: str, name: str, is_dir: bool) -> bool | None:
-        return layered_decision(self.layers, self.above + sub, name, is_dir)
+        path = self.above + sub
+        if self.prefix and not path.startswith(self.prefix):
+            return None
+        return self.rules.decide(path[len(self.prefix):], name, is_dir)
 
 
 def repository_above(root: str) -> int | None:
@@ -253,15 +268,22 @@ def derived(made: dict[str, tuple[object, T]], entry: Entry, make: Callable[[Ent
 
 def layered_decision(layers: Sequence[Layer], path: str, name: str,
                      is_dir: bool) -> bool | None:
-    """What the innermost layer with a rule for ``path`` (base name ``name``) decides: True
-    ignored, False re-included, None no rule."""
-    for prefix, rules in reversed(layers):
-        if prefix and not path.startswith(prefix):
+    """What the layers decide for ``path`` (base name ``name``): True ignored, False
+    re-included, None no rule. The highest ``RANKS`` kind with a rule for it decides, and
+    within a kind the innermost file (ripgrep's precedence: a root ``.ignore``'s ``*.log``
+    beats a deeper ``.gitignore``'s ``!keep.log``)."""
+    found: bool | None = None
+    found_rank = -1
+    for prefix, rules in reversed(layers):  # innermost first
+        rank = rules.rank
+        if rank <= found_rank or (prefix and not path.startswith(prefix)):
             continue
         decided = rules.decide(path[len(prefix):], name, is_dir)
         if decided is not None:
-            return decided
-    return None
+            if rank == TOP_RANK:
+                return decided
+            found, found_rank = decided, rank
+    return found
 
 
 def ignored_by(layers: Sequence[Layer], rel: str, is_dir: bool) -> bool:
@@ -379,11 +401,12 @@ class Walk:
         layers: list[Layer] = []
         outer = self._outer_rules(base or self.workspace.root)
         if outer is not None:
-            layers.append((base.rstrip("/") + "/" if base else "", outer))
+            layers.extend((base.rstrip("/") + "/" if base else "", one) for one in outer)
         exclude, st = self._read_path(root_fd, [".git", "info", "exclude"])
         self._start_prints.append(self._print(".git/info/exclude", st))
         if exclude:
-            layers.append((base.rstrip("/") + "/" if base else "", _compile(exclude)))
+            layers.append((base.rstrip("/") + "/" if base else "",
+                           _compile(exclude, RANKS[".git/info/exclude"])))
         fd = os.dup(root_fd)
         try:
             for i in range(len(parts)):
@@ -402,17 +425,17 @@ class Walk:
             return ()  # named explicitly: list it, with only the rules found inside it
         return tuple(layers)
 
-    def _outer_rules(self, root: str) -> OuterRules | None:
+    def _outer_rules(self, root: str) -> list[OuterRules] | None:
         """The ignore files of the directories above ``root`` up to the enclosing repository's
-        root (its ``.git/info/exclude``, then each directory's ``.gitignore`` and ``.ignore``),
-        as rg and fd read them; None when there are none, when ``root`` is not inside a
-        repository or is one, or when they ignore ``root`` itself (a workspace opened in an
-        ignored directory is listed, as a start named explicitly is)."""
+        root (its ``.git/info/exclude``, then each directory's ``.gitignore``, ``.ignore`` and
+        ``.rgignore``), outermost first, as rg and fd read them; None when there are none, when
+        ``root`` is not inside a repository or is one, or when they ignore ``root`` itself (a
+        workspace opened in an ignored directory is listed, as a start named explicitly is)."""
         top = repository_above(root)
         if top is None:
             return None
         comps = [c for c in root.split("/") if c]
-        raw: list[Layer] = []
+        raw: list[tuple[str, IgnoreRules]] = []
         for depth in range(top, len(comps)):
             where = "/" + "/".join(comps[:depth])
             try:
@@ -425,18 +448,19 @@ class Walk:
                     text, st = self._read_path(fd, [".git", "info", "exclude"])
                     self._start_prints.append(self._print(where + "/.git/info/exclude", st))
                     if text:
-                        raw.append(("", _compile(text)))
+                        raw.append(("", _compile(text, RANKS[".git/info/exclude"])))
                 for name in IGNORE_FILES:
                     text, st = _read_small(fd, name)
                     self._start_prints.append(self._print(f"{where}/{name}", st))
                     if text:
-                        raw.append((prefix + "/" if prefix else "", _compile(text)))
+                        raw.append((prefix + "/" if prefix else "", _compile(text, RANKS[name])))
             finally:
                 os.close(fd)
         if not raw or any(ignored_by(raw, "/".join(comps[top:k]), True)
                           for k in range(top + 1, len(comps) + 1)):
             return None
-        return OuterRules(raw, "/".join(comps[top:]) + "/")
+        above = "/".join(comps[top:]) + "/"
+        return [OuterRules(prefix, rules, above) for prefix, rules in raw]
 
     @staticmethod
     def _read_path(root_fd: int, parts: list[str]) -> tuple[str | None, os.stat_result | None]:
@@ -480,7 +504,7 @@ class Walk:
                 self._rules_linked = True
             if prints is not None and (names is not None or st is not None):
                 prints.append(self._print(prefix + name, st))
-            rules = _compile(text) if text else None
+            rules = _compile(text, RANKS[name]) if text else None
             if rules:
                 out.append((prefix, rules))
         return out
@@ -528,7 +552,9 @@ class Walk:
                 skipped.excluded_dirs += 1
                 continue
             if name[0] == ".":
-                if not include_hidden:
+                # a hidden name an ignore file re-includes (``!.github/``) is walked, as in rg
+                if not include_hidden and not (layers and layered_decision(
+                        layers, prefix + name, name, is_dir) is False):
                     skipped.hidden += 1
                     continue
                 if ".zb" in name and is_temp_name(name):
