@@ -65,7 +65,8 @@ def on_terminal(ws: Path, *argv: str, env: dict[str, str] | None = None,
     proc = subprocess.Popen([sys.executable, "-m", module, *argv], stdin=slave,
                             stdout=slave, stderr=slave, cwd=ws, env=environment,
                             close_fds=True,
-                            preexec_fn=controlling_terminal if answer else None)
+                            # two system calls between fork and exec, no lock taken
+                            preexec_fn=controlling_terminal if answer else None)  # noqa: PLW1509
     os.close(slave)
     chunks: list[tuple[float, bytes]] = []
     try:
