@@ -12,7 +12,9 @@ sequences, C1 and bidi controls, backspaces and carriage returns.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -138,3 +140,29 @@ def test_every_rendering_on_a_terminal_exits_as_the_contract_says_and_shows_no_c
     assert not problems, "\n".join(problems)
     assert b"^[[2J" in run.raw  # the hostile sequences were there, and shown
     assert (ws / "new2.txt").read_bytes() == HOSTILE.encode()  # shown visibly, written as is
+
+
+class TerminalStream(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_debug_traceback_on_a_terminal_shows_the_control_characters_it_quotes(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbtools.dispatch import Streams
+    from zbtools.entry import run
+    from zbtools.toolspec import ToolSpec
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("a bug quoting \x1b[2J\x1b]0;t\x07")
+
+    monkeypatch.setattr(ToolSpec, "call", broken)
+    out, err = io.StringIO(), TerminalStream()
+    streams = Streams(None, out, err, stdin_isatty=False, stdout_isatty=False,
+                      stderr_isatty=True)
+    code = run(["--debug", "read_file", "x"], streams, {**os.environ,
+                                                        "ZBTOOLS_WORKSPACE": str(ws)})
+    assert code == 4
+    assert "Traceback" in err.getvalue() and "a bug quoting ^[[2J^[]0;t^G" in err.getvalue()
+    assert "\x1b" not in err.getvalue()
+    assert json.loads(out.getvalue())["error"]["code"] == "internal_error"

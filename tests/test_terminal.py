@@ -213,7 +213,8 @@ def test_a_name_or_a_message_cannot_drive_the_terminal_either(ws: Path) -> None:
 def test_a_commands_output_is_shown_visibly_as_it_comes(ws: Path) -> None:
     run = on_terminal(ws, "run_command", "printf 'a\\033[2Jb\\r\\n'; printf 'c\\rd' >&2")
     assert run.code == 0, run.raw
-    assert b"a^[[2Jb\r\r\n" in run.raw and b"c^Md" in run.raw  # the terminal adds a CR
+    assert b"a^[[2Jb\r\r\n" in run.raw  # the terminal adds a CR before each LF
+    assert re.search(rb"c\^Md\r\n\x1b\[2m\[exit code 0", run.raw), run.raw  # a line of its own
     assert b"\x1b[2J" not in run.raw
 
 

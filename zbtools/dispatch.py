@@ -621,7 +621,16 @@ def failure(exc: BaseException, *, debug: bool, stderr: TextIO | None,
     if debug and stderr is not None:
         import traceback
 
-        traceback.print_exception(exc, file=stderr)
+        text = "".join(traceback.format_exception(exc))
+        try:
+            on_terminal = stderr.isatty()
+        except (OSError, ValueError):
+            on_terminal = False
+        if on_terminal:  # a traceback quotes values: content's control characters shown
+            from zbtools.core.call.terminal import visible
+
+            text = visible(text)
+        stderr.write(text)
     return ToolError("internal_error", f"internal error: {type(exc).__name__}: {exc}",
                      hint=hint)
 

@@ -303,9 +303,8 @@ def malformed(draw: st.DrawFn) -> tuple[list[str], bytes | None]:
         words = {"help", "tools", "schema", "prompt", "batch", "mcp", "completion"}
         name = draw(NAME.filter(lambda n: not n.startswith("-") and n not in words))
         return [name], None
-    return ["read_file", "a", "--" + draw(st.text(
-        st.characters(min_codepoint=0x21, max_codepoint=0x7e).filter(str.isalnum),
-        min_size=1, max_size=8)).lower() + "zq", "1"], None
+    return ["read_file", "a", "--" + draw(st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz-"),
+                                                   min_size=1, max_size=8)) + "zq", "1"], None
 
 
 @invariant(examples=100)

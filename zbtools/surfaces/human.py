@@ -61,7 +61,8 @@ def live_output(spec: ToolSpec, ctx: Context, streams: Streams) -> None:
 class _LiveOutput:
     """The sink of a command's output: decoded as it comes and shown with its control characters
     made visible. A carriage return that ends a chunk waits for the next one, where a newline may
-    follow it (a CRLF line end, shown as one)."""
+    follow it (a CRLF line end, shown as one). ``finish`` ends an unfinished last line, so that
+    how the command ended starts a line of its own."""
 
     def __init__(self, ctx: Context, streams: Streams) -> None:
         import codecs
@@ -71,6 +72,7 @@ class _LiveOutput:
         self.decoders = {"stdout": codecs.getincrementaldecoder("utf-8")("replace"),
                          "stderr": codecs.getincrementaldecoder("utf-8")("replace")}
         self.pending = {"stdout": "", "stderr": ""}
+        self.at_line_start = True
 
     def __call__(self, stream: str, data: bytes) -> None:
         text = self.pending[stream] + self.decoders[stream].decode(data)
@@ -78,8 +80,10 @@ class _LiveOutput:
         if self.pending[stream]:
             text = text[:-1]
         out = self.streams.stdout if stream == "stdout" else self.streams.stderr
-        out.write(visible(text))
-        out.flush()
+        if text:
+            out.write(visible(text))
+            out.flush()
+            self.at_line_start = text.endswith("\n")
         self.ctx.output_shown = True
 
     def finish(self) -> None:
@@ -91,6 +95,11 @@ class _LiveOutput:
                 out = self.streams.stdout if stream == "stdout" else self.streams.stderr
                 out.write(visible(text))
                 out.flush()
+                self.at_line_start = text.endswith("\n")
+        if not self.at_line_start:
+            self.streams.stdout.write("\n")
+            self.streams.stdout.flush()
+            self.at_line_start = True
 
 
 def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
