@@ -93,12 +93,13 @@ class Streams:
     """Where a call reads and writes; the real process or an in-process test."""
 
     def __init__(self, stdin: BinaryIO | None, stdout: TextIO, stderr: TextIO,
-                 stdin_isatty: bool, stdout_isatty: bool) -> None:
+                 stdin_isatty: bool, stdout_isatty: bool, stderr_isatty: bool = False) -> None:
         self.stdin = stdin
         self.stdout = stdout
         self.stderr = stderr
         self.stdin_isatty = stdin_isatty
         self.stdout_isatty = stdout_isatty
+        self.stderr_isatty = stderr_isatty
 
 
 def parse_request(data: bytes, source: str) -> dict[str, Any]:
@@ -620,7 +621,16 @@ def failure(exc: BaseException, *, debug: bool, stderr: TextIO | None,
     if debug and stderr is not None:
         import traceback
 
-        traceback.print_exception(exc, file=stderr)
+        text = "".join(traceback.format_exception(exc))
+        try:
+            on_terminal = stderr.isatty()
+        except (OSError, ValueError):
+            on_terminal = False
+        if on_terminal:  # a traceback quotes values: content's control characters shown
+            from zbtools.core.call.terminal import visible
+
+            text = visible(text)
+        stderr.write(text)
     return ToolError("internal_error", f"internal error: {type(exc).__name__}: {exc}",
                      hint=hint)
 
@@ -631,11 +641,15 @@ def debugging(opts: Options, env: Mapping[str, str]) -> bool:
 
 def emit(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
          envelope: dict[str, Any], result_obj: Any, ctx: Context | None) -> None:
-    """Print one envelope as JSON or as the text rendering (``human`` is a surface's)."""
+    """Print one envelope as JSON or as the text rendering (``human`` is a surface's). The text
+    rendering is what a model reads, byte for byte, except on a terminal: there the control
+    characters of content are shown (``terminal.visible``), not acted on."""
     if fmt == "text":
+        from zbtools.core.call.terminal import visible
         from zbtools.textout import render_text
 
-        write(streams, render_text(spec, tool, envelope, result_obj, ctx))
+        text = render_text(spec, tool, envelope, result_obj, ctx)
+        write(streams, visible(text) if streams.stdout_isatty else text)
         return
     write(streams, dumps_ascii(envelope) + "\n")
 
@@ -651,4 +665,8 @@ def process_streams() -> Streams:
         stdout_isatty = os.isatty(sys.stdout.fileno())
     except (OSError, ValueError):
         stdout_isatty = False
-    return Streams(stdin, sys.stdout, sys.stderr, stdin_isatty, stdout_isatty)
+    try:
+        stderr_isatty = sys.stderr is not None and os.isatty(sys.stderr.fileno())
+    except (OSError, ValueError):
+        stderr_isatty = False
+    return Streams(stdin, sys.stdout, sys.stderr, stdin_isatty, stdout_isatty, stderr_isatty)

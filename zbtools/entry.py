@@ -100,7 +100,7 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
             if opts.paths is not None:  # a pipe of paths: the error goes to stderr
                 from zbtools.textout import render_error
 
-                streams.stderr.write(render_error(envelope["error"]))
+                streams.stderr.write(on_stderr(streams, render_error(envelope["error"])))
                 return error.exit_code
             show(streams, fmt if documented or fmt != "human" else "json", call.spec,
                  call.tool, envelope, None, call.ctx, opts.color)
@@ -156,10 +156,24 @@ def notices(envelope: dict[str, Any], result: Any) -> list[str]:
 
 
 def print_paths(streams: Streams, paths: list[str], end: str, notes: list[str]) -> None:
-    """``--paths``/``-0``: the paths alone on stdout (each ended by ``end``), notices on stderr."""
+    """``--paths``/``-0``: the paths alone on stdout (each ended by ``end``), notices on stderr.
+    Byte for byte in a pipe; on a terminal a name's control characters are shown, not run."""
+    if streams.stdout_isatty:
+        from zbtools.core.call.terminal import visible_name
+
+        paths = [visible_name(p) for p in paths]
     write(streams, "".join(p + end for p in paths))
     for note in notes:
-        streams.stderr.write(f"zbtools: {note}\n")
+        streams.stderr.write(on_stderr(streams, f"zbtools: {note}\n"))
+
+
+def on_stderr(streams: Streams, text: str) -> str:
+    """``text`` as it may be written to stderr: its control characters shown on a terminal."""
+    if not streams.stderr_isatty:
+        return text
+    from zbtools.core.call.terminal import visible
+
+    return visible(text)
 
 
 def run_command_word(command: str, rest: list[str], opts: Options, streams: Streams,

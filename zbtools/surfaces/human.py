@@ -17,10 +17,17 @@ theme background, no padding to the terminal's width):
 Colours follow ``--color`` and, in ``auto``, rich's rules: ``NO_COLOR`` turns them off,
 ``FORCE_COLOR`` on even in a pipe.
 
+Every string that comes from content (a file's lines and name, a match, a diff, a message that
+quotes a path or an old text, a command's output, a plan's titles) goes through ``visible``
+(``zbtools.core.call.terminal``) before rich sees it, so the only escape sequences that reach
+the terminal are rich's own styling: a file cannot clear the screen or retitle the window.
+
 A surface: imports the text rendering (``zbtools.textout``), never another surface.
 """
 
 from __future__ import annotations
+
+from zbtools.core.call.terminal import visible, visible_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,18 +55,51 @@ def live_output(spec: ToolSpec, ctx: Context, streams: Streams) -> None:
     (stdout to stdout, stderr to stderr); ``render_human`` then prints only how it ended."""
     if spec.category != "commands":
         return
-    import codecs
+    ctx.output_sink = _LiveOutput(ctx, streams)
 
-    decoders = {"stdout": codecs.getincrementaldecoder("utf-8")("replace"),
-                "stderr": codecs.getincrementaldecoder("utf-8")("replace")}
 
-    def sink(stream: str, data: bytes) -> None:
-        out = streams.stdout if stream == "stdout" else streams.stderr
-        out.write(decoders[stream].decode(data))
-        out.flush()
-        ctx.output_shown = True
+class _LiveOutput:
+    """The sink of a command's output: decoded as it comes and shown with its control characters
+    made visible. A carriage return that ends a chunk waits for the next one, where a newline may
+    follow it (a CRLF line end, shown as one). ``finish`` ends an unfinished last line, so that
+    how the command ended starts a line of its own."""
 
-    ctx.output_sink = sink
+    def __init__(self, ctx: Context, streams: Streams) -> None:
+        import codecs
+
+        self.ctx = ctx
+        self.streams = streams
+        self.decoders = {"stdout": codecs.getincrementaldecoder("utf-8")("replace"),
+                         "stderr": codecs.getincrementaldecoder("utf-8")("replace")}
+        self.pending = {"stdout": "", "stderr": ""}
+        self.at_line_start = True
+
+    def __call__(self, stream: str, data: bytes) -> None:
+        text = self.pending[stream] + self.decoders[stream].decode(data)
+        self.pending[stream] = "\r" if text.endswith("\r") else ""
+        if self.pending[stream]:
+            text = text[:-1]
+        out = self.streams.stdout if stream == "stdout" else self.streams.stderr
+        if text:
+            out.write(visible(text))
+            out.flush()
+            self.at_line_start = text.endswith("\n")
+        self.ctx.output_shown = True
+
+    def finish(self) -> None:
+        """Show what is still held: the decoders' partial characters, a final carriage return."""
+        for stream in ("stdout", "stderr"):
+            text = self.pending[stream] + self.decoders[stream].decode(b"", final=True)
+            self.pending[stream] = ""
+            if text:
+                out = self.streams.stdout if stream == "stdout" else self.streams.stderr
+                out.write(visible(text))
+                out.flush()
+                self.at_line_start = text.endswith("\n")
+        if not self.at_line_start:
+            self.streams.stdout.write("\n")
+            self.streams.stdout.flush()
+            self.at_line_start = True
 
 
 def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
@@ -69,28 +109,23 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
     styling at all), else ``auto``: rich's own choice, which honours ``NO_COLOR`` and
     ``FORCE_COLOR``. ``arguments``: the call's, for the matches a search highlights."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.text import Text
 
     from zbtools.textout import render_text
 
+    finish = getattr(ctx.output_sink, "finish", None) if ctx is not None else None
+    if finish is not None:
+        finish()
     if not envelope["ok"]:
-        error = envelope["error"]
-        console = Console(file=streams.stderr, highlight=False, **console_colors(color))
-        console.print(Text.assemble((f"error[{error['code']}]", "bold red"), ": ",
-                                    error["message"]))
-        if error.get("hint"):
-            console.print(f"[yellow]hint:[/] {escape(error['hint'])}")
-        problems = (error.get("details") or {}).get("problems") or []
-        for problem in problems[1:] if len(problems) > 1 else []:
-            console.print(f"  - {escape(problem['message'])}")
+        _error(Console(file=streams.stderr, highlight=False, soft_wrap=True,
+                       **console_colors(color)), envelope["error"])
         return
     console = Console(file=streams.stdout, highlight=False, soft_wrap=True,
                       **console_colors(color))
     result = envelope["result"]
     warnings = envelope.get("warnings", [])
     if not isinstance(result, dict):
-        console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")
+        console.print(Text(visible(render_text(spec, tool, envelope, result_obj, ctx))), end="")
         return
     if ("content" in result and "path" in result and result["content"]
             and ("start_line" in result or "first_line" in result)):
@@ -108,23 +143,49 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
     elif isinstance(result.get("diff"), str) and result["diff"]:
         text = render_text(spec, tool, dict(envelope, warnings=[]), result_obj, ctx)
         head, sep, tail = text.partition(result["diff"])
-        console.print(Text(head), end="")
+        console.print(Text(visible(head)), end="")
         if sep:
             console.print(diff_text(sep), end="")
-            console.print(Text(tail), end="")
+            console.print(Text(visible(tail)), end="")
     else:
-        console.print(Text(render_text(spec, tool, envelope, result_obj, ctx)), end="")
+        console.print(Text(visible(render_text(spec, tool, envelope, result_obj, ctx))), end="")
         return  # the text rendering carries the warnings
     for warning in warnings:
-        console.print(Text.assemble(("warning:", "yellow"), " ", warning))
+        console.print(Text.assemble(("warning:", "yellow"), " ", visible(str(warning))))
+
+
+def _error(console: Console, error: dict[str, Any]) -> None:
+    """``error[code]`` in red, the hint in yellow, then what the text rendering shows beside
+    them (the problems, an ambiguous edit's candidates, the diff against the closest match)."""
+    from rich.text import Text
+
+    from zbtools.textout import render_error
+
+    head = f"error[{error['code']}]: {error['message']}\n"
+    console.print(Text.assemble((f"error[{error['code']}]", "bold red"), ": ",
+                                visible(str(error["message"]))))
+    if error.get("hint"):
+        head += f"hint: {error['hint']}\n"
+        console.print(Text.assemble(("hint:", "yellow"), " ", visible(str(error["hint"]))))
+    rest = render_error(error)
+    rest = rest[len(head):] if rest.startswith(head) else ""
+    diff = (error.get("details") or {}).get("diff")
+    before, sep, after = rest.partition(diff) if isinstance(diff, str) and diff else \
+        (rest, "", "")
+    console.print(Text(visible(before)), end="")
+    if sep:
+        console.print(diff_text(sep), end="")
+        console.print(Text(visible(after)), end="")
 
 
 def _read(console: Console, result: dict[str, Any]) -> None:
     from rich.syntax import Syntax
 
     start = result.get("first_line") or result.get("start_line") or 1
+    from rich.text import Text
+
     lexer = Syntax.guess_lexer(result["path"], code=result["content"][:4096])
-    code = result["content"].replace("\r\n", "\n")
+    code = visible(result["content"].replace("\r\n", "\n"))
     # The final newline ends the last line; it does not start a numbered empty one.
     code = code[:-1] if code.endswith("\n") else code
     # The ANSI palette on the terminal's own background: readable on dark and light terminals,
@@ -163,7 +224,7 @@ def diff_text(diff: str) -> Text:
             style = "cyan"
         else:
             style = ""
-        out.append(line, style=style)
+        out.append(visible(line), style=style)
     if diff and not diff.endswith("\n"):
         out.append("\n")
     return out
@@ -186,12 +247,14 @@ def _matcher(spec: ToolSpec | None, arguments: dict[str, Any] | None) -> Any:
 
 
 def _highlighted(text: str, pattern: Any) -> Text:
+    """The line with the pattern's matches in bold red: matched on the line as it is, then
+    each piece made visible (a control character may be part of a match)."""
     from rich.text import Text
 
-    out = Text(text)
+    out = Text()
     if pattern is None:
-        return out
-    pos = 0
+        return Text(visible(text))
+    pos = shown = 0
     for _ in range(200):  # a line holds at most 500 characters; enough for any real line
         try:
             m = pattern.search(text, pos, timeout=0.05)
@@ -200,8 +263,11 @@ def _highlighted(text: str, pattern: Any) -> Text:
         if m is None or (m.end() == m.start() and m.start() >= len(text)):
             break
         if m.end() > m.start():
-            out.stylize("bold red", m.start(), m.end())
+            out.append(visible(text[shown:m.start()]))
+            out.append(visible(text[m.start():m.end()]), style="bold red")
+            shown = m.end()
         pos = m.end() if m.end() > m.start() else m.start() + 1
+    out.append(visible(text[shown:]))
     return out
 
 
@@ -215,10 +281,11 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
     path_style = "magenta"
     if mode == "files_with_matches":
         for path in result.get("files", []):
-            console.print(Text(path, style=path_style))
+            console.print(Text(visible_name(path), style=path_style))
     elif mode == "count":
         for c in result.get("counts", []):
-            console.print(Text.assemble((c["path"], path_style), ":", str(c["count"])))
+            console.print(Text.assemble((visible_name(c["path"]), path_style), ":",
+                                        str(c["count"])))
     else:
         pattern = _matcher(spec, arguments)
         rows: dict[str, dict[int, tuple[str, str]]] = {}
@@ -235,18 +302,18 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
         for index, (path, lines) in enumerate(rows.items()):
             if index:
                 console.print()
-            console.print(Text(path, style=path_style))
+            console.print(Text(visible_name(path), style=path_style))
             previous: int | None = None
             for number in sorted(lines):
                 if previous is not None and number > previous + 1:
                     console.print(Text("--", style="dim"))
                 sep, line = lines[number]
-                body = _highlighted(line, pattern) if sep == ":" else Text(line)
+                body = _highlighted(line, pattern) if sep == ":" else Text(visible(line))
                 console.print(Text.assemble((str(number), "green"), sep, body))
                 previous = number
     notes = [line for line in text.splitlines() if line.startswith("[") and line.endswith("]")]
     for note in notes:
-        console.print(Text(note, style="dim"))
+        console.print(Text(visible(note), style="dim"))
 
 
 def _processes(console: Console, processes: list[dict[str, Any]]) -> None:
@@ -262,9 +329,11 @@ def _processes(console: Console, processes: list[dict[str, Any]]) -> None:
         end = str(p.get("exit_code")) if p.get("exit_code") is not None else (
             p.get("signal") or "")
         status = str(p.get("status", ""))
-        table.add_row(str(p.get("id", "")), Text(status, style=colours.get(status, "")), end,
-                      f"{(p.get('runtime_ms') or 0) // 1000}s", str(p.get("pid") or ""),
-                      f"{p.get('bytes_total') or 0}B", str(p.get("command", "")))
+        table.add_row(Text(visible_name(str(p.get("id", "")))),
+                      Text(visible(status), style=colours.get(status, "")),
+                      Text(visible(str(end))), f"{(p.get('runtime_ms') or 0) // 1000}s",
+                      str(p.get("pid") or ""), f"{p.get('bytes_total') or 0}B",
+                      Text(visible(str(p.get("command", "")))))
     console.print(table)
 
 
@@ -283,7 +352,7 @@ def _command_end(console: Console, spec: ToolSpec, result_obj: Any, envelope: di
     end = render_text(spec, spec.name, dict(envelope, warnings=[]), quiet, ctx).strip("\n")
     result = envelope["result"]
     ok = result.get("exit_code") == 0 and not result.get("timed_out")
-    console.print(Text(end, style="dim" if ok else "bold red"))
+    console.print(Text(visible(end), style="dim" if ok else "bold red"))
 
 
 def tools_table(listing: list[dict[str, Any]], streams: Streams, color: str | None) -> None:
@@ -318,9 +387,9 @@ def _checklist(console: Any, steps: list[dict[str, Any]], explanation: str | Non
     done = sum(1 for s in steps if s["status"] == "completed")
     console.print(Text.assemble(("plan ", "bold"), f"{done}/{len(steps)} completed"))
     if explanation:
-        console.print(Text(explanation, style="italic"))
+        console.print(Text(visible(str(explanation)), style="italic"))
     for number, step in enumerate(steps, 1):
         mark, style = STEP_STYLES.get(step["status"], ("?", ""))
         console.print(Text.assemble(f"{number:>3}. ", (mark, style), " ",
-                                    (str(step["title"]), style if step["status"] != "pending"
-                                     else "")))
+                                    (visible(str(step["title"])),
+                                     style if step["status"] != "pending" else "")))

@@ -3,7 +3,8 @@
 ``confirm`` asks on the controlling terminal, ``/dev/tty``, never on stdin (which carries the JSON
 request) and never on stdout (which carries the JSON result). Without a controlling terminal
 (a harness, CI, ``setsid``) the command is refused with ``approval_required``; an answer other
-than ``y``/``yes``, or none within ``TIMEOUT`` seconds, refuses it with ``approval_denied``.
+than ``y``/``yes``, or none within ``TIMEOUT`` seconds, refuses it with ``approval_denied``. The
+command is shown with its control characters made visible (``zbtools.core.call.terminal``).
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ def approve(policy: str, command: str, cwd: str) -> None:
     try:
         import select
 
-        shown = command if len(command) <= 2000 else command[:2000] + " ..."
-        prompt = f"\nzbtools: run this command in {cwd}?\n  {shown}\n[y/N] "
+        from zbtools.core.call.terminal import visible, visible_name
+
+        # shown, never acted on: an escape sequence or a carriage return in the command must
+        # not hide what it runs from the person approving it
+        shown = visible(command if len(command) <= 2000 else command[:2000] + " ...")
+        prompt = f"\nzbtools: run this command in {visible_name(cwd)}?\n  {shown}\n[y/N] "
         os.write(fd, prompt.encode("utf-8", "replace"))
         answer = b""
         ready, _, _ = select.select([fd], [], [], TIMEOUT)

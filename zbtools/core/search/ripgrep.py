@@ -73,10 +73,12 @@ def find_rg(env: Mapping[str, str] | None = None) -> str | None:
 
 def compatible(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
     """Whether ripgrep reads ``pattern`` exactly as the python engine does: the line-local
-    patterns (``search.line_local``), whose constructs both dialects share."""
+    patterns (``search.line_local``), whose constructs both dialects share. A pattern holding
+    a NUL character cannot be passed on rg's command line at all."""
     from zbtools.core.search.engine import line_local
 
-    return line_local(pattern, fixed_strings=fixed_strings, multiline=multiline)
+    return "\0" not in pattern and line_local(pattern, fixed_strings=fixed_strings,
+                                              multiline=multiline)
 
 
 class _Batch:
