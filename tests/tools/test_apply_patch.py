@@ -269,3 +269,25 @@ def test_a_no_match_never_names_lines_past_the_end_of_the_file(ws: Path,
     assert error["details"]["closest"]["end_line"] <= 3
     assert "lines 3-3" in error["message"] and "3-4" not in error["message"]
     assert "3-4" not in error["hint"]
+
+
+def test_a_refused_patch_file_leaves_no_descriptor_open(ws: Path, cli: CliRunner) -> None:
+    # A batch or MCP session runs thousands of calls in one process: each refusal of a patch's
+    # file (exists, missing, no match, move onto a file) once kept that file's directory open.
+    import os
+
+    (ws / "sub").mkdir()
+    put(ws, "sub/a.txt", "one\n")
+    put(ws, "sub/b.txt", "two\n")
+    refusals = [
+        "*** Begin Patch\n*** Add File: sub/a.txt\n+x\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: sub/missing.txt\n@@\n-x\n+y\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: sub/a.txt\n@@\n-absent\n+y\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: sub/a.txt\n*** Move to: sub/b.txt\n@@\n-one\n+1\n"
+        "*** End Patch\n",
+    ]
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        for patch in refusals:
+            assert cli("apply_edit", stdin={"patch": patch}).code == 1
+    assert len(os.listdir("/proc/self/fd")) == before

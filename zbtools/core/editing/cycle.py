@@ -733,7 +733,11 @@ def _label(change_path: str, count: int) -> str:
     return f"{change_path}: " if count > 1 else ""
 
 
-def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
+def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[FileChange]
+             ) -> None:
+    """Add ``patch``'s change to ``changes`` before resolving anything, so that the caller
+    closes its directory descriptors whatever fails on the way (a refused file of a patch
+    must not leak them in a batch or MCP session)."""
     import stat as stat_module
 
     from zbtools.core.editing.matching import MatchError, apply_requests, unified_diff
@@ -741,6 +745,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
 
     if patch.kind == "add":
         change = FileChange(shown, "created")
+        changes.append(change)
         change.res = ctx.workspace.resolve(shown, create_parents=True, write=True)
         if change.res.exists:
             raise ToolError("already_exists", f"{shown}: the patch adds this file, but it "
@@ -751,8 +756,9 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
         change.after = text.encode("utf-8")
         change.rel = change.res.rel
         change.diff = unified_diff(change.rel, "", text)
-        return change
+        return
     change = FileChange(shown, "deleted" if patch.kind == "delete" else "updated")
+    changes.append(change)
     change.res = ctx.workspace.resolve(shown, write=True)
     data = read_bytes(change.res, max_bytes=MAX_EDIT_BYTES, shown=shown)
     assert change.res.st is not None
@@ -772,7 +778,7 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
                                 hint="read the file again; delete it with delete_file if that is "
                                 "still intended")
         change.diff = unified_diff(change.rel, decoded.display_text(), "")
-        return change
+        return
     try:
         requests = hunk_requests(patch, label)
         check_new_text([r.new for r in requests], decoded.invalid_utf8, shown)
@@ -794,7 +800,6 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str) -> FileChange:
         change.dest_rel = change.dest.rel
     change.diff = unified_diff(change.rel, decoded.display_text(),
                                _display(new_text, decoded))
-    return change
 
 
 def _commit(ctx: Context, change: FileChange) -> None:
@@ -880,7 +885,7 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
     changes: list[FileChange] = []
     try:
         for patch in patches:
-            changes.append(_prepare(ctx, patch, patch.path, _label(patch.path, len(patches))))
+            _prepare(ctx, patch, patch.path, _label(patch.path, len(patches)), changes)
         if dry_run:
             return PatchOutcome(changes, True)
         if len(changes) > 1 or any(c.action == "renamed" for c in changes):
