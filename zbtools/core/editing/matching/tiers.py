@@ -25,11 +25,13 @@ also stands inside the gap up to indentation, or new text repeats a line just ou
 
 Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
 characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
-only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most 400 lines,
-in a file of at most 5 Mi characters, on the windows around every occurrence of its 3
-rarest lines (refused past ``SIMILARITY_MAX_WINDOWS``: never a set cut short), and accepts
-only a best score >= 0.90 whose best non-overlapping rival scores at most best - 0.10 and
-below 0.85 (its 3-way merge, in ``merge``, may still refuse).
+only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most 400 lines
+and ``SIMILARITY_MAX_OLD_CHARS`` characters (each window's score is an edit distance, whose
+cost is the product of the two texts' lengths), in a file of at most 5 Mi characters, on the
+windows around every occurrence of its 3 rarest lines (refused past
+``SIMILARITY_MAX_WINDOWS``: never a set cut short), and accepts only a best score >= 0.90
+whose best non-overlapping rival scores at most best - 0.10 and below 0.85 (its 3-way merge,
+in ``merge``, may still refuse).
 Failure modes: ``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_anchor``,
 ``invalid_arguments`` (a malformed anchor).
 
@@ -85,6 +87,7 @@ SIMILARITY_MIN_CHARS = 40
 SIMILARITY_MAX_WINDOWS = 2000
 SIMILARITY_MAX_FILE_BYTES = 5 * 1024 * 1024
 SIMILARITY_MAX_OLD_LINES = 400
+SIMILARITY_MAX_OLD_CHARS = 24_000
 NEAR_TYPO_MAX_EDITS = 2
 NEAR_TYPO_MIN_CHARS = 6
 NEAR_SINGLE_LINE_MIN_CHARS = 16
@@ -131,10 +134,23 @@ class Candidate:
             self.end, self.start + 1)
 
 
-def find_exact(model: FileModel, old: str, limit: int = 1000) -> list[Candidate]:
-    """Every occurrence of ``old`` in the file, overlapping ones included."""
+def find_exact(model: FileModel, old: str, limit: int = 1000,
+               whole_lines: bool = False) -> list[Candidate]:
+    """Every occurrence of ``old`` in the file, overlapping ones included; with
+    ``whole_lines`` (a patch hunk) at least those that start at a line start, found through
+    the index of the file's lines once many hunks have searched it (``whole_lines_index``)."""
     view = model.lf_view
     found: list[Candidate] = []
+    index = model.whole_lines_index() if whole_lines else None
+    if index is not None:
+        for start in index.get(old.split("\n", 1)[0], ()):
+            pos = model.line_start(start)
+            if len(found) >= limit:
+                break
+            if view.startswith(old, pos):
+                end = pos + len(old)
+                found.append(Candidate("exact", start, model.line_of(end - 1) + 1, (pos, end)))
+        return found
     pos = view.find(old)
     while pos != -1 and len(found) < limit:
         end = pos + len(old)
@@ -201,9 +217,10 @@ def _anchor(keys: list[str], index: Mapping[str, Sequence[int]]) -> tuple[int, s
     return best[1], best[2]
 
 
-def find_candidates(model: FileModel, old: str, tier: str) -> list[Candidate]:
+def find_candidates(model: FileModel, old: str, tier: str,
+                    whole_lines: bool = False) -> list[Candidate]:
     if tier == "exact":
-        return find_exact(model, old)
+        return find_exact(model, old, whole_lines=whole_lines)
     return find_lines(model, old, tier)
 
 
@@ -440,7 +457,7 @@ def locate(model: FileModel, request: Request) -> Located:
             attempts.append((unescaped, "unescape"))
     for text, how in attempts:
         for tier in TIERS:
-            cands = find_candidates(model, text, tier)
+            cands = find_candidates(model, text, tier, request.whole_lines)
             if request.whole_lines and tier == "exact":
                 cands = [c for c in cands if _on_line_bounds(model, c)]
             if window is not None:
@@ -959,6 +976,7 @@ def find_similar(model: FileModel, request: Request) -> Located | None:
     non_blank = [line for line in pattern if line.strip()]
     if len(non_blank) < SIMILARITY_MIN_LINES or len("".join("".join(non_blank).split())) < \
             SIMILARITY_MIN_CHARS or len(pattern) > SIMILARITY_MAX_OLD_LINES or \
+            len(request.old) > SIMILARITY_MAX_OLD_CHARS or \
             len(model.lf_view) > SIMILARITY_MAX_FILE_BYTES:
         return None
     try:
