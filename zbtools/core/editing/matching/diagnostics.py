@@ -10,13 +10,14 @@ that already shows the result of the edit, literal ``\\n`` sequences sent for li
 Limits (MATCHING I7): the closest window is searched from at most 200 occurrences of each old
 line (normalised as T5 does) and only the 5 longest matching prefixes are scored; when no line
 of old text occurs in the file, the longest old line is matched alone by similarity (rapidfuzz,
-else difflib). The diff is cut at 40 lines and quoted lines at ``SNIPPET_CHARS``. An edit
-distance costs the product of its two sides, so the cost of a diagnosis is bounded by the
-size of the request and the file, not their product: that single line is compared on its first
-``LINE_CHARS`` characters, and where old text and a window differ over more than
+else difflib). The diff is aligned by ``line_opcodes`` (difflib's alignment is quadratic in
+a file of blank or repeated lines) and cut at 40 lines, quoted lines at ``SNIPPET_CHARS``. An
+edit distance costs the product of its two sides, so the cost of a diagnosis is bounded by
+the size of the request and the file, not their product: that single line is compared on its
+first ``LINE_CHARS`` characters, and where old text and a window differ over more than
 ``SIMILARITY_CHARS`` characters (once their common beginning and end are set aside), their
-similarity is that of an edit script keeping the lines they share, each changed block scored on
-at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was or was not
+similarity is that of an edit script keeping the lines they share, each changed block scored
+on at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was or was not
 matched.
 
 Imports ``diff``, ``errors``, ``filemodel`` and ``requests``; the tiers import it (a ladder that
@@ -232,11 +233,8 @@ def _similarity(a: list[str], b: Sequence[str]) -> float:
 
 def _bounded_diff(pattern: list[str], window: Sequence[str], start: int, limit: int = 40
                    ) -> str:
-    import difflib
-
     out = []
-    matcher = difflib.SequenceMatcher(None, pattern, window, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(pattern, list(window)):
         if op == "equal":
             out.append(f"  {start + j1 + 1:>5} | {window[j1][:SNIPPET_CHARS]}" if i2 - i1 == 1
                        else f"        ({i2 - i1} equal lines)")
