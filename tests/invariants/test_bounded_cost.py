@@ -5,12 +5,16 @@ line's length, old_text's size, look-alike blocks, hit or miss; a patch's hunks 
 size; a search pattern's length, a searched line's length and count; a read line's length and
 count; a request's JSON nesting and string length; the text truncation) hypothesis draws the
 shape of an input (what is repeated, where, around what), and the call is measured at a size
-``n`` and at ``4n``: linear work grows about 4x, quadratic 16x. ``n`` is doubled from the
-dimension's start until the call takes ``FLOOR`` of CPU time (or the dimension's largest size
-is reached: then ``4n`` must stay cheap in absolute terms), and each size keeps the least of
-``REPEATS`` interleaved runs, so that a noisy machine does not decide. Time is CPU time
-(``time.process_time``) and memory the ``tracemalloc`` peak; a measurement runs in a forked
-child that is killed after ``HARD_SECONDS``, so a hang fails the test instead of blocking CI.
+``n`` and at ``4n``: linear work grows about 4x, quadratic 16x, and the bound is
+``TIME_RATIO`` (8x). ``n`` is doubled from the dimension's start until the call takes
+``FLOOR`` of CPU time (or the dimension's largest size is reached: then ``4n`` must stay cheap
+in absolute terms). Runs at n and 4n are interleaved and each size keeps its least (noise only
+ever adds); a second and third pair are run only when the ratio is near the bound. Time is
+CPU time (``time.process_time``, not the wall clock of a shared machine) and memory the
+``tracemalloc`` peak at n/16 and n/4 (``MEMORY_RATIO``; tracing triples a call's time). A
+measurement runs in a forked child, with ``os.fsync`` a no-op (the disk's time is not the
+code's) and the objects that exist frozen out of the garbage collector, and is killed after
+``HARD_SECONDS``: a hang fails the test instead of blocking CI.
 
 Calls go through the real entry point in-process (``run_inprocess``: JSON request, argument
 checks, the tool, the result's JSON), except the guardrail (``guardrail.check``: a command
@@ -20,13 +24,19 @@ nature (``.*\\n.*x`` with the python engine's DOTALL is quadratic in the text; t
 timeout bounds it), and several ``patches`` in one call, each of which searches the whole file
 (their cost is their number times the file's size).
 
-Map: ``Dimension`` (shapes, a builder of the call at size n, sizes) and ``DIMENSIONS``;
-``measure`` (the forked measurement) and ``check_growth`` (the assertions); one test per
-dimension; the mutation checks plant a quadratic tokenizer in the guardrail and a hang.
+CI draws 2 shapes per dimension; the long mode (``ZBTOOLS_INVARIANT_MINUTES``) shares its
+minutes among the dimensions and goes to 4x larger sizes with a 50 ms floor.
+``ZBTOOLS_COST_VERBOSE=1`` (with ``pytest -s``) prints every measurement.
+
+Map: ``Dimension`` (shapes, a builder of the call at size n, sizes), the builders by area,
+``DIMENSIONS``; ``_Sizes`` and ``measure`` (the forked measurement), ``check_growth`` (the
+assertions); the test, one per dimension; the mutation checks (the old quadratic tokenizer
+planted in the guardrail, and a hang).
 """
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import multiprocessing
@@ -36,14 +46,14 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import run_inprocess
-from tests.invariants.budget import LONG, invariant, planted_bug_is_caught
+from tests.invariants.budget import LONG, MINUTES, invariant_settings, planted_bug_is_caught
 
 FLOOR = 0.05 if LONG else 0.02  # CPU seconds the smaller size must take to be compared
 TIME_RATIO = 8.0  # at 4x the input: linear gives about 4, quadratic 16
@@ -55,6 +65,7 @@ VERBOSE = bool(os.environ.get("ZBTOOLS_COST_VERBOSE"))  # print every measuremen
 HARD_SECONDS = 120.0 if LONG else 45.0  # one whole measurement: both sizes, every run
 SCALE = 4 if LONG else 1  # how much further than its CI sizes the long mode goes
 
+F = TypeVar("F", bound=Callable[..., Any])
 Call = Callable[[], str]  # one measured call; returns "ok" or the error code
 Build = Callable[[Any, int, Path], tuple[Callable[[], None], Call, set[str] | None]]
 
@@ -215,7 +226,9 @@ def _edit_file_lines(shape: tuple[str, str, float, int], n: int, ws: Path
                      ) -> tuple[Callable[[], None], Call, set[str] | None]:
     style, kind, where, size = shape
     lines = _lines(style, n)
-    at = min(int(where * n) // 30 * 30 + 7, n - 30)  # the same kind of line at every size
+    # The same kind of line at every size, never a blank one (old text of whitespace only
+    # is refused at once): line 6 of 30 is a unique non-blank line in every style.
+    at = min(int(where * n) // 30 * 30 + 6, n - 30)
     old, new, outcomes = _request(kind, lines[at:at + size])
     return (_file(ws, "f.py", _joined(style, lines)),
             _tool(ws, "apply_edit", {"path": "f.py", "old_text": old, "new_text": new}),
@@ -462,13 +475,13 @@ def _truncation(shape: tuple[int, int, int], n: int, ws: Path
 DIMENSIONS = [
     Dimension("guardrail: word length", st.tuples(st.sampled_from(PREFIXES),
               st.sampled_from(WORD_UNITS), st.sampled_from(SUFFIXES)), _guard_word,
-              100_000, 4_000_000),
+              200_000, 4_000_000),
     Dimension("guardrail: command length", st.tuples(
         st.lists(st.sampled_from(COMMAND_PIECES), min_size=1, max_size=3),
         st.sampled_from(SUFFIXES)), _guard_words, 50_000, 2_000_000),
     Dimension("guardrail: nesting", st.tuples(st.sampled_from(NESTS),
               st.sampled_from(["rm -rf /", "ls", "curl x | sh", "", "a 'b"])),
-              _guard_nesting, 50_000, 2_000_000),
+              _guard_nesting, 100_000, 2_000_000),
     Dimension("apply_edit: file lines", st.tuples(
         st.sampled_from(LINE_STYLES), st.sampled_from(EDIT_KINDS), st.floats(0, 1),
         st.integers(1, 4)), _edit_file_lines, 20_000, 320_000),
@@ -479,13 +492,13 @@ DIMENSIONS = [
         st.floats(0, 1)), _edit_line_length, 250_000, 4_000_000),
     Dimension("apply_edit: old_text size", st.tuples(
         st.sampled_from(LINE_STYLES), st.sampled_from(EDIT_KINDS)), _edit_old_size,
-              1_000, 32_000),
+              4_000, 32_000),
     Dimension("apply_edit: look-alike blocks", st.tuples(
         st.integers(0, len(BLOCKS) - 1), st.sampled_from(EDIT_KINDS), st.integers(2, 50)),
               _edit_lookalikes, 500, 16_000),
     Dimension("apply_patch: hunk count", st.tuples(
         st.sampled_from(["unified", "codex"]), st.sampled_from(["replace", "insert", "delete"]),
-        st.integers(3, 12)), _patch_hunks, 200, 6_400),
+        st.integers(3, 12)), _patch_hunks, 300, 6_400),
     Dimension("apply_patch: hunk size", st.tuples(
         st.sampled_from(["unified", "codex"]), st.sampled_from(["replace", "insert", "delete"])),
               _patch_hunk_size, 2_000, 64_000),
@@ -495,17 +508,17 @@ DIMENSIONS = [
     Dimension("grep_search: line count", st.tuples(
         st.sampled_from(GREP_PATTERNS), st.sampled_from(["code", "blank_heavy", "crlf",
                                                          "unicode"]), st.integers(0, 3)),
-              _grep_lines, 50_000, 800_000),
+              _grep_lines, 100_000, 800_000),
     Dimension("grep_search: pattern length", st.tuples(
         st.sampled_from(["alternation", "literal", "class"]), st.booleans()),
               _grep_pattern, 4_000, 128_000),
     Dimension("read_file: line length", st.tuples(
         st.sampled_from([*LONG_LINE_UNITS, "a\r"]), st.sampled_from(["plain", "hashes",
                                                                     "offset"])),
-              _read_line_length, 2_000_000, 32_000_000),
+              _read_line_length, 2_000_000, 16_000_000),
     Dimension("read_file: line count", st.tuples(
         st.sampled_from(["code", "blank_heavy", "crlf", "unicode"]),
-        st.sampled_from(["default", "all", "end", "hashes"])), _read_lines, 50_000, 1_600_000),
+        st.sampled_from(["default", "all", "end", "hashes"])), _read_lines, 100_000, 1_600_000),
     Dimension("request JSON: nesting depth", st.tuples(
         st.sampled_from(["array", "object"]), st.sampled_from(["known", "unknown"])),
               _json_depth, 100, 200_000),
@@ -514,15 +527,15 @@ DIMENSIONS = [
               _json_string, 500_000, 8_000_000),
     Dimension("truncation: text size", st.tuples(
         st.integers(0, 200), st.integers(0, 50), st.sampled_from([10, 2000, 100_000])),
-              _truncation, 1_000_000, 32_000_000),
+              _truncation, 1_000_000, 16_000_000),
 ]
 
 
 # ---- measuring ---------------------------------------------------------------------------------
 
 class Growth:
-    """What one measurement found: CPU seconds at n and 4n, memory peaks at n/4 and n (0 when
-    the time already failed: tracing a quadratic call is slow and adds nothing)."""
+    """What one measurement found: CPU seconds at n and 4n, memory peaks at n/16 and n/4 (0
+    when the time already failed: tracing a quadratic call is slow and adds nothing)."""
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.n: int = values["n"]
@@ -532,6 +545,7 @@ class Growth:
         self.memory_4n: int = values["memory_4n"]
         self.outcomes: list[str] = values["outcomes"]
         self.expected: set[str] | None = values["expected"]
+        self.cpu: float = values.get("cpu", 0.0)
 
     def time_ok(self) -> bool:
         if self.time_n >= FLOOR:
@@ -540,8 +554,8 @@ class Growth:
 
     def __repr__(self) -> str:
         return (f"n={self.n}: {self.time_n * 1000:.1f} ms -> {self.time_4n * 1000:.1f} ms at 4n, "
-                f"memory {self.memory_n >> 10} KiB at n/4 -> {self.memory_4n >> 10} KiB at n, "
-                f"outcomes {self.outcomes}")
+                f"memory {self.memory_n >> 10} KiB at n/16 -> {self.memory_4n >> 10} KiB at n/4, "
+                f"outcomes {self.outcomes}, {self.cpu:.2f} s of CPU in all")
 
 
 class _Sizes:
@@ -592,26 +606,29 @@ def _measure_here(dim: Dimension, shape: Any, ws: Path) -> dict[str, Any]:
         spent, outcome = sizes.time(n)
     time_n, time_4n = spent, float("inf")
     outcomes = [outcome]
-    for _ in range(REPEATS):  # interleaved, the least of each: noise only ever adds
+    for pair in range(REPEATS):  # interleaved, the least of each: noise only ever adds
         spent, outcome = sizes.time(4 * n)
         time_4n = min(time_4n, spent)
         outcomes.append(outcome)
         time_n = min(time_n, sizes.time(n)[0])
-        ratio = time_4n / max(time_n, 1e-9)
-        if ratio < CLEARLY_LINEAR or ratio > CLEARLY_SUPERLINEAR:
-            break  # only a ratio near the bound is worth another pair of runs
+        ratio = time_4n / max(time_n, FLOOR / 100)
+        # Another pair only near the bound; a ratio beyond it is confirmed once, since the
+        # first run at 4n may pay for what n's earlier runs cached (a compiled pattern).
+        if ratio < CLEARLY_LINEAR or (pair and ratio > CLEARLY_SUPERLINEAR):
+            break
     values: dict[str, Any] = {
         "n": n, "time_n": time_n, "time_4n": time_4n, "outcomes": sorted(set(outcomes)),
         "expected": sizes.get(n)[2], "memory_n": 0, "memory_4n": 0}
-    if Growth(values).time_ok():  # memory needs no floor: n/4 and n, tracing costs 2-4x
-        quarter = max(1, n // 4)
-        values.update(memory_n=sizes.peak(quarter), memory_4n=sizes.peak(n))
+    if Growth(values).time_ok():  # memory needs no floor: n/16 and n/4 (tracing costs 3x)
+        values.update(memory_n=sizes.peak(max(1, n // 16)), memory_4n=sizes.peak(max(1, n // 4)))
     return values
 
 
 def _child(connection: Any, dim: Dimension, shape: Any, ws: Path) -> None:
     try:
-        connection.send(("done", _measure_here(dim, shape, ws)))
+        values = _measure_here(dim, shape, ws)
+        values["cpu"] = time.process_time()  # the whole measurement's, for VERBOSE
+        connection.send(("done", values))
     except BaseException as exc:  # reported to the parent, which fails the test with it
         connection.send(("raised", f"{type(exc).__name__}: {exc}"))
 
@@ -655,8 +672,31 @@ def check_growth(dim: Dimension, shape: Any, ws: Path, hard_seconds: float = HAR
 
 # ---- the invariant -------------------------------------------------------------------------------
 
+def shared_budget(examples: int) -> Callable[[F], F]:
+    """``budget.invariant`` for a test parametrized by dimension: in the long mode the
+    module's minutes are shared by its dimensions (``ZBTOOLS_INVARIANT_MINUTES=17`` gives each
+    one minute), so that the module as a whole takes the minutes asked for."""
+
+    def decorate(test: F) -> F:
+        searched = invariant_settings(examples)(test)
+        if not LONG:
+            return searched
+
+        @functools.wraps(searched)
+        def repeated(*args: Any, **kwargs: Any) -> None:
+            end = time.monotonic() + MINUTES * 60 / len(DIMENSIONS)
+            while True:
+                searched(*args, **kwargs)
+                if time.monotonic() >= end:
+                    return
+
+        return repeated  # type: ignore[return-value]
+
+    return decorate
+
+
 @pytest.mark.parametrize("dim", DIMENSIONS, ids=[d.name for d in DIMENSIONS])
-@invariant(examples=2)
+@shared_budget(examples=2)
 @given(data=st.data())
 def test_doubling_an_input_at_most_about_doubles_time_and_memory(
         dim: Dimension, data: st.DataObject, ws: Path) -> None:
