@@ -25,7 +25,8 @@ timeout bounds it), and several ``patches`` in one call, each of which searches 
 (their cost is their number times the file's size).
 
 CI draws 2 shapes per dimension; the long mode (``ZBTOOLS_INVARIANT_MINUTES``) shares its
-minutes among the dimensions and goes to 4x larger sizes with a 50 ms floor.
+minutes among the dimensions and goes to 4x larger sizes (but for inputs carried by the
+request, which stay under its 16 MiB limit) with a 50 ms floor.
 ``ZBTOOLS_COST_VERBOSE=1`` (with ``pytest -s``) prints every measurement.
 
 Map: ``Dimension`` (shapes, a builder of the call at size n, sizes), the builders by area,
@@ -80,6 +81,7 @@ class Dimension:
     build: Build
     start: int
     most: int
+    scaled: bool = True  # False: the input rides in the request, whose limit is 16 MiB
 
 
 # ---- calls -------------------------------------------------------------------------------------
@@ -489,7 +491,7 @@ DIMENSIONS = [
         st.sampled_from(LONG_LINE_UNITS),
         st.sampled_from(["substring", "whole_line", "similar_line", "miss", "indentation",
                          "elision"]),
-        st.floats(0, 1)), _edit_line_length, 250_000, 4_000_000),
+        st.floats(0, 1)), _edit_line_length, 250_000, 4_000_000, scaled=False),
     Dimension("apply_edit: old_text size", st.tuples(
         st.sampled_from(LINE_STYLES), st.sampled_from(EDIT_KINDS)), _edit_old_size,
               4_000, 32_000),
@@ -501,7 +503,7 @@ DIMENSIONS = [
         st.integers(3, 12)), _patch_hunks, 300, 6_400),
     Dimension("apply_patch: hunk size", st.tuples(
         st.sampled_from(["unified", "codex"]), st.sampled_from(["replace", "insert", "delete"])),
-              _patch_hunk_size, 2_000, 64_000),
+              _patch_hunk_size, 2_000, 64_000, scaled=False),
     Dimension("grep_search: line length", st.tuples(
         st.sampled_from(GREP_PATTERNS), st.sampled_from(LONG_LINE_UNITS), st.floats(0, 1)),
               _grep_line_length, 1_000_000, 16_000_000),
@@ -524,7 +526,7 @@ DIMENSIONS = [
               _json_depth, 100, 200_000),
     Dimension("request JSON: string length", st.tuples(
         st.sampled_from(JSON_UNITS), st.sampled_from(["write_file", "read_file"])),
-              _json_string, 500_000, 8_000_000),
+              _json_string, 500_000, 8_000_000, scaled=False),
     Dimension("truncation: text size", st.tuples(
         st.integers(0, 200), st.integers(0, 50), st.sampled_from([10, 2000, 100_000])),
               _truncation, 1_000_000, 16_000_000),
@@ -598,7 +600,7 @@ def _measure_here(dim: Dimension, shape: Any, ws: Path) -> dict[str, Any]:
     _Sizes(dim, shape, ws).time(max(1, dim.start // 64))  # imports and caches: not measured
     gc.freeze()  # what exists now is never collected again: a collection costs the call only
     sizes = _Sizes(dim, shape, ws)
-    most = dim.most * SCALE
+    most = dim.most * (SCALE if dim.scaled else 1)
     n = dim.start
     spent, outcome = sizes.time(n)
     while spent < FLOOR and n * 8 <= most:
