@@ -711,7 +711,6 @@ FOUND = [  # shapes that broke the bound, kept (each fixed in the product unless
     ("apply_edit: old_text size", ("repeats", "typo")),  # a big file's keys, 200 times over
     ("apply_edit: line length", ("ab ", "miss", 0.1)),  # near_miss: Indel on 1 MB lines
     ("apply_edit: line length", ("\u00e9t\u00e9 ", "indentation", 0.0)),  # too_large at 4n
-    ("request JSON: string length", ("a", "write_file")),  # too_large in the long mode
 ]
 
 
@@ -759,8 +758,8 @@ def test_a_hang_fails_instead_of_blocking(ws: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(guardrail, "_words", forever)
     started = time.monotonic()
     def search() -> None:
-        check_growth(DIMENSIONS[0], ("echo ", "a", ""), ws, hard_seconds=1.5)
+        check_growth(DIMENSIONS[0], ("echo ", "a", ""), ws, hard_seconds=1)
 
     failure = planted_bug_is_caught(search)
-    assert "did not finish within 2 s" in str(failure)
+    assert "did not finish within 1 s" in str(failure)
     assert time.monotonic() - started < 30
