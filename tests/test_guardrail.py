@@ -7,8 +7,10 @@ harmless stand-in that matches a rule) is in tests/tools/test_run_command.py.
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from zbtools.core.processes.guardrail import RULES, check
+from zbtools.core.processes.guardrail import RULES, _words, check
 
 REFUSED = [
     ("rm -rf /", "rm-root"),
@@ -138,3 +140,47 @@ def test_huge_input_is_bounded(piece: str) -> None:
     started = time.perf_counter()
     assert check(piece * (100_000 // len(piece))) is None
     assert time.perf_counter() - started < 1.5
+
+
+def _shlex_words(text: str) -> list[str] | None:
+    """What the guardrail split commands with before: shlex, quadratic in a long word."""
+    import shlex
+
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: list[str] = []
+    try:
+        for word in lexer:
+            words.append(word)
+            if len(words) > 20000:
+                break
+    except ValueError:
+        return None
+    return words
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet=" \t\r\n;&|()<>'\"\\#$`~-=/*ab\x0b\u00e9", max_size=30))
+@example("a'b'\"c\\\"d\\x\"\\ e;;|&(x)")
+@example("echo \"unclosed")
+@example("trailing\\")
+@example("\"esc\\")
+def test_the_word_scanner_splits_commands_exactly_as_shlex_does(text: str) -> None:
+    try:
+        words: list[str] | None = _words(text)
+    except ValueError:
+        words = None
+    assert words == _shlex_words(text)
+
+
+@pytest.mark.parametrize("word", ["a", "'a", '"a\\"', "\\a", "a'b'"])
+def test_one_long_word_of_2_mb_is_checked_in_linear_time(word: str) -> None:
+    """shlex grew each word one character at a time: 400 KB took seconds, 4 MB minutes."""
+    import time
+
+    closing = "'" if word.startswith("'") else '"' if word.startswith('"') else ""
+    command = "echo " + word[0] + word[len(closing):] * (2_000_000 // len(word)) + closing
+    started = time.process_time()
+    assert check(command + "; rm -rf /") is not None
+    assert time.process_time() - started < 3  # about 0.1 s; quadratic was over 30 s

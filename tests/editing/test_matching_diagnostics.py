@@ -76,3 +76,33 @@ def test_an_empty_file_has_no_closest_candidate_and_a_generic_hint() -> None:
 def test_the_label_of_a_patch_prefixes_its_diagnosis() -> None:
     request = Request("nothing like it\n", "x\n", label="patches[3]: ")
     assert diagnose(FileModel("a\n"), request).message.startswith("patches[3]: old_text was not")
+
+
+def test_similarity_is_exact_while_the_differing_part_is_short_and_estimated_beyond() -> None:
+    """The edit distance costs the product of the two lengths; a diagnosis scores at most
+    SIMILARITY_CHARS of each changed block, whatever the texts' length."""
+    import random
+
+    from rapidfuzz.distance import Levenshtein
+
+    from zbtools.core.editing.matching.diagnostics import SIMILARITY_CHARS, _similarity
+
+    def truth(a: list[str], b: list[str]) -> float:
+        return float(Levenshtein.normalized_similarity("\n".join(a), "\n".join(b)))
+
+    rnd = random.Random(3)
+    same = [f"line {i} " + "x" * rnd.randint(0, 60) for i in range(4000)]
+    near = list(same)
+    near[1000] = "a changed line"
+    near[1050] += " and a tail"
+    assert _similarity(same, near) == truth(same, near)  # one short differing stretch
+    far = list(near)
+    far[3000] = "another change, far away"
+    assert len("\n".join(same[1000:3000])) > SIMILARITY_CHARS
+    assert _similarity(same, far) == truth(same, far)  # line by line: each block exactly
+    noisy = [line if rnd.random() < 0.7 else line.upper() for line in same]
+    assert abs(_similarity(same, noisy) - truth(same, noisy)) < 0.02
+    shifted = same[:500] + ["  " + line for line in same[500:3500]] + same[3500:]
+    assert abs(_similarity(same, shifted) - truth(same, shifted)) < 0.02  # one big block
+    assert _similarity(["a" * 100_000], ["b" * 50_000]) == 0.0
+    assert _similarity([], []) == 1.0

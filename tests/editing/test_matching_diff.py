@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -103,3 +104,68 @@ def test_an_excerpt_with_enough_context_gives_the_diff() -> None:
     # two lines of context are not enough for three
     short = "".join(lines[8:13])
     assert excerpt_diff("f", short, short.replace("line 10\n", "x\n"), 9, False, False) is None
+
+
+def _transforms(a: list[str], b: list[str], ops: list[tuple[str, int, int, int, int]]) -> bool:
+    rebuilt: list[str] = []
+    at_a = at_b = 0
+    for tag, i1, i2, j1, j2 in ops:
+        if (i1, j1) != (at_a, at_b) or (tag == "equal" and a[i1:i2] != b[j1:j2]):
+            return False
+        rebuilt += b[j1:j2]
+        at_a, at_b = i2, j2
+    return (at_a, at_b) == (len(a), len(b)) and rebuilt == b
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["}\n", "\n", "pass\n"]),
+                          st.integers(0, 400).map(lambda k: f"line {k}\n")),
+                min_size=210, max_size=400),
+       st.lists(st.tuples(st.floats(0, 1), st.sampled_from(["del", "ins", "dup", "swap"])),
+                min_size=3, max_size=40))
+def test_a_middle_beyond_the_lcs_bound_is_aligned_validly(
+        a: list[str], edits: list[tuple[float, str]]) -> None:
+    """Repetitive and unique lines, scattered insertions, deletions, duplicates and moves: the
+    opcodes of a big middle always turn one list into the other, equal runs really equal."""
+    b = list(a)
+    for where, what in edits:
+        i = int(where * (len(b) - 1))
+        if what == "del":
+            del b[i]
+        elif what == "ins":
+            b.insert(i, f"new {i}\n")
+        elif what == "dup":
+            b.insert(i, b[i])
+        else:
+            b[i], b[-1 - i] = b[-1 - i], b[i]
+    assert _transforms(a, b, line_opcodes(a, b))
+
+
+def test_thousands_of_scattered_changes_are_aligned_without_difflib(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """difflib's alignment of many scattered changes is quadratic (1,000 hunks: seconds)."""
+    import difflib
+
+    small = [f"line {i}\n" for i in range(3000)]
+    small_b = [line.replace("line", "LINE") if i % 13 == 5 else line
+               for i, line in enumerate(small)]
+    reference = difflib.SequenceMatcher(None, small, small_b, autojunk=False).get_opcodes()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("difflib was used")
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", refuse)
+    assert line_opcodes(small, small_b) == reference
+    a = [f"line {i}\n" for i in range(60_000)]
+    b = [line.replace("line", "LINE") if i % 13 == 5 else line for i, line in enumerate(a)]
+    ops = line_opcodes(a, b)
+    assert _transforms(a, b, ops)
+    assert sum(1 for op in ops if op[0] == "replace") == len(range(5, 60_000, 13))
+    diff = unified_diff("f", "".join(a), "".join(b))
+    assert diff.count("\n-line ") == len(range(5, 60_000, 13))
+
+
+def test_a_big_middle_without_a_unique_line_is_one_replace() -> None:
+    a = ["x\n", "y\n"] * 300
+    b = ["y\n", "x\n", "x\n"] * 200
+    assert line_opcodes(a, b) == [("replace", 0, 600, 0, 600)]

@@ -24,7 +24,7 @@ MAY_IMPORT = {
     "filemodel": set(),
     "requests": set(),
     "result": set(),
-    "diagnostics": {"errors", "filemodel", "requests"},
+    "diagnostics": {"errors", "filemodel", "requests", "diff"},
     "tiers": {"errors", "filemodel", "requests", "diagnostics"},
     "merge": {"errors", "filemodel", "requests", "diff", "tiers"},
     "apply": {"errors", "filemodel", "requests", "result", "diagnostics", "tiers", "merge"},

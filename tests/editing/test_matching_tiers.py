@@ -264,3 +264,30 @@ def test_an_old_only_elision_that_new_text_rewrites_across_replaces_the_span() -
     assert found is not None
     assert [(loc.tier, loc.candidate.first_line, loc.candidate.last_line) for loc in found] == \
         [("elision", 1, 3)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "ab", "", " a", "a\r", "\rb"]), max_size=14),
+       st.sampled_from(["\n", "\r\n"]), st.booleans(), st.data())
+def test_the_whole_line_index_finds_the_hunk_places_a_scan_finds(
+        lines: list[str], eol: str, final: bool, data: st.DataObject) -> None:
+    """Past WHOLE_LINE_SCANS hunks a file's lines are indexed instead of scanned per hunk
+    (which made a patch's cost the product of its hunks and the file)."""
+    from zbtools.core.editing.matching import filemodel
+    from zbtools.core.editing.matching.tiers import _on_line_bounds
+
+    text = eol.join(lines) + (eol if final and lines else "")
+    pieces = data.draw(st.lists(st.sampled_from(["a", "b", "ab", "", " a", "a\r", "x"]),
+                                min_size=1, max_size=4))
+    old = "\n".join(pieces) + data.draw(st.sampled_from(["", "\n"]))
+    if not old.strip():
+        return
+    scanned = FileModel(text)
+    expected = [(c.start, c.end, c.span) for c in find_exact(scanned, old)
+                if _on_line_bounds(scanned, c)]
+    indexed = FileModel(text)
+    for _ in range(filemodel.WHOLE_LINE_SCANS):
+        assert indexed.whole_lines_index() is None
+    found = [(c.start, c.end, c.span) for c in find_exact(indexed, old, whole_lines=True)
+             if _on_line_bounds(indexed, c)]
+    assert found == expected

@@ -634,3 +634,77 @@ def test_a_look_alike_met_first_is_refused_not_edited_when_a_closer_block_stands
     assert done.result["matched_with"] == "similarity"
     assert done.result["start_line"] == 1
     assert "expected)  # checked" in (ws / "t.py").read_text()
+
+
+# ---- bounded cost: sizes that were quadratic -------------------------------------------------
+
+def _numbered(count: int, tag: str = "") -> str:
+    return "".join(f"    value_{i} = compute({i}, 'x{tag}')\n" for i in range(count))
+
+
+def test_a_miss_of_a_60000_line_old_text_against_a_60000_line_file_answers_at_once(
+        ws: Path, proc: CliRunner) -> None:
+    """The closest-window diagnosis scored whole texts by edit distance, quadratic in their
+    length: 8,000 lines took 2 s, 60,000 lines about 2 minutes."""
+    put(ws, "big.py", _numbered(60_000))
+    call = proc("apply_edit", stdin={"path": "big.py", "old_text": _numbered(60_000, "q"),
+                                     "new_text": "pass\n"}, timeout=60)
+    error = call.error
+    assert error["code"] == "no_match"
+    assert error["details"]["closest"]["start_line"] == 1
+    assert 0.9 < error["details"]["closest"]["similarity"] < 1
+
+
+def test_a_miss_of_one_long_line_against_another_long_line_answers_at_once(
+        ws: Path, proc: CliRunner) -> None:
+    """Both were compared whole, by edit distance: two lines of 1 MB took 15 s of CPU."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    put(ws, "long.txt", "".join(letters[i * 7 % 26] for i in range(2_000_000)) + "\n")
+    old = "".join(letters[i * 5 % 26] for i in range(2_000_000)) + "\n"
+    call = proc("apply_edit", stdin={"path": "long.txt", "old_text": old, "new_text": "x"},
+                timeout=60)
+    assert call.error["code"] == "no_match"
+
+
+def test_old_text_of_long_lines_with_scattered_differences_is_refused_at_once(
+        ws: Path, proc: CliRunner) -> None:
+    """The similarity tier scores hundreds of windows by edit distance: 30 lines of 4,000
+    characters took 3 s, of 100,000 characters about half an hour. Past 24,000 characters of
+    old text it does not run."""
+    import random
+
+    rnd = random.Random(5)
+    lines = [f"    result_{i} = transform("
+             + "".join(rnd.choice("abcdefgh ") for _ in range(20_000)) + ")\n"
+             for i in range(40)]
+    put(ws, "wide.py", "".join(lines))
+    old = [line[:20] + "XY" + line[22:10_000] + "ZW" + line[10_002:] if i % 3 == 0 else line
+           for i, line in enumerate(lines[10:40])]
+    before = snapshot(ws)
+    call = proc("apply_edit", stdin={"path": "wide.py", "old_text": "".join(old),
+                                     "new_text": "pass\n"}, timeout=60)
+    assert call.error["code"] == "no_match"
+    assert snapshot(ws) == before
+
+
+def test_a_patch_of_2000_hunks_is_applied_and_its_diff_shows_each_hunk(
+        ws: Path, proc: CliRunner) -> None:
+    """The diff of many scattered changes was aligned by difflib, quadratic in the number of
+    hunks (1,000 hunks 1.3 s, 2,000 5 s); it is now aligned in pieces between unique lines."""
+    text = _numbered(2000 * 13 + 10)
+    lines = text.splitlines(True)
+    patch = ["--- a/f.py\n", "+++ b/f.py\n"]
+    expected = list(lines)
+    for h in range(2000):
+        start = 10 + h * 13
+        patch.append(f"@@ -{start + 1},3 +{start + 1},3 @@\n")
+        patch += ["-" + lines[start + k] for k in range(3)]
+        patch += ["+" + lines[start + k].replace("compute", "calc") for k in range(3)]
+        for k in range(3):
+            expected[start + k] = lines[start + k].replace("compute", "calc")
+    put(ws, "f.py", text)
+    call = proc("apply_edit", stdin={"patch": "".join(patch)}, timeout=60)
+    result = call.result
+    assert (ws / "f.py").read_text() == "".join(expected)
+    assert result["diff"].count("\n@@ ") == 2000
+    assert result["diff"].count("\n-    value_") == 6000

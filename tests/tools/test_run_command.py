@@ -414,3 +414,55 @@ def test_require_sandbox_fails_closed_without_landlock(cli: CliRunner, ws: Path,
     # asked for but not required: runs unconfined, says so
     call = run(cli, "touch ran", sandbox=True)
     assert call.result["sandbox"]["kind"] == "none" and call.json["warnings"]
+
+
+# ---- the command's size ----------------------------------------------------------------------
+
+LIMIT = 128 * 1024 - 1  # the longest argument Linux passes to bash -c (MAX_ARG_STRLEN - 1)
+
+
+def test_a_command_of_4_mb_is_refused_at_once_as_too_large_by_run_command_bash_and_batch(
+        proc: CliRunner, ws: Path) -> None:
+    """One long word once made the guardrail quadratic: 400 KB took 8 s and 4 MB never answered."""
+    command = f"touch ran; echo {'a' * 4_000_000}"
+    for tool in ("run_command", "bash"):
+        started = time.monotonic()
+        call = proc(tool, stdin={"command": command}, timeout=30)
+        assert time.monotonic() - started < 20, tool
+        assert call.code == 2, call.err
+        error = call.error
+        assert error["code"] == "too_large"
+        assert error["details"] == {"bytes": len(command), "limit": LIMIT}
+        assert "128 KiB" in error["message"] and "file" in error["hint"]
+    line = json.dumps({"id": 7, "tool": "bash", "args": {"command": command}})
+    batch = proc("batch", stdin=line + "\n", timeout=30)
+    envelope = json.loads(batch.out)
+    assert envelope["id"] == 7 and envelope["error"]["code"] == "too_large"
+    assert not (ws / "ran").exists()
+
+
+def test_a_command_of_exactly_the_limit_runs_and_one_byte_more_is_too_large(
+        proc: CliRunner, ws: Path) -> None:
+    word = "a" * (LIMIT - len("printf %s "))
+    ran = proc("run_command", stdin={"command": f"printf %s {word}"}, timeout=30)
+    assert ran.code == 0, ran.err
+    assert ran.result["exit_code"] == 0 and ran.result["stdout_bytes"] == len(word)
+    over = proc("run_command", stdin={"command": f"printf %s {word}a"}, timeout=30)
+    assert over.error["code"] == "too_large" and over.error["details"]["bytes"] == LIMIT + 1
+
+
+def test_the_limit_counts_utf8_bytes_not_characters(proc: CliRunner) -> None:
+    command = "echo " + "é" * (LIMIT // 2)  # fewer characters than the limit, more bytes
+    call = proc("run_command", stdin={"command": command}, timeout=30)
+    assert call.error["code"] == "too_large"
+    assert call.error["details"]["bytes"] == len(command.encode("utf-8"))
+
+
+def test_a_background_command_of_exactly_the_limit_runs(cli: CliRunner, ws: Path) -> None:
+    word = "b" * (LIMIT - len("printf %s  > out.txt"))
+    started = cli("run_command", stdin={"command": f"printf %s {word} > out.txt",
+                                        "background": True})
+    job = started.result["id"]
+    done = cli("bash_output", stdin={"id": job, "wait_ms": 10000})
+    assert done.result["status"] == "exited", done.result
+    assert (ws / "out.txt").read_text() == word

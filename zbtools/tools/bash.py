@@ -1,6 +1,7 @@
 """Execute a shell command for targeted repo operations such as builds, tests or git; returns
 stdout, stderr and exit code, or a process id for long-running commands. Failure modes:
-guardrail_refused, approval_required, approval_denied, sandbox_unavailable, spawn_failed.
+guardrail_refused, approval_required, approval_denied, sandbox_unavailable, spawn_failed,
+too_large (a command over 128 KiB).
 
 Do not use it to discover or read files (find_files, grep_search, list_directory and read_file
 do that better). ``timeout_ms`` defaults to 120000 (as in fiz; ``timeout`` is the same value in
@@ -12,7 +13,8 @@ long test loop keeps running: the result then carries ``id`` and ``next_cursor``
 ``bash_output``, and ``stop_process`` ends it. ``background: true`` (``run_in_background``)
 returns the id at once.
 
-Failure modes: as run_command: ``guardrail_refused``, ``approval_required``,
+Failure modes: as run_command: ``too_large`` (a command over 128 KiB, the operating system's
+limit on one argument: run a long script from a file), ``guardrail_refused``, ``approval_required``,
 ``approval_denied``, ``sandbox_unavailable``, ``spawn_failed``, and ``not_found`` /
 ``outside_workspace`` for ``cwd``; a timeout is reported as ``timed_out``, not as an error.
 """

@@ -1,7 +1,7 @@
 """Execute a shell command in the workspace (bash -c) and return its exit status, stdout and
 stderr; may require user approval. Failure modes: guardrail_refused, approval_required,
 approval_denied, sandbox_unavailable, spawn_failed, not_found or not_a_directory (cwd),
-outside_workspace.
+outside_workspace, too_large (a command over 128 KiB).
 
 The command runs in ``cwd`` (relative to the workspace root, default the root, never outside it)
 in its own session and process group, with stdin from ``/dev/null`` unless ``stdin`` text is
@@ -29,10 +29,15 @@ A call's ``env`` adds variables. An advisory guardrail refuses obviously destruc
 (``rm -rf /``, ``mkfs``, ``curl | sh``, ...); it is not a security boundary: ``sandbox: true``
 (Landlock) confines writes to the workspace and a private temp dir and can deny the network.
 
-Failure modes: ``guardrail_refused`` (exit 3; details name the rule), ``approval_required``
-(policy confirm and no /dev/tty), ``approval_denied``, ``sandbox_unavailable`` (a sandbox was
-required and the kernel cannot provide it; nothing ran), ``spawn_failed``, ``not_found`` /
-``not_a_directory`` / ``outside_workspace`` for ``cwd``. A timeout is not an error:
+A command can be at most 131,071 bytes (128 KiB in UTF-8, the operating system's limit on one
+argument of ``bash -c``); a longer one is refused at once with ``too_large``: put a long script
+in a file and run the file, and pass large data in a file or on ``stdin``.
+
+Failure modes: ``too_large`` (the command over 128 KiB; nothing ran), ``guardrail_refused``
+(exit 3; details name the rule), ``approval_required`` (policy confirm and no /dev/tty),
+``approval_denied``, ``sandbox_unavailable`` (a sandbox was required and the kernel cannot
+provide it; nothing ran), ``spawn_failed``, ``not_found`` / ``not_a_directory`` /
+``outside_workspace`` for ``cwd``. A timeout is not an error:
 ``timed_out`` is true. The command's own exit status is in the result; zbtools exits 0.
 """
 

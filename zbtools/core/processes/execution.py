@@ -1,6 +1,7 @@
 """What ``run_command`` and ``bash`` share: policy checks, sandbox plan, foreground/background run.
 
-Order of a call: the guardrail (``guardrail_refused``), the timeout bounds, the working directory
+Order of a call: the command's size (``too_large`` past 128 KiB, which the kernel would refuse
+anyway), the guardrail (``guardrail_refused``), the timeout bounds, the working directory
 (resolved inside the workspace and pinned as an open fd), the sandbox plan
 (``sandbox_unavailable`` when one is required and the kernel cannot do it), approval
 (``approval_required`` / ``approval_denied``), the environment, then the run:
@@ -53,6 +54,25 @@ class Request:
 
 
 # ---- policy ----------------------------------------------------------------------------------
+
+# The command reaches the shell as one argument of ``bash -c``, and Linux refuses an argument of
+# 128 KiB or more (MAX_ARG_STRLEN, counting its terminating NUL) with E2BIG: a longer command
+# could never run, so it is refused before the guardrail or anything else looks at it.
+MAX_COMMAND_BYTES = 128 * 1024 - 1
+
+
+def check_command_size(command: str) -> None:
+    size = len(command) if len(command) > MAX_COMMAND_BYTES else len(
+        command.encode("utf-8", "surrogatepass"))
+    if size <= MAX_COMMAND_BYTES:
+        return
+    raise ToolError(
+        "too_large", f"the command is {size} bytes; a command can be at most "
+        f"{MAX_COMMAND_BYTES} bytes (128 KiB, the operating system's limit on one argument)",
+        hint="write the script to a file in the workspace (write_file) and run that file, e.g. "
+        "`bash script.sh`; pass large data in a file or on stdin, not in the command line",
+        details={"bytes": size, "limit": MAX_COMMAND_BYTES})
+
 
 def check_guardrail(settings: ExecSettings, command: str) -> None:
     if not settings.guardrail:
@@ -167,6 +187,7 @@ def execute(ctx: Context, req: Request) -> dict[str, Any]:
                         hint="names must be non-empty without '=' or NUL, values without NUL, "
                         "e.g. {\"env\": {\"RUST_LOG\": \"debug\"}}",
                         details={"env": bad_env})
+    check_command_size(req.command)
     check_guardrail(settings, req.command)
     timeout = _bounded_timeout(ctx, settings, req.timeout)
     from zbtools.core.processes.proc import build_env, new_token, shell_argv

@@ -7,8 +7,12 @@ This is UX, not security. It catches the accidents a model makes in plain sight 
 
 Matching works on two forms of the command:
 
-* a parsed form: ``shlex`` with punctuation characters splits the command into simple commands at
-  ``; & | && || ( ) $( `` and newlines (a backslash-newline continues the line, as in bash);
+* a parsed form: the command is split into words as ``shlex`` does in POSIX mode with punctuation
+  characters (quotes joined, backslashes taken off, runs of ``;&|()<>`` one token), by a scanner
+  that takes each character once, so that the check stays linear in the command's length (shlex
+  itself grows a word one character at a time, which is quadratic in a long word); the words are
+  cut into simple commands at ``; & | && || ( ) $( `` and newlines (a backslash-newline
+  continues the line, as in bash);
   leading ``sudo``, ``env``, ``command``, ``exec``, ``nohup``, ``time``, ``nice``, ``timeout N``,
   ``xargs`` and ``VAR=value`` words are skipped with their options (``sudo -u root``,
   ``nice -n 5``), a command word's directory is dropped (``/bin/rm`` is ``rm``), and the script
@@ -17,7 +21,7 @@ Matching works on two forms of the command:
   ``sudo``/``tee`` stages, ``bash -c "$(curl ...)"`` and ``sh <(curl ...)``) and redirections
   onto block devices.
 
-When ``shlex`` cannot parse the command (an unbalanced quote, common in heredocs), the raw string
+When the scanner cannot parse the command (an unbalanced quote, common in heredocs), the raw string
 is split on whitespace and operators instead and the same rules apply; a parse failure alone does
 not refuse the command.
 
@@ -28,7 +32,6 @@ not in ``allowed``, or ``None``: allowing one rule never hides another in the sa
 from __future__ import annotations
 
 import re
-import shlex
 
 RULES: dict[str, str] = {
     "rm-root": "recursive rm of /, ~, $HOME or everything under the root",
@@ -107,18 +110,79 @@ def _lines_joined(command: str) -> str:
     return command.replace("\\\n", " ").replace("\n", " ; ")
 
 
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(_lines_joined(command).replace("$(", " ( ").replace("`", " ` "),
-                        posix=True,
-                        punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
+# The word scanner: shlex(posix=True, punctuation_chars=";&|()<>") with whitespace_split and no
+# comment characters, one regular-expression run at a time.
+MAX_TOKENS = 20000
+SPACE_RUN = re.compile(r"[ \t\r\n]+")
+PUNCTUATION_RUN = re.compile(r"[;&|()<>]+")
+WORD_RUN = re.compile(r"[^ \t\r\n;&|()<>'\"\\]+")
+DOUBLE_QUOTED_RUN = re.compile(r'[^"\\]+')
+WORD_ENDS = frozenset(" \t\r\n;&|()<>")
+
+
+def _run_end(pattern: re.Pattern[str], text: str, start: int) -> int:
+    found = pattern.match(text, start)
+    return found.end() if found else start
+
+
+def _words(text: str) -> list[str]:
+    """The words and operator runs of ``text`` (at most MAX_TOKENS + 1), as shlex splits them.
+
+    Raises ValueError, as shlex does, on an unclosed quote or a backslash at the very end.
+    """
     tokens: list[str] = []
-    for token in lexer:
-        tokens.append(token)
-        if len(tokens) > 20000:
-            break
+    i, n = 0, len(text)
+    while i < n and len(tokens) <= MAX_TOKENS:
+        c = text[i]
+        if c in " \t\r\n":
+            i = _run_end(SPACE_RUN, text, i)
+            continue
+        if c in ";&|()<>":
+            end = _run_end(PUNCTUATION_RUN, text, i)
+            tokens.append(text[i:end])
+            i = end
+            continue
+        parts: list[str] = []
+        while i < n and text[i] not in WORD_ENDS:
+            c = text[i]
+            if c == "'":
+                end = text.find("'", i + 1)
+                if end < 0:
+                    raise ValueError("No closing quotation")
+                parts.append(text[i + 1:end])
+                i = end + 1
+            elif c == '"':
+                i += 1
+                while True:
+                    end = _run_end(DOUBLE_QUOTED_RUN, text, i)
+                    parts.append(text[i:end])
+                    i = end
+                    if i >= n:
+                        raise ValueError("No closing quotation")
+                    if text[i] == '"':
+                        i += 1
+                        break
+                    if i + 1 >= n:  # a backslash, then nothing
+                        raise ValueError("No escaped character")
+                    # inside double quotes a backslash escapes only a quote or a backslash
+                    escaped = text[i + 1]
+                    parts.append(escaped if escaped in '"\\' else "\\" + escaped)
+                    i += 2
+            elif c == "\\":
+                if i + 1 >= n:
+                    raise ValueError("No escaped character")
+                parts.append(text[i + 1])
+                i += 2
+            else:
+                end = _run_end(WORD_RUN, text, i)
+                parts.append(text[i:end])
+                i = end
+        tokens.append("".join(parts))
     return tokens
+
+
+def _tokens(command: str) -> list[str]:
+    return _words(_lines_joined(command).replace("$(", " ( ").replace("`", " ` "))
 
 
 def _loose_tokens(command: str) -> list[str]:

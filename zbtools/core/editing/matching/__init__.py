@@ -57,7 +57,7 @@ part imports another's ``_private`` names::
     filemodel    FileModel, indentation measures, line keys      (imports no part)
     requests     Request, normalize_request, marker tests        (imports no part)
     result       Applied: new text and per-edit reports          (imports no part)
-    diagnostics  diagnose: a miss explained          -> errors, filemodel, requests
+    diagnostics  diagnose: a miss explained          -> errors, filemodel, requests, diff
     tiers        candidates, choose, locate (T1-T8)  -> errors, filemodel, requests, diagnostics
     merge        render_edit: located edit -> lines  -> errors, filemodel, requests, diff, tiers
     apply        apply_requests, replace_all         -> every part above except diff

@@ -10,15 +10,23 @@ that already shows the result of the edit, literal ``\\n`` sequences sent for li
 Limits (MATCHING I7): the closest window is searched from at most 200 occurrences of each old
 line (normalised as T5 does) and only the 5 longest matching prefixes are scored; when no line
 of old text occurs in the file, the longest old line is matched alone by similarity (rapidfuzz,
-else difflib). The diff is cut at 40 lines and quoted lines at ``SNIPPET_CHARS``. A diagnosis
-is advice: it never changes what was or was not matched.
+else difflib). The diff is aligned by ``line_opcodes`` (difflib's alignment is quadratic in
+a file of blank or repeated lines) and cut at 40 lines, quoted lines at ``SNIPPET_CHARS``. An
+edit distance costs the product of its two sides, so the cost of a diagnosis is bounded by
+the size of the request and the file, not their product: that single line is compared on its
+first ``LINE_CHARS`` characters, and where old text and a window differ over more than
+``SIMILARITY_CHARS`` characters (once their common beginning and end are set aside), their
+similarity is that of an edit script keeping the lines they share, each changed block scored
+on at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was or was not
+matched.
 
-Imports ``errors``, ``filemodel`` and ``requests``; the tiers import it (a ladder that finds
-nothing ends in a diagnosis), so it must not import ``tiers`` or anything above.
+Imports ``diff``, ``errors``, ``filemodel`` and ``requests``; the tiers import it (a ladder that
+finds nothing ends in a diagnosis), so it must not import ``tiers`` or anything above.
 """
 
 from __future__ import annotations
 
+from zbtools.core.editing.matching.diff import line_opcodes
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.filemodel import (
     TIERS,
@@ -28,6 +36,9 @@ from zbtools.core.editing.matching.filemodel import (
     typography_key,
 )
 from zbtools.core.editing.matching.requests import pattern_lines
+
+LINE_CHARS = 1000
+SIMILARITY_CHARS = 20_000
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,11 +149,20 @@ def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | N
         if prefixes and max(prefixes.values()) > 0:
             break
     if prefixes:
+        import operator
+
+        if len(prefixes) * len(keys) > len(norm):
+            # Every window below is compared whole: the keys of a big file's lines are
+            # computed once, not again for each window (200 windows of 30,000 lines: 4 s).
+            norm = model.all_keys("typography")
+        blanks = [i for i, key in enumerate(keys) if not key]
+
         # The longest matching prefixes first; among equal ones (all 0 when old text's first
-        # line is the one that differs), the windows with the most equal lines.
+        # line is the one that differs), the windows with the most equal non-blank lines.
         def equal_lines(st: int) -> int:
             window = norm[st:st + len(keys)]
-            return sum(1 for a, b in zip(keys, window, strict=False) if a and a == b)
+            same: int = sum(map(operator.eq, keys, window))
+            return same - sum(1 for i in blanks if i < len(window) and not window[i])
 
         top = sorted(prefixes, key=lambda st: (-prefixes[st], -equal_lines(st), st))[:5]
         scored = [(prefixes[st], _similarity(pattern, model.lines[st:st + len(pattern)]), st)
@@ -168,28 +188,62 @@ def _closest_line(key: str, lines: Sequence[str]) -> int | None:
     except ImportError:  # pragma: no cover - declared dependency
         close = difflib.get_close_matches(key, lines, n=1, cutoff=0.6)
         return lines.index(close[0]) if close else None
-    found = process.extractOne(key, lines, scorer=fuzz.ratio, score_cutoff=60)
+    found = process.extractOne(key[:LINE_CHARS], lines, scorer=fuzz.ratio, score_cutoff=60,
+                               processor=_line_head)
     return None if found is None else int(found[2])
 
 
+def _line_head(line: str) -> str:
+    return line[:LINE_CHARS]
+
+
 def _similarity(a: list[str], b: Sequence[str]) -> float:
+    """Levenshtein similarity of the two texts; where they differ over a long stretch, that of
+    an edit script that keeps the lines they share.
+
+    Exact as long as the part between the texts' common beginning and common end is at most
+    ``SIMILARITY_CHARS`` long (rapidfuzz sets those aside itself). Beyond, the lines are aligned
+    (``line_opcodes``, linear) and each changed block is scored apart: exactly up to
+    ``SIMILARITY_CHARS``, a longer one from the same share of each side's first lines (at most
+    ``SIMILARITY_CHARS``), scaled to its length.
+    """
     import difflib
 
     left, right = "\n".join(a), "\n".join(b)
+    longest = max(len(left), len(right))
+    if not longest:
+        return 1.0
     try:
-        from rapidfuzz.distance import Levenshtein
+        from rapidfuzz.distance import Levenshtein, Postfix, Prefix
     except ImportError:  # pragma: no cover - declared dependency
+        left, right = left[:SIMILARITY_CHARS], right[:SIMILARITY_CHARS]
         return difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
-    return float(Levenshtein.normalized_similarity(left, right))
+    head = Prefix.similarity(left, right)
+    tail = Postfix.similarity(left[head:], right[head:])
+    if max(len(left), len(right)) - head - tail <= SIMILARITY_CHARS:
+        return float(Levenshtein.normalized_similarity(left, right))
+    distance = 0
+    for tag, i1, i2, j1, j2 in line_opcodes(list(a), list(b)):
+        if tag == "equal":
+            continue
+        x, y = "\n".join(a[i1:i2]), "\n".join(b[j1:j2])
+        if i1 == i2 or j1 == j2:
+            distance += len(x) + len(y) + 1  # the lines and the break that joined them
+        elif max(len(x), len(y)) <= SIMILARITY_CHARS:
+            distance += Levenshtein.distance(x, y)
+        else:  # the same share of each side's lines, as many as fit, scaled up
+            share = SIMILARITY_CHARS / max(len(x), len(y))
+            x_cut = "\n".join(a[i1:i1 + max(1, int((i2 - i1) * share))])[:SIMILARITY_CHARS]
+            y_cut = "\n".join(b[j1:j1 + max(1, int((j2 - j1) * share))])[:SIMILARITY_CHARS]
+            rate = Levenshtein.distance(x_cut, y_cut) / max(len(x_cut), len(y_cut), 1)
+            distance += max(abs(len(x) - len(y)), round(rate * max(len(x), len(y))))
+    return max(0.0, 1.0 - distance / longest)
 
 
 def _bounded_diff(pattern: list[str], window: Sequence[str], start: int, limit: int = 40
                    ) -> str:
-    import difflib
-
     out = []
-    matcher = difflib.SequenceMatcher(None, pattern, window, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(pattern, list(window)):
         if op == "equal":
             out.append(f"  {start + j1 + 1:>5} | {window[j1][:SNIPPET_CHARS]}" if i2 - i1 == 1
                        else f"        ({i2 - i1} equal lines)")

@@ -1,4 +1,4 @@
-"""Line alignment and unified diffs, without importing ``difflib`` for the usual edit.
+"""Line alignment and unified diffs, without importing ``difflib``.
 
 ``line_opcodes(a, b)`` returns ``difflib.SequenceMatcher(None, a, b, autojunk=False)``-style
 opcodes for two line lists: the common head and tail are trimmed and the middle is aligned by
@@ -7,9 +7,16 @@ a longest common subsequence (difflib pulls in ``re``, which a cold call should 
 numbering the hunks of an excerpt. The merge aligns old text with new text through
 ``line_opcodes``; ``cycle`` and ``editor`` show changes with ``unified_diff``.
 
-Limits: a middle of more than ``LCS_MAX_CELLS`` line pairs is handed to difflib (imported then).
-Below that bound the alignment is a valid one but may differ from difflib's own choice among
-equally long alignments, and so may the diff's hunks. Never raises.
+Limits: a middle of more than ``LCS_MAX_CELLS`` line pairs is aligned in pieces, as patience
+diff does: the lines that stand exactly once in each side, in the same order (the longest
+such run), are kept as equal and cut the middle into pieces, each aligned the same way after
+its own common head and tail are trimmed; a piece small enough goes to the longest common
+subsequence, and a big one with no such line (repetitive text) is one ``replace``. That work
+is linear in the lines (``ANCHOR_WORK`` passes at most, ``ANCHOR_DEPTH`` levels), where
+difflib's alignment of many scattered changes is quadratic (1,000 hunks: seconds). The
+alignment is always a valid one, and may differ from difflib's own choice among equally long
+alignments (or be a little longer); it depends on the middle only, which is what lets a diff be
+made from the lines around the changes (``_trimmed``, ``excerpt_diff``). Never raises.
 
 The bottom of ``matching``: imports no other part.
 """
@@ -18,23 +25,22 @@ from __future__ import annotations
 
 Opcode = tuple[str, int, int, int, int]
 LCS_MAX_CELLS = 40_000
+ANCHOR_WORK = 8
+ANCHOR_DEPTH = 64
 
 
 def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
-    """``SequenceMatcher.get_opcodes`` for line lists, without importing difflib for the usual
-    small edit (difflib pulls in ``re``): the common head and tail are trimmed, and a middle of
-    at most ``LCS_MAX_CELLS`` line pairs is aligned by a longest common subsequence."""
+    """``SequenceMatcher.get_opcodes`` for line lists, without difflib: the common head and
+    tail are trimmed, and a middle of at most ``LCS_MAX_CELLS`` line pairs is aligned by a
+    longest common subsequence, a bigger one in pieces between lines unique to both sides."""
     n, m = len(a), len(b)
     head, tail = _common_ends(a, b)
     a_mid, b_mid = a[head:n - tail], b[head:m - tail]
-    if len(a_mid) * len(b_mid) > LCS_MAX_CELLS:
-        import difflib
-
-        return list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes())
     ops: list[Opcode] = []
     if head:
         ops.append(("equal", 0, head, 0, head))
-    ops += _lcs_opcodes(a_mid, b_mid, head, head)
+    budget = [ANCHOR_WORK * (len(a_mid) + len(b_mid))]
+    ops += _anchored(a_mid, b_mid, head, head, budget, 0)
     if tail:
         ops.append(("equal", n - tail, n, m - tail, m))
     merged: list[Opcode] = []
@@ -46,10 +52,67 @@ def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     return merged
 
 
-def _middle_cells(a: list[str], b: list[str]) -> int:
-    """The size of what ``line_opcodes`` aligns: the lines between the common head and tail."""
-    head, tail = _common_ends(a, b)
-    return (len(a) - head - tail) * (len(b) - head - tail)
+def _anchored(a: list[str], b: list[str], da: int, db: int, budget: list[int],
+              depth: int) -> list[Opcode]:
+    """Opcodes of a middle: by LCS when small, else in pieces between unique common lines
+    (each piece's common head and tail trimmed first). ``budget`` is the lines still allowed
+    to be counted; past it, or ``ANCHOR_DEPTH`` levels down, a big piece is one replace."""
+    n, m = len(a), len(b)
+    if n * m <= LCS_MAX_CELLS:
+        return _lcs_opcodes(a, b, da, db)
+    budget[0] -= n + m
+    anchors = _unique_anchors(a, b) if budget[0] >= 0 and depth < ANCHOR_DEPTH else []
+    if not anchors:
+        return [("replace", da, da + n, db, db + m)]
+    ops: list[Opcode] = []
+    i0 = j0 = 0
+    for i, j in [*anchors, (n, m)]:
+        piece_a, piece_b = a[i0:i], b[j0:j]
+        head, tail = _common_ends(piece_a, piece_b)
+        if head:
+            ops.append(("equal", da + i0, da + i0 + head, db + j0, db + j0 + head))
+        ops += _anchored(piece_a[head:len(piece_a) - tail], piece_b[head:len(piece_b) - tail],
+                         da + i0 + head, db + j0 + head, budget, depth + 1)
+        if tail:
+            ops.append(("equal", da + i - tail, da + i, db + j - tail, db + j))
+        if i < n:
+            ops.append(("equal", da + i, da + i + 1, db + j, db + j + 1))
+        i0, j0 = i + 1, j + 1
+    return ops
+
+
+def _unique_anchors(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """(i, j) of the lines that stand once in ``a`` and once in ``b``: the longest run of
+    them in the same order in both (longest increasing subsequence, O(k log k))."""
+    from bisect import bisect_left
+
+    count_a: dict[str, int] = {}
+    for line in a:
+        count_a[line] = count_a.get(line, 0) + 1
+    at_b: dict[str, int] = {}
+    for j, line in enumerate(b):
+        at_b[line] = -1 if line in at_b else j
+    pairs = [(i, at_b[line]) for i, line in enumerate(a)
+             if count_a[line] == 1 and at_b.get(line, -1) >= 0]
+    ends: list[int] = []  # ends[k]: the smallest j ending an increasing run of length k + 1
+    ends_at: list[int] = []  # the index in pairs of that run's last pair
+    previous: list[int] = []
+    for k, (_, j) in enumerate(pairs):
+        pos = bisect_left(ends, j)
+        if pos == len(ends):
+            ends.append(j)
+            ends_at.append(k)
+        else:
+            ends[pos] = j
+            ends_at[pos] = k
+        previous.append(ends_at[pos - 1] if pos else -1)
+    run: list[tuple[int, int]] = []
+    k = ends_at[-1] if ends_at else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = previous[k]
+    run.reverse()
+    return run
 
 
 def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
@@ -208,8 +271,8 @@ def _trimmed(before: str, after: str, context: int) -> tuple[str, str, int]:
     The cuts are where ``line_opcodes`` would find them, or further out: at the top, the line
     of the first different character; at the bottom, the first line wholly inside the common
     suffix (aligned from the end, as the common tail of lines is), but never above the top
-    cut. The middle ``line_opcodes`` aligns is then the same, so is the diff (the caller
-    checks that the middle is small enough not to go to difflib)."""
+    cut. The middle ``line_opcodes`` aligns is then the same, and its alignment depends on
+    nothing else, so the diff is the same too."""
     head = _common_prefix(before, after)
     top = before.rfind("\n", 0, head) + 1  # the first line that differs
     cut = top
@@ -246,17 +309,12 @@ def unified_diff(path: str, before: str, after: str, context: int = 3,
     split or compared one by one."""
     if before == after:
         return ""
-    a: list[str] | None = None
     if len(before) + len(after) > TRIM_CHARS:
         few_before, few_after, skipped = _trimmed(before, after, context)
         a, b = _lines(few_before), _lines(few_after)
-        if _middle_cells(a, b) <= LCS_MAX_CELLS:
-            first_line += skipped
-        else:  # difflib aligns the middle, and its choice may depend on the whole texts
-            a = None
-    if a is None:
-        a = _lines(before)
-        b = _lines(after)
+        first_line += skipped
+    else:
+        a, b = _lines(before), _lines(after)
     offset = first_line - 1
     out: list[str] = []
     for group in _grouped(line_opcodes(a, b), context):
@@ -290,12 +348,10 @@ def excerpt_diff(path: str, before: str, after: str, first_line: int, at_start: 
     after the excerpts plus the excerpts' own (which stops at a difference or at the same
     bound). So the middle ``line_opcodes`` aligns is the same, and so are its opcodes; with
     ``context`` common lines inside each end (or the text's own end), the hunks show the
-    same lines. A middle too big for the alignment here goes to difflib,
-    whose choice may depend on the whole texts: that case is left to the caller too."""
+    same lines (the alignment of a middle depends on nothing else)."""
     a, b = _lines(before), _lines(after)
     head, tail = _common_ends(a, b)
     if head >= min(len(a), len(b)) or (head < context and not at_start) or \
-            (tail < context and not at_end) or \
-            (len(a) - head - tail) * (len(b) - head - tail) > LCS_MAX_CELLS:
+            (tail < context and not at_end):
         return None
     return unified_diff(path, before, after, context, first_line)

@@ -87,6 +87,19 @@ class FileModel:
         self._lazy_lines: LazyLines | None = None
         self._has_cr: bool | None = None
         self._scans = 0
+        self._whole_line_scans = 0
+
+    def whole_lines_index(self) -> dict[str, list[int]] | None:
+        """Line (without its ending) -> the lines equal to it, once whole-line exact searches
+        (a patch's hunks, each one unique in the whole file) have scanned the text
+        ``WHOLE_LINE_SCANS`` times: from then on one index is cheaper than a scan per hunk,
+        which made a patch's cost the product of its hunks and the file's size. None before
+        (the caller scans the text)."""
+        if "exact" not in self._indexes:
+            self._whole_line_scans += 1
+            if self._whole_line_scans <= WHOLE_LINE_SCANS:
+                return None
+        return self.full_index("exact")
 
     def _split(self) -> None:
         text = self._text
@@ -478,6 +491,7 @@ class FileModel:
 
 
 LAZY_MIN_LINES = 5000  # smaller files index every line (a few ms)
+WHOLE_LINE_SCANS = 8  # whole-line exact searches of one file before it is indexed
 LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole is cheaper
 LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
 LAZY_WORD_HITS = 2000  # lines a key's only word may be on before comparing stripped lines

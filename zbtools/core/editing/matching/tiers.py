@@ -28,11 +28,13 @@ also stands inside the gap up to indentation, or new text repeats a line just ou
 
 Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
 characters; T7 segments must lie within ``ELISION_MAX_GAP`` lines of the previous one; T8 runs
-only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most 400 lines,
-in a file of at most 5 Mi characters, on the windows around every occurrence of its 3
-rarest lines (refused past ``SIMILARITY_MAX_WINDOWS``: never a set cut short), and accepts
-only a best score >= 0.90 whose best non-overlapping rival scores at most best - 0.10 and
-below 0.85 (its 3-way merge, in ``merge``, may still refuse).
+only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most 400 lines
+and ``SIMILARITY_MAX_OLD_CHARS`` characters (each window's score is an edit distance, whose
+cost is the product of the two texts' lengths), in a file of at most 5 Mi characters, on the
+windows around every occurrence of its 3 rarest lines (refused past
+``SIMILARITY_MAX_WINDOWS``: never a set cut short), and accepts only a best score >= 0.90
+whose best non-overlapping rival scores at most best - 0.10 and below 0.85 (its 3-way merge,
+in ``merge``, may still refuse).
 Failure modes: ``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_anchor``,
 ``invalid_arguments`` (a malformed anchor).
 
@@ -88,6 +90,7 @@ SIMILARITY_MIN_CHARS = 40
 SIMILARITY_MAX_WINDOWS = 2000
 SIMILARITY_MAX_FILE_BYTES = 5 * 1024 * 1024
 SIMILARITY_MAX_OLD_LINES = 400
+SIMILARITY_MAX_OLD_CHARS = 24_000
 NEAR_TYPO_MAX_EDITS = 2
 NEAR_TYPO_MIN_CHARS = 6
 NEAR_SINGLE_LINE_MIN_CHARS = 16
@@ -98,6 +101,7 @@ NEAR_TYPO_EQUAL_CHARS = 8
 NEAR_RIVAL_EDITS = 4
 NEAR_RIVAL_MARGIN = 2
 NEAR_ONE_OFF_SIMILAR = 0.8  # a line this similar (Indel) makes a line-for-line window a rival
+NEAR_SIMILAR_MAX_CHARS = 2_000  # two lines differing over more are not compared whole
 TYPO_MIN_WORD = 4
 NEAR_MAX_STARTS = 4000
 NEAR_LINE_POSITIONS = 200  # occurrences of one line looked at for near-miss windows
@@ -134,10 +138,23 @@ class Candidate:
             self.end, self.start + 1)
 
 
-def find_exact(model: FileModel, old: str, limit: int = 1000) -> list[Candidate]:
-    """Every occurrence of ``old`` in the file, overlapping ones included."""
+def find_exact(model: FileModel, old: str, limit: int = 1000,
+               whole_lines: bool = False) -> list[Candidate]:
+    """Every occurrence of ``old`` in the file, overlapping ones included; with
+    ``whole_lines`` (a patch hunk) at least those that start at a line start, found through
+    the index of the file's lines once many hunks have searched it (``whole_lines_index``)."""
     view = model.lf_view
     found: list[Candidate] = []
+    index = model.whole_lines_index() if whole_lines else None
+    if index is not None:
+        for start in index.get(old.split("\n", 1)[0], ()):
+            pos = model.line_start(start)
+            if len(found) >= limit:
+                break
+            if view.startswith(old, pos):
+                end = pos + len(old)
+                found.append(Candidate("exact", start, model.line_of(end - 1) + 1, (pos, end)))
+        return found
     pos = view.find(old)
     while pos != -1 and len(found) < limit:
         end = pos + len(old)
@@ -204,9 +221,10 @@ def _anchor(keys: list[str], index: Mapping[str, Sequence[int]]) -> tuple[int, s
     return best[1], best[2]
 
 
-def find_candidates(model: FileModel, old: str, tier: str) -> list[Candidate]:
+def find_candidates(model: FileModel, old: str, tier: str,
+                    whole_lines: bool = False) -> list[Candidate]:
     if tier == "exact":
-        return find_exact(model, old)
+        return find_exact(model, old, whole_lines=whole_lines)
     return find_lines(model, old, tier)
 
 
@@ -447,7 +465,7 @@ def locate(model: FileModel, request: Request) -> Located:
             attempts.append((unescaped, "unescape"))
     for text, how in attempts:
         for tier in TIERS:
-            cands = find_candidates(model, text, tier)
+            cands = find_candidates(model, text, tier, request.whole_lines)
             if request.whole_lines and tier == "exact":
                 cands = [c for c in cands if _on_line_bounds(model, c)]
             if window is not None:
@@ -606,27 +624,47 @@ def _elided_chains(hits: list[list[int]], sizes: list[int]) -> list[tuple[int, .
     return chains
 
 
+def _line_similarity(a: str, b: str, cutoff: float = 0.0) -> float | None:
+    """Indel similarity of two lines (0 below ``cutoff``), or None when the parts where they
+    differ, their common beginning and end set aside, are longer than
+    ``NEAR_SIMILAR_MAX_CHARS``: an edit distance costs the product of the two lengths (two
+    lines of 1 MB: minutes), and the callers then take the cautious answer."""
+    from rapidfuzz.distance import Indel, Postfix, Prefix
+
+    if max(len(a), len(b)) > NEAR_SIMILAR_MAX_CHARS:
+        head = Prefix.similarity(a, b)
+        tail = Postfix.similarity(a[head:], b[head:])
+        if max(len(a), len(b)) - head - tail > NEAR_SIMILAR_MAX_CHARS:
+            return None
+    return float(Indel.normalized_similarity(a, b, score_cutoff=cutoff))
+
+
 def _similar(a: str, b: str) -> bool:
-    """Whether two line keys look like one line before and after an edit (Indel >= 0.6)."""
-    from rapidfuzz.distance import Indel
+    """Whether two line keys look like one line before and after an edit (Indel >= 0.6);
+    two long lines too different to compare cheaply are not."""
+    return (_line_similarity(a, b, ELIDED_SIMILAR) or 0.0) >= ELIDED_SIMILAR
 
-    return Indel.normalized_similarity(a, b, score_cutoff=ELIDED_SIMILAR) >= ELIDED_SIMILAR
 
-
-def _gap_likeness(elided: list[str], new_keys: list[str], segment_keys: set[str]) -> float:
+def _gap_likeness(elided: list[str], new_keys: list[str], segment_keys: set[str]
+                  ) -> float | None:
     """How well new text's own lines (not old text's segments) write out an elided gap.
 
     The mean, over the gap's non-blank lines, of each one's best Indel similarity to a line
     of new text that is not a line of old text's segments: 1.0 for a gap new text repeats,
-    about 0.7 for one it edits, near 0 for one it does not mention.
+    about 0.7 for one it edits, near 0 for one it does not mention. None when two long lines
+    cannot be compared cheaply (``_line_similarity``): then new text picks no place.
     """
-    from rapidfuzz.distance import Indel
-
     own = [k for k in set(new_keys) if k and k not in segment_keys]
     lines = [k for k in elided if k]
     if not lines or not own:
         return 0.0
-    return sum(max(Indel.normalized_similarity(k, n) for n in own) for k in lines) / len(lines)
+    total = 0.0
+    for k in lines:
+        scores = [_line_similarity(k, n) for n in own]
+        if None in scores:
+            return None
+        total += max(score or 0.0 for score in scores)
+    return total / len(lines)
 
 
 def _gap_spoken_for(old_keys: list[str], new_keys: list[str], gaps: list[int],
@@ -721,11 +759,13 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
             request.occurrence is None:
         # Several places: the one whose elided lines new text writes out (as they are or
         # edited), when no other comes close, is the place meant.
-        scored = sorted(((_gap_likeness([typography_key(line) for gap in gaps_of(c)
-                                         for line in gap], new_keys, segment_keys), c)
-                         for c in chains), key=lambda sc: -sc[0])
+        likeness = [(_gap_likeness([typography_key(line) for gap in gaps_of(c)
+                                    for line in gap], new_keys, segment_keys), c)
+                    for c in chains]
+        scored = sorted(((like or 0.0, c) for like, c in likeness), key=lambda sc: -sc[0])
         best, runner_up = scored[0][0], scored[1][0]
-        if best >= ELIDED_SIMILAR and runner_up <= best - ELIDED_LIKENESS_MARGIN:
+        if all(like is not None for like, _ in likeness) and best >= ELIDED_SIMILAR and \
+                runner_up <= best - ELIDED_LIKENESS_MARGIN:
             cands = [Candidate("elision", scored[0][1][0], scored[0][1][-1] + sizes[-1])]
             by_new_text = True
     part = Request(request.old, request.new, start_line=request.start_line,
@@ -991,6 +1031,7 @@ def find_similar(model: FileModel, request: Request) -> Located | None:
     non_blank = [line for line in pattern if line.strip()]
     if len(non_blank) < SIMILARITY_MIN_LINES or len("".join("".join(non_blank).split())) < \
             SIMILARITY_MIN_CHARS or len(pattern) > SIMILARITY_MAX_OLD_LINES or \
+            len(request.old) > SIMILARITY_MAX_OLD_CHARS or \
             len(model.lf_view) > SIMILARITY_MAX_FILE_BYTES:
         return None
     try:
@@ -1143,12 +1184,27 @@ def _enough_evidence(keys: list[str], equal: list[int], min_lines: int = NEAR_MI
         sum(len(k.replace(" ", "")) for k in lines) >= min_chars
 
 
+def _one_off_similar(a: str, b: str) -> bool:
+    """Whether line ``a`` is at least ``NEAR_ONE_OFF_SIMILAR`` like ``b`` (Indel).
+
+    Two long lines too different to compare cheaply (``_line_similarity``) are compared by
+    their characters' counts, which bound the similarity from above: a pair they cannot tell
+    apart counts as similar, which only ever makes a window a rival (more refusals, never
+    another place)."""
+    score = _line_similarity(a, b, NEAR_ONE_OFF_SIMILAR)
+    if score is not None:
+        return bool(score)
+    from collections import Counter
+
+    counts_a, counts_b = Counter(a), Counter(b)
+    differ = sum(((counts_a - counts_b) + (counts_b - counts_a)).values())
+    return 1 - differ / (len(a) + len(b)) >= NEAR_ONE_OFF_SIMILAR
+
+
 def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequence[int]],
                   others: dict[tuple[int, int], list[tuple[list[int | None], int | None]]]
                   ) -> dict[tuple[int, int], tuple[list[int | None], int | None]]:
     """Every window that old text's line keys match but for one typo, one line or one extra."""
-    from rapidfuzz.distance import Indel
-
     n = len(keys)
     total = len(norm)
     starts = _near_starts(keys, index)
@@ -1177,8 +1233,7 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
                         any(keys[i] for i in range(n) if i != lead))):
                 # (a long typo line with a non-blank line beside it identifies a place too)
                 typo = _typo_distance(keys[lead], norm[s + lead])
-                if typo is not None or Indel.normalized_similarity(
-                        keys[lead], norm[s + lead], score_cutoff=NEAR_ONE_OFF_SIMILAR):
+                if typo is not None or _one_off_similar(keys[lead], norm[s + lead]):
                     one_off.add((s, s + n))
                 if typo is not None:
                     found[(s, s + n)] = ([s + i for i in range(n)], None)
