@@ -140,3 +140,14 @@ def test_repeated_and_look_alike_lines_agree_with_the_engine(
                                      old[: len(old) // 2]]))
     if old.strip() and old != new:
         _compare(tmp_path, "t.py", old, new, monkeypatch)
+
+
+def test_a_change_that_slides_past_its_context_between_repeated_lines_gets_the_whole_diff(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The removed lines can be read as lines 4-5 or 5-6: the whole file's diff shows the
+    # latter, with a context line the bytes path's excerpt did not hold (found by hypothesis).
+    lines = ["x = 1", "x = 1", "x = 1", "y = 22222222", "x = 1", "y = 22222222", "    x = 1",
+             "x = 1", "x = 1"]
+    (tmp_path / "t.py").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    monkeypatch.setattr(cycle, "PROBE_HITS", 1)
+    _compare(tmp_path, "t.py", " = 1\ny = 22222222\nx", "", monkeypatch)

@@ -192,7 +192,7 @@ SEPARATORS = "p = 1\na\u2028b\u2029c = 2\nd\x85e = 3\n\x0cf = 4\ng\x1ch\x1di\x1e
     # the whole content deleted (CRLF: the bytes fast path leaves it to the engine; the
     # excerpt cannot prove its diff when one side is all common head: the whole way)
     (b"a = 1\r\nb = 2\r\n", "edit_file", {"old_content": "a = 1\nb = 2\n",
-                                              "new_content": ""}, False),
+                                              "new_content": ""}, True),  # the whole text
     (BOM + b"only line", "apply_edit", _patches(("only line", ""), ), None),
     # new text without a final newline, in the middle and at the end
     (b"a = 1\r\nb = 2\r\nc = 3\r\n", "edit_file",

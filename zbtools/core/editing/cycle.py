@@ -181,8 +181,9 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             return None
     region_start, context_before, region_end = _context(data, first, end, start)
     context = _decoded_context(data, region_start, first, end, region_end)
-    if context is None:
-        return None
+    if context is None or not _context_is_enough(
+            context, simple, region_start <= start, region_end >= len(data)):
+        return None  # (the change slides past its context: the engine diffs the whole text)
     pieces = [memoryview(data)[:first], memoryview(replacement), memoryview(data)[end:]]
     lines_before: list[int] = []  # the newlines before the match, counted once
 
@@ -404,13 +405,17 @@ def _streamed_edit(ctx: Context, res: Resolved, simple: tuple[str, str], path: s
                 return None  # it shrank meanwhile: the caller reads it as it is now
             region_start, context_before, region_end = _context(window, first - lo,
                                                                  end - lo, 0)
+            context = _decoded_context(window, region_start, first - lo, end - lo,
+                                       region_end)
+            if context is None:
+                return None
+            whole = lo <= start and hi >= size
             if not (lo > start and region_start == 0) and \
-                    not (hi < size and region_end == len(window)):
+                    not (hi < size and region_end == len(window)) and (whole or (
+                        _context_is_enough(context, simple, lo <= start and region_start == 0,
+                                           hi >= size and region_end == len(window)))):
                 break
-            reach *= 4  # a context line runs past the window
-        context = _decoded_context(window, region_start, first - lo, end - lo, region_end)
-        if context is None:
-            return None
+            reach *= 4  # a context line runs past the window, or the change slides past it
         if not dry_run:
             writeback_starter()  # its import, before the thread below holds the GIL
         # Counting the lines before the match (~25 ms for 45 MB, holding the GIL) goes on
@@ -473,6 +478,17 @@ def _context(data: bytes, first: int, end: int, start: int) -> tuple[int, int, i
         stop = data.find(b"\n", region_end)
         region_end = len(data) if stop == -1 else stop + 1
     return region_start, context_before, region_end
+
+
+def _context_is_enough(context: tuple[str, str], simple: tuple[str, str], at_start: bool,
+                       at_end: bool) -> bool:
+    """Whether the diff of the excerpt (context around old, then around new) is the whole
+    file's: a change between repeated lines can slide past 3 lines of context."""
+    from zbtools.core.editing.matching.diff import excerpt_is_whole
+
+    head, tail = context
+    old, new = simple
+    return excerpt_is_whole(head + old + tail, head + new + tail, at_start, at_end)
 
 
 def _decoded_context(data: bytes, region_start: int, first: int, end: int,

@@ -349,9 +349,17 @@ def excerpt_diff(path: str, before: str, after: str, first_line: int, at_start: 
     bound). So the middle ``line_opcodes`` aligns is the same, and so are its opcodes; with
     ``context`` common lines inside each end (or the text's own end), the hunks show the
     same lines (the alignment of a middle depends on nothing else)."""
-    a, b = _lines(before), _lines(after)
-    head, tail = _common_ends(a, b)
-    if head >= min(len(a), len(b)) or (head < context and not at_start) or \
-            (tail < context and not at_end):
+    if not excerpt_is_whole(before, after, at_start, at_end, context):
         return None
     return unified_diff(path, before, after, context, first_line)
+
+
+def excerpt_is_whole(before: str, after: str, at_start: bool, at_end: bool,
+                     context: int = 3) -> bool:
+    """Whether ``excerpt_diff`` of these excerpts is the whole texts' diff (its proof)."""
+    if at_start and at_end:
+        return True  # the excerpts are the whole texts
+    a, b = _lines(before), _lines(after)
+    head, tail = _common_ends(a, b)
+    return not (head >= min(len(a), len(b)) or (head < context and not at_start) or
+                (tail < context and not at_end))
