@@ -61,6 +61,7 @@ TIME_RATIO = 8.0  # at 4x the input: linear gives about 4, quadratic 16
 MEMORY_RATIO = 6.0
 MEMORY_SLACK = 2 << 20  # bytes: constant overhead a small input's peak does not show
 REPEATS = 3  # pairs of runs at most; one when the first pair is clear either way
+MEASUREMENTS = 3  # whole measurements of a shape before a time over the bound fails it
 CLEARLY_LINEAR, CLEARLY_SUPERLINEAR = 6.0, 16.0
 VERBOSE = bool(os.environ.get("ZBTOOLS_COST_VERBOSE"))  # print every measurement (with -s)
 HARD_SECONDS = 120.0 if LONG else 45.0  # one whole measurement: both sizes, every run
@@ -661,6 +662,15 @@ def measure(dim: Dimension, shape: Any, ws: Path, hard_seconds: float = HARD_SEC
 def check_growth(dim: Dimension, shape: Any, ws: Path, hard_seconds: float = HARD_SECONDS
                  ) -> Growth:
     growth = measure(dim, shape, ws, hard_seconds)
+    for _ in range(MEASUREMENTS - 1):
+        # A time over the bound is measured again from scratch: the other test workers share
+        # the caches and the memory bus, which slows the bigger size more. A call that really
+        # grows faster than linearly is over the bound every time.
+        if growth.time_ok():
+            break
+        again = measure(dim, shape, ws, hard_seconds)
+        if again.time_4n / max(again.time_n, 1e-9) < growth.time_4n / max(growth.time_n, 1e-9):
+            growth = again
     if VERBOSE:
         print(f"{dim.name}: {shape!r}: {growth}")
     if growth.expected is not None:
