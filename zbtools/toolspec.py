@@ -97,15 +97,27 @@ class ToolSpec:
 
         First of all, a multi-file change that a killed process left unfinished is rolled back
         or completed (``zbtools.core.editing.txn``), whatever the tool; the result's warnings
-        say so."""
+        say so. Then the temp entries killed writers left are removed
+        (``zbtools.core.editing.leftovers``)."""
         if ctx.unfinished_changes():
             from zbtools.core.editing.txn import recover
 
             recover(ctx)
+        if ctx.writers_logged():  # after the journals, which may still need their backups
+            from zbtools.core.editing.leftovers import sweep_dead_writers
+
+            sweep_dead_writers(ctx)
         if not self.changes_files:
             return self.run(params, ctx)
+        from zbtools.contract import ToolError
+        from zbtools.core.files import writerlog
+        from zbtools.core.files.textio import own_host, own_start
         from zbtools.core.state.store import EditLock
 
+        try:
+            writerlog.use(ctx.state_path(), own_start(), own_host())
+        except (OSError, ToolError):
+            pass  # no state directory: nothing is logged (the next write there sweeps)
         with EditLock(ctx):
             return self.run(params, ctx)
 

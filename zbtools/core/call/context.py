@@ -129,6 +129,18 @@ class Context:
                 _TXN_DIRS[(self._state_root, self.workspace.root)] = path
         return os.access(path, os.F_OK)  # a bool, not an exception: ~1 us
 
+    def writers_logged(self) -> bool:
+        """Whether some process logged where it writes temp entries (``files.writerlog``): one
+        of them may have been killed and left them. One ``access``, after
+        ``unfinished_changes``."""
+        txn = _TXN_DIRS.get((self._state_root, self.workspace.root))
+        if txn is not None:
+            return os.access(os.path.join(os.path.dirname(txn), "writers"), os.F_OK)
+        try:
+            return os.access(os.path.join(self.state_path(), "writers"), os.F_OK)
+        except (OSError, ToolError):
+            return False
+
     @property
     def state_dir(self) -> str:
         """This workspace's private state directory (created on demand, mode 0700)."""

@@ -49,6 +49,7 @@ from zbtools.core.files.textio import (
     temp_name,
     writer_alive,
 )
+from zbtools.core.files.writerlog import note_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ def _stage(step: Step) -> None:
     assert res.name is not None
     res.ensure_parents()
     dir_fd = res.dir_fd
+    note_dir(dir_fd)
     sweep_dead_temps(dir_fd)
     if step.backup is not None:
         linked = True
