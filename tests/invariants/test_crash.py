@@ -591,3 +591,31 @@ def test_a_live_writers_temp_file_survives_the_next_call(tmp_path: Path) -> None
         writer.communicate()
     after = inprocess(ws, state, "read_file", json.dumps({"path": "a.txt"}))
     assert after.code == 0 and scan(ws)[1] == [] and not state_debris(state)
+
+
+def test_a_patch_killed_while_removing_its_backups_is_never_undone_into_a_deletion(
+        tmp_path: Path) -> None:
+    """Found by the search: killed after its commit, once it had removed a.txt's backup but
+    before its journal went, a patch was completed by the next call with a record that said
+    a.txt had been created (its old version was gone): ``undo a.txt`` then deleted it."""
+    tree = small_tree()
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n@@\n-a.txt line 2\n+two\n"
+             "*** Update File: b.txt\n@@\n-b.txt line 2\n+two\n*** End Patch\n")
+    call = ("apply_edit", {"patch": patch})
+    steps = traced(tree, tmp_path, [call])
+    (second,) = [n for n, step in enumerate(steps, 1) if step.startswith("unlink .b.txt.zbbak")]
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    build(ws, tree)
+    ran = run_child(ws, state, call[0], json.dumps(call[1]), kill_at=second)
+    assert ran.killed
+    after = inprocess(ws, state, "read_file", json.dumps({"path": "c.md"}))
+    assert after.code == 0, after
+    assert "a.txt cannot be undone" in " ".join(after.json["warnings"]), after
+    assert scan(ws)[1] == [] and not state_debris(state)
+    undone = inprocess(ws, state, "undo", json.dumps({"path": "a.txt"}))
+    assert undone.code == 1 and undone.error["code"] == "not_found", undone
+    assert (ws / "a.txt").read_text() == "a.txt line 1\ntwo\na.txt line 3\n"
+    undone = inprocess(ws, state, "undo", json.dumps({"path": "b.txt"}))
+    assert undone.code == 0, undone
+    assert (ws / "b.txt").read_bytes() == tree.files["b.txt"][1]
