@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -325,6 +326,8 @@ def _check_crash(base: Path, tree: Tree, op: Op, where: float, partial: bool, ti
     if next_call[0] == "write_file":  # its own file is no version of the operation
         final.pop(next_args["path"], None)
         inodes.pop(next_args["path"], None)
+    outcome = f"{op.kind} {'killed' if ran.killed else 'finished'}"
+    _kinds[outcome] = _kinds.get(outcome, 0) + 1
     context = f"{'killed' if ran.killed else 'finished'} after {ran.steps or '?'} of ~{steps} " \
               f"steps; next call {next_tool}: {after.out[-1500:]}"
     wrong = explain(final, versions, op.per_file)
@@ -404,6 +407,16 @@ def crashes(draw: st.DrawFn) -> tuple[Tree, Op, float, bool, bool, tuple[str, di
 
 
 _runs = [0]
+_kinds: dict[str, int] = {}  # operations checked, by kind (killed or finished)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _long_mode_report() -> Iterator[None]:
+    """In the long mode, say how much was searched (run with ``-s`` to see it)."""
+    yield
+    if LONG:
+        sys.stderr.write(f"\ncrash invariant: {sum(_kinds.values())} operations: "
+                         + ", ".join(f"{k} {n}" for k, n in sorted(_kinds.items())) + "\n")
 
 
 def _base(tmp_path: Path) -> Path:
@@ -619,3 +632,28 @@ def test_a_patch_killed_while_removing_its_backups_is_never_undone_into_a_deleti
     undone = inprocess(ws, state, "undo", json.dumps({"path": "b.txt"}))
     assert undone.code == 0, undone
     assert (ws / "b.txt").read_bytes() == tree.files["b.txt"][1]
+
+
+def test_undo_after_a_completed_patch_recreates_a_deleted_file_with_its_mode(
+        tmp_path: Path) -> None:
+    """Found by the search: a patch killed after its commit and completed by the next call
+    recorded its deleted (or moved away) files without their permission bits, so that ``undo``
+    recreated a 0600 file as 0644."""
+    tree = small_tree()
+    tree.files["a.txt"] = (0o600, tree.files["a.txt"][1])
+    patch = ("*** Begin Patch\n*** Delete File: a.txt\n"
+             "*** Update File: b.txt\n@@\n-b.txt line 2\n+two\n*** End Patch\n")
+    call = ("apply_edit", {"patch": patch})
+    steps = traced(tree, tmp_path, [call])
+    (first,) = [n for n, step in enumerate(steps, 1) if step.startswith("unlink .a.txt.zbbak")]
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    build(ws, tree)
+    ran = run_child(ws, state, call[0], json.dumps(call[1]), kill_at=first)
+    assert ran.killed and not (ws / "a.txt").exists()
+    after = inprocess(ws, state, "read_file", json.dumps({"path": "c.md"}))
+    assert after.code == 0 and "had changed every file" in after.out, after
+    undone = inprocess(ws, state, "undo", json.dumps({"path": "a.txt"}))
+    assert undone.code == 0 and undone.result["action"] == "recreated", undone
+    assert (ws / "a.txt").read_bytes() == tree.files["a.txt"][1]
+    assert (ws / "a.txt").stat().st_mode & 0o777 == 0o600

@@ -645,6 +645,7 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
         try:
             assert res.name is not None
             before: bytes | None = None
+            mode: int | None = None  # the old file's (its backup is that inode, or a copy)
             backup = record.get("backup")
             if backup is not None:
                 try:
@@ -654,6 +655,7 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
                     fd = -1
                 if fd >= 0:
                     try:
+                        mode = stat.S_IMODE(os.fstat(fd).st_mode)
                         before = read_fd(fd)
                     finally:
                         os.close(fd)
@@ -671,7 +673,8 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
             if backup is not None and before is None:
                 lost.append(res.rel)
             elif before is not None or after is not None:
-                record_undo(ctx, res.rel, before, after, str(doc.get("tool") or "apply_edit"))
+                record_undo(ctx, res.rel, before, after, str(doc.get("tool") or "apply_edit"),
+                            mode)
             _unlink_quiet(backup, res.dir_fd)
             _unlink_quiet(record.get("tmp"), res.dir_fd)
             done.append(res.rel)
