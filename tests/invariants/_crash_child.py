@@ -4,9 +4,10 @@
 links, unlinks, directory changes, opens for writing, writes, truncations, mode and owner
 changes, ``fsync``; the ``renameat2`` of ``fsops`` and ``open`` for writing too) so that each
 call is one *step*: the k-th step sends the process ``SIGKILL`` before it happens (``partial``:
-a write or copy does half of its bytes first, as a kill in the middle of the kernel's copy
-does). The same wrappers count the steps of an uninterrupted call in the test process, which is
-how the test knows where the kill points of a call lie.
+a write or copy does about half of its bytes first, cut at a page boundary of the file as a
+kill in the middle of the kernel's copy is; ``page_cut``). The same wrappers count (and, with
+``trace``, name) the steps of an uninterrupted call in the test process, which is how the test
+knows where the kill points of a call lie.
 
 ``fsync`` is counted but not done: a kill (unlike a power cut) loses nothing the kernel already
 has, so it changes nothing the invariant looks at, and it would be most of a call's time.
@@ -53,6 +54,11 @@ class Switch:
         self.steps += 1
         if self.trace is not None:
             names = [str(a) for a in args[:2] if isinstance(a, str)]
+            if name in ("write", "pwrite", "ftruncate") and args and isinstance(args[0], int):
+                try:  # what the descriptor writes to (the test picks in-place writes by it)
+                    names.append(os.readlink(f"/proc/self/fd/{args[0]}"))
+                except OSError:
+                    pass
             self.trace.append(" ".join([name, *names]))
         if self.steps == 1 and self.on_first is not None:
             self.on_first()
@@ -65,17 +71,50 @@ def die() -> None:
         signal.pause()
 
 
+PAGE = 4096
+
+
+def page_cut(fd: int, length: int, offset: int | None) -> int:
+    """How much of a write of ``length`` bytes at ``offset`` (None: the descriptor's own, the
+    end for ``O_APPEND``) a kill can leave written, about half of it: the kernel copies a write
+    page by page and stops between two pages only, so a cut falls on a page boundary of the
+    file, and a write within one page is whole or not done (0)."""
+    import fcntl
+
+    if offset is None:
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+            offset = os.fstat(fd).st_size
+        else:
+            offset = os.lseek(fd, 0, os.SEEK_CUR)
+    first = PAGE - offset % PAGE
+    if first >= length:
+        return 0
+    return first + (max(length // 2 - first, 0) // PAGE) * PAGE
+
+
+def _cut(name: str, real: Callable[..., Any], args: tuple[Any, ...],
+         kwargs: dict[str, Any]) -> None:
+    """Do the part of the write ``name(*args)`` that a kill in its middle leaves done."""
+    if name in ("write", "pwrite"):
+        data = memoryview(args[1])
+        cut = page_cut(args[0], data.nbytes, args[2] if name == "pwrite" else None)
+        if cut:
+            real(args[0], data[:cut], *args[2:])
+    elif name == "copy_file_range":
+        offset = args[4] if len(args) > 4 else kwargs.get("offset_dst")
+        cut = page_cut(args[1], args[2], offset)
+        if cut:
+            real(args[0], args[1], cut, *args[3:], **kwargs)
+
+
 def _wrap(name: str, real: Callable[..., Any], switch: Switch) -> Callable[..., Any]:
     def counted(*args: Any, **kwargs: Any) -> Any:
         if name == "open" and not (args[1] if len(args) > 1 else kwargs.get("flags", 0)) \
                 & WRITE_FLAGS:
             return real(*args, **kwargs)
         if switch.step(name, args):
-            if switch.partial and name in ("write", "pwrite") and len(args[1]) > 1:
-                real(args[0], args[1][:len(args[1]) // 2], *args[2:])
-            elif switch.partial and name in ("copy_file_range", "sendfile") and \
-                    len(args) > 2 and args[2] > 1:
-                real(*args[:2], args[2] // 2, *args[3:], **kwargs)
+            if switch.partial:
+                _cut(name, real, args, kwargs)
             die()
         if name in SKIPPED:
             return None

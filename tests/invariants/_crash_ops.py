@@ -185,9 +185,9 @@ def linked_edit(draw: st.DrawFn) -> tuple[Tree, Op]:
     tree = draw(trees())
     lines = tree.lines(LINKED[0])
     i = draw(st.integers(0, len(lines) - 1))
-    grow = draw(st.sampled_from([0, 50, 20_000]))
+    grow = draw(st.sampled_from([-1, 0, 50, 20_000]))  # -1: the file shrinks
     path = draw(st.sampled_from(LINKED))
-    new = lines[i].rstrip("\n") + " edited" + "+" * grow
+    new = "-" if grow < 0 else lines[i].rstrip("\n") + " edited" + "+" * grow
     return tree, Op("inplace", [("apply_edit", {"path": path, "old_text": lines[i].rstrip("\n"),
                                                 "new_text": new})], undo_paths=[path])
 
@@ -266,8 +266,9 @@ def batch_op(draw: st.DrawFn) -> tuple[Tree, Op]:
 
 
 def operations() -> st.SearchStrategy[tuple[Tree, Op]]:
-    return st.one_of(patch_op(), batch_op(), tree_op(), big_write(), linked_edit(),
-                     long_append(), undo_op())
+    # patches and batches, the operations of many steps, come up twice as often
+    return st.one_of(patch_op(), batch_op(), patch_op(), batch_op(), tree_op(), big_write(),
+                     linked_edit(), long_append(), undo_op())
 
 
 @st.composite

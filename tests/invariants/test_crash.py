@@ -245,12 +245,13 @@ def run_child(ws: Path, state: Path, tool: str, stdin: str, *, kill_at: int = 0,
                   err.decode("utf-8", "replace"))
 
 
-def run_reference(ws: Path, state: Path, op: Op) -> tuple[list[State], int, float]:
+def run_reference(ws: Path, state: Path, op: Op) -> tuple[list[State], list[str], float]:
     """The operation uninterrupted, call by call: the state after each, its steps, its time
     from the first step on."""
     versions = [scan(ws)[0]]
     first: list[float] = []
     switch = child.Switch(on_first=lambda: first.append(time.monotonic()))
+    switch.trace = []
     restore = child.install(switch)
     try:
         for tool, args in op.calls:
@@ -260,7 +261,7 @@ def run_reference(ws: Path, state: Path, op: Op) -> tuple[list[State], int, floa
     finally:
         restore()
     took = time.monotonic() - first[0] if first else 0.0
-    return versions, switch.steps, took
+    return versions, switch.trace, took
 
 
 def child_request(op: Op) -> tuple[str, str]:
@@ -275,13 +276,10 @@ def child_request(op: Op) -> tuple[str, str]:
 # The invariant
 
 
-def check_crash(base: Path, tree: Tree, op: Op, where: float, partial: bool, timing: bool,
-                next_call: tuple[str, dict[str, Any]], crash_recovery: float | None,
-                planted: str | None = None) -> None:
+def check_crash(base: Path, case: Crash, planted: str | None = None) -> None:
     base.mkdir()
     try:
-        _check_crash(base, tree, op, where, partial, timing, next_call, crash_recovery,
-                     planted)
+        _check_crash(base, case, planted)
     finally:
         for folder, dirs, _ in os.walk(base):  # copied trees may lack write bits
             for name in dirs:
@@ -289,9 +287,8 @@ def check_crash(base: Path, tree: Tree, op: Op, where: float, partial: bool, tim
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _check_crash(base: Path, tree: Tree, op: Op, where: float, partial: bool, timing: bool,
-                 next_call: tuple[str, dict[str, Any]], crash_recovery: float | None,
-                 planted: str | None) -> None:
+def _check_crash(base: Path, case: Crash, planted: str | None) -> None:
+    tree, op = case.tree, case.op
     ref, ref_state = base / "ref", base / "ref-state"
     ws, state = base / "ws", base / "state"
     earlier: list[State] = []  # the states before the operation's setup calls
@@ -304,19 +301,21 @@ def _check_crash(base: Path, tree: Tree, op: Op, where: float, partial: bool, ti
             done = inprocess(root, st_dir, tool, json.dumps(args))
             assert done.code == 0, done
     start_state, _, start_inodes = scan(ws)
-    versions, steps, took = run_reference(ref, ref_state, op)
+    versions, trace, took = run_reference(ref, ref_state, op)
+    steps = len(trace)
     assert versions[0] == start_state
     tool, stdin = child_request(op)
-    if timing:
-        ran = run_child(ws, state, tool, stdin, delay=where * took * 1.5, planted=planted)
+    if case.mode == "timing":
+        ran = run_child(ws, state, tool, stdin, delay=case.where * took * 1.5, planted=planted)
     else:
-        ran = run_child(ws, state, tool, stdin, kill_at=1 + int(where * (steps + 1)),
-                        partial=partial, planted=planted)
+        ran = run_child(ws, state, tool, stdin, kill_at=case.kill_at(trace),
+                        partial=case.partial, planted=planted)
     assert ran.code in (0, 1, -signal.SIGKILL), (ran.code, ran.out[-2000:], ran.err[-2000:])
+    next_call = case.next_call
     next_tool, next_args = op.calls[0] if next_call[0] == "retry" else next_call
-    if crash_recovery is not None and ran.killed:
+    if case.crash_recovery is not None and ran.killed:
         again = run_child(ws, state, next_tool, json.dumps(next_args),
-                          kill_at=1 + int(crash_recovery * 40))
+                          kill_at=1 + int(case.crash_recovery * 40))
         assert again.code in (0, 1, -signal.SIGKILL), (again.code, again.out, again.err)
     after = inprocess(ws, state, next_tool, json.dumps(next_args))
     assert after.code in (0, 1), after
@@ -392,18 +391,67 @@ def check_undo(ws: Path, state: Path, op: Op, versions: list[State], context: st
 
 
 KILL_POINT = st.floats(min_value=0, max_value=1, allow_nan=False, exclude_max=True)
+PUBLISHING = ("rename", "replace", "link", "renameat2", "unlink", "remove", "rmdir", "mkdir",
+              "symlink", "ftruncate")
+WRITING = ("write", "pwrite", "copy_file_range", "sendfile")
+
+
+class Crash:
+    """One case: the workspace, the operation, where its process is killed, the next call.
+
+    ``mode``: ``step`` kills at a step chosen uniformly (``where`` of the way through the
+    uninterrupted run's steps); ``publish`` just before or after (``after``) one of the steps
+    that change what a name holds (renames, links, unlinks, directory changes, truncations),
+    where multi-step operations are part done; ``write`` at one of its writes (half done when
+    ``partial``) or truncations of a file in place (an in-place edit, an append: the file is
+    part written there), else of any file; ``timing`` after ``where`` of
+    the run's time (from its first step, so kills land inside system calls too).
+    ``crash_recovery``: the next call is killed too (at that point of its first 40 steps), and
+    the call after it is checked."""
+
+    def __init__(self, tree: Tree, op: Op, mode: str, where: float, after: bool, partial: bool,
+                 next_call: tuple[str, dict[str, Any]], crash_recovery: float | None) -> None:
+        self.tree = tree
+        self.op = op
+        self.mode = mode
+        self.where = where
+        self.after = after
+        self.partial = partial
+        self.next_call = next_call
+        self.crash_recovery = crash_recovery
+
+    def kill_at(self, trace: list[str]) -> int:
+        if self.mode == "publish":
+            marks = [n for n, step in enumerate(trace, 1) if step.split()[0] in PUBLISHING]
+        elif self.mode == "write":  # writes into a file of the workspace itself, else any
+            writes = [(n, step.split()) for n, step in enumerate(trace, 1)
+                      if step.split()[0] in (*WRITING, "ftruncate")]
+            marks = [n for n, parts in writes if len(parts) > 1 and "/ref/" in parts[-1]
+                     and parse_temp_name(os.path.basename(parts[-1])) is None] or \
+                [n for n, parts in writes if parts[0] != "ftruncate"]
+        else:
+            marks = []
+        if marks:
+            return marks[int(self.where * len(marks))] + self.after
+        return 1 + int(self.where * (len(trace) + 1))
+
+    def __repr__(self) -> str:
+        extra = " then killed again" if self.crash_recovery is not None else ""
+        return (f"Crash({self.tree!r}, {self.op!r}, {self.mode} {self.where:.3f}"
+                f"{' after' if self.after else ''}{' partial' if self.partial else ''}, "
+                f"next {self.next_call[0]}({self.next_call[1]}){extra})")
 
 
 @st.composite
-def crashes(draw: st.DrawFn) -> tuple[Tree, Op, float, bool, bool, tuple[str, dict[str, Any]],
-                                      float | None]:
+def crashes(draw: st.DrawFn) -> Crash:
     tree, op = draw(operations())
+    mode = draw(st.sampled_from(["publish", "publish", "write", "step", "timing"]))
     where = draw(KILL_POINT)
+    after = draw(st.booleans())
     partial = draw(st.booleans())
-    timing = draw(st.sampled_from([False, False, False, True]))
     call = draw(next_calls(op))
-    crash_recovery = draw(st.none() | KILL_POINT) if draw(st.integers(0, 4)) == 0 else None
-    return tree, op, where, partial, timing, call, crash_recovery
+    crash_recovery = draw(KILL_POINT) if draw(st.integers(0, 4)) == 0 else None
+    return Crash(tree, op, mode, where, after, partial, call, crash_recovery)
 
 
 _runs = [0]
@@ -424,13 +472,11 @@ def _base(tmp_path: Path) -> Path:
     return tmp_path / f"ex{_runs[0]}"
 
 
-@invariant(examples=45)
+@invariant(examples=50)
 @given(case=crashes())
-def test_a_killed_operation_leaves_one_of_its_states_and_no_debris(
-        tmp_path: Path, case: tuple[Tree, Op, float, bool, bool, tuple[str, dict[str, Any]],
-                                    float | None]) -> None:
-    tree, op, where, partial, timing, call, crash_recovery = case
-    check_crash(_base(tmp_path), tree, op, where, partial, timing, call, crash_recovery)
+def test_a_killed_operation_leaves_one_of_its_states_and_no_debris(tmp_path: Path,
+                                                                    case: Crash) -> None:
+    check_crash(_base(tmp_path), case)
 
 
 # A write that replaces the file in place (open, truncate, write) instead of through a temp file
@@ -458,8 +504,9 @@ def test_the_crash_invariant_catches_a_write_that_is_not_atomic(tmp_path: Path) 
     @given(case=big_write(), where=KILL_POINT)
     def search(case: tuple[Tree, Op], where: float) -> None:
         tree, op = case
-        check_crash(_base(tmp_path), tree, op, where, True, False,
-                    ("list_directory", {"path": "."}), None, planted=NON_ATOMIC)
+        check_crash(_base(tmp_path), Crash(tree, op, "step", where, False, True,
+                                           ("list_directory", {"path": "."}), None),
+                    planted=NON_ATOMIC)
 
     failure = planted_bug_is_caught(search)
     assert "not one of" in str(failure) or "no state" in str(failure), failure
