@@ -102,6 +102,7 @@ class ToolSpec:
         if ctx.unfinished_changes():
             from zbtools.core.editing.txn import recover
 
+            _log_writes(ctx)  # completing a change writes its undo records
             recover(ctx)
         if ctx.writers_logged():  # after the journals, which may still need their backups
             from zbtools.core.editing.leftovers import sweep_dead_writers
@@ -109,17 +110,24 @@ class ToolSpec:
             sweep_dead_writers(ctx)
         if not self.changes_files:
             return self.run(params, ctx)
-        from zbtools.contract import ToolError
-        from zbtools.core.files import writerlog
-        from zbtools.core.files.textio import own_host, own_start
         from zbtools.core.state.store import EditLock
 
-        try:
-            writerlog.use(ctx.state_path(), own_start(), own_host())
-        except (OSError, ToolError):
-            pass  # no state directory: nothing is logged (the next write there sweeps)
+        _log_writes(ctx)
         with EditLock(ctx):
             return self.run(params, ctx)
+
+
+def _log_writes(ctx: Context) -> None:
+    """Where this process writes temp entries from now on is logged in this workspace's state
+    (``zbtools.core.files.writerlog``), so that the next call cleans up if it is killed."""
+    from zbtools.contract import ToolError
+    from zbtools.core.files import writerlog
+    from zbtools.core.files.textio import own_host, own_start
+
+    try:
+        writerlog.use(ctx.state_path(), own_start(), own_host())
+    except (OSError, ToolError):
+        pass  # no state directory: nothing is logged (the next write there sweeps)
 
 
 class Outcome:

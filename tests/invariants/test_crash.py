@@ -173,6 +173,7 @@ def inprocess(ws: Path, state: Path, tool: str, stdin: str) -> Call:
                              env={"ZBTOOLS_STATE_DIR": str(state)})
     finally:
         writerlog.drop()  # as a process does when it exits
+        writerlog._folder[0] = None
 
 
 class Killed:
@@ -704,3 +705,41 @@ def test_undo_after_a_completed_patch_recreates_a_deleted_file_with_its_mode(
     assert undone.code == 0 and undone.result["action"] == "recreated", undone
     assert (ws / "a.txt").read_bytes() == tree.files["a.txt"][1]
     assert (ws / "a.txt").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_recovery_killed_while_saving_undo_versions_leaves_nothing_behind(
+        tmp_path: Path) -> None:
+    """Found by the search: the call that completes a killed patch (any tool, here a read)
+    saves the old versions for undo; killed while doing so, it left a temp file in the undo
+    journal that no later call removed, as it had not logged that it wrote there."""
+    tree = small_tree()
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n@@\n-a.txt line 2\n+two\n"
+             "*** Update File: b.txt\n@@\n-b.txt line 2\n+two\n*** End Patch\n")
+    call = ("apply_edit", {"patch": patch})
+    steps = traced(tree, tmp_path, [call])
+    (first,) = [n for n, step in enumerate(steps, 1) if step.startswith("unlink .a.txt.zbbak")]
+    read = ("read_file", {"path": "c.md"})
+
+    def crashed(name: str) -> tuple[Path, Path]:
+        ws, state = tmp_path / name, tmp_path / f"{name}-state"
+        ws.mkdir()
+        build(ws, tree)
+        assert run_child(ws, state, call[0], json.dumps(call[1]), kill_at=first).killed
+        return ws, state
+
+    twin, twin_state = crashed("twin2")
+    switch = child.Switch()
+    switch.trace = []
+    restore = child.install(switch)
+    try:
+        assert inprocess(twin, twin_state, read[0], json.dumps(read[1])).code == 0
+    finally:
+        restore()
+    save = next(n for n, s in enumerate(switch.trace, 1)  # the first old version saved
+                if s.startswith("replace") and "blobs" in s)
+    ws, state = crashed("ws")
+    assert run_child(ws, state, read[0], json.dumps(read[1]), kill_at=save).killed
+    assert [p for p in state_debris(state) if ".tmp-" in p]
+    after = inprocess(ws, state, read[0], json.dumps(read[1]))
+    assert after.code == 0, after
+    assert not state_debris(state) and scan(ws)[1] == []
