@@ -70,10 +70,6 @@ def sweep_dead_writers(ctx: Context) -> None:
             os.unlink(path)
         except OSError:
             pass
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass
 
 
 def _sweep(ctx: Context, real: str, key: tuple[int, int]) -> None:

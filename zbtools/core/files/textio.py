@@ -66,7 +66,6 @@ import sys
 
 from zbtools.contract import ToolError
 from zbtools.core.files.workspace import os_error
-from zbtools.core.files.writerlog import note_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -1316,6 +1315,8 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                             hint="read the file again; it was deleted or moved",
                             details={"path": shown, "current_sha256": None})
         outcome.created = True
+    from zbtools.core.files.writerlog import note_dir  # the write path only: reads skip it
+
     note_dir(dir_fd)  # before the temp file exists: a kill from here on is cleaned up
     sweep_dead_temps(dir_fd)
     tmp = temp_name(name)

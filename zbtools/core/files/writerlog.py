@@ -12,9 +12,11 @@ The next write into the same directory removes them (``textio.sweep_dead_temps``
   log, ``<state dir>/writers/<pid>-<start>-<host>`` (the same liveness triple as temp names).
   One line per directory per process: a command-line call pays one small append, a batch or
   server session one per directory it ever writes into. The log goes when the process exits
-  (``atexit``), and the ``writers`` folder with it when it is empty, so that the next call's
-  check is one failed ``access``. The log is not ``fsync``-ed: a kill loses nothing the kernel
-  has; after a power cut a lost log only means the next write into the directory does the job.
+  (``atexit``); the ``writers`` folder stays (creating and removing a directory costs several
+  times a small file), so the next call's check is the listing of an empty folder
+  (``Context.writers_logged``; a batch or server lists it again only once it changed). The log is
+  not ``fsync``-ed: a kill loses nothing the kernel has; after a power cut a lost log only
+  means the next write into the directory does the job.
 * Next call (``editing.leftovers.sweep_dead_writers``, run by ``ToolSpec.call`` whatever the
   tool, when the folder exists): for each log whose writer is gone (as ``textio.writer_alive``
   tells; a writer of another boot or PID namespace once its log is an hour old), each directory
@@ -112,13 +114,8 @@ def _append(key: tuple[int, int], line: str) -> None:
 def drop() -> None:
     """Remove this process's logs (its calls are over: they left no temp entries)."""
     while _logs:
-        path = _logs.pop()
         try:
-            os.unlink(path)
-        except OSError:
-            pass
-        try:
-            os.rmdir(os.path.dirname(path))  # gone when empty: the next check is one access
+            os.unlink(_logs.pop())
         except OSError:
             pass
     _noted.clear()
