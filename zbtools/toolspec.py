@@ -97,18 +97,38 @@ class ToolSpec:
 
         First of all, a multi-file change that a killed process left unfinished is rolled back
         or completed (``zbtools.core.editing.txn``), whatever the tool; the result's warnings
-        say so."""
+        say so. Then the temp entries killed writers left are removed
+        (``zbtools.core.editing.leftovers``)."""
         ctx.workspace.new_call()  # what a previous call (a batch, a server) saw may be stale
         if ctx.unfinished_changes():
             from zbtools.core.editing.txn import recover
 
+            _log_writes(ctx)  # completing a change writes its undo records
             recover(ctx)
+        if ctx.writers_logged():  # after the journals, which may still need their backups
+            from zbtools.core.editing.leftovers import sweep_dead_writers
+
+            sweep_dead_writers(ctx)
         if not self.changes_files:
             return self.run(params, ctx)
         from zbtools.core.state.store import EditLock
 
+        _log_writes(ctx)
         with EditLock(ctx):
             return self.run(params, ctx)
+
+
+def _log_writes(ctx: Context) -> None:
+    """Where this process writes temp entries from now on is logged in this workspace's state
+    (``zbtools.core.files.writerlog``), so that the next call cleans up if it is killed."""
+    from zbtools.contract import ToolError
+    from zbtools.core.files import writerlog
+    from zbtools.core.files.textio import own_host, own_start
+
+    try:
+        writerlog.use(ctx.state_path(), own_start(), own_host())
+    except (OSError, ToolError):
+        pass  # no state directory: nothing is logged (the next write there sweeps)
 
 
 class Outcome:

@@ -34,6 +34,7 @@ from zbtools.core.files.fsops import (
 )
 from zbtools.core.files.textio import atomic_write, read_bytes, temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
+from zbtools.core.files.writerlog import note_dir
 from zbtools.tools.move_file import (
     DESTINATION_ALIASES,
     SOURCE_ALIASES,
@@ -105,6 +106,7 @@ def run(params: Params, ctx: Context) -> Result:
         except BaseException:
             dst.rollback_parents()
             raise
+        note_dir(dst.dir_fd)  # the half-made copy of a kill is removed by the next call
         sweep_dead_dirs(dst.dir_fd)  # what killed deletes and copies left here
         staging = temp_name(dst.name)
         parent_rel = dst.parent_rel

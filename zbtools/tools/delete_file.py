@@ -20,6 +20,7 @@ from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind, remove_tree, sweep_dead_dirs
 from zbtools.core.files.textio import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
+from zbtools.core.files.writerlog import note_dir
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -90,6 +91,7 @@ def run(params: Params, ctx: Context) -> Result:
                             details={"entries": entries})
         # a repository's own folder goes with git's internals
         ctx.workspace.check_git_inside(res, "deletes", "delete its other contents one by one")
+        note_dir(res.dir_fd)  # the half-deleted tree of a kill is removed by the next call
         sweep_dead_dirs(res.dir_fd)  # what killed deletes and copies left here
         hidden = temp_name(res.name, "zbdel")
         try:

@@ -36,6 +36,9 @@ _TXN_DIRS: dict[tuple[str | None, str], str] = {}
 # (state root, workspace root) -> the workspace's state directory: a batch or server edit
 # asks for it several times a call (a hash and a path normalisation each).
 _STATE_PATHS: dict[tuple[str, str], str] = {}
+# writers folder -> its mtime when it last held no other process's log (writers_logged): a
+# batch or server lists it again only once it has changed
+_WRITERS_QUIET: dict[str, int] = {}
 
 
 class Context:
@@ -128,6 +131,28 @@ class Context:
             if os.path.isabs(self._state_root or ""):  # a batch or server: ask once
                 _TXN_DIRS[(self._state_root, self.workspace.root)] = path
         return os.access(path, os.F_OK)  # a bool, not an exception: ~1 us
+
+    def writers_logged(self) -> bool:
+        """Whether another process logged where it writes temp entries (``files.writerlog``):
+        it may have been killed and left them. After ``unfinished_changes``: a ``stat`` and,
+        unless the folder is unchanged since it last held no other process's log, a listing
+        (a mostly empty folder)."""
+        txn = _TXN_DIRS.get((self._state_root, self.workspace.root))
+        try:
+            folder = os.path.join(os.path.dirname(txn) if txn is not None
+                                  else self.state_path(), "writers")
+            changed = os.stat(folder).st_mtime_ns
+            if _WRITERS_QUIET.get(folder) == changed:
+                return False
+            own = f"{os.getpid()}-"
+            if any(not name.startswith(own) for name in os.listdir(folder)):
+                return True
+        except (OSError, ToolError):
+            return False
+        if len(_WRITERS_QUIET) > 64:
+            _WRITERS_QUIET.clear()
+        _WRITERS_QUIET[folder] = changed
+        return False
 
     @property
     def state_dir(self) -> str:

@@ -49,6 +49,7 @@ from zbtools.core.files.textio import (
     temp_name,
     writer_alive,
 )
+from zbtools.core.files.writerlog import note_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ def _stage(step: Step) -> None:
     assert res.name is not None
     res.ensure_parents()
     dir_fd = res.dir_fd
+    note_dir(dir_fd)
     sweep_dead_temps(dir_fd)
     if step.backup is not None:
         linked = True
@@ -626,11 +628,15 @@ def _rollback(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     return touched, failed
 
 
-def _complete(ctx: Context, doc: dict[str, Any]) -> list[str]:
-    """Finish a committed journal: record the change for undo, remove backups and staging."""
+def _complete(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Finish a committed journal: record the change for undo, remove backups and staging.
+    Returns the paths finished, and those whose change cannot be undone: the writer had
+    already removed their backup (the old version) when it was killed, and a record without
+    it would say the file was created, so that ``undo`` would delete it."""
     from zbtools.core.editing.undo import record as record_undo
 
     done: list[str] = []
+    lost: list[str] = []
     for record in doc["steps"]:
         res = _open_step(ctx, record)
         if res is None:
@@ -638,6 +644,7 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> list[str]:
         try:
             assert res.name is not None
             before: bytes | None = None
+            mode: int | None = None  # the old file's (its backup is that inode, or a copy)
             backup = record.get("backup")
             if backup is not None:
                 try:
@@ -647,6 +654,7 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> list[str]:
                     fd = -1
                 if fd >= 0:
                     try:
+                        mode = stat.S_IMODE(os.fstat(fd).st_mode)
                         before = read_fd(fd)
                     finally:
                         os.close(fd)
@@ -661,14 +669,17 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> list[str]:
                         os.close(fd)
                 except OSError:
                     after = None
-            if before is not None or after is not None:
-                record_undo(ctx, res.rel, before, after, str(doc.get("tool") or "apply_edit"))
+            if backup is not None and before is None:
+                lost.append(res.rel)
+            elif before is not None or after is not None:
+                record_undo(ctx, res.rel, before, after, str(doc.get("tool") or "apply_edit"),
+                            mode)
             _unlink_quiet(backup, res.dir_fd)
             _unlink_quiet(record.get("tmp"), res.dir_fd)
             done.append(res.rel)
         finally:
             res.close()
-    return done
+    return done, lost
 
 
 def recover(ctx: Context) -> None:
@@ -731,9 +742,11 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> bool:
         ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
                  f"was checked: {found}")
     elif doc.get("state") == "committed":
-        paths = _complete(ctx, doc)
+        paths, lost = _complete(ctx, doc)
         ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "
-                 f"leftover backups were removed ({', '.join(paths) or 'no files'})")
+                 f"leftover backups were removed ({', '.join(paths) or 'no files'})"
+                 + (f"; its change of {', '.join(lost)} cannot be undone (the old version "
+                    "was already gone)" if lost else ""))
     else:
         failed = _rollback(ctx, doc)[1]
         if failed:

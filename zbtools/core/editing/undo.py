@@ -36,6 +36,7 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.files.textio import sha256_hex
+from zbtools.core.files.writerlog import note_journal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -180,6 +181,7 @@ class Journal:
     def save(self) -> None:
         from zbtools.core.call.fastjson import dumps_ascii
 
+        note_journal()  # a kill before the rename leaves the temp file to the next call
         tmp = f"{self.path}.tmp-{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write("".join(dumps_ascii(e) + "\n" for e in self.entries))
@@ -194,6 +196,7 @@ class Journal:
             digest = sha256_hex(data)
         path = os.path.join(self.blobs, digest)
         if not os.path.exists(path):
+            note_journal()
             tmp = f"{path}.tmp-{os.getpid()}"
             with open(tmp, "wb") as fh:
                 fh.write(data)
@@ -278,6 +281,33 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
                 journal.save()
     except (OSError, ToolError) as exc:
         ctx.warn(f"the change was made but could not be recorded for undo: {exc}")
+
+
+def tidy(ctx: Context) -> None:
+    """Remove the temp files of saved versions and journal rewrites that a killed process cut
+    short (``editing.leftovers`` calls this for a dead writer that logged the journal). Every
+    such file is written under the journal's lock, so any found while holding it is dead."""
+    from zbtools.core.state.store import acquire_lock
+
+    folder = os.path.join(ctx.state_path(), "undo")
+    try:
+        lock = acquire_lock(os.path.join(folder, "lock"))
+    except OSError:
+        return  # no journal
+    try:
+        for where in (folder, os.path.join(folder, "blobs")):
+            try:
+                names = os.listdir(where)
+            except OSError:
+                continue
+            for name in names:
+                if ".tmp-" in name:
+                    try:
+                        os.unlink(os.path.join(where, name))
+                    except OSError:
+                        pass
+    finally:
+        os.close(lock)
 
 
 def _pruned(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

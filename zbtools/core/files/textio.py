@@ -29,7 +29,9 @@ Writing:
   and whose writer is gone (no such pid, or a pid reused by a process that started at another
   time; a writer of another boot or namespace once its file is an hour old). A live writer's
   file and a name that merely looks similar are left alone. The walker never lists our temp
-  files (``is_temp_name``).
+  files (``is_temp_name``). Before its first temp file in a directory, a process also logs
+  that directory in the state directory (``writerlog.note_dir``), so that when it is killed
+  the next call of any tool cleans up there (``editing.leftovers``).
 * Replacing a file never keeps setuid/setgid bits (``SPECIAL_BITS``): the kernel clears them
   when anyone but root writes to such a file, because the new content is not what whoever set
   them vetted; a replace by rename must not be a way around that. Every other permission bit,
@@ -1313,6 +1315,9 @@ def atomic_write(res: Resolved, data: bytes, *, create_only: bool = False,
                             hint="read the file again; it was deleted or moved",
                             details={"path": shown, "current_sha256": None})
         outcome.created = True
+    from zbtools.core.files.writerlog import note_dir  # the write path only: reads skip it
+
+    note_dir(dir_fd)  # before the temp file exists: a kill from here on is cleaned up
     sweep_dead_temps(dir_fd)
     tmp = temp_name(name)
     fd = -1
