@@ -41,6 +41,7 @@ VOCABULARY = [
     "        y = compute(x, y)", "        y = compute(x, z)", "print(sys.argv)", "# note",
     "class A:", "    def g(self):", "        pass", "  two = 2",
 ]
+MEANINGFUL = 8  # non-space characters a line needs to tell one place from another
 EDIT_REFUSALS = {"no_match", "ambiguous_match", "no_change", "edit_conflict",
                  "placeholder_in_new", "overlapping_edits"}
 
@@ -156,8 +157,9 @@ def _removed_lines_beside(text: str, old: str, new: str) -> list[str]:
     the edit is not made, whatever a matcher thinks. A deletion (new text inside old text)
     removes old text's lines before and after new text's: none of the first may stand above
     new text, nor of the second below it, as it is (indentation too) within old text's reach.
-    Any other edit removes the lines old text has and new text lacks: none may stand within old
-    text's reach of new text."""
+    Any other edit removes the lines old text has and new text lacks: none may stand right
+    above or below new text (a line of at least ``MEANINGFUL`` characters: "}" tells
+    nothing)."""
     core = new.strip("\n")
     lines = text.split("\n")
     first = text[:text.index(core)].count("\n")
@@ -172,8 +174,10 @@ def _removed_lines_beside(text: str, old: str, new: str) -> list[str]:
         return sorted(before & above | after & below)
     removed = {line.strip() for line in old.split("\n")} - \
         {line.strip() for line in new.split("\n")} - {""}
-    return [line for line in lines[max(first - reach, 0):first] + lines[last + 1:last + 1 + reach]
-            if line.strip() in removed]
+    nearest = [next((line for line in reversed(lines[:first]) if line.strip()), ""),
+               next((line for line in lines[last + 1:] if line.strip()), "")]
+    return [line for line in nearest
+            if line.strip() in removed and len("".join(line.split())) >= MEANINGFUL]
 
 
 def _decode(raw: bytes) -> tuple[str, bool]:
@@ -241,10 +245,18 @@ ROW_ALREADY = (("import os\nimport sys\n\nprint(sys.argv)\n", "\n", False),
                "import os\nimport re\nimport sys", "import sys")
 
 
+FOUND_OLD_LINE_BESIDE = (("def f(x):\n    return x\n    return x", "\n", False),
+                         "def f(x):\ndef f(x):", "    return x\n    return x")
+FOUND_DELETED_TWO_ABOVE = (("def f(x):\n        doSomething();", "\n", False),
+                           "        doSomething();\ndef f(x):", "        doSomething();")
+
+
 @invariant(examples=300)
 @given(edit_cases())
 @example(ROW_REINDENTED)
 @example(ROW_ALREADY)
+@example(FOUND_OLD_LINE_BESIDE)  # found by the long mode: "done" with old's line right above
+@example(FOUND_DELETED_TWO_ABOVE)  # found by the long mode: a positional deletion is done
 def test_every_edit_answer_is_what_happened_on_disk(
         ws: Path, drawn: tuple[tuple[str, str, bool], str, str]) -> None:
     case, old, new = drawn

@@ -904,7 +904,14 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
             if k and k not in new_keys]
     reach = request.old.count("\n") + 1
     near = [*norm[max(cand.start - reach, 0):cand.start], *norm[cand.end:cand.end + reach]]
-    if any(k == line or _typo_distance(k, line, 3) is not None for k in gone for line in near):
+    if any(_typo_distance(k, line, 3) is not None for k in gone for line in near):
+        return None
+    # Right beside new text (the nearest line above and below), a line old text has and new
+    # text drops, as it is, is old text's own line still standing: not done (a line too short
+    # to tell, such as "}", proves nothing).
+    beside = {next((norm[i] for i in range(cand.start - 1, -1, -1) if norm[i]), ""),
+              next((norm[i] for i in range(cand.end, len(norm)) if norm[i]), "")}
+    if any(k in beside and len("".join(k.split())) >= ALREADY_APPLIED_MIN_CHARS for k in gone):
         return None
     if deletion and any(k in near for k in gone):
         return None  # a line the deletion removes still stands there: not done
