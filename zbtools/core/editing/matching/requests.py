@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 # Compiled on first use: ``re`` (with ``enum``) costs ~5 ms of a cold call, and a plain exact
 # edit never needs a regular expression.
 _PATTERN_SOURCES: dict[str, tuple[str, bool]] = {
-    "line_number": (r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*[│|→:]\s?)", False),
+    # "12→" is Claude Code's read format: the text starts right after the arrow
+    "line_number": (r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*→|\s*[│|:]\s?)", False),
     "placeholder": (
         r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
         r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
