@@ -375,6 +375,35 @@ ELLIPSIS_MARKER_REPEATED = _case(
     '    return not request.param\n',
     'def _slots(request):\n    return request.param\n\n\n@pytest.fixture(name="frozen")\n'
     'def _frozen(request):\n    return not request.param\n', (0, 7))
+# A near miss with a blank line left out where the file has two: one reading (old text's blank
+# line is the first) put new lines before both, the other (it is the second) refused as
+# touching the missing one; the first was applied, between the two was meant.
+LOOK_ALIKE_BLANK_LINES = _case(
+    'from requests.help import info\n\n\ndef test_system_ssl():\n'
+    '    """Verify we are actually setting system_ssl when it should be available."""\n'
+    '    assert info()\n',
+    'from requests.help import info\n\ndef test_system_ssl():\n'
+    '    """Verify we are actually setting system_ssl when it should be available."""\n',
+    'from requests.help import info\nzb_value_100 = 100\n\ndef test_system_ssl():\n'
+    '    """Verify we are actually setting system_ssl when it should be available."""\n',
+    'from requests.help import info\n\nzb_value_100 = 100\n\ndef test_system_ssl():\n'
+    '    """Verify we are actually setting system_ssl when it should be available."""\n'
+    '    assert info()\n', (0, 5))
+# Similarity at the end of a file without a final line break: the changed last line was written
+# with one.
+SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE = _case(
+    "# Release checklist\n\n- bump the version in `pyproject.toml`\n- update the changelog\n"
+    "- tag the release: `git tag v1.4.0`\n- push the tag and wait for CI\n"
+    "- announce on the mailing list",
+    "# Release chhecklist\n- bump the version in `pyproject.toml`\n- update the changelog\n"
+    "- tag the release: `git tag v1.4.0`\n- push the tag and wait for CI\n"
+    "- announce on the mailing list",
+    "# Release chhecklist\n- bump the version in `pyproject.toml`\n- update the changelog\n"
+    "- tag the release: `git tag v1.4.0`\n- push the tag and wait for CI\n"
+    "- announce on the mailing_v2 list",
+    "# Release checklist\n\n- bump the version in `pyproject.toml`\n- update the changelog\n"
+    "- tag the release: `git tag v1.4.0`\n- push the tag and wait for CI\n"
+    "- announce on the mailing_v2 list", (0, 7))
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
@@ -393,6 +422,8 @@ ELLIPSIS_MARKER_REPEATED = _case(
 @example(case=NEAR_MISS_OF_A_PLACE_FOUND_BUT_FOR_INDENTATION)
 @example(case=SLIPPED_LINE_AFTER_AN_INSERTION)
 @example(case=ELLIPSIS_MARKER_REPEATED)
+@example(case=LOOK_ALIKE_BLANK_LINES)
+@example(case=SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:
@@ -537,6 +568,7 @@ def test_the_breaks_found_by_the_search_are_fixed_through_a_subprocess(
         envelope, after = _send(proc, ws, case)
         assert envelope["ok"] and after == case.intended, (case.describe(), envelope)
     for case, code in ((INVENTED_LINE_REWRITTEN, "edit_conflict"),
+                       (LOOK_ALIKE_BLANK_LINES, "edit_conflict"),
                        (NEAR_MISS_OF_A_PLACE_FOUND_BUT_FOR_INDENTATION, "no_match")):
         envelope, after = _send(proc, ws, case)
         assert envelope["error"]["code"] == code, (case.describe(), envelope)

@@ -558,8 +558,13 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
         out += lines
         cursor = f2
     out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, len(file_lines))]
+    for k in range(len(out) - 1):
+        if out[k][1] == "":  # the file's last line, no longer last: it needs an ending now
+            out[k] = (out[k][0], eol)
     if out and out[-1][1] == "" and model.eols[cand.end - 1] != "":
         out[-1] = (out[-1][0], eol)
+    elif out and out[-1][1] != "" and model.eols[cand.end - 1] == "":
+        out[-1] = (out[-1][0], "")  # the file ends without a line break: it still does
     return out
 
 
@@ -570,6 +575,10 @@ def _edits_line_for_line(old: list[str], new: list[str]) -> bool:
     return len(old) == len(new) > 0 and all(
         Indel.normalized_similarity(a, b, score_cutoff=0.6) >= 0.6
         for a, b in zip(old, new, strict=True))
+
+
+class _Misfit(MatchError):
+    """A near miss's reading whose alignment old text's indentation contradicts."""
 
 
 def _near_conflict(located: Located, what: str) -> MatchError:
@@ -626,16 +635,23 @@ def _merge_near_readings(model: FileModel, located: Located
     readings = [(located.alignment, located.dropped), *located.alternatives]
     results: list[tuple[list[tuple[str, str]], int]] = []
     first_error: MatchError | None = None
+    misfit: MatchError | None = None
     for align, dropped in readings:
         located.alignment, located.dropped = align, dropped
         try:
             results.append(_merge_near(model, located))
+        except _Misfit as err:
+            misfit = misfit or err  # old text's indentation says it does not sit this way
         except MatchError as err:
             first_error = first_error or err
     located.alignment, located.dropped = readings[0]
-    if not results:
-        assert first_error is not None
+    if first_error is not None:
+        # One reading's change meets the line it says old text lacks, where another's does
+        # not: which one is lacking decides where the change goes.
         raise first_error
+    if not results:
+        assert misfit is not None
+        raise misfit
     if any(r != results[0] for r in results[1:]):
         raise _near_conflict(located, "which of the look-alike lines there old_text lacks "
                              "cannot be told")
@@ -685,8 +701,9 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
     elif _maps_onto(model, first_file - first, old_lines, align):
         render = _reindenter(model, first_file - first, old_lines, align)
     else:
-        raise _near_conflict(located, "its indentation does not map onto the file's (lines "
-                             "at one depth in old_text stand at different depths there)")
+        near = _near_conflict(located, "its indentation does not map onto the file's (lines "
+                              "at one depth in old_text stand at different depths there)")
+        raise _Misfit(near.code, near.message, hint=near.hint, details=near.details)
     del sent
     eol = _region_eol(model, cand.start, end)
     out: list[tuple[str, str]] = []
