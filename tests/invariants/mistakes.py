@@ -351,6 +351,10 @@ class Request:
         request copies as they are: else new text would write a typo, and mean it."""
         old = self.draft.old
         fm, start = self.draft.fm, self.draft.start - 1
+        if self.draft.end == len(fm.lines) and not fm.final_newline:
+            # (deleting the file's last line through its own segment leaves the line break
+            # before it: see test_an_elided_deletion_of_the_last_line_keeps_no_final_newline)
+            return False
         paired = rng.random() < 0.7
         invented = {old[k].strip() for k in range(len(old)) if self.origin[k] is None}
 
