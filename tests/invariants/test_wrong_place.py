@@ -404,6 +404,17 @@ SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE = _case(
     "# Release checklist\n\n- bump the version in `pyproject.toml`\n- update the changelog\n"
     "- tag the release: `git tag v1.4.0`\n- push the tag and wait for CI\n"
     "- announce on the mailing_v2 list", (0, 7))
+# Elision: old text ending without a line break (inside its last line's end), new text ending
+# with one: the last segment was taken as whole lines and took the line break after it, so a
+# blank line the plain replacement keeps was lost.
+ELIDED_TAIL_WITHOUT_A_LINE_BREAK = _case(
+    "class S:\n    def purge(self, popular, b2j):\n        for elt in popular:\n"
+    "            del b2j[elt]\n\n    def find_longest_match(self):\n        return 1\n",
+    "    def purge(self, popular, b2j):\n        ...\n            del b2j[elt]\n\n"
+    "    def find_longest_match(self):",
+    "    def purge(self, popular, b2j):\n        ...\n            del b2j[elt]\n",
+    "class S:\n    def purge(self, popular, b2j):\n        for elt in popular:\n"
+    "            del b2j[elt]\n\n        return 1\n", (1, 6))
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
@@ -424,6 +435,7 @@ SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE = _case(
 @example(case=ELLIPSIS_MARKER_REPEATED)
 @example(case=LOOK_ALIKE_BLANK_LINES)
 @example(case=SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE)
+@example(case=ELIDED_TAIL_WITHOUT_A_LINE_BREAK)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:
