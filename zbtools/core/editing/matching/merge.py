@@ -630,7 +630,9 @@ def _merge_near_readings(model: FileModel, located: Located
     """``_merge_near`` for each reading of which line is missing; they must agree.
 
     When lines equal up to indentation stand around the gap, any of them could be the one old
-    text lacks; the readings that merge without conflict must all give the same lines.
+    text lacks: every reading must merge, to the same lines. A reading is set aside only when
+    old text's own indentation contradicts it (``_Misfit``); a reading refused for anything
+    else (its change meets the line it says is lacking) refuses the edit.
     """
     readings = [(located.alignment, located.dropped), *located.alternatives]
     results: list[tuple[list[tuple[str, str]], int]] = []
