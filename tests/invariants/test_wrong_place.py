@@ -415,6 +415,18 @@ ELIDED_TAIL_WITHOUT_A_LINE_BREAK = _case(
     "    def purge(self, popular, b2j):\n        ...\n            del b2j[elt]\n",
     "class S:\n    def purge(self, popular, b2j):\n        for elt in popular:\n"
     "            del b2j[elt]\n\n        return 1\n", (1, 6))
+# A "..." stub body old text has as code, kept in new text after a line put before it (which
+# makes it look like a marker there), paired with old text's real marker: the body was lost.
+STUB_BODY_AFTER_AN_INSERTED_LINE = _case(
+    '@t.overload\ndef current(silent: bool = ...) -> t.Optional["Context"]:\n    ...\n\n\n'
+    'def current(silent: bool = False) -> t.Optional["Context"]:\n    return None\n',
+    'def current(silent: bool = ...) -> t.Optional["Context"]: \n    ...\n...\n\n'
+    'def current(silent: bool = False) -> t.Optional["Context"]:\n',
+    'def current(silent: bool = ...) -> t.Optional["Context"]: \n    zb_value_100 = 100\n'
+    '    ...\n\n\ndef current(silent: bool = False) -> t.Optional["Context"]:\n',
+    '@t.overload\ndef current(silent: bool = ...) -> t.Optional["Context"]:\n'
+    '    zb_value_100 = 100\n    ...\n\n\n'
+    'def current(silent: bool = False) -> t.Optional["Context"]:\n    return None\n', (1, 6))
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
@@ -436,6 +448,7 @@ ELIDED_TAIL_WITHOUT_A_LINE_BREAK = _case(
 @example(case=LOOK_ALIKE_BLANK_LINES)
 @example(case=SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE)
 @example(case=ELIDED_TAIL_WITHOUT_A_LINE_BREAK)
+@example(case=STUB_BODY_AFTER_AN_INSERTED_LINE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

@@ -56,6 +56,7 @@ from zbtools.core.editing.matching.filemodel import (
 )
 from zbtools.core.editing.matching.requests import (
     Request,
+    ellipsis_is_code,
     pattern_lines,
     split_marker_lines,
     split_markers,
@@ -515,8 +516,15 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
         old_segments, old_markers = split_markers(request.old, code_aware=False)
         if not old_markers:
             return None
-    new_segments, new_markers = split_markers(request.new)
     code_aware = len(split_markers(request.old)[1]) == len(old_markers)
+    # A "..." body old text has as code is code in new text too, even where a line new text
+    # puts before it makes it look like a marker.
+    old_lines = request.old.split("\n")
+    bare = [(line, ellipsis_is_code(old_lines, i)) for i, line in enumerate(old_lines)
+            if line.strip() == "..."]
+    code = {line for line, is_code in bare if is_code and code_aware} - {
+        line for line, is_code in bare if not is_code}  # (the same text a marker too: no)
+    new_segments, new_markers = split_markers(request.new, code=code)
     if not code_aware and len(new_markers) < len(old_markers):
         # Old text's "..." lines were markers, not Python's Ellipsis: the same lines in new
         # text are the same markers.
