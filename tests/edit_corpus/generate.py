@@ -550,7 +550,8 @@ def add_line_numbers(text: str, first: int, style: str) -> str:
     rows = text.split("\n")
     if ends_nl:
         rows.pop()
-    fmt = {"catn": "{n:>6}\t{line}", "pipe": "{n:>6} │ {line}", "arrow": "{n:>6}→{line}"}[style]
+    fmt = {"catn": "{n:>6}\t{line}", "pipe": "{n:>6} │ {line}", "arrow": "{n:>6}→{line}",
+           "colon": "{n}: {line}"}[style]
     out = [fmt.format(n=first + i, line=row) for i, row in enumerate(rows)]
     return "\n".join(out) + ("\n" if ends_nl else "")
 
@@ -1083,7 +1084,7 @@ def gen_p14(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
     return case
 
 
-def _far_position(rng: Rng, fm: FileModel, s: int, e: int) -> int | None:
+def far_position(rng: Rng, fm: FileModel, s: int, e: int) -> int | None:
     """A line boundary (insert before line p, 1-based) far from ``s..e``."""
     n = len(fm.lines)
     last = n if fm.final_newline else n - 1
@@ -1105,7 +1106,7 @@ def gen_p15(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
         return None
     s, e = span
     k = e - s + 1
-    p = _far_position(rng, fm, s, e)
+    p = far_position(rng, fm, s, e)
     if p is None:
         return None
     region_eol = next((x for x in fm.eols[s - 1:e] if x), fm.majority_eol)
@@ -1285,7 +1286,7 @@ def gen_p22(rng: Rng, source: Source, ctx: Ctx) -> Case | None:
         line = fm.lines[at - 1]
         ops = [LineReplacement(at, at, line + " \u2028 zb" + (fm.eols[at - 1] or ""))]
     else:
-        p = _far_position(rng, fm, s, e)
+        p = far_position(rng, fm, s, e)
         if p is None:
             return None
         ops = [LineReplacement(p, p - 1, "zb lone\rcarriage return" + eol)]

@@ -176,7 +176,7 @@ class Verdict:
 # Request normalisation (section 6.3)
 
 _PREFIX_CATN = re.compile(r"^ *(\d+)\t")
-_PREFIX_SEP = re.compile(r"^\s*(\d+)\s*[│|→:]\s?")
+_PREFIX_SEP = re.compile(r"^\s*(\d+)(?:\s*→|\s*[│|:]\s?)")
 
 
 def normalize_request_text(text: str) -> str:

@@ -4,10 +4,12 @@
 [start, end) with these (text, line ending) pairs. It is a line merge of old -> new onto the
 matched region (``merge_lines``): lines the caller left unchanged keep the file's exact bytes
 and endings; new lines take the region's line ending (the file's majority where the region is
-mixed); T1 replaces characters inside the affected lines; T3-T6 and T8 re-indent new lines
-from old text's indentation into the file's (a uniform shift, or a change of unit level by
-level, tabs and spaces never mixed in one indent); T5 writes the file's own curly quotes and
-dashes back into the parts of a changed line that were not edited; T8 is a 3-way merge that
+mixed); T1 replaces characters inside the affected lines; T3-T6 and T8 re-indent new lines from
+old text's indentation into the file's (a uniform shift, or a change of unit level by level,
+tabs and spaces never mixed in one indent; near misses and T8 measure it on the lines old text
+and the file share, and read a first line sent without its indentation, its other lines with
+theirs, at the indentation that fits them: ``_uncut``); T5 writes the file's own curly quotes
+and dashes back into the parts of a changed line that were not edited; T8 is a 3-way merge that
 refuses (``edit_conflict``) when a line the caller changes differs from the file, and writes
 once a line the file has, old text lacks and new text adds next to the change (both sides made
 the same insertion). Pure
@@ -110,33 +112,46 @@ def _indent_for(cols: int, unit: str) -> str:
         else " " * cols
 
 
-def _reindenter(model: FileModel, start: int, old_lines: list[str]) -> Callable[[str], str]:
+def _reindenter(model: FileModel, start: int, old_lines: list[str],
+                aligned: Sequence[int | None] | None = None) -> Callable[[str], str]:
     """Re-indent new lines from old's indentation into the file's (T3-T6, T8).
 
     A uniform shift moves every line by the same number of columns, keeping each line's own
     sub-indentation; a change of unit (tabs vs spaces, 2 vs 4) converts depths level by level.
-    Lines are measured from old's first non-blank line, and may go shallower than it.
+    Lines are measured from old's first non-blank line, and may go shallower than it. Old line
+    i stands at file line ``start + i``, or at ``aligned[i]`` when given (near misses and T8,
+    where old text may lack a line of the file or have one it lacks: None).
     """
-    first = next((i for i, line in enumerate(old_lines) if line.strip()), 0)
-    if start + first >= len(model.lines):
+    sent = old_lines
+    if aligned is not None:
+        pairs = [(line, f) for line, f in zip(old_lines, aligned, strict=True) if f is not None]
+        sent = [line for line, _ in pairs]
+    first = next((i for i, line in enumerate(sent) if line.strip()), 0)
+    at = start + first if aligned is None else (pairs[first][1] if pairs else len(model.lines))
+    if at >= len(model.lines):
         return str
-    old_base_str = leading_ws(old_lines[first]) if old_lines else ""
+    old_base_str = leading_ws(sent[first]) if sent else ""
     old_base = columns(old_base_str)
-    file_base = leading_ws(model.lines[start + first])
+    file_base = leading_ws(model.lines[at])
     file_base_cols = columns(file_base)
-    window = model.lines[start:start + len(old_lines)]
+    window = model.lines[start:start + len(old_lines)] if aligned is None else \
+        [model.lines[f] for _, f in pairs]
     file_unit = model.indent_unit_near(start)
     mode = "shift"
-    old_depths = relative_depths(old_lines)
-    if len(window) == len(old_lines):
+    old_depths = relative_depths(sent)
+    if len(window) == len(sent):
         mode = same_structure(old_depths, relative_depths(window),
                               unit_columns(file_unit)) or "unit"
-    old_tabs = any("\t" in leading_ws(line) for line in old_lines if line.strip())
+    old_tabs = any("\t" in leading_ws(line) for line in sent if line.strip())
     file_tabs = any("\t" in leading_ws(line) for line in window if line.strip())
     if old_tabs != file_tabs:
         mode = "unit"  # tabs vs spaces: convert level by level, never mix them in one indent
     old_w = relative_unit(old_depths) or unit_columns(infer_indent_unit(old_lines))
     file_w = unit_columns(file_unit)
+    if mode == "unit" and len(window) == len(sent):
+        # A level is what it is in the matched lines (as ``same_structure`` compared them):
+        # a block whose only depth is 8 columns in a 4-column file steps by 8.
+        file_w = relative_unit(relative_depths(window)) or file_w
     if mode == "shift" and old_base_str == file_base:
         return str  # nothing moved: new lines keep the indentation they were sent with
 
@@ -152,10 +167,60 @@ def _reindenter(model: FileModel, start: int, old_lines: list[str]) -> Callable[
             return _indent_for(max(file_base_cols + rel, 0), file_unit) + content
         levels, rest = divmod(rel, old_w)
         if levels >= 0:
-            return file_base + file_unit * levels + " " * rest + content
+            return file_base + _indent_for(levels * file_w, file_unit) + " " * rest + content
         return _indent_for(max(file_base_cols + levels * file_w + rest, 0), file_unit) + content
 
     return render
+
+
+def _uncut(model: FileModel, start: int, old_lines: list[str], new_lines: list[str],
+           file_lines: list[int | None]) -> tuple[list[str], list[str]]:
+    """Old and new text read with old text's first line at the indentation it stands at, when
+    that line was sent without it (copied from after the indentation, as an exact match may
+    start inside a line) while old text's other lines carry theirs.
+
+    The tolerant tiers re-indent new text by the shift from old text's first line to the
+    file's (``_reindenter``); a first line sent without its indentation would shift every
+    other line by the indentation left out. So when the indentation old text is sent with does
+    not map line for line onto the file's (``file_lines``: the file line of each old line,
+    None for a line the file lacks), the first line is given the one indentation (spaces or
+    tabs, up to ``_UNCUT_MAX`` columns) under which it does, and so does new text's first line
+    (it continues the file's line where old text's does, as the exact tier's splice would).
+    Otherwise both are returned as they are.
+    """
+    mapped = [(i, f) for i, f in enumerate(file_lines)
+              if f is not None and old_lines[i].strip() and model.lines[f].strip()]
+    if len(mapped) < 2 or mapped[0][0] != 0 or leading_ws(old_lines[0]):
+        return old_lines, new_lines
+    first = leading_ws(model.lines[mapped[0][1]])
+    # Every other line as the file has it: the first was copied from after its indentation
+    # (a change of indent unit that happens to land on the file's own is no likelier).
+    verbatim = first and all(leading_ws(old_lines[i]) == leading_ws(model.lines[f])
+                             for i, f in mapped[1:])
+    if not verbatim and _maps_onto(model, start, old_lines, file_lines):
+        return old_lines, new_lines  # a uniform re-indentation, the first line included
+    for indent in [first] if verbatim else [
+            *(" " * n for n in range(1, _UNCUT_MAX + 1)),
+            *("\t" * n for n in range(1, _UNCUT_MAX // TAB_COLUMNS + 1))]:
+        lines = [indent + old_lines[0], *old_lines[1:]]
+        if _maps_onto(model, start, lines, file_lines):
+            if new_lines and new_lines[0].strip():
+                new_lines = [indent + new_lines[0], *new_lines[1:]]
+            return lines, new_lines
+    return old_lines, new_lines
+
+
+_UNCUT_MAX = 40
+_SLIP = 0.9  # Indel similarity of a file line and old text's line with a slip in it
+
+
+def _maps_onto(model: FileModel, start: int, old_lines: list[str],
+               file_lines: Sequence[int | None]) -> bool:
+    """Whether re-indenting old text's own lines puts each at its file line's indentation."""
+    render = _reindenter(model, start, old_lines, file_lines)
+    return all(leading_ws(render(old_lines[i])) == leading_ws(model.lines[f])
+               for i, f in enumerate(file_lines)
+               if f is not None and old_lines[i].strip() and model.lines[f].strip())
 
 
 def render_edit(model: FileModel, located: Located) -> Edit:
@@ -216,6 +281,10 @@ def render_edit(model: FileModel, located: Located) -> Edit:
     if cand.tier == "trailing_whitespace":
         render = str
     else:
+        old_lines, new_lines = _uncut(model, cand.start, old_lines, new_lines, [
+            cand.start + i if cand.start + i < len(model.lines) else None
+            for i in range(len(old_lines))])
+        sent = old_lines[:len(sent)]
         render = _reindenter(model, cand.start, sent)
         if render(sent[0] if sent else "") != (sent[0] if sent else ""):
             transforms.append("reindented")
@@ -367,12 +436,30 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
     key = LINE_KEYS["typography"]
     b = difflib.SequenceMatcher(None, [key(x) for x in old_lines], [key(x) for x in file_lines],
                                 autojunk=False)
+    from rapidfuzz.distance import Indel
+
     old_to_file: dict[int, int] = {}
-    for op, i1, i2, j1, _ in b.get_opcodes():
+    slipped: set[int] = set()  # file lines old text has but for a slip (a typo): not lacking
+    for op, i1, i2, j1, j2 in b.get_opcodes():
         if op == "equal":
             for k in range(i2 - i1):
                 old_to_file[i1 + k] = j1 + k
-    render = _reindenter(model, cand.start, old_lines)
+        elif op == "replace":
+            slipped.update(j1 + k for k in range(min(i2 - i1, j2 - j1))
+                           if Indel.normalized_similarity(key(old_lines[i1 + k]),
+                                                          key(file_lines[j1 + k])) >= _SLIP)
+    aligned = [cand.start + old_to_file[i] if i in old_to_file else None
+               for i in range(len(old_lines))]
+    old_lines, new_lines = _uncut(model, cand.start, old_lines, new_lines, aligned)
+    if not _maps_onto(model, cand.start, old_lines, aligned):
+        raise MatchError(
+            "edit_conflict", f"{request.label}old_text matched lines {cand.first_line}-"
+            f"{cand.last_line} only approximately, and its indentation does not map onto the "
+            "file's (lines at one depth in old_text stand at different depths there)",
+            hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text with the "
+            "file's current text", details={"start_line": cand.first_line,
+                                             "end_line": cand.last_line})
+    render = _reindenter(model, cand.start, old_lines, aligned)
     eol = _region_eol(model, cand.start, cand.end)
     a = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     replacements: list[tuple[int, int, list[tuple[str, str]]]] = []  # [f1, f2) -> lines
@@ -408,7 +495,7 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
         # File lines old text lacks right before or after the lines replaced (or at the point
         # of an insertion) that new text writes too: the caller and the file made the same
         # insertion, which is written once, with the file's bytes.
-        mapped_lines = set(old_to_file.values())
+        mapped_lines = set(old_to_file.values()) | slipped
         pre = f1
         while pre > 0 and pre - 1 not in mapped_lines:
             pre -= 1
@@ -468,8 +555,13 @@ def _merge_similar(model: FileModel, located: Located) -> list[tuple[str, str]]:
         out += lines
         cursor = f2
     out += [(file_lines[k], model.eols[cand.start + k]) for k in range(cursor, len(file_lines))]
+    for k in range(len(out) - 1):
+        if out[k][1] == "":  # the file's last line, no longer last: it needs an ending now
+            out[k] = (out[k][0], eol)
     if out and out[-1][1] == "" and model.eols[cand.end - 1] != "":
         out[-1] = (out[-1][0], eol)
+    elif out and out[-1][1] != "" and model.eols[cand.end - 1] == "":
+        out[-1] = (out[-1][0], "")  # the file ends without a line break: it still does
     return out
 
 
@@ -480,6 +572,10 @@ def _edits_line_for_line(old: list[str], new: list[str]) -> bool:
     return len(old) == len(new) > 0 and all(
         Indel.normalized_similarity(a, b, score_cutoff=0.6) >= 0.6
         for a, b in zip(old, new, strict=True))
+
+
+class _Misfit(MatchError):
+    """A near miss's reading whose alignment old text's indentation contradicts."""
 
 
 def _near_conflict(located: Located, what: str) -> MatchError:
@@ -507,12 +603,17 @@ def _leans_towards(file: str, mine: str, new: str) -> bool:
     return len(ops) + Levenshtein.distance(mine, new) == Levenshtein.distance(file, new)
 
 
+_PAIRING_MIN_WORD_CHARS = 2
+
+
 def _pairs_with(line: str, added: list[str], removed: list[str]) -> bool:
     """Whether one of ``added`` is ``line`` or a rewrite of it rather than of a removed line."""
     from rapidfuzz.distance import Indel
 
     key = LINE_KEYS["typography"]
     text = key(line)
+    if sum(ch.isalnum() for ch in text) < _PAIRING_MIN_WORD_CHARS:
+        return False  # ")" or a blank line is like many lines: no line pairs with it
     for new in added:
         score = Indel.normalized_similarity(text, key(new))
         if score >= 0.6 and all(Indel.normalized_similarity(key(old), key(new)) < score
@@ -526,21 +627,30 @@ def _merge_near_readings(model: FileModel, located: Located
     """``_merge_near`` for each reading of which line is missing; they must agree.
 
     When lines equal up to indentation stand around the gap, any of them could be the one old
-    text lacks; the readings that merge without conflict must all give the same lines.
+    text lacks: every reading must merge, to the same lines. A reading is set aside only when
+    old text's own indentation contradicts it (``_Misfit``); a reading refused for anything
+    else (its change meets the line it says is lacking) refuses the edit.
     """
     readings = [(located.alignment, located.dropped), *located.alternatives]
     results: list[tuple[list[tuple[str, str]], int]] = []
     first_error: MatchError | None = None
+    misfit: MatchError | None = None
     for align, dropped in readings:
         located.alignment, located.dropped = align, dropped
         try:
             results.append(_merge_near(model, located))
+        except _Misfit as err:
+            misfit = misfit or err  # old text's indentation says it does not sit this way
         except MatchError as err:
             first_error = first_error or err
     located.alignment, located.dropped = readings[0]
-    if not results:
-        assert first_error is not None
+    if first_error is not None:
+        # One reading's change meets the line it says old text lacks, where another's does
+        # not: which one is lacking decides where the change goes.
         raise first_error
+    if not results:
+        assert misfit is not None
+        raise misfit
     if any(r != results[0] for r in results[1:]):
         raise _near_conflict(located, "which of the look-alike lines there old_text lacks "
                              "cannot be told")
@@ -556,7 +666,9 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
     touch it, in place of new text's copy of it when new text has it where the edit inserts,
     replaced when the edit inserts a rewrite of it there (a similar line). Anything else that
     touches it is refused (``edit_conflict``): the caller cannot have meant to drop a line it
-    did not see.
+    did not see. So is new text put where the missing line is a blank line or a bracket (fewer
+    than two letters or digits: like too many lines to pair with one of them), and an edit
+    that rewrites only lines the file lacks (was the line a slip, or invented?).
     """
     from rapidfuzz.distance import Indel
 
@@ -581,11 +693,16 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
     first_file = align[first]
     assert first_file is not None
     sent = [old_lines[i] for i, f in enumerate(align) if f is not None]
+    old_lines, new_lines = _uncut(model, first_file - first, old_lines, new_lines, align)
     if all(leading_ws(old_lines[i]) == leading_ws(model.lines[f])
            for i, f in enumerate(align) if f is not None and old_lines[i].strip()):
         render: Callable[[str], str] = str
+    elif _maps_onto(model, first_file - first, old_lines, align):
+        render = _reindenter(model, first_file - first, old_lines, align)
     else:
-        render = _reindenter(model, first_file - first, old_lines)
+        near = _near_conflict(located, "its indentation does not map onto the file's (lines "
+                              "at one depth in old_text stand at different depths there)")
+        raise _Misfit(near.code, near.message, hint=near.hint, details=near.details)
     del sent
     eol = _region_eol(model, cand.start, end)
     out: list[tuple[str, str]] = []
@@ -615,6 +732,11 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
                 emit_file(f + 1)
             continue
         mapped = [f for f in (align[i] for i in range(i1, i2)) if f is not None]
+        if i2 > i1 and j2 > j1 and not mapped:
+            # Only lines the file lacks rewritten: whether the rewrite belongs there (the
+            # line was a slip of old text) or nowhere (it was invented) cannot be told.
+            raise _near_conflict(located, "the lines you change are not in the file: "
+                                 f"{old_lines[i1].strip()[:SNIPPET_CHARS]!r}")
         r1, r2 = (mapped[0], mapped[-1] + 1) if mapped else (mapped_before(i1),) * 2
         added = new_lines[j1:j2]
         for i in range(i1, i2):
@@ -635,6 +757,14 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
                                                          old_lines[i1:i2]))):
             # The edit touches the file line old text lacks.
             text = key(model.lines[dropped])
+            if r1 == r2 and sum(ch.isalnum() for ch in text) < _PAIRING_MIN_WORD_CHARS and \
+                    any(key(line) != text for line in added):
+                # New lines put where the file has a blank line or a bracket old text lacks,
+                # one of them like it: is it that line, and on which side of it do the others
+                # go? A line like many others cannot tell.
+                raise _near_conflict(located, "the edit touches a file line old_text lacks, "
+                                     f"{model.lines[dropped].strip()!r}, which new text's "
+                                     "lines cannot be told apart from")
             same = [k for k, line in enumerate(added) if key(line) == text]
             if same:
                 k = same[0]

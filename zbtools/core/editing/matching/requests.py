@@ -24,11 +24,13 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from collections.abc import Collection
 
 # Compiled on first use: ``re`` (with ``enum``) costs ~5 ms of a cold call, and a plain exact
 # edit never needs a regular expression.
 _PATTERN_SOURCES: dict[str, tuple[str, bool]] = {
-    "line_number": (r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*[│|→:]\s?)", False),
+    # "12→" is Claude Code's read format: the text starts right after the arrow
+    "line_number": (r"^\s*(\d+)(?::[0-9a-f]{6}\t|\t|\s*→|\s*[│|:]\s?)", False),
     "placeholder": (
         r"^\s*(?:(?://|#|--|;|/\*|<!--|\*)\s*)?(?:\.\.\.|…)\s*(?:\(?\s*(?:rest|remaining|existing|"
         r"unchanged|other|previous|same|more)\b[^\n]*)?(?:\*/|-->)?\s*$|"
@@ -203,11 +205,13 @@ def split_marker_lines(text: str, code_aware: bool = True,
     return _split_at_markers(pattern_lines(text), code_aware)
 
 
-def _split_at_markers(lines: list[str], code_aware: bool) -> tuple[list[list[str]], list[str]]:
+def _split_at_markers(lines: list[str], code_aware: bool, code: Collection[str] = ()
+                      ) -> tuple[list[list[str]], list[str]]:
     segments: list[list[str]] = [[]]
     markers: list[str] = []
     for i, line in enumerate(lines):
-        if _rx("elision").match(line) and not (code_aware and ellipsis_is_code(lines, i)):
+        if _rx("elision").match(line) and line not in code and \
+                not (code_aware and ellipsis_is_code(lines, i)):
             markers.append(line.strip())
             segments.append([])
         else:
@@ -215,11 +219,13 @@ def _split_at_markers(lines: list[str], code_aware: bool) -> tuple[list[list[str
     return segments, markers
 
 
-def split_markers(text: str, code_aware: bool = True) -> tuple[list[str], list[str]]:
+def split_markers(text: str, code_aware: bool = True, code: Collection[str] = ()
+                  ) -> tuple[list[str], list[str]]:
     """Segments of ``text`` between elision marker lines, and the markers themselves.
 
     A bare ``...`` that is a Python block's whole body (``ellipsis_is_code``) is code, not a
-    marker, unless ``code_aware`` is false (old text that was not found as code).
+    marker, unless ``code_aware`` is false (old text that was not found as code); so is a line
+    of ``code`` (new text's copy of a ``...`` body old text has).
     """
-    segments, markers = _split_at_markers(text.split("\n"), code_aware)
+    segments, markers = _split_at_markers(text.split("\n"), code_aware, code)
     return ["\n".join(seg) for seg in segments], markers

@@ -61,6 +61,7 @@ from zbtools.core.editing.matching.filemodel import (
 )
 from zbtools.core.editing.matching.requests import (
     Request,
+    ellipsis_is_code,
     pattern_lines,
     split_marker_lines,
     split_markers,
@@ -532,6 +533,8 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
 
     New text must carry the same number of markers, so each old segment pairs with a new one
     (aider's rule). Returns None when old text has no markers; refuses when they do not pair.
+    Blank lines just before a marker belong to the segment when old and new text have
+    different numbers of them (an edit that adds or removes one there).
     """
     old_segments, old_markers = split_markers(request.old)
     if not old_markers:
@@ -539,9 +542,22 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
         old_segments, old_markers = split_markers(request.old, code_aware=False)
         if not old_markers:
             return None
-    new_segments, new_markers = split_markers(request.new)
+    code_aware = len(split_markers(request.old)[1]) == len(old_markers)
+    # A "..." body old text has as code is code in new text too, even where a line new text
+    # puts before it makes it look like a marker.
+    old_lines = request.old.split("\n")
+    bare = [(line, ellipsis_is_code(old_lines, i)) for i, line in enumerate(old_lines)
+            if line.strip() == "..."]
+    code = {line for line, is_code in bare if is_code and code_aware} - {
+        line for line, is_code in bare if not is_code}  # (the same text a marker too: no)
+    new_segments, new_markers = split_markers(request.new, code=code)
+    if not code_aware and len(new_markers) < len(old_markers):
+        # Old text's "..." lines were markers, not Python's Ellipsis: the same lines in new
+        # text are the same markers.
+        segments, markers = split_markers(request.new, code_aware=False)
+        if markers == old_markers:
+            new_segments, new_markers = segments, markers
     if not new_markers:
-        code_aware = len(split_markers(request.old)[1]) == len(old_markers)
         located = _locate_old_only_elision(model, request, code_aware, old_markers)
         if located is not None:
             return [located]
@@ -561,9 +577,17 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
                     "with nothing in old_text to place it", hint="put a real line of context "
                     "between the marker and the added text")
             continue
-        part = Request(old_seg + "\n" if not old_seg.endswith("\n") else old_seg,
-                       new_seg + "\n" if new_seg and not new_seg.endswith("\n") else new_seg,
-                       label=f"{request.label}segment {k + 1}: ")
+        old_part = old_seg + "\n" if not old_seg.endswith("\n") else old_seg
+        new_part = new_seg + "\n" if new_seg and not new_seg.endswith("\n") else new_seg
+        if k == len(old_segments) - 1:
+            # The last segment ends where old text does: with a line break or without one,
+            # which the edit keeps or drops as new text's end says (as an exact match would).
+            old_part, new_part = old_seg, new_seg
+        elif _blank_tail(old_seg) != _blank_tail(new_seg):
+            # Blank lines just before a marker that old and new text do not share are part of
+            # the edit ("A" and "A" with a blank line after it join to the same text).
+            old_part, new_part = old_seg + "\n", new_seg + "\n" if new_seg else ""
+        part = Request(old_part, new_part, label=f"{request.label}segment {k + 1}: ")
         if out:
             part.after_line = after
         else:
@@ -574,6 +598,15 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
         after = max(found.candidate.end, found.candidate.start + 1)
         out.append(found)
     return out
+
+
+def _blank_tail(segment: str) -> int:
+    """How many blank lines end a segment of ``split_markers`` that a marker line follows."""
+    lines = segment.split("\n")
+    count = 0
+    while count < len(lines) - 1 and not lines[-1 - count].strip():
+        count += 1
+    return count
 
 
 def _segment_starts(model: FileModel, seg: list[str]) -> tuple[list[int], str]:
@@ -700,13 +733,14 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
                              markers: list[str]) -> Located | None:
     """Old text ``A ... B`` whose new text spells the elided lines out: replace A to B.
 
-    Each segment is found as whole lines (``_segment_starts``: exact, else trailing
-    whitespace; a blank segment at any blank line), then chained in order, each marker standing
-    for at least one and at most ``ELIDED_MAX_GAP`` lines and for the fewest lines that let
-    its neighbours meet (``_elided_chains``). One chain is the match (several: the hints
-    decide, else ``ambiguous_match``). The span from the first segment's first line to the last
-    one's last line is then replaced by new text, exactly as if old text had spelled the
-    elided lines out as the file has them. New text must account for every gap: all elided
+    Each segment is found as whole lines (``_segment_starts``: exact, else trailing whitespace;
+    a blank segment at any blank line), then chained in order, each marker standing for at least
+    one and at most ``ELIDED_MAX_GAP`` lines and for the fewest lines that let its neighbours
+    meet (``_elided_chains``). One chain is the match (several: the hints decide, else
+    ``ambiguous_match``). The span from the first segment's first line to the last one's last
+    line is then replaced by new text, exactly as if old text had spelled the elided lines out
+    as the file has them (a segment line new text repeats as sent keeps the file's bytes where
+    it was found but for trailing whitespace). New text must account for every gap: all elided
     lines written in it, or a change across each marker (``_gap_spoken_for``); else the caller
     meant to keep the gap or not, which cannot be told: refused. A line just outside the span
     that new text repeats (and the span lacks) means the elision reached further: refused.
@@ -820,8 +854,19 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
                 f"new_text has line {i + 1} of the file ({key[:SNIPPET_CHARS]!r}), which is "
                 f"outside the span it elides (lines {first_line + 1}-{after}): the elision may "
                 "reach further", {"closest": {"start_line": first_line + 1, "end_line": after}})
+    # A line of a segment found but for trailing whitespace that new text repeats as sent is
+    # a line the caller keeps: it is written as the file has it.
+    as_file: dict[str, str | None] = {}
+    for k, seg in enumerate(segments):
+        for i, line in enumerate(seg):
+            found_line = model.lines[chain[k] + i]
+            if line != found_line:
+                as_file[line] = found_line if as_file.get(line, found_line) == found_line \
+                    else None
+    new = "\n".join(same if (same := as_file.get(line)) is not None else line
+                    for line in request.new.split("\n"))
     spelled_text = "\n".join(model.lines[first_line:after])
-    full = Request(spelled_text + ("\n" if request.old.endswith("\n") else ""), request.new,
+    full = Request(spelled_text + ("\n" if request.old.endswith("\n") else ""), new,
                    label=request.label)
     full.transforms = [*request.transforms, "elision_filled_from_file"]
     begin = model.line_start(first_line)
@@ -1228,6 +1273,11 @@ def _near_windows(keys: list[str], norm: Sequence[str], index: Mapping[str, Sequ
         lead = 0
         while lead < n and s + lead < total and keys[lead] == norm[s + lead]:
             lead += 1
+        if lead == n:
+            # Old text stands here but for whitespace (its indentation did not fit the file's:
+            # a first line sent without its own, say): a reading of one slip elsewhere, or of
+            # this place with a line dropped or added, is no better than a guess.
+            return {}
         # one typo, line for line
         if s + n <= total and lead < n:
             tail = 0
