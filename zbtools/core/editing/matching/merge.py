@@ -288,6 +288,11 @@ def render_edit(model: FileModel, located: Located) -> Edit:
         render = _reindenter(model, cand.start, sent)
         if render(sent[0] if sent else "") != (sent[0] if sent else ""):
             transforms.append("reindented")
+            if _later_lines_in_file_columns(model, cand.start, sent, new_lines):
+                # One line sent less indented whose new text goes on in the file's own
+                # columns: only the first line moves (the exact tier reads it the same way).
+                new_lines = [render(new_lines[0]), *new_lines[1:]]
+                render = str
     line_merge = None
     if cand.tier == "typography":
         swaps = _typographic_swaps(sent, model.lines[cand.start:cand.end])
@@ -333,6 +338,19 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     depth = columns(leading_ws(model.lines[cand.start]))
     later = [line for line in new.split("\n")[1:] if line.strip()]
     return any(columns(leading_ws(line)) < depth for line in later)
+
+
+def _later_lines_in_file_columns(model: FileModel, start: int, sent: list[str],
+                                 new_lines: list[str]) -> bool:
+    """Old text is one line, sent less indented than the file's line, and new text's later
+    lines all stand at least as deep as the file's line: they are written in the file's
+    columns, not old text's, and shifting them would indent them twice."""
+    if len(sent) != 1 or not sent[0].strip() or not new_lines or not new_lines[0].strip():
+        return False
+    depth = columns(leading_ws(model.lines[start]))
+    later = [line for line in new_lines[1:] if line.strip()]
+    return columns(leading_ws(sent[0])) < depth and bool(later) and \
+        all(columns(leading_ws(line)) >= depth for line in later)
 
 
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:
