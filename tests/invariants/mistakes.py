@@ -514,7 +514,12 @@ def edit_cases(draw: st.DrawFn, decoys: Sequence[str | None] = DECOYS,
     request = Request(draft)
     # Mistakes that change what the model writes for lines it changes come first: the file
     # meant is the one its new text describes.
-    if "strip" in wanted and p1_strip_all(draft):
+    # (old text ending inside a last line whose trailing spaces it dropped would be found as
+    # it is, ending before them, and the spaces kept: it ends with its line break instead)
+    last_spaced = bool(draft.old) and draft.old[-1] != draft.old[-1].rstrip(" \t")
+    if "strip" in wanted and (not last_spaced or fm.final_newline or
+                              draft.end < len(fm.lines)) and p1_strip_all(draft):
+        draft.trailing_nl = draft.trailing_nl or last_spaced
         plan.mistakes.append("strip")
     intended = apply_replacements(fm.raw, [draft.replacement()])
     if "trailing" in wanted and any(x.strip() for x in draft.old):

@@ -427,6 +427,15 @@ STUB_BODY_AFTER_AN_INSERTED_LINE = _case(
     '@t.overload\ndef current(silent: bool = ...) -> t.Optional["Context"]:\n'
     '    zb_value_100 = 100\n    ...\n\n\n'
     'def current(silent: bool = False) -> t.Optional["Context"]:\n    return None\n', (1, 6))
+# Elision: a line deleted before a blank line and a marker, the blank line kept ("A" and a blank
+# line in old text, the blank line alone in new text): the blank line went with it.
+DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER = _case(
+    '"""Doc."""\nfrom typing_extensions import assert_type\n\nimport click\n\n\n'
+    '@click.command()\n@click.version_option("0.1")\ndef cli() -> None:\n    pass\n',
+    'import click\n\n...\n@click.command()\n@click.version_option("0.1")\n',
+    '\n...\n@click.command()\n@click.version_option("0.1")\n',
+    '"""Doc."""\nfrom typing_extensions import assert_type\n\n\n\n'
+    '@click.command()\n@click.version_option("0.1")\ndef cli() -> None:\n    pass\n', (3, 8))
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
@@ -449,6 +458,7 @@ STUB_BODY_AFTER_AN_INSERTED_LINE = _case(
 @example(case=SIMILAR_AT_THE_END_WITHOUT_A_NEWLINE)
 @example(case=ELIDED_TAIL_WITHOUT_A_LINE_BREAK)
 @example(case=STUB_BODY_AFTER_AN_INSERTED_LINE)
+@example(case=DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

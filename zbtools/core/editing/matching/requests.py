@@ -192,7 +192,7 @@ def pattern_lines(old: str) -> list[str]:
     return lines
 
 
-def split_marker_lines(text: str, code_aware: bool = True,
+def split_marker_lines(text: str, code_aware: bool = True, code: Collection[str] = (),
                        ) -> tuple[list[list[str]], list[str]]:
     """Segments of ``text`` between elision marker lines, as lists of lines, and the markers.
 
@@ -200,9 +200,9 @@ def split_marker_lines(text: str, code_aware: bool = True,
     marker, unless ``code_aware`` is false (old text that was not found as code). Unlike
     ``split_markers`` it tells a segment of one blank line (``[""]``) from no line at all
     (``[]``: a marker at the start or the end, or two markers in a row); a final newline ends
-    the last line rather than starting an empty one.
+    the last line rather than starting an empty one. Lines of ``code`` are never markers.
     """
-    return _split_at_markers(pattern_lines(text), code_aware)
+    return _split_at_markers(pattern_lines(text), code_aware, code)
 
 
 def _split_at_markers(lines: list[str], code_aware: bool, code: Collection[str] = ()

@@ -551,12 +551,13 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
     code = {line for line, is_code in bare if is_code and code_aware} - {
         line for line, is_code in bare if not is_code}  # (the same text a marker too: no)
     new_segments, new_markers = split_markers(request.new, code=code)
+    new_aware = True
     if not code_aware and len(new_markers) < len(old_markers):
         # Old text's "..." lines were markers, not Python's Ellipsis: the same lines in new
         # text are the same markers.
         segments, markers = split_markers(request.new, code_aware=False)
         if markers == old_markers:
-            new_segments, new_markers = segments, markers
+            new_segments, new_markers, new_aware = segments, markers, False
     if not new_markers:
         located = _locate_old_only_elision(model, request, code_aware, old_markers)
         if located is not None:
@@ -567,6 +568,9 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
             f"line(s) ({old_markers[0]!r}) but new_text has {len(new_markers)}",
             hint="repeat each marker line of old_text in new_text at the same place, or send the "
             "literal code instead of markers")
+    # The same segments as lists of lines: "A" and "A" with a blank line join to one text.
+    old_lists = split_marker_lines(request.old, code_aware)[0]
+    new_lists = split_marker_lines(request.new, new_aware, code if new_aware else ())[0]
     out: list[Located] = []
     after = 0
     for k, (old_seg, new_seg) in enumerate(zip(old_segments, new_segments, strict=True)):
@@ -583,10 +587,11 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
             # The last segment ends where old text does: with a line break or without one,
             # which the edit keeps or drops as new text's end says (as an exact match would).
             old_part, new_part = old_seg, new_seg
-        elif _blank_tail(old_seg) != _blank_tail(new_seg):
+        elif _blank_tail(old_lists[k]) != _blank_tail(new_lists[k]):
             # Blank lines just before a marker that old and new text do not share are part of
-            # the edit ("A" and "A" with a blank line after it join to the same text).
-            old_part, new_part = old_seg + "\n", new_seg + "\n" if new_seg else ""
+            # the edit.
+            old_part = "".join(line + "\n" for line in old_lists[k])
+            new_part = "".join(line + "\n" for line in new_lists[k])
         part = Request(old_part, new_part, label=f"{request.label}segment {k + 1}: ")
         if out:
             part.after_line = after
@@ -600,11 +605,10 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
     return out
 
 
-def _blank_tail(segment: str) -> int:
-    """How many blank lines end a segment of ``split_markers`` that a marker line follows."""
-    lines = segment.split("\n")
+def _blank_tail(lines: list[str]) -> int:
+    """How many blank lines end a segment (its lines) that a marker line follows."""
     count = 0
-    while count < len(lines) - 1 and not lines[-1 - count].strip():
+    while count < len(lines) and not lines[-1 - count].strip():
         count += 1
     return count
 
