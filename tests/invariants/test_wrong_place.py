@@ -453,6 +453,12 @@ DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER = _case(
     '\n...\n@click.command()\n@click.version_option("0.1")\n',
     '"""Doc."""\nfrom typing_extensions import assert_type\n\n\n\n'
     '@click.command()\n@click.version_option("0.1")\ndef cli() -> None:\n    pass\n', (3, 8))
+# Elision, the last segment deleted whole by old text ending without a line break: its line
+# break stays (an empty line left), where the lines are deleted with theirs.
+LAST_SEGMENT_DELETED_WHOLE = _case(
+    "# Release checklist\n\n- bump the version\n- update the changelog\n",
+    "# Release checklist\n...\n- bump the version", "# Release checklist\n...",
+    "# Release checklist\n\n- update the changelog\n", (0, 3))
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
@@ -476,6 +482,7 @@ DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER = _case(
 @example(case=ELIDED_TAIL_WITHOUT_A_LINE_BREAK)
 @example(case=STUB_BODY_AFTER_AN_INSERTED_LINE)
 @example(case=DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER)
+@example(case=LAST_SEGMENT_DELETED_WHOLE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:
