@@ -405,6 +405,8 @@ class Request:
         lines = [x for x in [*draft.old, *(nl.req for nl in draft.new)] if x.strip()]
         leads = [lead(x) for x in lines]
         unit = draft.fm.indent_unit
+        if not leads:
+            return False
         if all(not x.strip(" ") for x in leads):  # spaces only
             delta = rng.choice([d for d in range(-8, 9) if d])
             least = min(len(x) for x in leads)

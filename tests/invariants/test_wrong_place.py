@@ -172,7 +172,10 @@ def check(case: EditCase, ws: Path) -> str:
             f"{envelope['error']['message']})\n{case.describe()}"
         return "refused"
     result: dict[str, Any] = envelope["result"]
-    if after == case.intended or after in case.alternatives:
+    if after == case.intended or after in case.alternatives or (
+            result["matched_with"] == "exact" and after == _plain_replacement(case)):
+        # (a slip can leave old text as it is in the file: a letter dropped at its very end,
+        # where it stops inside a line; an exact match is the plain replacement, by promise)
         assert result["changed"] is (after != case.before), case.describe()
         text = case.before.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
         done = after.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
@@ -213,6 +216,20 @@ def _exact_spans(case: EditCase) -> list[tuple[int, int]]:
         spans.append((first, first + old.count("\n", 0, max(len(old) - 1, 0)) + 1))
         at = view.find(old, at + 1)
     return spans
+
+
+def _plain_replacement(case: EditCase) -> bytes | None:
+    """The file with old text's one occurrence replaced by new text, as plain strings (for an
+    LF file whose old text is found once as it is), else None."""
+    from zbtools.core.editing.matching.requests import Request, normalize_request
+
+    if case.tool == "apply_patch" or b"\r" in case.before or not _is_utf8(case.before):
+        return None
+    request = normalize_request(Request(case.old, case.new))
+    text = case.before.decode("utf-8")
+    if not request.old or text.count(request.old) != 1:
+        return None
+    return text.replace(request.old, request.new).encode("utf-8")
 
 
 def _found_once(case: EditCase) -> bool:
@@ -436,6 +453,12 @@ DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER = _case(
     '\n...\n@click.command()\n@click.version_option("0.1")\n',
     '"""Doc."""\nfrom typing_extensions import assert_type\n\n\n\n'
     '@click.command()\n@click.version_option("0.1")\ndef cli() -> None:\n    pass\n', (3, 8))
+# Elision, the last segment deleted whole by old text ending without a line break: its line
+# break stays (an empty line left), where the lines are deleted with theirs.
+LAST_SEGMENT_DELETED_WHOLE = _case(
+    "# Release checklist\n\n- bump the version\n- update the changelog\n",
+    "# Release checklist\n...\n- bump the version", "# Release checklist\n...",
+    "# Release checklist\n\n- update the changelog\n", (0, 3))
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
@@ -459,6 +482,7 @@ DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER = _case(
 @example(case=ELIDED_TAIL_WITHOUT_A_LINE_BREAK)
 @example(case=STUB_BODY_AFTER_AN_INSERTED_LINE)
 @example(case=DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER)
+@example(case=LAST_SEGMENT_DELETED_WHOLE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

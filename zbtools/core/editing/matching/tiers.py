@@ -583,9 +583,10 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
             continue
         old_part = old_seg + "\n" if not old_seg.endswith("\n") else old_seg
         new_part = new_seg + "\n" if new_seg and not new_seg.endswith("\n") else new_seg
-        if k == len(old_segments) - 1:
+        if k == len(old_segments) - 1 and new_seg:
             # The last segment ends where old text does: with a line break or without one,
             # which the edit keeps or drops as new text's end says (as an exact match would).
+            # (Deleted whole, its lines go with their line breaks, as above.)
             old_part, new_part = old_seg, new_seg
         elif _blank_tail(old_lists[k]) != _blank_tail(new_lists[k]):
             # Blank lines just before a marker that old and new text do not share are part of
