@@ -688,8 +688,6 @@ def test_new_lines_put_where_old_text_left_out_a_blank_line_are_refused(
 # Found by the search, not fixed yet (strict: these fail once fixed, and the marker goes)
 
 
-@pytest.mark.xfail(strict=True, reason="elision segments are located and re-indented one by "
-                   "one: a segment found as it is inside its line is spliced as sent")
 def test_elided_segments_share_one_reindentation(cli: CliRunner, ws: Path) -> None:
     """Old text sent one column shallower than the file, with a marker: the first segment is
     found up to indentation (and re-indented), the last one as it is inside its line (one
@@ -705,8 +703,6 @@ def test_elided_segments_share_one_reindentation(cli: CliRunner, ws: Path) -> No
         done.out, after)
 
 
-@pytest.mark.xfail(strict=True, reason="an elision's last segment deleted at the end of a file "
-                   "without a final line break leaves the line break before it")
 def test_an_elided_deletion_of_the_last_line_keeps_no_final_newline(cli: CliRunner,
                                                                     ws: Path) -> None:
     """The same deletion without the marker leaves the file without a final line break."""

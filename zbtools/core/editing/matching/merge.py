@@ -224,6 +224,18 @@ def _maps_onto(model: FileModel, start: int, old_lines: list[str],
 
 
 def render_edit(model: FileModel, located: Located) -> Edit:
+    edit = _render(model, located)
+    if located.request.ends_elision and not edit.lines and edit.end == len(model.lines) and \
+            0 < edit.start and model.eols[-1] == "":
+        # An elision's last segment deleted whole at the end of a file without a final line
+        # break: the line before it becomes the last one, and ends as the file did (exactly
+        # as the elided lines spelled out in old text would have been replaced).
+        return Edit(located, edit.start - 1, edit.end, [(model.lines[edit.start - 1], "")],
+                    edit.transforms)
+    return edit
+
+
+def _render(model: FileModel, located: Located) -> Edit:
     cand = located.candidate
     request = located.request
     transforms = list(request.transforms)
@@ -288,9 +300,14 @@ def render_edit(model: FileModel, located: Located) -> Edit:
         render = _reindenter(model, cand.start, sent)
         if render(sent[0] if sent else "") != (sent[0] if sent else ""):
             transforms.append("reindented")
-            if _later_lines_in_file_columns(model, cand.start, sent, new_lines):
+            if located.tier != "elision" and \
+                    _later_lines_in_file_columns(model, cand.start, sent, new_lines):
                 # One line sent less indented whose new text goes on in the file's own
                 # columns: only the first line moves (the exact tier reads it the same way).
+                # (An elision's segment is part of old text of several lines, in its own
+                # columns.)
+                # Old text's line moves with it, so a new line that repeats it is the file's.
+                old_lines = [render(old_lines[0]), *old_lines[1:]]
                 new_lines = [render(new_lines[0]), *new_lines[1:]]
                 render = str
     line_merge = None

@@ -76,6 +76,8 @@ class Request:
         self.anchors: list[str] = []  # "LINE:HASH" from a read with hashes: the match holds them
         self.after_line: int | None = None  # elision segments: match at/after this 0-based line
         self.context_only = False  # an elision segment that only anchors (old == new)
+        self.ends_elision = False  # an elision's last segment: it ends where old text does
+        self.starts_line = False  # an elision segment after a marker: it starts a line
         self.whole_lines = False  # a patch hunk: old matches whole lines, never mid-line
 
 

@@ -469,6 +469,11 @@ def locate(model: FileModel, request: Request) -> Located:
             cands = find_candidates(model, text, tier, request.whole_lines)
             if request.whole_lines and tier == "exact":
                 cands = [c for c in cands if _on_line_bounds(model, c)]
+            elif request.starts_line and tier == "exact":
+                # A segment after a marker is whole lines of old text: found inside a line
+                # (after indentation), it is the indentation tier's, re-indented as such.
+                cands = [c for c in cands
+                         if c.span is not None and c.span[0] == model.line_start(c.start)]
             if window is not None:
                 cands = [c for c in cands if window[0] <= c.start and c.end <= window[1]]
             if held:
@@ -599,6 +604,8 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
         else:
             part.start_line, part.end_line = request.start_line, request.end_line
         part.context_only = old_seg == new_seg
+        part.ends_elision = k == len(old_segments) - 1
+        part.starts_line = k > 0
         found = locate(model, part)
         found.tier = "elision"
         after = max(found.candidate.end, found.candidate.start + 1)
