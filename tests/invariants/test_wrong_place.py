@@ -259,7 +259,7 @@ def _case(before: str, old: str, new: str, intended: str, target: tuple[int, int
                     mistakes=("hand-written",))
 
 
-# Known breaks of issue 27, fixed in the matcher separately (these examples fail until then).
+# Breaks of issue 27's table.
 # An exact match whose new text spans lines was re-indented: the second new line got 16
 # spaces (exact means exact: the plain string replacement).
 EXACT_MULTILINE_NEW = _case(
@@ -459,12 +459,30 @@ LAST_SEGMENT_DELETED_WHOLE = _case(
     "# Release checklist\n\n- bump the version\n- update the changelog\n",
     "# Release checklist\n...\n- bump the version", "# Release checklist\n...",
     "# Release checklist\n\n- update the changelog\n", (0, 3))
+# A line sent without its indentation, repeated after an added line: the repeat is the file's
+# line (the request's trailing space is not written).
+REPEATED_LINE_SENT_UNINDENTED = _case(
+    "def test_x(left):\n    assert not left < NegativeInfinity\n    assert left\n",
+    "assert not left < NegativeInfinity \n",
+    "zb_value_100 = 100\n    assert not left < NegativeInfinity \n",
+    "def test_x(left):\n    zb_value_100 = 100\n    assert not left < NegativeInfinity\n"
+    "    assert left\n", (1, 2))
+# One line cut after its indentation, with a trailing space: the same text stands at column 0
+# elsewhere, which the exact tier would have named as a second place; the whole-line window
+# alone was edited.
+CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO = _case(
+    "@attr.s(slots=True, hash=True)\nclass A:\n    pass\n\n\ndef f():\n"
+    "    @attr.s(slots=True, hash=True)\n    class B:\n        pass\n",
+    "@attr.s(slots=True, hash=True) \n", "@attr.s(slots=True, unsafe_hash=True)\n",
+    "@attr.s(slots=True, hash=True)\nclass A:\n    pass\n\n\ndef f():\n"
+    "    @attr.s(slots=True, unsafe_hash=True)\n    class B:\n        pass\n", (6, 7))
+
 
 @invariant(examples=250)
-@example(case=EXACT_MULTILINE_NEW)  # known break (issue 27): fails until the matcher's fix
-@example(case=SINGLE_LINE_CUT_TOLERANT)  # known break (issue 27): fails until the fix
-@example(case=DELETION_NOT_YET_MADE)  # known break (issue 27): fails until the fix
-@example(case=DELETION_WITH_A_LINE_LEFT_OUT)  # known break (issue 27): fails until the fix
+@example(case=EXACT_MULTILINE_NEW)  # issue 27's table
+@example(case=SINGLE_LINE_CUT_TOLERANT)  # issue 27's table
+@example(case=DELETION_NOT_YET_MADE)  # issue 27's table
+@example(case=DELETION_WITH_A_LINE_LEFT_OUT)  # issue 27's table
 @example(case=ARROW_PREFIXES)
 @example(case=CUT_FIRST_LINE_NEAR_MISS)
 @example(case=CUT_FIRST_LINE_SIMILAR)
@@ -483,6 +501,8 @@ LAST_SEGMENT_DELETED_WHOLE = _case(
 @example(case=STUB_BODY_AFTER_AN_INSERTED_LINE)
 @example(case=DELETION_BEFORE_A_KEPT_BLANK_AND_A_MARKER)
 @example(case=LAST_SEGMENT_DELETED_WHOLE)
+@example(case=REPEATED_LINE_SENT_UNINDENTED)
+@example(case=CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

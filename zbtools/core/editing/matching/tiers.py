@@ -484,6 +484,8 @@ def locate(model: FileModel, request: Request) -> Located:
                 cands = [c for c in cands if lo <= c.start <= lo + ELISION_MAX_GAP]
             if not cands:
                 continue
+            if tier == "trailing_whitespace" and not request.whole_lines:
+                cands = _with_cut_rivals(model, text, cands)
             if how:
                 request.transforms.append("unescaped")
                 request.old = text
@@ -527,6 +529,27 @@ def locate(model: FileModel, request: Request) -> Located:
         if done is not None:
             return as_already_applied(done, request)
     raise diagnose(model, request)
+
+
+def _with_cut_rivals(model: FileModel, old: str, cands: list[Candidate]) -> list[Candidate]:
+    """The trailing-whitespace tier's windows, and as rivals the places where old text stands
+    with its first line read as copied from after the line's indentation (as the exact tier
+    finds it inside a line), but for trailing whitespace.
+
+    Without the slip, the exact tier would see both and ask which is meant; with it, the
+    whole-line window alone would be edited, perhaps not the place the model copied from.
+    """
+    pattern = pattern_lines(old)
+    if not pattern or not pattern[0].strip() or leading_ws(pattern[0]):
+        return cands
+    taken = {c.start for c in cands}
+    head = pattern[0].rstrip()
+    rivals = [Candidate("indentation", c.start, c.end)
+              for c in find_lines(model, old, "indentation") if c.start not in taken and
+              leading_ws(model.lines[c.start]) and model.lines[c.start].rstrip().endswith(head)
+              and all(model.lines[c.start + i].rstrip() == line.rstrip()
+                      for i, line in enumerate(pattern[1:], 1))]
+    return sorted([*cands, *rivals], key=lambda c: c.start) if rivals else cands
 
 
 # ---------------------------------------------------------------------------------------------
