@@ -226,7 +226,7 @@ def _maps_onto(model: FileModel, start: int, old_lines: list[str],
 def render_edit(model: FileModel, located: Located) -> Edit:
     edit = _render(model, located)
     if located.request.ends_elision and not edit.lines and edit.end == len(model.lines) and \
-            0 < edit.start and model.eols[-1] == "":
+            edit.start > 0 and model.eols[-1] == "":
         # An elision's last segment deleted whole at the end of a file without a final line
         # break: the line before it becomes the last one, and ends as the file did (exactly
         # as the elided lines spelled out in old text would have been replaced).
