@@ -477,6 +477,15 @@ CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO = _case(
     "@attr.s(slots=True, hash=True)\nclass A:\n    pass\n\n\ndef f():\n"
     "    @attr.s(slots=True, unsafe_hash=True)\n    class B:\n        pass\n", (6, 7))
 
+# A deletion whose deleted line carries a trailing space the file lacks, with a line the file
+# has between it and new text left out: "already applied" while the deleted line still stands.
+DELETED_LINE_WITH_A_TRAILING_SPACE = _case(
+    "def f(text, width):\n    # Delay its import.\n    import textwrap\n"
+    "    return textwrap.wrap(text, width)\n",
+    "    # Delay its import. \n    return textwrap.wrap(text, width)\n",
+    "    return textwrap.wrap(text, width)\n",
+    "def f(text, width):\n    import textwrap\n    return textwrap.wrap(text, width)\n", (1, 4))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -503,6 +512,7 @@ CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO = _case(
 @example(case=LAST_SEGMENT_DELETED_WHOLE)
 @example(case=REPEATED_LINE_SENT_UNINDENTED)
 @example(case=CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO)
+@example(case=DELETED_LINE_WITH_A_TRAILING_SPACE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

@@ -967,13 +967,14 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
             if mine and theirs and (mine == theirs or _typo_distance(mine, theirs, 3)
                                     is not None):
                 return None  # a line the deletion removes still stands there: not done
-        # Nor may one stand, as it is (indentation too), within old text's reach on its side.
+        # Nor may one stand, as it is (indentation too; trailing whitespace proves nothing),
+        # within old text's reach on its side.
         reach = request.old.count("\n") + 1
         lines = model.lines
         for mine_lines, theirs_lines in (
                 (request.old[:at].split("\n")[:-1], lines[max(cand.start - reach, 0):cand.start]),
                 (request.old[at + len(core):].split("\n")[1:], lines[cand.end:cand.end + reach])):
-            if {x for x in mine_lines if x.strip()} & set(theirs_lines):
+            if {x.rstrip() for x in mine_lines if x.strip()} & {x.rstrip() for x in theirs_lines}:
                 return None
         return cand
     # A line old text has and new text drops that the file still has around there, but for a
