@@ -486,6 +486,13 @@ DELETED_LINE_WITH_A_TRAILING_SPACE = _case(
     "    return textwrap.wrap(text, width)\n",
     "def f(text, width):\n    import textwrap\n    return textwrap.wrap(text, width)\n", (1, 4))
 
+DELETED_LINE_WITH_A_TYPO = _case(
+    "def f(text, width):\n    # Delay its import.\n    import textwrap\n"
+    "    return textwrap.wrap(text, width)\n",
+    "    # Dleay its import.\n    return textwrap.wrap(text, width)\n",
+    "    return textwrap.wrap(text, width)\n",
+    "def f(text, width):\n    import textwrap\n    return textwrap.wrap(text, width)\n", (1, 4))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -513,6 +520,7 @@ DELETED_LINE_WITH_A_TRAILING_SPACE = _case(
 @example(case=REPEATED_LINE_SENT_UNINDENTED)
 @example(case=CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO)
 @example(case=DELETED_LINE_WITH_A_TRAILING_SPACE)
+@example(case=DELETED_LINE_WITH_A_TYPO)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

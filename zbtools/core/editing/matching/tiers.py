@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 
 MAX_CANDIDATES_LISTED = 5
 ALREADY_APPLIED_MIN_CHARS = 8
+ALREADY_APPLIED_TYPO_REACH = 8  # lines each side of new text compared but for a typo
 INNER_WS_SINGLE_LINE_MIN = 12
 ELISION_MAX_GAP = 2000
 ELIDED_MAX_GAP = 100
@@ -968,13 +969,22 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
                                     is not None):
                 return None  # a line the deletion removes still stands there: not done
         # Nor may one stand, as it is (indentation too; trailing whitespace proves nothing),
-        # within old text's reach on its side.
+        # within old text's reach on its side, nor, but for a typo, among the few lines
+        # nearest new text.
         reach = request.old.count("\n") + 1
         lines = model.lines
-        for mine_lines, theirs_lines in (
-                (request.old[:at].split("\n")[:-1], lines[max(cand.start - reach, 0):cand.start]),
-                (request.old[at + len(core):].split("\n")[1:], lines[cand.end:cand.end + reach])):
+        near = ALREADY_APPLIED_TYPO_REACH
+        for mine_lines, theirs_lines, nearest in (
+                (request.old[:at].split("\n")[:-1], lines[max(cand.start - reach, 0):cand.start],
+                 slice(-near, None)),
+                (request.old[at + len(core):].split("\n")[1:], lines[cand.end:cand.end + reach],
+                 slice(0, near))):
             if {x.rstrip() for x in mine_lines if x.strip()} & {x.rstrip() for x in theirs_lines}:
+                return None
+            mine_keys = [typography_key(x) for x in mine_lines][nearest]
+            theirs_keys = [typography_key(x) for x in theirs_lines][nearest]
+            if any(_typo_distance(k, t, 3) is not None for k in mine_keys if k
+                   for t in theirs_keys if t):
                 return None
         return cand
     # A line old text has and new text drops that the file still has around there, but for a
