@@ -973,12 +973,12 @@ def already_applied(model: FileModel, request: Request) -> Candidate | None:
         # nearest new text.
         reach = request.old.count("\n") + 1
         lines = model.lines
-        near = ALREADY_APPLIED_TYPO_REACH
+        nigh = ALREADY_APPLIED_TYPO_REACH
         for mine_lines, theirs_lines, nearest in (
                 (request.old[:at].split("\n")[:-1], lines[max(cand.start - reach, 0):cand.start],
-                 slice(-near, None)),
+                 slice(-nigh, None)),
                 (request.old[at + len(core):].split("\n")[1:], lines[cand.end:cand.end + reach],
-                 slice(0, near))):
+                 slice(0, nigh))):
             if {x.rstrip() for x in mine_lines if x.strip()} & {x.rstrip() for x in theirs_lines}:
                 return None
             mine_keys = [typography_key(x) for x in mine_lines][nearest]
