@@ -493,6 +493,15 @@ DELETED_LINE_WITH_A_TYPO = _case(
     "    return textwrap.wrap(text, width)\n",
     "def f(text, width):\n    import textwrap\n    return textwrap.wrap(text, width)\n", (1, 4))
 
+# One line cut after its indentation; new text's later lines dedent to the docstring's own
+# level (shallower than the line, deeper than old text's column 0): the plain replacement.
+LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS = _case(
+    "def f():\n    \"\"\"Doc.\n\n       been promised since 17.1.0.\n    \"\"\"\n",
+    "been promised since 17.1.0.\n",
+    "been promised since 17.1.0.\n    .. versionchanged:: 24.1.0\n       *options* changed.\n",
+    "def f():\n    \"\"\"Doc.\n\n       been promised since 17.1.0.\n    .. versionchanged:: 24.1.0\n"
+    "       *options* changed.\n    \"\"\"\n", (3, 4))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -521,6 +530,7 @@ DELETED_LINE_WITH_A_TYPO = _case(
 @example(case=CUT_LINE_WITH_A_TWIN_AT_COLUMN_ZERO)
 @example(case=DELETED_LINE_WITH_A_TRAILING_SPACE)
 @example(case=DELETED_LINE_WITH_A_TYPO)
+@example(case=LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

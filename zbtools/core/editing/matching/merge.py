@@ -338,9 +338,9 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     whole line sent less indented instead (the indentation tier, reported as such) because the
     replacement would be garbled otherwise, unambiguously: old text takes its line break and
     new text is blank (the line's indentation would be glued to the next line), or a later
-    line of new text stands shallower than the file's line (new text is written in old text's
-    columns, not the file's). New text whose later lines all stand at least as deep as the
-    file's line is written in the file's own columns: spliced as sent.
+    line of new text stands shallower than the file's line and no deeper than old text's
+    (new text is written in old text's columns, not the file's). New text whose later lines
+    all stand deeper than old text's is written in the file's own columns: spliced as sent.
     """
     assert cand.span is not None
     line_start = model.line_start(cand.start)
@@ -353,8 +353,13 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     if old.endswith("\n") and not new.strip():
         return True
     depth = columns(leading_ws(model.lines[cand.start]))
+    sent = columns(leading_ws(body))
     later = [line for line in new.split("\n")[1:] if line.strip()]
-    return any(columns(leading_ws(line)) < depth for line in later)
+    # Shallower than the file's line and no deeper than old text's own: in old text's columns
+    # (a line between the two may be a dedent to an enclosing level in the file's columns,
+    # which the plain replacement writes as sent).
+    return any(columns(leading_ws(line)) < depth and columns(leading_ws(line)) <= sent
+               for line in later)
 
 
 def _later_lines_in_file_columns(model: FileModel, start: int, sent: list[str],
