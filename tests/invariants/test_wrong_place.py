@@ -499,8 +499,8 @@ LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS = _case(
     "def f():\n    \"\"\"Doc.\n\n       been promised since 17.1.0.\n    \"\"\"\n",
     "been promised since 17.1.0.\n",
     "been promised since 17.1.0.\n    .. versionchanged:: 24.1.0\n       *options* changed.\n",
-    "def f():\n    \"\"\"Doc.\n\n       been promised since 17.1.0.\n    .. versionchanged:: 24.1.0\n"
-    "       *options* changed.\n    \"\"\"\n", (3, 4))
+    "def f():\n    \"\"\"Doc.\n\n       been promised since 17.1.0.\n"
+    "    .. versionchanged:: 24.1.0\n       *options* changed.\n    \"\"\"\n", (3, 4))
 
 
 @invariant(examples=250)
