@@ -3,8 +3,8 @@
 The benchmarks time an *installed* zbtools, as users get it: a wheel built from the repo and
 installed (not editable) into a fresh venv, so every module has its .pyc file. In this
 environment ``PYTHONDONTWRITEBYTECODE=1`` is set, which makes an editable or source checkout
-recompile every module on every call (PERFORMANCE.md section 1); timing the dev venv would
-measure the compiler, not zbtools.
+recompile every module on every call (benchmarks/README.md#how-it-measures-and-the-traps-it-avoids);
+timing the dev venv would measure the compiler, not zbtools.
 
 Timing is always *paired*: the command under test and its reference run back to back (A B, then
 B A, ...) and the ratio reported is the median of the per-pair ratios, which is robust to the

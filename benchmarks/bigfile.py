@@ -1,6 +1,6 @@
 """A 100-line range of a 100 MiB text file: ``zbtools read_file_range`` against ``sed``.
 
-Goal (PERFORMANCE.md section 8, G6): at most 2x the wall time of ``sed -n 'A,Bp;Bq' FILE``
+Goal (docs/internals/performance.md#g6): at most 2x the wall time of ``sed -n 'A,Bp;Bq' FILE``
 run side by side, and a peak RSS under 30 MB (10^6 bytes) for the zbtools process.
 
 The file is generated deterministically (fixed-width numbered lines, 35 bytes each: about 3.0 M
@@ -51,7 +51,7 @@ from _common import (
     write_export,
 )
 
-GOAL_RATIO = 2.0  # PERFORMANCE.md section 8, G6
+GOAL_RATIO = 2.0  # docs/internals/performance.md#g6
 GOAL_RSS_MB = 30.0
 LINE_BYTES = 35
 BLOCK_LINES = 100_000

@@ -2,7 +2,8 @@
 
 Three parts, each printing a table (``--only`` picks some):
 
-1. **engine** (MATCHING.md section 8.5): ``zbtools.core.editing.matching.apply_requests(text,
+1. **engine** (docs/internals/matching.md#gates):
+   ``zbtools.core.editing.matching.apply_requests(text,
    [Request(old, new)])`` timed with ``time.perf_counter`` (the call only). By default every
    case runs in a fresh ``VENV/bin/python -I`` that has imported what the tool imports before
    the call, so lazy imports (rapidfuzz) and a cold heap count as in a real call;
@@ -21,9 +22,10 @@ Three parts, each printing a table (``--only`` picks some):
    that misses a goal is run again under cProfile.
 2. **cold** call: ``VENV/bin/python -I -m zbtools apply_edit`` with a JSON request on stdin
    (an exact edit of a 200-line file) paired with ``python -I -c pass``: start-up plus engine.
-   Goal 2.5x (DESIGN section 2; PERFORMANCE G1 aims at 2.0x).
-3. **G7** (PERFORMANCE.md section 8): one exact edit of a unique line at 90% of a 50 MB text
-   file vs ``cp FILE COPY``, paired runs; peak RSS of the zbtools process under GNU time.
+   Goal 2.5x (docs/internals/performance.md#start-up-budget; docs/internals/performance.md#g1
+   aims at 2.0x).
+3. **G7** (docs/internals/performance.md#g7): one exact edit of a unique line at 90% of a 50 MB
+   text file vs ``cp FILE COPY``, paired runs; peak RSS of the zbtools process under GNU time.
    Goals: at most 3.5x cp, peak RSS under 3x the file size.
 
 The tool's edits alternate (X->Y, then Y->X) so that every run changes the file; the G7 goal
@@ -90,11 +92,11 @@ from _common import (
     write_export,
 )
 
-GOAL_P95_MS = 50.0  # MATCHING 8.5: p95 per bucket up to 10k lines
-GOAL_MAX_MS = 1000.0  # MATCHING 8.5: any case, any size
+GOAL_P95_MS = 50.0  # docs/internals/matching.md#gates: p95 per bucket up to 10k lines
+GOAL_MAX_MS = 1000.0  # docs/internals/matching.md#gates: any case, any size
 P95_MAX_LINES = 10_000
-GOAL_COLD = 2.5  # DESIGN section 2 (G1 aims at 2.0x)
-GOAL_G7 = 3.0  # issue 16 (PERFORMANCE section 8, G7, said 3.5)
+GOAL_COLD = 2.5  # docs/internals/performance.md#start-up-budget (#g1 aims at 2.0x)
+GOAL_G7 = 3.0  # issue 16 (docs/internals/performance.md#g7, said 3.5)
 GOAL_G7_RSS_FACTOR = 2.0  # issue 16: peak RSS < 2x the file size (G7 said 2.5x-3x)
 # issue 16: the engine at scale, on real code (the first N lines of the stdlib's modules)
 SCALE_SIZES = (1_000, 10_000, 100_000)
@@ -599,7 +601,7 @@ def engine_part(args: argparse.Namespace, runner: Runner) -> dict[str, object]:
     print(table(["file", "case", "n", "p50 ms", "p95 ms", "max ms", "goal ms", "verdict",
                  "outcomes", "check"], table_rows, left=2))
 
-    print("\nby file (all kinds pooled, the MATCHING 8.5 bucket metric):")
+    print("\nby file (all kinds pooled, the bucket metric of docs/internals/matching.md#gates):")
     pooled_rows = []
     by_bucket: dict[str, list[Row]] = {}
     for row in rows:

@@ -1,4 +1,5 @@
-"""The large edit-matching corpus (MATCHING.md section 8): generate it, run it, print the metrics.
+"""The large edit-matching corpus (docs/internals/matching.md#corpus): generate it, run it, print
+the metrics.
 
 Generates ~5k seeded cases (every enabled perturbation family x ``--per-family``, plus the
 peer-regression cases), runs each through ``apply_edit`` in-process (the JSON contract only),

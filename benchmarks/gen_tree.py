@@ -1,4 +1,5 @@
-"""Generate the deterministic synthetic tree of the search benchmarks (PERFORMANCE.md section 3).
+"""Generate the deterministic synthetic tree of the search benchmarks
+(benchmarks/README.md#searchpy-grep-glob-and-list-against-ripgrep).
 
 At ``--scale 1.0``: 200,000 files in about 2,050 directories. 20 packages ``pkgNN/`` hold
 50 modules ``modNN/`` each; a module holds 50 ``.py``, 30 ``.md`` and 20 ``.json`` files

@@ -1,4 +1,5 @@
-"""Gitignore matching cost per path: zbtools' bucketed matcher vs pathspec (PERFORMANCE 6).
+"""Gitignore matching cost per path: zbtools' bucketed matcher vs pathspec
+(docs/design.md#packages-you-might-expect-pathspec).
 
 Paths: every file and directory of a generated 200,000-file tree (``gen_tree.py`` layout, built
 in memory only: no disk needed). Rules: ``small`` is the synthetic tree's own two patterns; ``big``

@@ -1,6 +1,7 @@
 """Search tools against ripgrep: ``grep_search``, ``find_files_glob`` and ``list_directory``.
 
-Goals (PERFORMANCE.md section 8 and the issue): the Python-engine ``grep_search`` at most 2x
+Goals (docs/internals/performance.md#goals and the issue): the Python-engine ``grep_search`` at
+most 2x
 ``rg -n PAT .`` on the real-source corpus and at most 1.5x on the 200k-file synthetic tree;
 ``find_files_glob '**/*.py'`` and ``list_directory`` at most 2x ``rg --files``; memory bounded
 (peak RSS under GNU ``/usr/bin/time -f %M``, reported next to rg's).
@@ -433,7 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table(["case", "zbtools ms", "ref ms", "ratio", "goal", "verdict",
                      "zbtools RSS MB", "ref RSS MB", "ratio p25-p75", "via"], run.rows))
         print("\nref = rg (the grep -rnIE rows: grep vs rg). Goals: grep <= 2x rg on the real "
-              "corpus, <= 1.5x on the synthetic tree (the issue; PERFORMANCE G2/G3 allow "
+              "corpus, <= 1.5x on the synthetic tree (the issue; goals G2/G3 of "
+              "docs/internals/performance.md allow "
               "2.5x/1.5x); glob and list <= 2x rg --files; 'capped': zbtools stopped at "
               f"its {LIMIT:,}-result limit, so it did less work than rg (ratio not comparable). "
               f"Peak RSS floor: python -I -c pass {floor.text()} MB ({floor.method})")

@@ -1,8 +1,9 @@
 """Start-up of a cold zbtools call against ``python -I -c pass`` on the same interpreter.
 
-Goals: a cold ``read_file`` JSON call costs at most 2.5x ``python -I -c pass`` (DESIGN section 2;
-PERFORMANCE.md section 8, G1, aims lower: 2.0x, stretch 1.6x), and the installed ``zbtools``
-command at most 1.4x (issue 14). ``--help`` may load Typer and rich: at most 15x (G1b).
+Goals: a cold ``read_file`` JSON call costs at most 2.5x ``python -I -c pass``
+(docs/internals/performance.md#start-up-budget; docs/internals/performance.md#g1, aims lower: 2.0x,
+stretch 1.6x), and the installed ``zbtools`` command at most 1.4x (issue 14). ``--help`` may load
+Typer and rich: at most 15x (docs/internals/performance.md#g1b).
 ``batch`` (issue 7): 1000 small ``read_file`` calls through one ``zbtools batch`` process at
 least 1000 calls per second, start-up included; the per-call overhead after start-up is reported
 too (the same batch minus an empty one).
@@ -58,9 +59,9 @@ from _common import (
     write_export,
 )
 
-GOAL_HOT = 2.5  # DESIGN section 2
+GOAL_HOT = 2.5  # docs/internals/performance.md#start-up-budget
 GOAL_INSTALLED = 1.4  # the installed zbtools command (issue 14)
-GOAL_HELP = 15.0  # PERFORMANCE.md section 8, G1b
+GOAL_HELP = 15.0  # docs/internals/performance.md#g1b
 GOAL_BATCH = 1000.0  # calls per second through `zbtools batch` (issue 7)
 BATCH_CALLS = 1000
 TOP = "(run time)"  # imported by __main__'s code or a function body, not by another import

@@ -1,4 +1,4 @@
-"""The JSON contract of DESIGN sections 2-3: how arguments arrive and how results leave."""
+"""The JSON contract (docs/contract.md): how arguments arrive and how results leave."""
 
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
-"""Dialects: each one's documented examples (seeds 000-004, Anthropic, Codex) through the real CLI.
+"""Dialects: each one's documented examples (docs/internals/sources.md) through the real CLI.
+
+The documents are those of zblade, claude, zkit and fiz, plus Anthropic's and Codex's.
 
 The parity table drives ``zbtools --dialect D TOOL`` in-process (``cli``) and, for a sample, as
 a real subprocess (``proc``), and checks the files and results. fiz's schemas are compared with
-the ones its documentation publishes (tests/data/fiz_tool_schemas.json, copied from seed 004).
+the ones its documentation publishes (tests/data/fiz_tool_schemas.json, copied from fiz's
+reference, docs/internals/sources.md#fiz).
 """
 
 from __future__ import annotations
@@ -255,7 +258,7 @@ def result_has(**expected: Any) -> Check:
 SRC = "def foo():\n    x = 1\n    return x\n"
 # (id, dialect, tool, args, files before, check)
 TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
-    # zblade (seeds 000/001): the documented examples, verbatim
+    # zblade (docs/internals/sources.md#zblade): the documented examples, verbatim
     ("zblade-read-file", "zblade", "read_file", {"path": "src/main.rs"},
      {"src/main.rs": "fn main() {}\n"}, content_is("fn main() {}\n")),
     ("zblade-read-file-range", "zblade", "read_file_range",
@@ -323,7 +326,7 @@ TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
      or pytest.fail(str(call.result))),
     ("zblade-run-command", "zblade", "run_command", {"command": "echo built", "cwd": "."},
      {}, result_has(exit_code=0, stdout="built\n")),
-    # fiz (seed 004)
+    # fiz (docs/internals/sources.md#fiz)
     ("fiz-read-offset-0", "fiz", "read", {"path": "a.txt", "offset": 0, "limit": 2},
      {"a.txt": LINES}, both(content_is("line 1\nline 2\n"), result_has(next_offset=2))),
     ("fiz-read-offset-5", "fiz", "read", {"path": "a.txt", "offset": 5},
@@ -397,7 +400,7 @@ TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
      {}, result_has(tasks=[], operation="list")),
     ("fiz-task-get-unknown", "fiz", "task", {"operation": "get", "id": "t404"}, {},
      error_is("unknown_id")),
-    # claude (seed 002)
+    # claude (docs/internals/sources.md#claude)
     ("claude-read-1-based", "claude", "Read", {"file_path": "a.txt", "offset": 2, "limit": 2},
      {"a.txt": LINES}, content_is("line 2\nline 3\n")),
     ("claude-read-offset-0", "claude", "Read", {"file_path": "a.txt", "offset": 0, "limit": 1},
@@ -425,7 +428,7 @@ TABLE: list[tuple[str, str, str, dict[str, Any], dict[str, str], Check]] = [
      {"a.txt": "before\nneedle\nafter\n"},
      lambda ws, call: call.result["matches"][0]["before"] == ["before"]
      or pytest.fail(str(call.result))),
-    # zkit (seed 003)
+    # zkit (docs/internals/sources.md#zkit)
     ("zkit-write-refuses-existing", "zkit", "write", {"path": "f.txt", "content": "new\n"},
      {"f.txt": "old\n"}, both(error_is("already_exists", text="edit"),
                               unchanged("f.txt", "old\n"))),
@@ -540,7 +543,9 @@ def test_parity_table(ws: Path, cli: CliRunner, dialect: str, tool: str, args: d
 
 
 def test_the_seed_001_editor_examples_in_sequence(ws: Path, cli: CliRunner) -> None:
-    """open_file, goto_line, replace_selection and insert_at_cursor with seed 001's examples."""
+    """open_file, goto_line, replace_selection and insert_at_cursor with Zaguán Blade's examples.
+
+    The examples are those of docs/internals/sources.md#zblade."""
     put(ws, "src/main.rs", "".join(f"// line {i}\n" for i in range(1, 121)))
     opened = cli("open_file", stdin={"path": "src/main.rs", "line": 42}).result
     assert (opened["cursor_line"], opened["cursor_column"]) == (42, 1)

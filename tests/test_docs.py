@@ -1,12 +1,17 @@
 """The README, CONTRIBUTING.md and the pages under docs/: short README, every page reachable,
 every relative link and anchor alive, tables that agree with the code, text written for users.
 
+The code explains itself from the repository too: comments, docstrings and tests under
+``zbtools/``, ``tests/`` and ``benchmarks/`` cite pages of the repository (``docs/PAGE.md#anchor``,
+each checked to exist), never a document it does not hold.
+
 The generated blocks (tools reference, error-code table) are checked by ``devgen --check`` in
 ``tests/test_generated.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from pathlib import Path
@@ -20,6 +25,9 @@ CONTRIBUTING = REPO / "CONTRIBUTING.md"
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 USER_FACING = [README, CONTRIBUTING, *PAGES]
+INTERNALS = sorted((DOCS / "internals").glob("*.md"))
+# Pages for maintainers: their links are checked like the user-facing ones.
+MAINTAINER_PAGES = [*INTERNALS, REPO / "benchmarks" / "README.md"]
 README_MAX_LINES = 250
 
 # The pages the README promises, one per subsystem (a new page joins this list and the README).
@@ -53,10 +61,16 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
+_EXPLICIT_ID = re.compile(r"""<a\s+(?:id|name)=["']([^"']+)["']""")
+
+
+@functools.cache
 def anchors(path: Path) -> set[str]:
-    out: set[str] = set()
+    """The heading anchors of a Markdown page, and its explicit ``<a id="...">`` anchors."""
+    text = _prose(path.read_text(encoding="utf-8"))
+    out: set[str] = set(_EXPLICIT_ID.findall(text))
     seen: dict[str, int] = {}
-    for _level, title in _HEADING.findall(_prose(path.read_text(encoding="utf-8"))):
+    for _level, title in _HEADING.findall(text):
         base = slug(title)
         count = seen.get(base, 0)
         seen[base] = count + 1
@@ -91,7 +105,7 @@ def test_every_page_is_linked_from_the_readme_and_the_index(index: Path) -> None
         assert (DOCS / "README.md").resolve() in targets
 
 
-@pytest.mark.parametrize("path", USER_FACING, ids=_name)
+@pytest.mark.parametrize("path", [*USER_FACING, *MAINTAINER_PAGES], ids=_name)
 def test_relative_links_and_anchors_resolve(path: Path) -> None:
     broken = []
     for link in _links(path):
@@ -115,24 +129,115 @@ def test_relative_links_and_anchors_resolve(path: Path) -> None:
     assert not broken, f"{_name(path)}: " + "; ".join(broken)
 
 
-# Names of the project's internal planning documents; user-facing text describes instead.
-INTERNAL = re.compile(r"\bseeds? \d|\bDESIGN\b|\bSECURITY(?:\.md| \d| section)|"
-                      r"\bPERFORMANCE(?:\.md| \d| section)|\bMATCHING(?:\.md| \d| section)")
+# The project's planning documents, which are not in the repository: "DESIGN section 5",
+# "SECURITY 4.3", "SECURITY T3", "MATCHING I1", "MATCHING §8.5", "PERFORMANCE.md section 8",
+# "PERFORMANCE G1", "seed 002". User-facing text describes instead; code cites docs/ pages.
+INTERNAL = re.compile(r"\b[Ss]eeds? 00\d\b|\bDESIGN\b|§\s*\d|"
+                      r"\b(?:SECURITY|PERFORMANCE|MATCHING)(?:\.md|\s+(?:\d|sections?\b|§|[ITG]\d))")
 
 
-@pytest.mark.parametrize("path", USER_FACING, ids=_name)
+def _internal_names(text: str) -> list[str]:
+    return [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
+            for m in INTERNAL.finditer(text)]
+
+
+@pytest.mark.parametrize("path", [*USER_FACING, *INTERNALS], ids=_name)
 def test_user_facing_text_names_no_internal_documents(path: Path) -> None:
-    found = [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
-             for text in [path.read_text(encoding="utf-8")] for m in INTERNAL.finditer(text)]
+    found = _internal_names(path.read_text(encoding="utf-8"))
     assert not found, f"{_name(path)} names internal documents: {found}"
 
 
 def test_the_internal_document_pattern_catches_what_it_should() -> None:
-    for text in ("(seed 001)", "seeds 003/004", "DESIGN section 3", "SECURITY 4.8",
-                 "PERFORMANCE 4", "see MATCHING.md", "MATCHING 8.5"):
+    for text in ("(seed 001)", "seeds 003/004", "Seed 003 names", "DESIGN section 3",
+                 "SECURITY 4.8", "SECURITY T3", "SECURITY section 4.9", "SECURITY.md",
+                 "PERFORMANCE 4", "PERFORMANCE.md section 8, G6", "PERFORMANCE G2/G3",
+                 "see MATCHING.md", "MATCHING 8.5", "MATCHING I1, I2", "MATCHING\nI3",
+                 "MATCHING §8.5", "§2.2: the two-close() trap"):
         assert INTERNAL.search(text), text
-    for text in ("the security boundary", "Designing a tool", "seeded cases", "--seed N"):
+    for text in ("the security boundary", "Designing a tool", "seeded cases", "--seed N",
+                 "--seed 7", "seed 15, 60 requests", "test_the_seed_001_editor_examples",
+                 "matching I1", "SECURITY_BITS",
+                 "docs/internals/matching.md#i1"):
         assert not INTERNAL.search(text), text
+
+
+# Comments, docstrings and tests: every Python and Markdown file of these trees. This file is
+# left out: it spells the forms above in order to catch them.
+CODE_TREES = ("zbtools", "tests", "benchmarks")
+# A citation of a page of the repository: a path from its root, with an optional anchor.
+CITATION = re.compile(
+    r"(?<![\w/.-])((?:docs|benchmarks|tests|zbtools)/[\w./-]*?\.md)(?:#([\w-]+))?")
+
+
+def _code_files(tree: str) -> list[Path]:
+    return sorted(p for p in (REPO / tree).rglob("*")
+                  if p.suffix in (".py", ".md") and p.is_file() and "__pycache__" not in p.parts
+                  and p != Path(__file__).resolve())
+
+
+def _commentary(path: Path, text: str) -> list[tuple[int, str]]:
+    """(first line, text) of the comments and docstrings of a Python file; a page is all text.
+
+    Other string literals are data (a test's ``docs/a.md`` is a file it creates, not a page)."""
+    if path.suffix != ".py":
+        return [(1, text)]
+    if ".md" not in text:
+        return []
+    import ast
+    import io
+    import tokenize
+
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    out = [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                out.append((first.lineno, first.value.value))
+    return out
+
+
+def _bad_citations(text: str, line: int = 1) -> list[str]:
+    bad = []
+    for m in CITATION.finditer(text):
+        page, anchor = REPO / m.group(1), m.group(2)
+        where = f"line {line + text.count(chr(10), 0, m.start())}: {m.group(0)}"
+        if not page.is_file():
+            bad.append(f"{where}: no such page")
+        elif anchor and anchor not in anchors(page):
+            bad.append(f"{where}: no anchor #{anchor} in {m.group(1)}")
+    return bad
+
+
+@pytest.mark.parametrize("tree", CODE_TREES)
+def test_code_cites_the_repository_not_outside_documents(tree: str) -> None:
+    problems = []
+    for path in _code_files(tree):
+        text = path.read_text(encoding="utf-8")
+        problems += [f"{_name(path)} {p} (an outside document: cite a docs/ page)"
+                     for p in _internal_names(text)]
+        problems += [f"{_name(path)} {p}" for line, piece in _commentary(path, text)
+                     for p in _bad_citations(piece, line)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_citation_check_catches_what_it_should() -> None:
+    assert not _bad_citations("(docs/internals/matching.md#i1, docs/contract.md, "
+                              "docs/contract.md#safety-and-fidelity)")
+    assert not _bad_citations("[gates](../docs/internals/matching.md#gates)")
+    for text in ("docs/internals/matching.md#i4", "docs/nothing.md", "docs/contract.md#nope",
+                 "benchmarks/README.md#no-such-heading"):
+        assert _bad_citations(text), text
+
+
+def test_the_internals_are_reachable() -> None:
+    index = DOCS / "internals" / "README.md"
+    assert (index.parent / "README.md").resolve() in {
+        (DOCS / link.split("#", 1)[0]).resolve() for link in _links(DOCS / "README.md")}
+    linked = {(index.parent / link.split("#", 1)[0]).resolve() for link in _links(index)}
+    missing = [_name(p) for p in INTERNALS if p != index and p.resolve() not in linked]
+    assert not missing, f"docs/internals/README.md does not link {missing}"
 
 
 def _exit_table(path: Path) -> list[tuple[int, str]]:

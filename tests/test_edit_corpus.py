@@ -1,5 +1,5 @@
-"""The edit-matching evaluation corpus (MATCHING.md section 8): its generator, its oracle, its
-harness, and the CI subset run against ``apply_edit`` with the hard gates.
+"""The edit-matching evaluation corpus (docs/internals/matching.md#corpus): its generator, its
+oracle, its harness, and the CI subset run against ``apply_edit`` with the hard gates.
 
 The CI subset is ~300 cases from a fixed seed, stratified so that every enabled perturbation
 family and every peer-regression case appears. ``benchmarks/edit_corpus.py`` runs the large one.

@@ -1,6 +1,6 @@
-"""``.git`` internals are never written by default (SECURITY T6): hooks and config are code git
-runs later. Every tool that writes, edits, patches, deletes, moves or copies over a path refuses
-a location inside ``.git`` (resolved: a symlink or ``..`` does not get around it) with
+"""``.git`` internals are never written by default (docs/internals/security.md#t6): hooks and config
+are code git runs later. Every tool that writes, edits, patches, deletes, moves or copies over a
+path refuses a location inside ``.git`` (resolved: a symlink or ``..`` does not get around it) with
 ``protected_path`` (exit 3) and changes nothing; ``[files] allow_git_writes`` (or
 ``ZBTOOLS_ALLOW_GIT_WRITES=1``) lets them. Reading stays allowed."""
 

@@ -125,7 +125,8 @@ def test_allowing_one_rule_does_not_hide_another_in_the_same_command() -> None:
 
 
 def test_known_bypasses_are_documented_not_caught() -> None:
-    """The guardrail is advisory: quoting tricks get through, by design (SECURITY T11)."""
+    """The guardrail is advisory: quoting tricks get through, by design
+    (docs/internals/security.md#t11)."""
     assert check("r''m -rf /") is not None  # shlex joins adjacent quotes like bash does
     assert check("$(printf rm) -rf /") is None  # command substitution is not evaluated
 

@@ -1,4 +1,5 @@
-"""Start-up guard (PERFORMANCE.md section 9): the JSON path imports nothing heavy.
+"""Start-up guard (docs/internals/performance.md#start-up-budget): the JSON path imports nothing
+heavy.
 
 Deterministic, unlike a timing test: a fresh interpreter runs one call and reports which modules
 it loaded. Typer, click, rich, pydantic and mcp belong to --help and human output only;

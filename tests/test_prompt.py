@@ -1,4 +1,7 @@
-"""``zbtools prompt``: the system-prompt snippet of seeds 000/001, generated from the registry."""
+"""``zbtools prompt``: Zaguán Blade's system-prompt snippet, generated from the registry.
+
+The format is the one of docs/internals/sources.md#zblade.
+"""
 
 from __future__ import annotations
 

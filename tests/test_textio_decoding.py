@@ -1,4 +1,4 @@
-"""Decoding file bytes into text without losing a byte (DESIGN section 5).
+"""Decoding file bytes into text without losing a byte (docs/contract.md#safety-and-fidelity).
 
 The reading half of ``zbtools.core.files.textio``: BOM sniffing, the binary rule, newline styles,
 ``decode`` with its encoding detection, and the promise that an unedited decoded file encodes back

@@ -1,4 +1,7 @@
-"""The head/tail rule for long results (DESIGN section 7, seeds 000/001 "Tool Result Handling")."""
+"""The head/tail rule for long results (docs/configuration.md#limits).
+
+The rule is Zaguán Blade's "Tool Result Handling" (docs/internals/sources.md#zblade).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Path resolution and containment: ``zbtools.core.files.workspace``
-(DESIGN 4, SECURITY 4.2, T1-T5).
+(docs/contract.md#safety-and-fidelity; threats docs/internals/security.md#t1 to #t5).
 
 The layout every test starts from (``ws`` fixture of conftest)::
 

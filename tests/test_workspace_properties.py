@@ -1,4 +1,5 @@
-"""Property tests: no spelling of a path ever resolves outside the workspace (SECURITY T1, T2, T5).
+"""Property tests: no spelling of a path ever resolves outside the workspace
+(docs/internals/security.md#t1, docs/internals/security.md#t2, docs/internals/security.md#t5).
 
 A fixed tree with links that stay inside, links that leave, dangling links and a loop is built
 once per module; hypothesis then throws paths made of those names, ``..``, ``.``, empty

@@ -1,4 +1,4 @@
-"""The result contract: the JSON envelope, error codes and exit codes (DESIGN section 3).
+"""The result contract: the JSON envelope, error codes and exit codes (docs/contract.md).
 
 Every call prints exactly one JSON document on stdout::
 

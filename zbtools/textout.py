@@ -3,8 +3,8 @@
 Successful results use the tool's own renderer (numbered lines for reads, one line for writes);
 tools without one get ``key: value`` lines. Errors become ``error[code]: message`` plus the hint
 and each listed problem. Warnings follow as ``warning: ...`` lines. The whole rendering then goes
-through the result limits of DESIGN section 7: beyond 50 KB or 2000 lines it is cut to its head
-and tail, and the full text is kept in a spill file named in the notice.
+through the result limits of docs/configuration.md#limits: beyond 50 KB or 2000 lines it is cut to
+its head and tail, and the full text is kept in a spill file named in the notice.
 
 The reading tools fill a page up to those limits themselves (2000 numbered lines by default) and
 add a footer and warnings; so that a full page is not cut by this safety net, a rendering at most

@@ -1,4 +1,4 @@
-"""The evaluation corpus of zbtools' edit matching (MATCHING.md section 8).
+"""The evaluation corpus of zbtools' edit matching (docs/internals/matching.md#corpus).
 
 * ``sources`` - the files edited: hand-written fixtures, byte-exact generated fixtures (CRLF,
   mixed EOL, BOM, latin-1, no final newline, ...), and hash-pinned Python stdlib files.

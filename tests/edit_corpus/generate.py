@@ -1,4 +1,4 @@
-"""Deterministic, seeded generation of edit cases (MATCHING.md section 8.2).
+"""Deterministic, seeded generation of edit cases (docs/internals/matching.md#corpus-generation).
 
 For a source file the generator picks a target span (1-25 whole lines, biased to blocks), makes
 an intended edit in the file's own conventions (rename, literal, insert, delete, wrap in a
@@ -90,7 +90,8 @@ class Case:
         return _materialise(self.file_bytes, tuple(self.expected_ops))
 
     def to_json(self) -> dict[str, Any]:
-        """One JSONL record (MATCHING.md 8.4), from which the case can be rebuilt."""
+        """One JSONL record (docs/internals/matching.md#corpus-records), from which the case can be
+        rebuilt."""
         return {
             "id": self.id,
             "family": self.family,
@@ -1683,7 +1684,7 @@ def generate_corpus(seed: int = 0, *, families: Sequence[str] = DEFAULT_FAMILIES
 
 
 # --------------------------------------------------------------------------------------------
-# Peer-regression cases (hand-written, MATCHING.md 8.2)
+# Peer-regression cases (hand-written, docs/internals/matching.md#corpus-generation)
 
 
 def _peer_source(name: str, text: str | bytes) -> Source:
@@ -1744,7 +1745,7 @@ def peer_cases(counter: Counter | None = None) -> list[Case]:
     close_body = ("        if self.open:\n            self.conn.close()\n"
                   "            self.open = False\n        return None\n")
     close_new = close_body.replace("self.conn.close()", "self.pool.release(self.conn)")
-    # §2.2: the two-close() trap, exact tier
+    # the two-close() trap (docs/internals/matching.md#i1), exact tier
     case("two-close", "exact-duplicate", dup,
          {"old_text": "    def close(self):\n" + close_body,
           "new_text": "    def close(self):\n" + close_new}, [Span(14, 18)], [], "must_refuse")
@@ -1753,7 +1754,7 @@ def peer_cases(counter: Counter | None = None) -> list[Case]:
          {"old_text": close_body, "new_text": close_new, "start_line": 30, "end_line": 33},
          [Span(30, 33)], [rep(dup, 30, 33, [0, "            self.pool.release(self.conn)", 2, 3])],
          "must_apply")
-    # opencode §2.2: dedented old_text matches two blocks at different indents (T3) -> ambiguous
+    # opencode's bug: dedented old_text matches two blocks at different indents (T3) -> ambiguous
     case("two-close", "dedented-matches-two-indents", dup,
          {"old_text": "if self.open:\n    self.conn.close()\n    self.open = False\nreturn None\n",
           "new_text": "if self.open:\n    self.pool.release(self.conn)\n    self.open = False\n"

@@ -1,4 +1,4 @@
-"""Running corpus cases against an edit tool and scoring them (MATCHING.md section 8.5).
+"""Running corpus cases against an edit tool and scoring them (docs/internals/matching.md#gates).
 
 A case is run in a fresh workspace: its file bytes are written, the request goes to the tool
 through its JSON contract only (``zbtools.entry.run`` in-process, via ``tests.conftest``), and
@@ -35,7 +35,7 @@ Applier = Callable[[Path, dict[str, Any]], tuple[int, Envelope]]
 
 SIZE_BUCKETS = ((1_000, "<=1k lines"), (10_000, "<=10k lines"), (50_000, "<=50k lines"),
                 (10**12, ">50k lines"))
-MAX_LISTED_CANDIDATES = 5  # MATCHING.md section 7: errors list at most 5 candidates
+MAX_LISTED_CANDIDATES = 5  # docs/internals/matching.md#messages: errors list at most 5 candidates
 NEAR_MISS_FAMILIES = frozenset({"P10", "P13", "P14", "P19"})  # closest_hit is measured on these
 
 

@@ -1,4 +1,5 @@
-"""The oracle: an independent, brute-force labeller of edit cases (MATCHING.md section 8.3).
+"""The oracle: an independent, brute-force labeller of edit cases
+(docs/internals/matching.md#oracle).
 
 It never looks at zbtools' matcher. It re-states the tier ladder of section 6.4 (T1 exact,
 T2 trailing whitespace, T3 indentation, T4 inner whitespace, T5 typography, T6 one-level

@@ -1,6 +1,6 @@
 """The files the edit corpus edits, and a byte-faithful model of a file's lines.
 
-Three kinds of source (MATCHING.md section 8.1):
+Three kinds of source (docs/internals/matching.md#corpus-sources):
 
 * ``fixture:NAME`` - hand-written files under ``fixtures/`` (``NAME.fixture``; the suffix keeps
   ruff, mypy and pytest away from them). Plain UTF-8, LF, final newline.
@@ -80,7 +80,8 @@ def kind_of(name: str) -> str:
 
 @dataclass(frozen=True)
 class FileModel:
-    """A file split the way MATCHING.md 6.2 does: on ``\\n`` only, ``\\r`` before it is the EOL.
+    """A file split the way docs/internals/matching.md#file-model does: on ``\\n`` only, ``\\r``
+    before it is the EOL.
 
     ``lines[i]`` is the content of line ``i + 1`` without its ending, ``eols[i]`` is ``"\\n"``,
     ``"\\r\\n"`` or ``""`` (the last line of a file without a final newline). A lone ``\\r`` is

@@ -1,4 +1,5 @@
 """The product's promises as invariants, each checked on generated inputs against an oracle.
 
-One module per invariant of docs/contract.md#invariants; ``budget`` sets how long each searches.
+One module per invariant of docs/contract.md#the-promises-as-invariants; ``budget`` sets how long
+each searches.
 """

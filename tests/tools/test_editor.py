@@ -1,5 +1,5 @@
 """The headless editor: open_file, goto_line, get_editor_state, select_range, close_file,
-get_selection, replace_selection and insert_at_cursor (seeds 000/001)."""
+get_selection, replace_selection and insert_at_cursor (docs/internals/sources.md#zblade)."""
 
 from __future__ import annotations
 

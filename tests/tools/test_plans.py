@@ -1,5 +1,5 @@
 """save_plan, save_plan_append (plan documents in the workspace), update_plan and get_plan
-(the live structured plan in the state directory) -- seed 003."""
+(the live structured plan in the state directory) -- docs/internals/sources.md#zkit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""read_file: pages of numbered lines, every encoding, and the failure modes (seeds 000-002).
+"""read_file: pages of numbered lines, every encoding, and the failure modes
+(docs/internals/sources.md#zblade, docs/internals/sources.md#claude).
 
 Most calls go through the in-process ``cli`` fixture; a few through ``proc`` (a real
 subprocess) check the same contract as users see it, including ``--format text``.
@@ -41,7 +42,8 @@ def rendered(text: str, first: int = 1) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The path argument and its aliases (seed 001: file_path, filepath, filename)
+# The path argument and its aliases (docs/internals/sources.md#zblade: file_path, filepath,
+# filename)
 
 
 @pytest.mark.parametrize("name", ["path", "file_path", "filepath", "filename"])
@@ -458,7 +460,7 @@ def test_the_real_process_renders_errors_as_text_with_their_exit_code(proc: CliR
 
 
 # ---------------------------------------------------------------------------------------------
-# The text-format safety net (DESIGN section 7)
+# The text-format safety net (docs/configuration.md#limits)
 
 
 def test_a_configured_max_lines_pages_the_read_instead_of_cutting_it(

@@ -1,4 +1,5 @@
-"""read_file_range: inclusive 1-based ranges with context (seeds 000/001), small and huge files."""
+"""read_file_range: inclusive 1-based ranges with context (docs/internals/sources.md#zblade), small
+and huge files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""read_file on images and PDFs (seed 002): fixtures generated here with Pillow and by hand."""
+"""read_file on images and PDFs (docs/internals/sources.md#claude): fixtures generated here with
+Pillow and by hand."""
 
 from __future__ import annotations
 

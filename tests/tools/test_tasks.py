@@ -1,4 +1,5 @@
-"""task (seed 004): create, update, get and list subtasks; persisted per workspace."""
+"""task (docs/internals/sources.md#fiz): create, update, get and list subtasks; persisted per
+workspace."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Tool dialects: the documented tool sets of other agents, mapped onto the canonical tools.
 
-The canonical tools are Zaguán Blade's (seeds 000/001, dialect ``zblade``). Every other dialect
-is a thin layer over the same engine (DESIGN section 6): it names its tools and parameters as
-its own documentation does, translates a call into the canonical tool's arguments
+The canonical tools are Zaguán Blade's (docs/internals/sources.md#zblade, dialect ``zblade``). Every
+other dialect is a thin layer over the same engine (docs/dialects.md): it names its tools and
+parameters as its own documentation does, translates a call into the canonical tool's arguments
 (``to_canonical``), and adapts the canonical result where its semantics differ
 (``from_canonical``; fiz ``read`` reports a 0-based ``next_offset``, for example).
 

@@ -1,4 +1,5 @@
-"""The ``claude`` dialect (seed 002): Claude Code's file tools Read, Write, Edit, Glob and Grep.
+"""The ``claude`` dialect (docs/internals/sources.md#claude): Claude Code's file tools Read, Write,
+Edit, Glob and Grep.
 
 Mapping decisions:
 
@@ -17,8 +18,8 @@ Mapping decisions:
   grep_search with ripgrep's option names (``-A``, ``-B``, ``-C``, ``-i``, ``-n``), ``type``,
   ``multiline``, ``head_limit``; ``output_mode`` defaults to ``files_with_matches`` as in Claude
   Code. ``-n`` is accepted and has no effect (results always carry line numbers).
-* Paths may be absolute (inside the workspace) or relative to the workspace root; seed 002
-  requires absolute paths, zbtools accepts both.
+* Paths may be absolute (inside the workspace) or relative to the workspace root; Claude Code's
+  documentation (docs/internals/sources.md#claude) requires absolute paths, zbtools accepts both.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The ``fiz`` dialect (seed 004): bash, edit, find, grep, ls, patch, read, task, write.
+"""The ``fiz`` dialect (docs/internals/sources.md#fiz): bash, edit, find, grep, ls, patch, read,
+task, write.
 
 Schemas reproduce fiz's documented JSON Schemas (names, types, descriptions, enums, required
 lists, ``additionalProperties: false`` where fiz has it). Mapping decisions:

@@ -1,4 +1,5 @@
-"""The ``zblade`` dialect: the canonical tools as they are (seeds 000/001), the default.
+"""The ``zblade`` dialect: the canonical tools as they are (docs/internals/sources.md#zblade), the
+default.
 
 Every registered tool, by its canonical name, with its own parameters (schemas generated from its
 ``Params`` declaration; aliases are accepted but not listed as separate properties).

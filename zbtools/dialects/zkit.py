@@ -1,8 +1,9 @@
-"""The ``zkit`` dialect (seed 003): zkit/ai/tools/code, the coding toolset of zkit.
+"""The ``zkit`` dialect (docs/internals/sources.md#zkit): zkit/ai/tools/code, the coding toolset of
+zkit.
 
-Seed 003 names the tools and their behaviour but not their parameters, so the parameters are
-zbtools' own where the canonical tool does the same thing (the schema is then the canonical
-tool's), and a small documented set where zkit's behaviour differs:
+zkit's documentation names the tools and their behaviour but not their parameters, so the
+parameters are zbtools' own where the canonical tool does the same thing (the schema is then the
+canonical tool's), and a small documented set where zkit's behaviour differs:
 
 * ``read`` -> read_file with line hashes on by default ("stable line hashes for anchored
   edits"): pass ``anchor: "LINE:HASH"`` from its output to ``edit``.

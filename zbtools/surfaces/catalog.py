@@ -154,7 +154,8 @@ def _type_words(schema: Mapping[str, Any]) -> str:
 
 
 def _args_summary(schema: Mapping[str, Any]) -> str:
-    """``{"path": "string", "offset": "integer, optional"}``, the seed 001 style."""
+    """``{"path": "string", "offset": "integer, optional"}``, as Zaguán Blade's reference writes
+    arguments (docs/internals/sources.md#zblade)."""
     required = set(schema.get("required", []))
     parts = []
     for key, sub in schema.get("properties", {}).items():
@@ -164,7 +165,9 @@ def _args_summary(schema: Mapping[str, Any]) -> str:
 
 
 def render_prompt(dialect: Dialect, tools: list[DialectTool]) -> str:
-    """The "Adding Tools to Your AI System Prompt" snippet (seeds 000/001) for ``tools``."""
+    """The "Adding Tools to Your AI System Prompt" snippet for ``tools``.
+
+    Its format is Zaguán Blade's (docs/internals/sources.md#zblade)."""
     lines = ["# Available Tools", ""]
     for tool in tools:
         lines.append(f"**{tool.name}** - {tool.description}")

@@ -240,8 +240,9 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
     ) -> None:
         """Print the system-prompt snippet listing the tools of the selected dialect (markdown).
 
-        The "Adding Tools to Your AI System Prompt" format of seeds 000/001: one line per tool
-        with its arguments, then how to call one (<tool_call>{"name": ..., "arguments": ...}).
+        The "Adding Tools to Your AI System Prompt" format of Zaguán Blade's tool reference: one
+        line per tool with its arguments, then how to call one (<tool_call>{"name": ...,
+        "arguments": ...}).
         """
         raise typer.Exit(run_argv([*_globals(ctx), "prompt", *(tools or [])]))
 

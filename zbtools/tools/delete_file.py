@@ -58,7 +58,8 @@ def _count_entries(dir_fd: int, name: str) -> int:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    if params.path == "":  # "" names the root for delete (SECURITY 4.6), not a usage slip
+    # "" names the root for delete, not a usage slip (docs/internals/security.md#delete-move-copy)
+    if params.path == "":
         raise ToolError("workspace_root_protected", "an empty path names the workspace root, "
                         "which can never be deleted", hint="delete paths inside it instead")
     with ctx.workspace.resolve(params.path, follow_last=False, write=True) as res:

@@ -1,4 +1,5 @@
-"""Declaring, validating and coercing tool arguments (DESIGN sections 2 and 10).
+"""Declaring, validating and coercing tool arguments
+(docs/internals/performance.md#start-up-budget).
 
 A tool declares its parameters as a ``Struct`` subclass with annotated fields::
 

@@ -3,7 +3,7 @@
 Tools never read globals or the environment directly; everything they may depend on is here, so
 tests and ``batch`` mode can build contexts explicitly.
 
-State lives outside the workspace (DESIGN section 8) under
+State lives outside the workspace (docs/internals/security.md#state) under
 ``<state root>/<first 16 hex of sha256(workspace real path)>/``, created with mode 0700 on first
 use only. Spill files (full text of truncated results) are written to its ``spill/`` folder and
 pruned to the newest 200 files.

@@ -1,4 +1,5 @@
-"""Result limits: the head/tail cut and spill files (DESIGN section 7, seeds 000/001).
+"""Result limits: the head/tail cut and spill files (docs/configuration.md#limits,
+docs/internals/sources.md#zblade).
 
 A result over ``max_bytes`` (50 KB) or ``max_lines`` (2000 lines) is cut to its first
 ``head_lines`` (100) and last ``tail_lines`` (50) lines with a notice in between that says how many

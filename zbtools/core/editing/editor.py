@@ -1,4 +1,5 @@
-"""The headless editor behind open_file, goto_line, select_range, get_selection, ... (seed 001).
+"""The headless editor behind open_file, goto_line, select_range, get_selection, ...
+(docs/internals/sources.md#zblade).
 
 The editor state is one locked state document (``core/state.py``, ``editor.json`` in the
 workspace's state directory): the open files in tab order, the active file, and for each file its

@@ -3,8 +3,8 @@
 Both formats become ``FilePatch`` objects (update, add, delete, or rename with optional hunks);
 each hunk becomes a matcher ``Request`` whose old text is its context and ``-`` lines and whose new
 text is its context and ``+`` lines, so hunks are located by the same tier ladder as every other
-edit (MATCHING section 6.6): stale line numbers are only hints, ``@@ text`` scope lines narrow the
-search, and an ambiguous hunk is refused rather than applied at the first match.
+edit (docs/internals/matching.md#hunks): stale line numbers are only hints, ``@@ text`` scope lines
+narrow the search, and an ambiguous hunk is refused rather than applied at the first match.
 
 The parser is lenient where models are sloppy and strict where it matters:
 

@@ -338,9 +338,9 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     A file with one link is replaced atomically (``atomic_write``). A file with several keeps
     its inode, so every name sees the new content (and its owner, mode and extended attributes
     stay): only when a bounded walk of the workspace finds every one of its names there
-    (``Workspace.links_all_inside``), since a name outside would be changed too (SECURITY T3).
-    Otherwise it is replaced atomically and the link is broken, with a warning
-    (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
+    (``Workspace.links_all_inside``), since a name outside would be changed too
+    (docs/internals/security.md#t3). Otherwise it is replaced atomically and the link is broken,
+    with a warning (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
     ``expected_data`` (the bytes the file must still hold), ``read_stat`` and
     ``defer_dir_sync`` are ``atomic_write``'s."""
     from zbtools.core.files.textio import atomic_write, sync_group

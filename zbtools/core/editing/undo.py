@@ -1,4 +1,5 @@
-"""The undo journal: the previous versions of files the edit tools changed (DESIGN section 8).
+"""The undo journal: the previous versions of files the edit tools changed
+(docs/internals/security.md#state).
 
 Every successful change made by an edit tool (apply_edit, edit_file, insert_text, patches,
 write_file, write_append) is recorded in the workspace's state directory (outside the

@@ -1,4 +1,5 @@
-"""The workspace root and path containment (DESIGN section 4, SECURITY sections 4.2 and 4.6).
+"""The workspace root and path containment (docs/contract.md#safety-and-fidelity,
+docs/internals/security.md#delete-move-copy).
 
 Every path a tool touches is resolved here, one component at a time, relative to directory file
 descriptors we already hold: ``stat``/``open`` with ``dir_fd`` and ``O_NOFOLLOW`` on every hop.
@@ -31,7 +32,7 @@ Rules:
 
 Limits: absolute symlink targets that reach the root through another alias (a bind mount, a
 second symlink) are refused rather than followed; reading a pre-existing hard link to a file
-outside cannot be detected (SECURITY T3).
+outside cannot be detected (docs/internals/security.md#t3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""read_file beyond text: images, PDFs and notebooks (seed 002), as result fields.
+"""read_file beyond text: images, PDFs and notebooks (docs/internals/sources.md#claude), as result
+fields.
 
 read_file routes a file here by its extension (``.ipynb``, ``.pdf``, image extensions), or when
 the text reader found it binary and its magic bytes say image or PDF. PDF text and notebook

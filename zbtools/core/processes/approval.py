@@ -1,4 +1,5 @@
-"""Approval of commands before they run: ``allow``, ``confirm`` or ``deny`` (seed 001).
+"""Approval of commands before they run: ``allow``, ``confirm`` or ``deny``
+(docs/internals/sources.md#zblade).
 
 ``confirm`` asks on the controlling terminal, ``/dev/tty``, never on stdin (which carries the JSON
 request) and never on stdout (which carries the JSON result). Without a controlling terminal

@@ -1,4 +1,5 @@
-"""The shell-policy guardrail: advisory refusal of obviously destructive commands (SECURITY 4.8).
+"""The shell-policy guardrail: advisory refusal of obviously destructive commands
+(docs/commands.md).
 
 This is UX, not security. It catches the accidents a model makes in plain sight (``rm -rf /``,
 ``rm -rf ~``, ``mkfs``, ``dd of=/dev/sda``, fork bombs, ``chmod -R 777 /``, ``curl ... | sh``,

@@ -1,4 +1,4 @@
-"""A small ctypes binding of Linux Landlock (SECURITY section 4.9), best effort by ABI.
+"""A small ctypes binding of Linux Landlock (docs/commands.md), best effort by ABI.
 
 Landlock lets an unprivileged process restrict itself (and everything it later executes) to an
 allow-list of file hierarchies and, from ABI 4, of TCP ports. The restriction is inherited across

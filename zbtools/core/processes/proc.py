@@ -1,4 +1,4 @@
-"""Running a shell command in the foreground (SECURITY section 4.8): env, capture, timeout.
+"""Running a shell command in the foreground (docs/commands.md): env, capture, timeout.
 
 The command never runs as a child of this process directly: ``supervisor.py`` beside this module
 (a tiny stdlib script, started with ``python -I -S``) is the child, becomes a subreaper and forks

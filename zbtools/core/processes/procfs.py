@@ -1,4 +1,4 @@
-"""Linux process facts from ``/proc`` and safe signalling (SECURITY section 4.8, threat T16).
+"""Linux process facts from ``/proc`` and safe signalling (docs/internals/security.md#t16).
 
 Stdlib only (``os``, ``signal``): the command supervisor imports this module too.
 

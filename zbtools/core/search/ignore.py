@@ -1,4 +1,5 @@
-"""Gitignore rules, compiled into buckets so one lookup costs about a microsecond (PERFORMANCE 6).
+"""Gitignore rules, compiled into buckets so one lookup costs about a microsecond
+(docs/design.md#packages-you-might-expect-pathspec).
 
 ``IgnoreRules.parse(text, rank)`` reads one ignore file (``.gitignore``, ``.ignore``,
 ``.rgignore``, ``.git/info/exclude``; ``rank`` says which, for the walk's precedence) with git's

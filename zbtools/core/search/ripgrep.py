@@ -1,4 +1,5 @@
-"""grep_search's ``rg`` engine: our walk picks the files, ripgrep searches them (PERFORMANCE 4).
+"""grep_search's ``rg`` engine: our walk picks the files, ripgrep searches them
+(docs/internals/performance.md#search).
 
 The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
 skipped counts) is the same ``core.walk.Walk`` as the python engine's, and each file it keeps is

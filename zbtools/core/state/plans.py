@@ -1,8 +1,9 @@
-"""Plans: markdown documents in the workspace, and the live structured plan (seed 003).
+"""Plans: markdown documents in the workspace, and the live structured plan
+(docs/internals/sources.md#zkit).
 
-Plan documents are workspace files ``.zbtools/plans/<name>.md`` (DESIGN section 8: users share
-and edit them), written through the workspace resolver (a ``.zbtools`` or ``plans`` symlink that
-leads outside is refused) with the atomic write of the file tools. A plan name is 1 to
+Plan documents are workspace files ``.zbtools/plans/<name>.md`` (docs/internals/security.md#state:
+users share and edit them), written through the workspace resolver (a ``.zbtools`` or ``plans``
+symlink that leads outside is refused) with the atomic write of the file tools. A plan name is 1 to
 ``NAME_MAX`` (64) characters of letters, digits, ``.``, ``_`` and ``-``, not starting with a dot
 or a dash and without ``..``: no separators, no traversal, no hidden files. A trailing ``.md``
 is accepted and dropped (``"release.md"`` is the plan ``release``).

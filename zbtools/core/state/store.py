@@ -1,4 +1,5 @@
-"""Locked, versioned JSON state files in the workspace's state directory (DESIGN section 8).
+"""Locked, versioned JSON state files in the workspace's state directory
+(docs/internals/security.md#state).
 
 A CLI process lives for one call, so the editor state, the live plan and the task list persist
 between calls in ``<state dir>/<name>.json`` (outside the workspace). Agents call tools in
@@ -53,7 +54,8 @@ def state_error(path: str, why: str) -> ToolError:
 def acquire_lock(path: str, *, shared: bool = False) -> int:
     """Open (creating) the lock file ``path`` and ``flock`` it; closing the fd releases it.
 
-    Every read-modify-write of state holds one (DESIGN 8: agents call tools in parallel)."""
+    Every read-modify-write of state holds one (docs/internals/security.md#state: agents call tools
+    in parallel)."""
     import fcntl
 
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -1,13 +1,14 @@
 """Server-side request forgery protection for web_fetch: which addresses may be connected to.
 
-The check happens at connection time, on addresses, not on names (SECURITY.md; seed 003's
-"transport-level IP dial guard"). ``vet`` resolves the host itself, refuses every address that
-is not globally routable (loopback, private, link-local, multicast, reserved, unspecified,
-shared/CGNAT, documentation ranges, cloud metadata such as 169.254.169.254 and fd00:ec2::254),
-looks through IPv6 forms that embed an IPv4 address (IPv4-mapped ``::ffff:a.b.c.d``, NAT64
-``64:ff9b::/96``, 6to4, Teredo) and returns the vetted addresses; the caller then connects to one
-of those very addresses, so a DNS answer that changes between check and use (DNS rebinding)
-cannot swap in another one. Every redirect hop opens its connection through the same check.
+The check happens at connection time, on addresses, not on names (zkit's "transport-level IP
+dial guard", docs/internals/sources.md#zkit; docs/media-and-web.md#fetching-a-web-page). ``vet``
+resolves the host itself, refuses every address that is not globally routable (loopback,
+private, link-local, multicast, reserved, unspecified, shared/CGNAT, documentation ranges, cloud
+metadata such as 169.254.169.254 and fd00:ec2::254), looks through IPv6 forms that embed an IPv4
+address (IPv4-mapped ``::ffff:a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4, Teredo) and returns
+the vetted addresses; the caller then connects to one of those very addresses, so a DNS answer
+that changes between check and use (DNS rebinding) cannot swap in another one. Every redirect
+hop opens its connection through the same check.
 
 The allow-list (``[web] allow`` in the config file, or ``ZBTOOLS_WEB_ALLOW``) names hosts
 (``intranet.example``, ``*.corp.example``: any address they resolve to is allowed), IP addresses

@@ -1,6 +1,6 @@
 """Locating an edit's old text in a file, and applying it without touching anything else.
 
-The design is MATCHING.md sections 6-7. A request (old text, new text, optional line hints) is
+The design is docs/internals/matching.md. A request (old text, new text, optional line hints) is
 first normalised (CRLF to LF, a leading BOM dropped, ``cat -n`` line-number prefixes pasted from
 a read stripped, omission placeholders in the new text refused). Then a ladder of tiers, from
 strict to tolerant, looks for the old text:
@@ -32,8 +32,8 @@ The ladder stops at the first tier that has candidates. One candidate is the mat
 filtered by the hints (``start_line``/``end_line`` keep candidates within the hint window,
 ``occurrence`` picks the n-th); if more than one remains the edit is refused as ambiguous and every
 candidate is listed with a line that tells it apart. A looser tier is never tried to escape an
-ambiguity (MATCHING I1, I2). A hint never creates a match. ``@@`` scope lines and ``LINE:HASH``
-anchors narrow the search before any tier runs.
+ambiguity (docs/internals/matching.md#i1, docs/internals/matching.md#i2). A hint never creates a
+match. ``@@`` scope lines and ``LINE:HASH`` anchors narrow the search before any tier runs.
 
 Applying is a line merge: lines that the caller did not change keep the file's exact bytes
 (trailing whitespace, tabs, curly quotes, per-line CRLF/LF); new lines take the region's line

@@ -4,12 +4,12 @@
 ``placeholder_in_new``, locates each one against the original text (``tiers.locate``; on a
 miss, T7 elision, then "already applied"), renders them (``merge.render_edit``), refuses
 overlapping edits, and gives the result as one ``Splice`` of the original, from the first
-edited line to the last (the bytes around it are the original's by construction: MATCHING
-I3, I5). When several patches fail only with ``no_match``, they are retried in sequence,
-each against the result of the previous ones, and a warning says so. ``replace_all``
-replaces every occurrence (exact, else the trailing-whitespace tier), optionally checking
-the count. ``Applied`` is the new text with a report per edit (lines, ``matched_with``,
-transforms, how it was disambiguated) and the warnings.
+edited line to the last (the bytes around it are the original's by construction:
+docs/internals/matching.md#i3, docs/internals/matching.md#i5). When several patches fail only with
+``no_match``, they are retried in sequence, each against the result of the previous ones, and a
+warning says so. ``replace_all`` replaces every occurrence (exact, else the trailing-whitespace
+tier), optionally checking the count. ``Applied`` is the new text with a report per edit (lines,
+``matched_with``, transforms, how it was disambiguated) and the warnings.
 
 Limits: nothing is written here; the caller writes the splice or ``Applied.text``
 (``cycle``). Several failed patches are combined into one refusal listing each patch's
@@ -199,7 +199,8 @@ def _applied_or_not(loc: Located) -> MatchError:
 
 
 def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:
-    """MATCHING 6.7.2: patches written as a sequence (each against the previous result).
+    """docs/internals/matching.md#sequential-patches: patches written as a sequence (each against
+    the previous result).
 
     Tried only when some patches were not found against the original: each is then applied to
     the text the earlier ones produced, and must still be unique there. Reported loudly.
@@ -229,7 +230,8 @@ def _splice(model: FileModel, ordered: list[Edit]) -> Splice:
     """The file's text with each edit's lines in place of its line range, as one change from
     the first edited line to the last: the unedited stretches between edits are slices of the
     text (no per-line work outside the edits), and the bytes before the first edited line and
-    after the last one are the original's by construction (MATCHING I3, I5)."""
+    after the last one are the original's by construction (docs/internals/matching.md#i3,
+    docs/internals/matching.md#i5)."""
     text = model.text
     first, last = ordered[0].start, ordered[-1].end
     pieces: list[str] = []

@@ -7,11 +7,11 @@ diff of the two, and a specific cause when one is recognisable: indentation that
 not by one uniform shift, whitespace-only differences, old text that ends mid-line, old text
 that already shows the result of the edit, literal ``\\n`` sequences sent for line breaks.
 
-Limits (MATCHING I7): the closest window is searched from at most 200 occurrences of each old
-line (normalised as T5 does) and only the 5 longest matching prefixes are scored; when no line
-of old text occurs in the file, the longest old line is matched alone by similarity (rapidfuzz,
-else difflib). The diff is aligned by ``line_opcodes`` (difflib's alignment is quadratic in
-a file of blank or repeated lines) and cut at 40 lines, quoted lines at ``SNIPPET_CHARS``. An
+Limits (docs/internals/matching.md#i7): the closest window is searched from at most 200 occurrences
+of each old line (normalised as T5 does) and only the 5 longest matching prefixes are scored; when
+no line of old text occurs in the file, the longest old line is matched alone by similarity
+(rapidfuzz, else difflib). The diff is aligned by ``line_opcodes`` (difflib's alignment is quadratic
+in a file of blank or repeated lines) and cut at 40 lines, quoted lines at ``SNIPPET_CHARS``. An
 edit distance costs the product of its two sides, so the cost of a diagnosis is bounded by
 the size of the request and the file, not their product: that single line is compared on its
 first ``LINE_CHARS`` characters, and where old text and a window differ over more than
@@ -124,8 +124,8 @@ def diagnose(model: FileModel, request: Request) -> MatchError:
 def _closest(model: FileModel, pattern: list[str]) -> tuple[int, int, float] | None:
     """(start, matching prefix lines, similarity) of the best window, or None.
 
-    Bounded (MATCHING I7): prefix lengths are counted for at most 200 occurrences of each
-    pattern line, and similarity is scored (rapidfuzz) only for the few longest prefixes.
+    Bounded (docs/internals/matching.md#i7): prefix lengths are counted for at most 200 occurrences
+    of each pattern line, and similarity is scored (rapidfuzz) only for the few longest prefixes.
     """
     if not pattern or not model.lines:
         return None
