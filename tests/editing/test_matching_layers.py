@@ -25,9 +25,17 @@ MAY_IMPORT = {
     "requests": set(),
     "result": set(),
     "diagnostics": {"errors", "filemodel", "requests", "diff"},
-    "tiers": {"errors", "filemodel", "requests", "diagnostics"},
-    "merge": {"errors", "filemodel", "requests", "diff", "tiers"},
-    "apply": {"errors", "filemodel", "requests", "result", "diagnostics", "tiers", "merge"},
+    "candidates": {"errors", "filemodel", "requests"},
+    "similarity": {"filemodel", "requests", "candidates"},
+    "nearmiss": {"filemodel", "requests", "candidates"},
+    "already": {"filemodel", "requests", "candidates", "nearmiss"},
+    "ladder": {"errors", "filemodel", "requests", "diagnostics", "candidates", "similarity",
+               "nearmiss", "already"},
+    "elision": {"errors", "filemodel", "requests", "diagnostics", "candidates", "nearmiss",
+                "ladder"},
+    "merge": {"errors", "filemodel", "requests", "diff", "candidates"},
+    "apply": {"errors", "filemodel", "requests", "result", "diagnostics", "candidates", "already",
+              "ladder", "elision", "merge"},
 }
 
 

@@ -12,12 +12,12 @@ model and the bytes fast path's probe scan, each held to the way it replaced.
   (``LAZY_MIN_LINES`` huge), for every tier, the misses and their diagnoses.
 * The bytes fast path (``cycle._bytes_fast_path``) with its probe scan against the engine:
   probes inside other lines, overlapping occurrences, ``PROBE_HITS`` 0, 1, 2 and 64, BOM files.
-* Near misses (``tiers._near_starts``): two equally near windows must be ambiguous.
+* Near misses (``nearmiss._near_starts``): two equally near windows must be ambiguous.
 
 The review found six bugs, all fixed since: a hard link made while the matcher ran went
 unreported by the spliced write; three BOM cases of the bytes fast path (a block on line 1, a
 look-alike on line 1, line 1 sent less indented); two equally near windows of which the near
-miss saw one (``tiers._near_starts`` cut its fallback short), on the lazy model only since
+miss saw one (``nearmiss._near_starts`` cut its fallback short), on the lazy model only since
 this session and on the eager one before it. Their tests follow.
 """
 
@@ -698,7 +698,7 @@ def test_a_bom_file_first_line_sent_less_indented_is_reported_as_reindented(
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. Near misses: the window starts looked at (``tiers._near_starts``)
+# 4. Near misses: the window starts looked at (``nearmiss._near_starts``)
 
 CLOSERS = ["}", ")", "]", "end", "fi", "done", "esac"]
 

@@ -551,7 +551,7 @@ Probe = tuple[bytes, int, int, list[bytes]]
 def _look_alike_probe(old: str) -> Probe | None:
     """(old text's longest line without its indentation, where that stands in old text's
     bytes, which line it is, every line of old text without its indentation) when old text
-    has enough to look for look-alikes of (as the engine's ``tiers._near_duplicates``: two
+    has enough to look for look-alikes of (as the engine's ``ladder._near_duplicates``: two
     non-blank lines, or 12 characters), else None. Every occurrence of old text holds the
     probe at that offset, so one scan for the probe finds both old text's occurrences and its
     look-alikes."""
@@ -601,7 +601,7 @@ def _has_near_duplicate(data: bytes, start: int, line_start: int, probe: Probe,
                         hits: list[int]) -> bool:
     """Whether a line other than the match's own equals, up to indentation, old text's
     longest line (every block that matches old up to indentation has one): the engine then
-    warns about the look-alike (``tiers._near_duplicates``), so it gets to decide. Only that
+    warns about the look-alike (``ladder._near_duplicates``), so it gets to decide. Only that
     line's occurrences (``hits``, from the scan that located old text) are looked at;
     nothing is indexed, and lines are told apart by where they start (no line counting up
     to each occurrence)."""

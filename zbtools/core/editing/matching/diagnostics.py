@@ -21,7 +21,7 @@ on at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what wa
 matched.
 
 Imports ``diff``, ``errors``, ``filemodel`` and ``requests``; the tiers import it (a ladder that
-finds nothing ends in a diagnosis), so it must not import ``tiers`` or anything above.
+finds nothing ends in a diagnosis), so it must not import a tier's part or anything above.
 """
 
 from __future__ import annotations

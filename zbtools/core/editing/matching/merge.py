@@ -1,6 +1,6 @@
 """Rendering a located edit into replacement lines: the merge.
 
-``render_edit(model, located)`` turns a ``tiers.Located`` into an ``Edit``: replace file lines
+``render_edit(model, located)`` turns a ``candidates.Located`` into an ``Edit``: replace file lines
 [start, end) with these (text, line ending) pairs. It is a line merge of old -> new onto the
 matched region (``merge_lines``): lines the caller left unchanged keep the file's exact bytes
 and endings; new lines take the region's line ending (the file's majority where the region is
@@ -20,13 +20,14 @@ aligns old text with a region that may differ from it. A region's final-newline 
 the edit: old text without a trailing newline joins the next line. Failure mode:
 ``edit_conflict`` (T8 only).
 
-Imports ``errors``, ``filemodel``, ``requests``, ``diff`` (``line_opcodes``) and, for types
-only, ``tiers``; ``apply`` builds on it. ``difflib`` is imported on use, by T5's character merge
-and T8's alignment only.
+Imports ``errors``, ``filemodel``, ``requests``, ``diff`` (``line_opcodes``) and ``candidates``
+(``Located`` for types only); ``apply`` builds on it. ``difflib`` is imported on use, by T5's
+character merge and T8's alignment only.
 """
 
 from __future__ import annotations
 
+from zbtools.core.editing.matching.candidates import Candidate
 from zbtools.core.editing.matching.diff import line_opcodes
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.filemodel import (
@@ -42,14 +43,13 @@ from zbtools.core.editing.matching.filemodel import (
     unit_columns,
 )
 from zbtools.core.editing.matching.requests import pattern_lines
-from zbtools.core.editing.matching.tiers import Candidate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from zbtools.core.editing.matching.candidates import Located
     from zbtools.core.editing.matching.filemodel import FileModel
-    from zbtools.core.editing.matching.tiers import Located
 
 
 class Edit:
