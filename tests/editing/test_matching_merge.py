@@ -8,8 +8,9 @@ from zbtools.core.editing.matching.apply import apply_requests
 from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
 from zbtools.core.editing.matching.ladder import locate
-from zbtools.core.editing.matching.merge import Edit, keep_file_spelling, merge_lines, render_edit
+from zbtools.core.editing.matching.merge import Edit, merge_lines, render_edit
 from zbtools.core.editing.matching.requests import Request
+from zbtools.core.editing.matching.threeway import keep_file_spelling
 
 
 def rendered(text: str, request: Request) -> Edit:

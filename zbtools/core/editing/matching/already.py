@@ -25,7 +25,7 @@ ladder and ``apply`` call it.
 from __future__ import annotations
 
 from zbtools.core.editing.matching.candidates import Candidate, Located, find_exact
-from zbtools.core.editing.matching.filemodel import typography_key
+from zbtools.core.editing.matching.linekeys import typography_key
 from zbtools.core.editing.matching.nearmiss import typo_distance
 from zbtools.core.editing.matching.requests import Request
 

@@ -28,12 +28,8 @@ Imports ``errors``, ``filemodel`` and ``requests``; every other tier builds on i
 from __future__ import annotations
 
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
-from zbtools.core.editing.matching.filemodel import (
-    LINE_KEYS,
-    relative_depths,
-    same_structure,
-    unit_columns,
-)
+from zbtools.core.editing.matching.indentation import relative_depths, same_structure, unit_columns
+from zbtools.core.editing.matching.linekeys import LINE_KEYS
 from zbtools.core.editing.matching.requests import Request, pattern_lines
 
 TYPE_CHECKING = False

@@ -28,13 +28,8 @@ from __future__ import annotations
 
 from zbtools.core.editing.matching.diff import line_opcodes
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
-from zbtools.core.editing.matching.filemodel import (
-    TIERS,
-    leading_ws,
-    rstrip_key,
-    strip_key,
-    typography_key,
-)
+from zbtools.core.editing.matching.indentation import leading_ws
+from zbtools.core.editing.matching.linekeys import TIERS, rstrip_key, strip_key, typography_key
 from zbtools.core.editing.matching.requests import pattern_lines
 
 LINE_CHARS = 1000

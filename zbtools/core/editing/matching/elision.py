@@ -42,8 +42,8 @@ from zbtools.core.editing.matching.candidates import (
 )
 from zbtools.core.editing.matching.diagnostics import diagnose
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
-from zbtools.core.editing.matching.filemodel import typography_key
 from zbtools.core.editing.matching.ladder import locate
+from zbtools.core.editing.matching.linekeys import typography_key
 from zbtools.core.editing.matching.nearmiss import line_similarity
 from zbtools.core.editing.matching.requests import (
     Request,

@@ -49,7 +49,8 @@ from zbtools.core.editing.matching.candidates import (
 )
 from zbtools.core.editing.matching.diagnostics import diagnose
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
-from zbtools.core.editing.matching.filemodel import LINE_KEYS, TIERS, columns, leading_ws
+from zbtools.core.editing.matching.indentation import columns, leading_ws
+from zbtools.core.editing.matching.linekeys import LINE_KEYS, TIERS
 from zbtools.core.editing.matching.nearmiss import find_near
 from zbtools.core.editing.matching.requests import (
     Request,

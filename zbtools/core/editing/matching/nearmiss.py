@@ -39,7 +39,8 @@ from zbtools.core.editing.matching.candidates import (
     Located,
     choose,
 )
-from zbtools.core.editing.matching.filemodel import count_at_most, typography_key
+from zbtools.core.editing.matching.filemodel import count_at_most
+from zbtools.core.editing.matching.linekeys import typography_key
 from zbtools.core.editing.matching.requests import Request, pattern_lines, split_markers
 
 TYPE_CHECKING = False

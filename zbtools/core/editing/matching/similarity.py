@@ -34,7 +34,8 @@ from zbtools.core.editing.matching.candidates import (
     Candidate,
     Located,
 )
-from zbtools.core.editing.matching.filemodel import count_at_most, typography_key
+from zbtools.core.editing.matching.filemodel import count_at_most
+from zbtools.core.editing.matching.linekeys import typography_key
 from zbtools.core.editing.matching.requests import Request, pattern_lines
 
 TYPE_CHECKING = False
