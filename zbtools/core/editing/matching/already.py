@@ -18,8 +18,8 @@ The map::
     insertion_already_applied    an insertion's addition already beside old text
     as_already_applied           the request as a no-op at that place, with a warning
 
-Imports ``filemodel``, ``requests``, ``candidates`` and ``nearmiss`` (``typo_distance``); the
-ladder and ``apply`` call it.
+Imports ``filemodel``, ``linekeys``, ``requests``, ``candidates`` and ``nearmiss``
+(``typo_distance``); the ladder and ``apply`` call it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ The map::
     hint_window, describe        the lines a hint allows; a candidate told apart from others
     choose                       the one candidate, by hints or occurrence, else refused
 
-Imports ``errors``, ``filemodel`` and ``requests``; every other tier builds on it.
+Imports ``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; every other
+tier builds on it.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ similarity is that of an edit script keeping the lines they share, each changed 
 on at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was or was not
 matched.
 
-Imports ``diff``, ``errors``, ``filemodel`` and ``requests``; the tiers import it (a ladder that
-finds nothing ends in a diagnosis), so it must not import a tier's part or anything above.
+Imports ``diff``, ``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; the
+tiers import it (a ladder that finds nothing ends in a diagnosis), so it must not import a tier's
+part or anything above.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ The map::
     _gap_spoken_for               the first gap new text does not account for
     _locate_old_only_elision      old text ``A ... B``, new text without markers
 
-Imports ``errors``, ``filemodel``, ``requests``, ``diagnostics``, ``candidates``, ``nearmiss``
-(``line_similarity``) and ``ladder``; ``apply`` calls it when the ladder finds nothing.
+Imports ``errors``, ``filemodel``, ``linekeys``, ``requests``, ``diagnostics``, ``candidates``,
+``nearmiss`` (``line_similarity``) and ``ladder``; ``apply`` calls it when the ladder finds nothing.
 """
 
 from __future__ import annotations

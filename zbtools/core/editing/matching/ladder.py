@@ -29,9 +29,9 @@ The map::
     overlaps, _applied_or_look_alike   new text standing apart from a similar window: refused
     _near_duplicates                 a T1 match's look-alikes at the indentation tier: a warning
 
-Imports ``errors``, ``filemodel``, ``requests``, ``diagnostics``, ``candidates``, ``nearmiss``,
-``similarity`` and ``already``; ``elision``, ``merge`` and ``apply`` build on it.
-``zbtools.core.files.textio`` (anchors) is imported on use.
+Imports ``errors``, ``filemodel``, ``linekeys``, ``indentation``, ``requests``, ``diagnostics``,
+``candidates``, ``nearmiss``, ``similarity`` and ``already``; ``elision``, ``merge`` and
+``apply`` build on it. ``zbtools.core.files.textio`` (anchors) is imported on use.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ The map::
     _single_line_typo                   the one file line a single old line slips from
     find_near                           the tier: one window, chosen as at any tier
 
-Imports ``filemodel``, ``requests`` and ``candidates``; ``already`` and ``elision`` use its line
-comparisons. ``rapidfuzz`` is imported on use.
+Imports ``filemodel``, ``linekeys``, ``requests`` and ``candidates``; ``already`` and
+``elision`` use its line comparisons. ``rapidfuzz`` is imported on use.
 """
 
 from __future__ import annotations

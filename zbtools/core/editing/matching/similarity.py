@@ -21,8 +21,8 @@ The map::
     _similarity_windows          every window scored, or None when too many
     find_similar                 the gates and the window that passes them
 
-Imports ``filemodel``, ``requests`` and ``candidates``; the ladder (``locate``) calls it.
-``rapidfuzz`` is imported on use.
+Imports ``filemodel``, ``linekeys``, ``requests`` and ``candidates``; the ladder (``locate``)
+calls it. ``rapidfuzz`` is imported on use.
 """
 
 from __future__ import annotations
