@@ -4,7 +4,7 @@
 characters: ``_informative``), scores every window around each occurrence of each of them
 (``_similarity_windows``: the window where old text would stand, shifted by up to 2 lines, of
 its length give or take a tenth) by normalised Levenshtein similarity of the T5 line keys, and
-accepts the best only when it clears the gates (MATCHING 6.4 T8). The caller's change is then
+accepts the best only when it clears the gates (see Limits). The caller's change is then
 merged onto the window (``merge``), which may still refuse on a conflict.
 
 Limits: runs only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most
