@@ -5,7 +5,7 @@ characters: ``_informative``), scores every window around each occurrence of eac
 (``_similarity_windows``: the window where old text would stand, shifted by up to 2 lines, of
 its length give or take a tenth) by normalised Levenshtein similarity of the T5 line keys, and
 accepts the best only when it clears the gates (see Limits). The caller's change is then
-merged onto the window (``merge``), which may still refuse on a conflict.
+merged onto the window (``threeway.merge_similar``), which may still refuse on a conflict.
 
 Limits: runs only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most
 400 lines and ``SIMILARITY_MAX_OLD_CHARS`` characters (each window's score is an edit distance,
