@@ -6,7 +6,7 @@ result's ``sha256`` and, where it matters, that ``undo`` brings the old bytes ba
 * UTF-8 validity is checked chunk by chunk (``textio.is_utf8``): a character cut by a chunk
   boundary is still valid, a bad byte late in the file still sends the edit to the engine;
 * files of 1 MiB or more are hashed (before and after) on another thread while the write
-  goes on (``cycle._digests_beside``);
+  goes on (``splicehash.digests_beside``);
 * the content read is not read again before the write when the file is still that version
   (``atomic_write(read_stat=...)``): a change made right after the read is still refused.
 """

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from zbtools.core.editing.matching.diagnostics import diagnose
 from zbtools.core.editing.matching.errors import MatchError
-from zbtools.core.editing.matching.filemodel import TIERS, FileModel
+from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.linekeys import TIERS
 from zbtools.core.editing.matching.requests import Request
 
 

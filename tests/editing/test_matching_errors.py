@@ -6,8 +6,8 @@ import pytest
 
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.ladder import locate
 from zbtools.core.editing.matching.requests import Request
-from zbtools.core.editing.matching.tiers import locate
 
 
 def test_a_refusal_reads_as_its_message_and_carries_code_hint_and_details() -> None:

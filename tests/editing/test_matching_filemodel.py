@@ -1,4 +1,4 @@
-"""zbtools.core.editing.matching.filemodel: lines and endings, indentation measures, tier keys."""
+"""The matching engine's file model: lines and endings, indentation measures, tier keys."""
 
 from __future__ import annotations
 
@@ -6,16 +6,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zbtools.core.editing.matching.filemodel import (
-    LINE_KEYS,
-    TIERS,
-    FileModel,
-    collapse_key,
+from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.indentation import (
     columns,
     infer_indent_unit,
     relative_depths,
-    rstrip_key,
     same_structure,
+)
+from zbtools.core.editing.matching.linekeys import (
+    LINE_KEYS,
+    TIERS,
+    collapse_key,
+    rstrip_key,
     strip_key,
     typography_key,
 )
@@ -103,18 +105,18 @@ def test_lazy_lines_are_the_split_lines(parts: list[str], final: bool, chunk: in
     where a line starts and the line an offset is on (also counted from an earlier one)."""
     import bisect
 
-    from zbtools.core.editing.matching import filemodel
+    from zbtools.core.editing.matching import lazylines
 
     text = "\n".join(parts) + ("\n" if final and parts else "")
     eager = FileModel(text)
     lines = eager.all_lines()
     starts = eager.line_starts
-    old = filemodel.LAZY_CHUNK_CHARS
-    filemodel.LAZY_CHUNK_CHARS = chunk
+    old = lazylines.LAZY_CHUNK_CHARS
+    lazylines.LAZY_CHUNK_CHARS = chunk
     try:
-        lazy = filemodel.LazyLines(text, eager.line_count)
+        lazy = lazylines.LazyLines(text, eager.line_count)
     finally:
-        filemodel.LAZY_CHUNK_CHARS = old
+        lazylines.LAZY_CHUNK_CHARS = old
     assert len(lazy) == len(lines)
     assert list(lazy) == lines
     for i in range(-len(lines), len(lines)):
@@ -135,11 +137,11 @@ def test_lazy_lines_are_the_split_lines(parts: list[str], final: bool, chunk: in
 
 
 def test_a_big_text_without_cr_is_split_lazily_and_one_with_cr_at_once() -> None:
-    from zbtools.core.editing.matching import filemodel
+    from zbtools.core.editing.matching import filemodel, lazylines
 
     text = "".join(f"line {i}\n" for i in range(filemodel.LAZY_MIN_LINES + 10))
     model = FileModel(text)
-    assert isinstance(model.lines, filemodel.LazyLines)
+    assert isinstance(model.lines, lazylines.LazyLines)
     assert model.lines[5000] == "line 5000" and model.eols[-1] == "\n"
     assert model.text_start(5000) == text.index("line 5000\n")
     assert model.line_of(text.index("line 4999\n") + 3) == 4999

@@ -7,9 +7,10 @@ import pytest
 from zbtools.core.editing.matching.apply import apply_requests
 from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
-from zbtools.core.editing.matching.merge import Edit, keep_file_spelling, merge_lines, render_edit
+from zbtools.core.editing.matching.ladder import locate
+from zbtools.core.editing.matching.merge import Edit, merge_lines, render_edit
 from zbtools.core.editing.matching.requests import Request
-from zbtools.core.editing.matching.tiers import locate
+from zbtools.core.editing.matching.threeway import keep_file_spelling
 
 
 def rendered(text: str, request: Request) -> Edit:
@@ -138,7 +139,7 @@ CALL = ("def build(configuration):\n    result = compose_the_package_metadata(\n
 
 def similar_edit(text: str, old: str, new: str) -> list[str]:
     """The similarity tier's own merge (the near-miss step, tried first, bypassed)."""
-    from zbtools.core.editing.matching.tiers import find_similar
+    from zbtools.core.editing.matching.similarity import find_similar
 
     model = FileModel(text)
     located = find_similar(model, Request(old, new))
@@ -175,7 +176,7 @@ def test_the_similarity_merge_refuses_a_deletion_next_to_a_file_line_old_text_la
     # The file's "configuration.version," may continue the deleted line: keep it or not?
     old = CALL.replace("        configuration.version,\n", "")
     new = old.replace("        configuration.distribution_name,\n", "")
-    from zbtools.core.editing.matching.tiers import find_similar
+    from zbtools.core.editing.matching.similarity import find_similar
 
     model = FileModel(CALL)
     located = find_similar(model, Request(old, new))

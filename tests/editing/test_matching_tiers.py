@@ -1,4 +1,4 @@
-"""zbtools.core.editing.matching.tiers: candidates, choosing among them, and the tier ladder."""
+"""zbtools.core.editing.matching's tiers: candidates, choosing among them, and the tier ladder."""
 
 from __future__ import annotations
 
@@ -7,17 +7,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from zbtools.core.editing.matching.apply import apply_requests
+from zbtools.core.editing.matching.candidates import find_exact, find_lines
+from zbtools.core.editing.matching.elision import locate_elided
 from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.ladder import locate, scope_window
 from zbtools.core.editing.matching.requests import Request
-from zbtools.core.editing.matching.tiers import (
-    find_exact,
-    find_lines,
-    find_similar,
-    locate,
-    locate_elided,
-    scope_window,
-)
+from zbtools.core.editing.matching.similarity import find_similar
 from zbtools.core.files.textio import line_hash
 
 CONFIG = ("def load_configuration(path):\n"
@@ -274,7 +270,7 @@ def test_the_whole_line_index_finds_the_hunk_places_a_scan_finds(
     """Past WHOLE_LINE_SCANS hunks a file's lines are indexed instead of scanned per hunk
     (which made a patch's cost the product of its hunks and the file)."""
     from zbtools.core.editing.matching import filemodel
-    from zbtools.core.editing.matching.tiers import _on_line_bounds
+    from zbtools.core.editing.matching.ladder import _on_line_bounds
 
     text = eol.join(lines) + (eol if final and lines else "")
     pieces = data.draw(st.lists(st.sampled_from(["a", "b", "ab", "", " a", "a\r", "x"]),

@@ -17,7 +17,15 @@ from typing import Any
 
 import pytest
 
-from zbtools.core.editing.matching import MatchError, Request, apply_requests, filemodel, tiers
+from zbtools.core.editing.matching import (
+    MatchError,
+    Request,
+    apply_requests,
+    candidates,
+    filemodel,
+    nearmiss,
+    similarity,
+)
 
 LINES = 100_000
 
@@ -161,23 +169,23 @@ def test_a_deletion_already_made_is_a_no_op_though_the_line_stands_elsewhere() -
 
 def _every_line_starts(keys: list[str], index: Any) -> set[int]:
     """The window starts near misses looked at before issue 16's shortcut: every line's
-    first 200 occurrences (the reference ``tiers._near_starts`` must agree with)."""
+    first 200 occurrences (the reference ``nearmiss._near_starts`` must agree with)."""
     starts: set[int] = set()
     for i, key in enumerate(keys):
         if not key:
             continue
         for pos in index.get(key, ())[:200]:
             starts.update((pos - i - 1, pos - i, pos - i + 1))
-        if len(starts) > tiers.NEAR_MAX_STARTS:
+        if len(starts) > nearmiss.NEAR_MAX_STARTS:
             break
     return starts
 
 
 def _every_line_counted(keys: list[str], index: Any) -> list[int]:
-    """``tiers._informative`` as it was: every line's occurrences counted in full."""
+    """``similarity._informative`` as it was: every line's occurrences counted in full."""
     scored = []
     for i, key in enumerate(keys):
-        if key in tiers._TRIVIAL or sum(ch.isalnum() for ch in key) < 8:
+        if key in candidates.TRIVIAL or sum(ch.isalnum() for ch in key) < 8:
             continue
         hits = len(index.get(key, ()))
         if hits:
@@ -209,7 +217,7 @@ def _near_cases(text: str) -> list[tuple[str, str, str]]:
 
 def test_near_misses_look_at_two_lines_and_answer_as_every_line_would(
         text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``tiers._near_starts`` looks up two lines whose occurrences are all known (longest
+    """``nearmiss._near_starts`` looks up two lines whose occurrences are all known (longest
     first) and ``_informative`` counts lines only as far as they can rank: the answers are
     those of every line looked up in full, on a big file's lazy index and on the whole-file
     one, also when the block stands twice (then refused)."""
@@ -225,8 +233,8 @@ def test_near_misses_look_at_two_lines_and_answer_as_every_line_would(
     for source, name, old, new in cases:
         answer = answers[name] = _both(source, old, new, monkeypatch)
         with monkeypatch.context() as patch:
-            patch.setattr(tiers, "_near_starts", _every_line_starts)
-            patch.setattr(tiers, "_informative", _every_line_counted)
+            patch.setattr(nearmiss, "_near_starts", _every_line_starts)
+            patch.setattr(similarity, "_informative", _every_line_counted)
             assert _answer(source, old, new) == answer, name
         outcomes.add(answer[2][0]["matched_with"] if answer[0] == "ok" else answer[1])
     # the second copy is seen: what one copy accepts, two refuse

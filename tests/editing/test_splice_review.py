@@ -12,12 +12,12 @@ model and the bytes fast path's probe scan, each held to the way it replaced.
   (``LAZY_MIN_LINES`` huge), for every tier, the misses and their diagnoses.
 * The bytes fast path (``cycle._bytes_fast_path``) with its probe scan against the engine:
   probes inside other lines, overlapping occurrences, ``PROBE_HITS`` 0, 1, 2 and 64, BOM files.
-* Near misses (``tiers._near_starts``): two equally near windows must be ambiguous.
+* Near misses (``nearmiss._near_starts``): two equally near windows must be ambiguous.
 
 The review found six bugs, all fixed since: a hard link made while the matcher ran went
 unreported by the spliced write; three BOM cases of the bytes fast path (a block on line 1, a
 look-alike on line 1, line 1 sent less indented); two equally near windows of which the near
-miss saw one (``tiers._near_starts`` cut its fallback short), on the lazy model only since
+miss saw one (``nearmiss._near_starts`` cut its fallback short), on the lazy model only since
 this session and on the eager one before it. Their tests follow.
 """
 
@@ -36,7 +36,14 @@ from hypothesis import strategies as st
 from tests.conftest import run_inprocess
 from zbtools.core.call.context import Context
 from zbtools.core.editing import cycle, matching
-from zbtools.core.editing.matching import MatchError, Request, apply_requests, filemodel
+from zbtools.core.editing.matching import (
+    MatchError,
+    Request,
+    apply_requests,
+    filemodel,
+    lazylines,
+    linekeys,
+)
 from zbtools.core.files import textio
 from zbtools.core.files.workspace import Workspace
 
@@ -372,7 +379,7 @@ def _lazy_vs_eager(text: str, pairs: list[tuple[str, str]], monkeypatch: pytest.
     ``knobs``) and with none (``LAZY_MIN_LINES`` past any file): the same answer."""
     with monkeypatch.context() as patch:
         patch.setattr(filemodel, "LAZY_MIN_LINES", 5)
-        patch.setattr(filemodel, "LAZY_CHUNK_CHARS", 16)
+        patch.setattr(lazylines, "LAZY_CHUNK_CHARS", 16)
         for name, value in (knobs or {}).items():
             patch.setattr(filemodel, name, value)
         lazy = _answer(text, pairs)
@@ -543,7 +550,7 @@ def _model_answers(text: str, keys: list[str]) -> tuple[Any, ...]:
                 [model.line_start(i) for i in range(count + 1)],
                 [model.line_of(k) for k in range(len(model.lf_view) + 1)], list(model.eols))
     found: list[Any] = []
-    for tier in filemodel.TIERS:
+    for tier in linekeys.TIERS:
         index = model.index(tier)
         for key in keys:
             hits = index.get(key, ())
@@ -570,12 +577,12 @@ def test_the_lazy_model_api_is_the_eager_one(
         text = "".join(line + eol for line in lines)
     if not final_eol:
         text = text.rstrip("\r\n")
-    keys = [*sorted({filemodel.LINE_KEYS[tier](line) for line in lines
-                     for tier in filemodel.TIERS}), "absent key", "return", ")"]
+    keys = [*sorted({linekeys.LINE_KEYS[tier](line) for line in lines
+                     for tier in linekeys.TIERS}), "absent key", "return", ")"]
     knobs = data.draw(st.sampled_from([{}, {"LAZY_WORD_HITS": 1}, {"LAZY_MAX_HITS": 1}]))
     with monkeypatch.context() as patch:
         patch.setattr(filemodel, "LAZY_MIN_LINES", 1)
-        patch.setattr(filemodel, "LAZY_CHUNK_CHARS", data.draw(st.integers(1, 20)))
+        patch.setattr(lazylines, "LAZY_CHUNK_CHARS", data.draw(st.integers(1, 20)))
         for name, value in knobs.items():
             patch.setattr(filemodel, name, value)
         lazy = _model_answers(text, keys)
@@ -698,7 +705,7 @@ def test_a_bom_file_first_line_sent_less_indented_is_reported_as_reindented(
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. Near misses: the window starts looked at (``tiers._near_starts``)
+# 4. Near misses: the window starts looked at (``nearmiss._near_starts``)
 
 CLOSERS = ["}", ")", "]", "end", "fi", "done", "esac"]
 

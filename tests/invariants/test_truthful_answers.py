@@ -311,15 +311,15 @@ def test_the_exact_tier_catches_a_planted_reindent(
 def test_already_applied_catches_a_planted_guess(ws: Path, monkeypatch: Any) -> None:
     """Mutation check: "already applied" whenever new text stands once and old text is not
     there verbatim, ahead of the near miss (the guess this invariant was written for)."""
-    from zbtools.core.editing.matching import tiers
+    from zbtools.core.editing.matching import candidates, ladder, nearmiss
 
     def guess(model: Any, request: Any) -> Any:
-        found = tiers.find_exact(model, request.new.strip("\n"), limit=2)
+        found = candidates.find_exact(model, request.new.strip("\n"), limit=2)
         return found[0] if len(found) == 1 and request.old not in model.lf_view else None
 
-    real_near = tiers.find_near
-    monkeypatch.setattr(tiers, "already_applied", guess)
-    monkeypatch.setattr(tiers, "find_near", lambda model, request: None if guess(
+    real_near = nearmiss.find_near
+    monkeypatch.setattr(ladder, "already_applied", guess)
+    monkeypatch.setattr(ladder, "find_near", lambda model, request: None if guess(
         model, request) else real_near(model, request))
 
     @invariant_settings(examples=300, database=None)

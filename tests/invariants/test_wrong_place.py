@@ -541,9 +541,9 @@ def test_the_search_catches_an_ambiguity_settled_by_taking_the_first_candidate(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The mutation check: with ``choose`` taking the first of several candidates instead of
     refusing, a planted copy of the target above it gets edited, and the search fails."""
-    from zbtools.core.editing.matching import tiers
+    from zbtools.core.editing.matching import candidates, elision, ladder, nearmiss
 
-    real = tiers.choose
+    real = candidates.choose
 
     def first(model: Any, cands: list[Any], request: Any) -> Any:
         if len(cands) > 1 and request.occurrence is None and request.start_line is None:
@@ -560,7 +560,8 @@ def test_the_search_catches_an_ambiguity_settled_by_taking_the_first_candidate(
             check(case, Path(tmp))
 
     search()  # the same search passes without the bug: every one of these is refused
-    monkeypatch.setattr(tiers, "choose", first)
+    for part in (ladder, nearmiss, elision):  # each tier that chooses among candidates
+        monkeypatch.setattr(part, "choose", first)
     failure = planted_bug_is_caught(search)
     assert "not the file meant" in str(failure)
 
@@ -570,10 +571,10 @@ def test_the_search_catches_a_similarity_match_taken_without_its_margin(
     """The mutation check of the similarity tier: without the margin a best window must keep
     over any other, a copy of the target placed above it, as similar to a request with two
     slips, gets edited."""
-    from zbtools.core.editing.matching import tiers
+    from zbtools.core.editing.matching import similarity
 
-    monkeypatch.setattr(tiers, "SIMILARITY_MARGIN", -1.0)
-    monkeypatch.setattr(tiers, "SIMILARITY_RUNNER_UP_MAX", 2.0)
+    monkeypatch.setattr(similarity, "SIMILARITY_MARGIN", -1.0)
+    monkeypatch.setattr(similarity, "SIMILARITY_RUNNER_UP_MAX", 2.0)
 
     @settings(max_examples=400, deadline=None, database=None, derandomize=True,
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))

@@ -52,15 +52,40 @@ modes). An arrow points at what a part may import; nothing imports upwards, not 
 function or for type checking (``tests/editing/test_matching_layers.py`` checks this), and no
 part imports another's ``_private`` names::
 
-    errors       MatchError, SNIPPET_CHARS                       (imports no part)
-    diff         line_opcodes, unified_diff                      (imports no part)
-    filemodel    FileModel, indentation measures, line keys      (imports no part)
-    requests     Request, normalize_request, marker tests        (imports no part)
-    result       Applied: new text and per-edit reports          (imports no part)
-    diagnostics  diagnose: a miss explained          -> errors, filemodel, requests, diff
-    tiers        candidates, choose, locate (T1-T8)  -> errors, filemodel, requests, diagnostics
-    merge        render_edit: located edit -> lines  -> errors, filemodel, requests, diff, tiers
-    apply        apply_requests, replace_all         -> every part above except diff
+    errors       MatchError, SNIPPET_CHARS                    (imports no part)
+    diff         line_opcodes, unified_diff                   (imports no part)
+    requests     Request, normalize_request, marker tests     (imports no part)
+    result       Applied: new text and per-edit reports       (imports no part)
+    linekeys     TIERS, LINE_KEYS: T1-T5's line keys          (imports no part)
+    indentation  leading_ws, columns, relative depths         (imports no part)
+    lazylines    LazyLines: a big text split per chunk        (imports no part)
+    filemodel    FileModel, its lazy keys and index   -> linekeys, indentation, lazylines
+    diagnostics  diagnose: a miss explained           -> errors, filemodel, requests, diff,
+                                                         linekeys, indentation
+    candidates   Candidate, Located, T1-T5, choose    -> errors, filemodel, requests, linekeys,
+                                                         indentation
+    similarity   find_similar: T8                     -> filemodel, requests, linekeys,
+                                                         candidates
+    nearmiss     find_near, typo_distance             -> filemodel, requests, linekeys,
+                                                         candidates
+    already      already_applied                      -> filemodel, requests, linekeys,
+                                                         candidates, nearmiss
+    ladder       locate: T1-T6, then the near miss,   -> errors, filemodel, requests, linekeys,
+                 T8 and "already applied"                indentation, diagnostics, candidates,
+                                                         similarity, nearmiss, already
+    elision      locate_elided: T7                    -> errors, filemodel, requests, linekeys,
+                                                         diagnostics, candidates, nearmiss,
+                                                         ladder
+    reindent     reindenter, uncut, region_eol        -> filemodel, indentation
+    threeway     merge_similar, merge_near_readings   -> errors, filemodel, requests, diff,
+                                                         linekeys, indentation, candidates,
+                                                         reindent
+    merge        render_edit: located edit -> lines   -> filemodel, requests, diff, linekeys,
+                                                         indentation, candidates, reindent,
+                                                         threeway
+    apply        apply_requests, replace_all          -> errors, filemodel, requests, result,
+                                                         diagnostics, candidates, already,
+                                                         ladder, elision, merge
 
 This module is the engine's public entry: callers outside the package import the names below
 from here. Each name loads its part on first use (``__getattr__``): a plain exact edit done on

@@ -1,8 +1,8 @@
 """Applying several edits to one file: all located first, then all applied, or none.
 
 ``apply_requests(text, requests)`` normalises each request, refuses ``no_change`` and
-``placeholder_in_new``, locates each one against the original text (``tiers.locate``; on a
-miss, T7 elision, then "already applied"), renders them (``merge.render_edit``), refuses
+``placeholder_in_new``, locates each one against the original text (``ladder.locate``; on a
+miss, T7 ``elision``, then "already applied"), renders them (``merge.render_edit``), refuses
 overlapping edits, and gives the result as one ``Splice`` of the original, from the first
 edited line to the last (the bytes around it are the original's by construction:
 docs/internals/matching.md#i3, docs/internals/matching.md#i5). When several patches fail only with
@@ -18,35 +18,35 @@ status. Failure modes: every code of the parts below, plus ``no_change``,
 than ``expected_count`` as ``ambiguous_match``.
 
 The top of ``matching``: imports ``errors``, ``filemodel``, ``requests``, ``result``,
-``diagnostics``, ``tiers`` and ``merge``; nothing in the package imports it except ``__init__``.
+``diagnostics``, the tiers (``candidates``, ``already``, ``ladder``, ``elision``) and ``merge``;
+nothing in the package imports it except ``__init__``.
 """
 
 from __future__ import annotations
 
 import itertools
 
+from zbtools.core.editing.matching.already import (
+    already_applied,
+    as_already_applied,
+    insertion_already_applied,
+)
+from zbtools.core.editing.matching.candidates import Located, find_lines
 from zbtools.core.editing.matching.diagnostics import diagnose
+from zbtools.core.editing.matching.elision import locate_elided
 from zbtools.core.editing.matching.errors import MatchError
 from zbtools.core.editing.matching.filemodel import FileModel
+from zbtools.core.editing.matching.ladder import locate
 from zbtools.core.editing.matching.merge import merge_lines, render_edit
 from zbtools.core.editing.matching.requests import Request, has_placeholder, normalize_request
 from zbtools.core.editing.matching.result import Applied, Splice
-from zbtools.core.editing.matching.tiers import (
-    Located,
-    already_applied,
-    as_already_applied,
-    find_lines,
-    insertion_already_applied,
-    locate,
-    locate_elided,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from zbtools.core.editing.matching.candidates import Candidate
     from zbtools.core.editing.matching.merge import Edit
-    from zbtools.core.editing.matching.tiers import Candidate
 
 
 def apply_requests(text: str, requests: list[Request]) -> Applied:

@@ -20,21 +20,17 @@ similarity is that of an edit script keeping the lines they share, each changed 
 on at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was or was not
 matched.
 
-Imports ``diff``, ``errors``, ``filemodel`` and ``requests``; the tiers import it (a ladder that
-finds nothing ends in a diagnosis), so it must not import ``tiers`` or anything above.
+Imports ``diff``, ``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; the
+tiers import it (a ladder that finds nothing ends in a diagnosis), so it must not import a tier's
+part or anything above.
 """
 
 from __future__ import annotations
 
 from zbtools.core.editing.matching.diff import line_opcodes
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
-from zbtools.core.editing.matching.filemodel import (
-    TIERS,
-    leading_ws,
-    rstrip_key,
-    strip_key,
-    typography_key,
-)
+from zbtools.core.editing.matching.indentation import leading_ws
+from zbtools.core.editing.matching.linekeys import TIERS, rstrip_key, strip_key, typography_key
 from zbtools.core.editing.matching.requests import pattern_lines
 
 LINE_CHARS = 1000

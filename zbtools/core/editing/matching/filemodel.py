@@ -1,27 +1,32 @@
-"""The file model and the per-tier line normalisations: how every other part sees a file.
+"""The file model: how every other part sees a file.
 
 Owns ``FileModel``: a decoded text split on ``\\n`` (never ``splitlines``) into lines and their
 endings (``\\r\\n``, ``\\n``, or ``""`` for a last line without one), with the majority ending,
 the inferred indent unit, the LF view (every CRLF shown as LF) and its line offsets, and per
-tier the normalised lines and an index from normalised line to line numbers, each built on
-first use and cached. Also the indentation measures the tiers and the merge share
-(``leading_ws``, ``columns``, ``infer_indent_unit``, ``relative_depths``, ``relative_unit``,
-``same_structure``, ``unit_columns``) and the line keys of tiers T1-T5 (``TIERS``,
-``LINE_KEYS``: exact, trailing whitespace stripped, both ends stripped, inner runs collapsed,
-typography mapped to ASCII after NFC).
+tier the normalised lines (``linekeys``) and an index from normalised line to line numbers,
+each built on first use and cached.
 
-A big text without a CR is split lazily (``LazyLines``: a chunk at a time, when a line of it
-is asked for), and the tiers' lookups of a big file find the lines holding one word of the
-request with ``str.find`` instead of indexing every line (``lines_with_key``).
+A big text without a CR is split lazily (``lazylines.LazyLines``: a chunk at a time, when a
+line of it is asked for), and the tiers' lookups of a big file find the lines holding one word
+of the request with ``str.find`` instead of indexing every line (``lines_with_key``), through
+the lazy views here: ``LazyKeys`` (a tier's keys, per line asked for), ``LazyIndex`` (each
+key's lines, found when asked for) and ``LazyPositions`` (the first lines of a key whose word
+is on too many lines); ``count_at_most`` counts a key's lines only up to a bound.
 
-Limits: a lone ``\\r`` is content, not a line ending; a tab counts as ``TAB_COLUMNS`` (4)
-columns to the next stop; the indent unit comes from the file alone (tabs when tab-led indents
-dominate, else the most frequent step between consecutive lines, else the smallest width that
-divides them all, 4 spaces for a flat file). Nothing here refuses: every ``str`` is a valid
-file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.textio``'s job.
+Limits: a lone ``\\r`` is content, not a line ending; the indent unit comes from the file alone
+(``indentation.infer_indent_unit``), from the whole file up to ``UNIT_WHOLE_FILE_LINES`` lines,
+else from the blocks around the line asked about. Nothing here refuses: every ``str`` is a
+valid file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.textio``'s job.
 
-The bottom of ``matching``: imports no other part. ``bisect``, ``math`` and ``unicodedata`` are
-imported on first use.
+The map::
+
+    FileModel                    lines, endings, LF view, offsets, per-tier keys and indexes
+    count_at_most                a key's line count, bounded (the lazy index stops early)
+    LazyKeys, LazyIndex          a big file's per-tier keys and index, computed when asked
+    LazyPositions                a common key's lines, the first ones found when only they are
+
+Imports ``linekeys``, ``indentation`` and ``lazylines``, the parts below it; every other part
+builds on it. ``bisect`` is imported on first use.
 """
 
 from __future__ import annotations
@@ -30,26 +35,14 @@ from __future__ import annotations
 # ``collections`` and ``typing`` is not cheap either (tests/test_import_budget.py).
 from _collections_abc import Mapping, Sequence
 
+from zbtools.core.editing.matching.indentation import infer_indent_unit
+from zbtools.core.editing.matching.lazylines import LazyLines
+from zbtools.core.editing.matching.linekeys import LINE_KEYS, typography_key
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Iterator
     from typing import Any
-
-TIERS = ("exact", "trailing_whitespace", "indentation", "inner_whitespace", "typography")
-TAB_COLUMNS = 4
-
-# T5 maps these to ASCII; the merge writes the file's own back into lines the caller left alone.
-TYPOGRAPHY = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-    "\u00ab": '"', "\u00bb": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
-    "\u2212": "-",
-    "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ",
-    "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ",
-    "\u3000": " ", "\u200b": "", "\ufeff": "",
-    "\u2026": "...",
-})
 
 
 class FileModel:
@@ -497,116 +490,6 @@ LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is ch
 LAZY_WORD_HITS = 2000  # lines a key's only word may be on before comparing stripped lines
 
 
-LAZY_CHUNK_CHARS = 16384  # a lazy split's chunk: ~450 lines of code, split in ~20 us
-
-
-class LazyLines(Sequence[str]):
-    """The lines of a big text without a CR (issue 16), split a chunk at a time on first use.
-
-    The text is cut after the first line break past every ``LAZY_CHUNK_CHARS`` characters, and
-    each chunk's first line number is counted in C (``str.count``): ~1 ms for 100k lines where
-    splitting them all and indexing their offsets costs ~20 ms. A line is found by bisecting the
-    chunks' first line numbers; an offset's line by bisecting their offsets and counting the
-    line breaks before it in its chunk. Iterating goes through every chunk (a whole-file
-    consumer asks ``FileModel.all_lines`` instead, which splits the text once)."""
-
-    __slots__ = ("_chunks", "_firsts", "_len", "_starts", "_text")
-
-    def __init__(self, text: str, count: int) -> None:
-        starts, firsts = [0], [0]
-        size = len(text)
-        pos = line = 0
-        while True:
-            cut = text.find("\n", pos + LAZY_CHUNK_CHARS)
-            if cut == -1 or cut + 1 >= size:
-                break
-            line += text.count("\n", pos, cut + 1)
-            pos = cut + 1
-            starts.append(pos)
-            firsts.append(line)
-        self._text = text
-        self._starts = starts
-        self._firsts = firsts
-        self._len = count
-        self._chunks: dict[int, list[str]] = {}
-
-    def _chunk(self, c: int) -> list[str]:
-        lines = self._chunks.get(c)
-        if lines is None:
-            starts = self._starts
-            end = starts[c + 1] if c + 1 < len(starts) else len(self._text)
-            lines = self._text[starts[c]:end].split("\n")
-            if lines[-1] == "":
-                lines.pop()  # the chunk ends with a line break (or the text is empty)
-            self._chunks[c] = lines
-        return lines
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __getitem__(self, i: int | slice) -> Any:  # str for an int, list[str] for a slice
-        import bisect
-
-        if isinstance(i, slice):
-            start, stop, step = i.indices(self._len)
-            if step != 1:
-                return [self[k] for k in range(start, stop, step)]
-            out: list[str] = []
-            while start < stop:
-                c = bisect.bisect_right(self._firsts, start) - 1
-                first = self._firsts[c]
-                piece = self._chunk(c)[start - first:stop - first]
-                if not piece:  # pragma: no cover - every line is in a chunk
-                    raise AssertionError("a line outside the chunks")
-                out += piece
-                start += len(piece)
-            return out
-        if i < 0:
-            i += self._len
-        if not 0 <= i < self._len:
-            raise IndexError("line index out of range")
-        c = bisect.bisect_right(self._firsts, i) - 1
-        return self._chunk(c)[i - self._firsts[c]]
-
-    def __iter__(self) -> Iterator[str]:
-        for c in range(len(self._starts)):
-            yield from self._chunk(c)
-
-    def line_start(self, line: int) -> int:
-        """Offset where 0-based ``line`` starts (``len(self)``: the end of the text)."""
-        import bisect
-
-        if line >= self._len:
-            return len(self._text)
-        c = bisect.bisect_right(self._firsts, line) - 1
-        k = line - self._firsts[c]
-        return self._starts[c] + sum(map(len, self._chunk(c)[:k])) + k
-
-    def line_near(self, offset: int, known: int, known_line: int) -> int:
-        """``line_of(offset)``, counting the line breaks from ``known`` (an earlier offset,
-        on ``known_line``) when it is in the same chunk: a scan's hits cost what lies between
-        them, or at most a chunk each."""
-        import bisect
-
-        if offset >= len(self._text):
-            return self._len
-        c = max(bisect.bisect_right(self._starts, offset) - 1, 0)
-        start = self._starts[c]
-        if not start <= known <= offset:
-            known, known_line = start, self._firsts[c]
-        return known_line + self._text.count("\n", known, offset)
-
-    def line_of(self, offset: int) -> int:
-        """The 0-based line holding ``offset`` (the end of the text: ``len(self)``)."""
-        import bisect
-
-        if offset >= len(self._text):
-            return self._len
-
-        c = max(bisect.bisect_right(self._starts, offset) - 1, 0)
-        return self._firsts[c] + self._text.count("\n", self._starts[c], offset)
-
-
 def count_at_most(index: Mapping[str, Sequence[int]], key: str, bound: int) -> int:
     """``len(index.get(key, ()))`` when that is at most ``bound``, else ``bound + 1``: the lazy
     index of a big file stops looking at the line past ``bound`` occurrences."""
@@ -680,154 +563,6 @@ class LazyIndex(Mapping[str, Sequence[int]]):
 UNIT_WHOLE_FILE_LINES = 2048
 UNIT_BLOCK = 256
 LINE_OF_COUNTS = 8
-
-
-def leading_ws(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def columns(indent: str) -> int:
-    """Width of an indent, a tab counting as ``TAB_COLUMNS`` columns up to the next stop."""
-    col = 0
-    for ch in indent:
-        col = (col // TAB_COLUMNS + 1) * TAB_COLUMNS if ch == "\t" else col + 1
-    return col
-
-
-def infer_indent_unit(lines: Iterable[str]) -> str:
-    """``"\\t"`` when tab-led indents dominate, else spaces: the smallest common step."""
-    tabs = spaces = 0
-    widths: dict[int, int] = {}
-    for line in lines:
-        if not line.strip():
-            continue
-        indent = leading_ws(line)
-        if not indent:
-            continue
-        if indent.startswith("\t"):
-            tabs += 1
-        else:
-            spaces += 1
-            widths[len(indent)] = widths.get(len(indent), 0) + 1
-    if tabs > spaces:
-        return "\t"
-    if not widths:
-        return "    "
-    step = _common_step(lines)
-    if step:
-        return " " * step
-    for step in (2, 4, 8, 3):
-        if all(w % step == 0 for w in widths) and step <= min(widths):
-            best = step
-            if step == 2 and sum(n for w, n in widths.items() if w % 4 == 0) >= 0.8 * sum(
-                    widths.values()):
-                best = 4
-            return " " * best
-    return " " * min(widths)
-
-
-def _common_step(lines: Iterable[str]) -> int:
-    """The most frequent indent increase between consecutive non-blank space-indented lines."""
-    counts: dict[int, int] = {}
-    previous: int | None = None
-    for line in lines:
-        if not line.strip():
-            continue
-        indent = leading_ws(line)
-        if "\t" in indent:
-            previous = None
-            continue
-        width = len(indent)
-        if previous is not None and width > previous:
-            delta = width - previous
-            if delta in (2, 3, 4, 8):
-                counts[delta] = counts.get(delta, 0) + 1
-        previous = width
-    if not counts:
-        return 0
-    return max(counts, key=lambda d: (counts[d], d == 4))
-
-
-def relative_unit(depths: list[int | None]) -> int:
-    """The indent step of a block: gcd of its non-zero relative depths (0 when flat)."""
-    import math
-
-    step = 0
-    for depth in depths:
-        if depth:
-            step = math.gcd(step, abs(depth))
-    return step
-
-
-def same_structure(old_depths: list[int | None], file_depths: list[int | None],
-                   file_unit_cols: int) -> str | None:
-    """How old's indentation maps onto the file's: "shift", "unit", or None (no match)."""
-    if any((a is None) != (b is None) for a, b in zip(old_depths, file_depths, strict=True)):
-        return None
-    if all(a == b for a, b in zip(old_depths, file_depths, strict=True)):
-        return "shift"
-    old_w = relative_unit(old_depths)
-    file_w = relative_unit(file_depths) or file_unit_cols
-    if old_w and all(a is None or b is None or a * file_w == b * old_w
-                     for a, b in zip(old_depths, file_depths, strict=True)):
-        return "unit"
-    return None
-
-
-def unit_columns(unit: str) -> int:
-    return TAB_COLUMNS if unit == "\t" else max(len(unit), 1)
-
-
-def relative_depths(lines: Sequence[str]) -> list[int | None]:
-    """Indent of each non-blank line relative to the first, in columns (blank lines: None)."""
-    base: int | None = None
-    out: list[int | None] = []
-    for line in lines:
-        if not line.strip():
-            out.append(None)
-            continue
-        col = columns(leading_ws(line))
-        if base is None:
-            base = col
-        out.append(col - base)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Line normalisations per tier
-
-
-def rstrip_key(line: str) -> str:
-    """T2: trailing spaces and tabs removed."""
-    return line.rstrip(" \t")
-
-
-def strip_key(line: str) -> str:
-    """T3: leading and trailing spaces and tabs removed (the depth is compared separately)."""
-    return line.strip(" \t")
-
-
-def collapse_key(line: str) -> str:
-    """T4: every run of whitespace one space, none at either end."""
-    return " ".join(line.split())
-
-
-def typography_key(line: str) -> str:
-    """T5: the T4 key after NFC and mapping curly quotes, dashes, odd spaces to ASCII."""
-    if line.isascii():  # nothing to normalise or map: the inner-whitespace key
-        return collapse_key(line)
-    import unicodedata
-
-    return collapse_key(unicodedata.normalize("NFC", line).translate(TYPOGRAPHY))
-
-
-LINE_KEYS: dict[str, Callable[[str], str]] = {
-    "exact": lambda line: line,
-    "trailing_whitespace": rstrip_key,
-    "indentation": strip_key,
-    "inner_whitespace": collapse_key,
-    "typography": typography_key,
-}
 
 
 class LazyPositions(Sequence[int]):
