@@ -502,6 +502,16 @@ LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS = _case(
     "def f():\n    \"\"\"Doc.\n\n       been promised since 17.1.0.\n"
     "    .. versionchanged:: 24.1.0\n       *options* changed.\n    \"\"\"\n", (3, 4))
 
+# The same with a typo: the near-miss tier wrote the request's line, typo and all, indented
+# twice; the repeat is the file's line.
+REPEATED_LINE_SENT_UNINDENTED_WITH_A_TYPO = _case(
+    "def gen_attr_names():\n    \"\"\"\n    Generate names for attributes, 'a' to 'z'.\n\n"
+    "    More names.\n    \"\"\"\n",
+    "Gnerate names for attributes, 'a' to 'z'.\n",
+    "zb_value_100 = 100\n    Gnerate names for attributes, 'a' to 'z'.\n",
+    "def gen_attr_names():\n    \"\"\"\n    zb_value_100 = 100\n"
+    "    Generate names for attributes, 'a' to 'z'.\n\n    More names.\n    \"\"\"\n", (2, 3))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -531,6 +541,7 @@ LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS = _case(
 @example(case=DELETED_LINE_WITH_A_TRAILING_SPACE)
 @example(case=DELETED_LINE_WITH_A_TYPO)
 @example(case=LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS)
+@example(case=REPEATED_LINE_SENT_UNINDENTED_WITH_A_TYPO)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

@@ -23,7 +23,6 @@ The map::
     Edit, merge_lines              replace lines [start, end); old -> new onto a region
     render_edit, _render           a located edit, by tier, into an ``Edit``
     _whole_line_drift              a T1 line found after its indentation, read as T3
-    _later_lines_in_file_columns   new text's later lines sent in the file's columns already
     _typography_merge              T5: old -> new applied onto the file's line
     _typographic_swaps             T5: the request's typography written the file's way
 
@@ -38,7 +37,12 @@ from zbtools.core.editing.matching.candidates import Candidate
 from zbtools.core.editing.matching.diff import line_opcodes
 from zbtools.core.editing.matching.indentation import columns, leading_ws
 from zbtools.core.editing.matching.linekeys import TYPOGRAPHY
-from zbtools.core.editing.matching.reindent import region_eol, reindenter, uncut
+from zbtools.core.editing.matching.reindent import (
+    later_lines_in_file_columns,
+    region_eol,
+    reindenter,
+    uncut,
+)
 from zbtools.core.editing.matching.requests import pattern_lines
 from zbtools.core.editing.matching.threeway import merge_near_readings, merge_similar
 
@@ -178,7 +182,7 @@ def _render(model: FileModel, located: Located) -> Edit:
         if render(sent[0] if sent else "") != (sent[0] if sent else ""):
             transforms.append("reindented")
             if located.tier != "elision" and \
-                    _later_lines_in_file_columns(model, cand.start, sent, new_lines):
+                    later_lines_in_file_columns(model, cand.start, sent, new_lines):
                 # One line sent less indented whose new text goes on in the file's own
                 # columns: only the first line moves (the exact tier reads it the same way).
                 # (An elision's segment is part of old text of several lines, in its own
@@ -237,19 +241,6 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     # which the plain replacement writes as sent).
     return any(columns(leading_ws(line)) < depth and columns(leading_ws(line)) <= sent
                for line in later)
-
-
-def _later_lines_in_file_columns(model: FileModel, start: int, sent: list[str],
-                                 new_lines: list[str]) -> bool:
-    """Old text is one line, sent less indented than the file's line, and new text's later
-    lines all stand at least as deep as the file's line: they are written in the file's
-    columns, not old text's, and shifting them would indent them twice."""
-    if len(sent) != 1 or not sent[0].strip() or not new_lines or not new_lines[0].strip():
-        return False
-    depth = columns(leading_ws(model.lines[start]))
-    later = [line for line in new_lines[1:] if line.strip()]
-    return columns(leading_ws(sent[0])) < depth and bool(later) and \
-        all(columns(leading_ws(line)) >= depth for line in later)
 
 
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:

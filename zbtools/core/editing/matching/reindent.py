@@ -15,6 +15,7 @@ The map::
     reindenter, _indent_for      old text's indentation -> the file's, per new line
     uncut                        old and new text with a first line's indentation restored
     maps_onto                    whether re-indented old lines land at their file lines'
+    later_lines_in_file_columns  one line sent less indented, new text in the file's columns
 
 Imports ``filemodel`` (for types) and ``indentation``; ``threeway`` and ``merge`` build on it.
 """
@@ -156,3 +157,16 @@ def maps_onto(model: FileModel, start: int, old_lines: list[str],
     return all(leading_ws(render(old_lines[i])) == leading_ws(model.lines[f])
                for i, f in enumerate(file_lines)
                if f is not None and old_lines[i].strip() and model.lines[f].strip())
+
+
+def later_lines_in_file_columns(model: FileModel, start: int, sent: list[str],
+                                new_lines: list[str]) -> bool:
+    """Old text is one line, sent less indented than the file's line, and new text's later
+    lines all stand at least as deep as the file's line: they are written in the file's
+    columns, not old text's, and shifting them would indent them twice."""
+    if len(sent) != 1 or not sent[0].strip() or not new_lines or not new_lines[0].strip():
+        return False
+    depth = columns(leading_ws(model.lines[start]))
+    later = [line for line in new_lines[1:] if line.strip()]
+    return columns(leading_ws(sent[0])) < depth and bool(later) and \
+        all(columns(leading_ws(line)) >= depth for line in later)
