@@ -18,7 +18,7 @@ from zbtools.core.editing.matching.tiers import (
     locate_elided,
     scope_window,
 )
-from zbtools.core.files.textio import line_hash
+from zbtools.core.files.hashing import line_hash
 
 CONFIG = ("def load_configuration(path):\n"
           "    with open(path) as handle:\n"

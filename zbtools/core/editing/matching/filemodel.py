@@ -18,7 +18,7 @@ Limits: a lone ``\\r`` is content, not a line ending; a tab counts as ``TAB_COLU
 columns to the next stop; the indent unit comes from the file alone (tabs when tab-led indents
 dominate, else the most frequent step between consecutive lines, else the smallest width that
 divides them all, 4 spaces for a flat file). Nothing here refuses: every ``str`` is a valid
-file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.textio``'s job.
+file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.decoding``'s job.
 
 The bottom of ``matching``: imports no other part. ``bisect``, ``math`` and ``unicodedata`` are
 imported on first use.

@@ -39,7 +39,7 @@ Failure modes: ``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_a
 ``invalid_arguments`` (a malformed anchor).
 
 Imports ``errors``, ``filemodel``, ``requests`` and ``diagnostics``; ``merge`` and ``apply`` build
-on it. ``rapidfuzz`` (T8) and ``zbtools.core.files.textio`` (anchors) are imported on use.
+on it. ``rapidfuzz`` (T8) and ``zbtools.core.files.hashing`` (anchors) are imported on use.
 """
 
 from __future__ import annotations
@@ -398,7 +398,7 @@ def scope_window(model: FileModel, request: Request) -> tuple[int, int, int | No
 
 def verify_anchors(model: FileModel, request: Request) -> list[int]:
     """Check each "LINE:HASH" anchor against the file; return the 0-based anchored lines."""
-    from zbtools.core.files.textio import line_hash
+    from zbtools.core.files.hashing import line_hash
 
     held = []
     for anchor in request.anchors:
