@@ -1,26 +1,24 @@
 """Creating and replacing files without losing a byte (DESIGN section 5, SECURITY 4.3-4.4).
 
-Every write is atomic: a temp file (``tempnames.temp_name``) created with ``O_EXCL |
-O_NOFOLLOW`` in the same directory, written in a loop, mode and owner copied, ``fsync``,
-``rename`` with dir fds, ``fsync`` of the directory. A crash leaves the old or the new file,
-never half of one; ENOSPC and friends happen before the rename and leave the original
-untouched. Before its first temp file in a directory a process logs that directory
-(``writerlog.note_dir``) and removes the dead writers' temp files there, so what a killed
-writer leaves is cleaned up by the next call. Create-only publishes with ``link()``, which
-fails on any existing name, even a dangling symlink. A replace keeps every permission bit but
-setuid/setgid (``SPECIAL_BITS``: the kernel clears them when anyone but root writes such a file,
-and a rename must not be a way around that) and the owner and group where allowed; it refuses
-read-only files (``permission_denied``, even for root: a rename would bypass the mode the user
-set); writing the bytes the file already holds does nothing (``changed: false``, mtime kept);
-and a file with several hard links gets a new inode (``hardlink_broken``; the tools replace
-through ``editing.txn.replace_file``, which keeps the inode when every name is inside the
-workspace). The caller's ``Guard`` (``staleness``) is checked before writing and again right
-before the rename.
+A write never changes a file in place: the new content goes to a temp file beside it
+(``tempnames.temp_name``, created with ``O_EXCL | O_NOFOLLOW``), written in a loop, given the
+old file's mode and owner, ``fsync``-ed, then renamed over the file (a new file is published
+with ``link()``, which fails on any existing name, even a dangling symlink), and the directory
+is ``fsync``-ed. A crash leaves the old file or the new one, never half of one; ENOSPC and
+friends come before the rename and leave the original untouched. The caller's ``Guard``
+(``staleness``) is checked before the write and again right before the rename. A replace drops
+setuid/setgid (``SPECIAL_BITS``: the kernel clears them when anyone but root writes such a
+file, and a rename must not be a way around that), refuses a read-only file
+(``permission_denied``, even for root), does nothing when the bytes are the same (``changed:
+false``, mtime kept), and gives a file with several hard links a new inode
+(``hardlink_broken``; ``editing.txn.replace_file`` keeps the inode when every name is inside
+the workspace). Before its first temp file in a directory a process logs the directory
+(``writerlog.note_dir``) and removes the dead writers' temp files there.
 
-Map: ``create_file`` (create only), ``replace_whole`` (the whole content),
-``replace_parts`` (a content given as parts and kernel-copied ranges), each returning a
-``WriteOutcome``; ``pause_point`` (test-only: ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``, for the
-crash tests); ``SPECIAL_BITS``, ``current_umask``.
+Map: ``create_file`` (create only), ``replace_whole`` (the whole content), ``replace_parts``
+(a content given as parts and kernel-copied ranges), each returning a ``WriteOutcome``;
+``pause_point`` (test-only: ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``, for the crash tests);
+``SPECIAL_BITS``, ``current_umask``.
 """
 
 from __future__ import annotations

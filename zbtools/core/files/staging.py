@@ -61,13 +61,12 @@ class SyncGroup:
     one session.
 
     A long-lived session (``batch``) opens a group around consecutive edits whose results it
-    has not sent yet; a write with ``defer_dir_sync`` (``replace_whole``, ``replace_parts``)
-    then still ``fsync``s the new file before renaming it over the old one, but leaves the
-    directory's ``fsync`` to
-    ``commit``, and the undo journal leaves its appended record's ``fsync`` there too
-    (``defer_file``). ``commit`` makes all of them durable at once; the session sends the
-    results only after it, so every result a caller has seen is as durable as without the
-    group. What a system crash before ``commit`` can lose is in ``docs/batch.md``.
+    has not sent yet; a write given the group (``replace_whole``, ``replace_parts``) then
+    still ``fsync``s the new file before renaming it over the old one, but leaves the
+    directory's ``fsync`` to ``commit``, and the undo journal leaves its appended record's
+    ``fsync`` there too (``defer_file``). ``commit`` makes all of them durable at once; the
+    session sends the results only after it, so every result a caller has seen is as durable
+    as without the group. What a system crash before ``commit`` can lose is in ``docs/batch.md``.
 
     Staging (``staging``, set by the session around a call that edits one file through
     ``cycle.edit_file_text``): the new version of an existing file (one link, at most
