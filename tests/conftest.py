@@ -77,9 +77,9 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(var)
     # each test starts as a new process would: no directory counts as swept of debris yet
     # (a deleted temporary directory's inode may come back for the next test's)
-    from zbtools.core.files import textio
+    from zbtools.core.files import tempnames
 
-    monkeypatch.setattr(textio, "_swept", {})
+    monkeypatch.setattr(tempnames, "_swept", {})
 
 
 @pytest.fixture

@@ -233,15 +233,15 @@ def test_another_tool_commits_the_held_edits_before_it_runs(
     (ws / "a.py").write_text("x = 1\ny = 2\n")
     seen = _fsyncs(monkeypatch)
     order: list[str] = []
-    from zbtools.core.files import textio
+    from zbtools.core.files import staging
 
-    real_commit = textio.SyncGroup.commit
+    real_commit = staging.SyncGroup.commit
 
-    def commit(self: textio.SyncGroup) -> None:
+    def commit(self: staging.SyncGroup) -> None:
         order.append(f"commit after {len(seen)} fsyncs")
         real_commit(self)
 
-    monkeypatch.setattr(textio.SyncGroup, "commit", commit)
+    monkeypatch.setattr(staging.SyncGroup, "commit", commit)
     out = lines(cli("batch", stdin=jsonl(
         {"id": 1, "tool": "apply_edit", "args": {"path": "a.py", "old_text": "x = 1",
                                                  "new_text": "x = 3"}},
@@ -300,19 +300,19 @@ def test_a_file_changed_by_someone_else_meanwhile_fails_every_call_that_relied_o
     _one_group(monkeypatch)
     (ws / "a.txt").write_text("one\ntwo\n")
     (ws / "b.txt").write_text("bee\n")
-    from zbtools.core.files import textio
+    from zbtools.core.files import staging
 
-    real_stage = textio.SyncGroup.stage
+    real_stage = staging.SyncGroup.stage
     staged: list[int] = []
 
-    def stage_then_meddle(self: textio.SyncGroup, *args: Any) -> Any:
+    def stage_then_meddle(self: staging.SyncGroup, *args: Any) -> Any:
         outcome = real_stage(self, *args)
         staged.append(1)
         if len(staged) == 2:  # after the second edit of a.txt: someone else writes it
             (ws / "a.txt").write_text("theirs\n")
         return outcome
 
-    monkeypatch.setattr(textio.SyncGroup, "stage", stage_then_meddle)
+    monkeypatch.setattr(staging.SyncGroup, "stage", stage_then_meddle)
     out = lines(cli("batch", stdin=jsonl(
         {"id": 1, "tool": "apply_edit", "args": {"path": "a.txt", "old_text": "one",
                                                  "new_text": "ONE"}},

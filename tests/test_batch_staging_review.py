@@ -1,4 +1,4 @@
-"""Adversarial review of staged edits in ``zbtools batch`` (``textio.SyncGroup`` staging).
+"""Adversarial review of staged edits in ``zbtools batch`` (``staging.SyncGroup`` staging).
 
 Every test goes through the real entry point (``cli("batch", ...)`` in process, or a real
 ``python -m zbtools batch``) and checks the product's promises: a result that says ok
@@ -39,19 +39,19 @@ def _edit(i: Any, path: str, old: str, new: str, **extra: Any) -> dict[str, Any]
 
 def _meddle_after_stage(monkeypatch: Any, nth: int, action: Any) -> list[int]:
     """Run ``action`` right after the ``nth`` call of ``SyncGroup.stage`` (1-based)."""
-    from zbtools.core.files import textio
+    from zbtools.core.files import staging
 
-    real = textio.SyncGroup.stage
+    real = staging.SyncGroup.stage
     count: list[int] = []
 
-    def stage(self: textio.SyncGroup, *args: Any) -> Any:
+    def stage(self: staging.SyncGroup, *args: Any) -> Any:
         outcome = real(self, *args)
         count.append(1)
         if len(count) == nth:
             action()
         return outcome
 
-    monkeypatch.setattr(textio.SyncGroup, "stage", stage)
+    monkeypatch.setattr(staging.SyncGroup, "stage", stage)
     return count
 
 
@@ -470,23 +470,23 @@ def test_a_staged_file_that_grows_past_the_stage_limit_is_written_at_once(
     """The doc: only a file whose new version is at most 1 MiB is held; a staged version that
     grows past it (or past what a group holds in all) is not held in memory."""
     _one_group(monkeypatch)
-    from zbtools.core.files import textio
+    from zbtools.core.files import staging
 
-    monkeypatch.setattr(textio, "STAGE_MAX_BYTES", 1000)
-    monkeypatch.setattr(textio, "STAGE_TOTAL_BYTES", 1500)
+    monkeypatch.setattr(staging, "STAGE_MAX_BYTES", 1000)
+    monkeypatch.setattr(staging, "STAGE_TOTAL_BYTES", 1500)
     f = ws / "a.txt"
     f.write_text("head\ntail\n")
     (ws / "b.txt").write_text("b\n")
     held: list[int] = []
-    real_stage = textio.SyncGroup.stage
+    real_stage = staging.SyncGroup.stage
 
-    def stage(self: textio.SyncGroup, *args: Any) -> Any:
+    def stage(self: staging.SyncGroup, *args: Any) -> Any:
         outcome = real_stage(self, *args)
         held.append(max((len(e.data) for e in self.staged.values()), default=0))
-        assert self.staged_bytes <= textio.STAGE_TOTAL_BYTES
+        assert self.staged_bytes <= staging.STAGE_TOTAL_BYTES
         return outcome
 
-    monkeypatch.setattr(textio.SyncGroup, "stage", stage)
+    monkeypatch.setattr(staging.SyncGroup, "stage", stage)
     out = lines(cli("batch", stdin=jsonl(
         _edit(1, "a.txt", "head", "HEAD"),
         _edit(2, "a.txt", "tail", "x" * 1200),

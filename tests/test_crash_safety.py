@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, run_inprocess
-from zbtools.core.files.textio import parse_temp_name, sweep_dead_temps, temp_name, writer_alive
+from zbtools.core.files.tempnames import parse_temp_name, sweep_dead_temps, temp_name, writer_alive
 
 PAUSE = "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME"
 
@@ -542,7 +542,7 @@ def test_an_earlier_versions_temp_file_is_hidden_and_removed_only_when_old(
         tmp_path: Path) -> None:
     """``.NAME.zbtmp-<12 hex>`` (the name before writers were named in it): never listed, and
     removed like another machine's once it has not changed for an hour."""
-    from zbtools.core.files.textio import is_temp_name
+    from zbtools.core.files.tempnames import is_temp_name
 
     young = tmp_path / ".a.txt.zbtmp-0123456789ab"
     old = tmp_path / ".b.txt.zbtmp-ba9876543210"
@@ -580,7 +580,7 @@ def test_a_long_lived_process_sweeps_one_directory_at_most_once_a_minute(
         os.close(fd)
     assert second.exists()
     swept = subprocess.run(
-        [sys.executable, "-c", "import os, sys; from zbtools.core.files.textio import "
+        [sys.executable, "-c", "import os, sys; from zbtools.core.files.tempnames import "
          "sweep_dead_temps; fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY); "
          "print(sweep_dead_temps(fd))", str(tmp_path)],
         capture_output=True, text=True, check=True)

@@ -3,12 +3,12 @@
 Each test goes through the real ``apply_edit`` entry point and checks the file's bytes, the
 result's ``sha256`` and, where it matters, that ``undo`` brings the old bytes back:
 
-* UTF-8 validity is checked chunk by chunk (``textio.is_utf8``): a character cut by a chunk
+* UTF-8 validity is checked chunk by chunk (``decoding.is_utf8``): a character cut by a chunk
   boundary is still valid, a bad byte late in the file still sends the edit to the engine;
 * files of 1 MiB or more are hashed (before and after) on another thread while the write
   goes on (``splicehash.digests_beside``);
 * the content read is not read again before the write when the file is still that version
-  (``atomic_write(read_stat=...)``): a change made right after the read is still refused.
+  (``Guard(read_stat=...)``): a change made right after the read is still refused.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import CliRunner
 from tests.test_crash_safety import debris
 from zbtools.core.editing import cycle
-from zbtools.core.files import textio
+from zbtools.core.files import decoding, hashing, reading, streaming
 
 
 def _sha(data: bytes) -> str:
@@ -51,10 +51,10 @@ def _edit_table_row(cli: CliRunner, ws: Path, row: int) -> bytes:
 
 
 def test_a_character_cut_by_a_chunk_boundary_is_valid_utf8(cli: CliRunner, ws: Path) -> None:
-    head = b"x = 1\n" * (textio.UTF8_CHECK_CHUNK // 6)
-    pad = b"#" * (textio.UTF8_CHECK_CHUNK - len(head) - 1)
+    head = b"x = 1\n" * (decoding.UTF8_CHECK_CHUNK // 6)
+    pad = b"#" * (decoding.UTF8_CHECK_CHUNK - len(head) - 1)
     body = head + pad + "\u20ac\n".encode() + b"y = 2\n" * 100 + b"the unique line\n"
-    assert body[textio.UTF8_CHECK_CHUNK - 1:textio.UTF8_CHECK_CHUNK + 2] == "\u20ac".encode()
+    assert body[decoding.UTF8_CHECK_CHUNK - 1:decoding.UTF8_CHECK_CHUNK + 2] == "\u20ac".encode()
     (ws / "f.py").write_bytes(body)
     result = _edit(cli, "the unique line\n", "the edited line\n")
     after = body.replace(b"the unique line", b"the edited line")
@@ -69,7 +69,7 @@ def test_a_bad_byte_anywhere_leaves_the_edit_to_the_engine(cli: CliRunner, ws: P
     lines = [b"value_%d = %d\n" % (i, i) for i in range(4000)]
     lines[int(len(lines) * bad_at)] = b"caf\xe9 = 1\n"  # Latin-1: not UTF-8
     body = b"".join(lines)
-    assert not textio.is_utf8(body)
+    assert not decoding.is_utf8(body)
     (ws / "f.py").write_bytes(body)
     # The engine reads the file as Windows-1252 and writes the new text so: a splice of the
     # new text's UTF-8 bytes would mix encodings.
@@ -82,18 +82,18 @@ def test_a_bad_byte_anywhere_leaves_the_edit_to_the_engine(cli: CliRunner, ws: P
 @pytest.mark.parametrize("text", ["", "ascii only\n", "caf\u00e9 \u20ac \U0001f600\n" * 5000])
 def test_is_utf8_agrees_with_decoding(text: str) -> None:
     data = text.encode()
-    assert textio.is_utf8(data)
+    assert decoding.is_utf8(data)
     for cut in (1, len(data) // 2 + 1, len(data) - 1):
         if 0 < cut < len(data):
             broken = data[:cut] + b"\xff" + data[cut:]
-            assert not textio.is_utf8(broken)
-    assert not textio.is_utf8(data + "\u20ac".encode()[:2])  # a sequence cut at the end
+            assert not decoding.is_utf8(broken)
+    assert not decoding.is_utf8(data + "\u20ac".encode()[:2])  # a sequence cut at the end
 
 
 def test_a_megabyte_file_is_hashed_beside_the_write_and_undone(cli: CliRunner,
                                                                 ws: Path) -> None:
     body = _edit_table_row(cli, ws, 60_000)
-    assert textio.FAST_HASH_BYTES <= len(body) < cycle.FAST_PATH_BYTES
+    assert hashing.FAST_HASH_BYTES <= len(body) < cycle.FAST_PATH_BYTES
     undone = cli("undo", stdin={"path": "f.py"})
     assert undone.code == 0, undone
     assert (ws / "f.py").read_bytes() == body
@@ -110,7 +110,7 @@ def test_a_change_right_after_the_read_is_refused(cli: CliRunner, ws: Path,
     target = ws / "f.py"
     target.write_bytes(body)
     theirs = body.replace(b"row 5 ", b"ROW 5 ")
-    read = textio.read_bytes_stat
+    read = reading.read_bytes_stat
 
     def read_then_meddle(*args: object, **kwargs: object) -> object:
         out = read(*args, **kwargs)  # type: ignore[arg-type]
@@ -130,7 +130,7 @@ def test_a_change_right_after_the_read_is_refused(cli: CliRunner, ws: Path,
 def test_a_big_file_counts_its_lines_during_the_fsync(cli: CliRunner, ws: Path,
                                                       rows: int) -> None:
     """From 1 MiB the line number of the match is counted beside the new file's fsync
-    (``textio.fsync_while``); the report and the diff still carry it."""
+    (``streaming.fsync_while``); the report and the diff still carry it."""
     body = b"".join(b"row %d of the table\n" % i for i in range(rows))
     (ws / "f.py").write_bytes(body)
     at = rows * 3 // 4
@@ -146,14 +146,14 @@ def test_fsync_while_waits_for_the_work_and_hands_its_error_on(tmp_path: Path) -
     fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         done: list[int] = []
-        textio.fsync_while(fd, lambda: done.append(1))
+        streaming.fsync_while(fd, lambda: done.append(1))
         assert done == [1]
 
         def fail() -> None:
             raise ValueError("the work failed")
 
         with pytest.raises(ValueError, match="the work failed"):
-            textio.fsync_while(fd, fail)
+            streaming.fsync_while(fd, fail)
     finally:
         os.close(fd)
 
@@ -176,7 +176,7 @@ def test_a_fuzzy_edit_of_a_megabyte_file_reports_its_sha256_and_is_undone(
     """The full engine on a file of 1 MiB or more (OpenSSL's sha256): the result's sha256 is
     the new bytes', and undo brings the old bytes back."""
     body = b"".join(b"def f%d():\n    return %d\n" % (i, i) for i in range(60_000))
-    assert len(body) > textio.FAST_HASH_BYTES
+    assert len(body) > hashing.FAST_HASH_BYTES
     (ws / "f.py").write_bytes(body)
     # re-indented old text: the indentation tier, not the bytes fast path
     result = _edit(cli, "def f30000():\n  return 30000\n", "def f30000():\n  return -1\n")

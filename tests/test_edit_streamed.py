@@ -3,8 +3,8 @@
 
 Such a file's change keeps no undo version and reports no sha256, so the edit never needs
 its bytes in memory: old text is found with a chunked scan that stops at a second
-occurrence (``textio.find_twice``), the new version is copied in the kernel around the new
-text (``textio.copy_range``, ``write_parts``, which also hands the written pages to the disk
+occurrence (``streaming.find_twice``), the new version is copied in the kernel around the new
+text (``streaming.copy_range``, ``write_parts``, which also hands the written pages to the disk
 as it goes), and the line number is counted beside the copy (``count_in_file``).
 
 Most tests shrink the thresholds (``STREAM_BYTES``, ``SCAN_CHUNK``, ``CONTEXT_REACH``,
@@ -29,7 +29,7 @@ from tests.conftest import CliRunner, run_inprocess
 from tests.test_crash_safety import debris
 from zbtools.core.editing import cycle
 from zbtools.core.editing.matching import requests
-from zbtools.core.files import textio
+from zbtools.core.files import streaming
 
 PROPERTIES = settings(max_examples=150, deadline=None, database=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -41,9 +41,9 @@ def small(monkeypatch: pytest.MonkeyPatch) -> None:
     written back in steps."""
     monkeypatch.setattr(cycle, "STREAM_BYTES", 256)
     monkeypatch.setattr(cycle, "HASH_RESULT_BYTES", 256)
-    monkeypatch.setattr(textio, "SCAN_CHUNK", 64)
+    monkeypatch.setattr(streaming, "SCAN_CHUNK", 64)
     monkeypatch.setattr(cycle, "CONTEXT_REACH", 16)
-    monkeypatch.setattr(textio, "WRITEBACK_STEP", 128)
+    monkeypatch.setattr(streaming, "WRITEBACK_STEP", 128)
 
 
 def _edit(cli: CliRunner, old: str, new: str, **more: object) -> tuple[int, dict[str, Any]]:
@@ -87,19 +87,19 @@ def test_find_twice_agrees_with_finding_in_memory(tmp_path: Path, data: bytes, n
     again = first != -1 and data.find(needle, first + 1) != -1
     fd = os.open(path, os.O_RDONLY)
     try:
-        old = textio.SCAN_CHUNK
-        textio.SCAN_CHUNK = chunk
+        old = streaming.SCAN_CHUNK
+        streaming.SCAN_CHUNK = chunk
         try:
-            assert textio.find_twice(fd, needle, start) == (first, again)
+            assert streaming.find_twice(fd, needle, start) == (first, again)
         finally:
-            textio.SCAN_CHUNK = old
+            streaming.SCAN_CHUNK = old
     finally:
         os.close(fd)
 
 
 def test_find_twice_finds_overlapping_and_straddling_occurrences(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(textio, "SCAN_CHUNK", 4)
+    monkeypatch.setattr(streaming, "SCAN_CHUNK", 4)
     path = tmp_path / "f"
     fd_cases = [(b"xxxaaa", b"aa", (3, True)),  # overlapping: "aa" at 3 and 4
                 (b"xyzab" + b"cab", b"abc", (3, False)),  # straddles the first chunk's end
@@ -109,7 +109,7 @@ def test_find_twice_finds_overlapping_and_straddling_occurrences(
         path.write_bytes(data)
         fd = os.open(path, os.O_RDONLY)
         try:
-            assert textio.find_twice(fd, needle) == expected, data
+            assert streaming.find_twice(fd, needle) == expected, data
         finally:
             os.close(fd)
 
@@ -121,12 +121,12 @@ def test_count_in_file_counts_what_count_counts(tmp_path: Path, data: bytes, end
     path = tmp_path / "f"
     path.write_bytes(data)
     fd = os.open(path, os.O_RDONLY)
-    old = textio.SCAN_CHUNK
-    textio.SCAN_CHUNK = chunk
+    old = streaming.SCAN_CHUNK
+    streaming.SCAN_CHUNK = chunk
     try:
-        assert textio.count_in_file(fd, b"\n", end) == data.count(b"\n", 0, end)
+        assert streaming.count_in_file(fd, b"\n", end) == data.count(b"\n", 0, end)
     finally:
-        textio.SCAN_CHUNK = old
+        streaming.SCAN_CHUNK = old
         os.close(fd)
 
 
@@ -149,7 +149,7 @@ def test_copy_range_falls_back_to_reads_and_writes(tmp_path: Path,
     dst = os.open(tmp_path / "dst", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         os.write(dst, b"head:")
-        textio.copy_range(src, dst, 1000, len(source) - 2000)
+        streaming.copy_range(src, dst, 1000, len(source) - 2000)
     finally:
         os.close(src)
         os.close(dst)
@@ -162,7 +162,7 @@ def test_copy_range_raises_eof_when_the_source_is_short(tmp_path: Path) -> None:
     dst = os.open(tmp_path / "dst", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         with pytest.raises(EOFError):
-            textio.copy_range(src, dst, 4, 10)
+            streaming.copy_range(src, dst, 4, 10)
     finally:
         os.close(src)
         os.close(dst)
@@ -174,16 +174,16 @@ def test_write_parts_hands_each_step_to_the_disk_in_order(tmp_path: Path,
     """A long write hands each full ``WRITEBACK_STEP`` to the disk as soon as it is written
     (only whole steps; the ``fsync`` takes the rest), and the bytes are the parts', in order,
     copied ranges and buffers alike."""
-    monkeypatch.setattr(textio, "WRITEBACK_STEP", 100)
+    monkeypatch.setattr(streaming, "WRITEBACK_STEP", 100)
     kicked: list[tuple[int, int]] = []
-    monkeypatch.setattr(textio, "writeback_starter",
+    monkeypatch.setattr(streaming, "writeback_starter",
                         lambda: lambda _fd, offset, length: kicked.append((offset, length)))
     source = bytes(range(256)) * 4
     (tmp_path / "src").write_bytes(source)
     src = os.open(tmp_path / "src", os.O_RDONLY)
     dst = os.open(tmp_path / "dst", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        textio.write_parts(dst, [(0, 250), memoryview(b"NEW" * 20), (300, 724)], src)
+        streaming.write_parts(dst, [(0, 250), memoryview(b"NEW" * 20), (300, 724)], src)
     finally:
         os.close(src)
         os.close(dst)
@@ -195,11 +195,11 @@ def test_write_parts_hands_each_step_to_the_disk_in_order(tmp_path: Path,
 def test_write_parts_leaves_a_short_write_to_the_fsync(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     kicked: list[tuple[int, int]] = []
-    monkeypatch.setattr(textio, "writeback_starter",
+    monkeypatch.setattr(streaming, "writeback_starter",
                         lambda: lambda _fd, offset, length: kicked.append((offset, length)))
     dst = os.open(tmp_path / "dst", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        textio.write_parts(dst, [memoryview(b"small")], None)
+        streaming.write_parts(dst, [memoryview(b"small")], None)
     finally:
         os.close(dst)
     assert (tmp_path / "dst").read_bytes() == b"small"
@@ -207,7 +207,7 @@ def test_write_parts_leaves_a_short_write_to_the_fsync(tmp_path: Path,
 
 
 def test_writeback_is_started_through_the_c_library() -> None:
-    start = textio.writeback_starter()
+    start = streaming.writeback_starter()
     if start is None:
         pytest.skip("no sync_file_range in this C library")  # pragma: no cover - not Linux
     import tempfile
@@ -327,7 +327,7 @@ def test_a_change_during_the_edit_is_refused_and_kept(cli: CliRunner, ws: Path,
     body = _lines(100)
     target = ws / "f.txt"
     target.write_bytes(body)
-    scan = textio.find_twice
+    scan = streaming.find_twice
     theirs = body + b"appended by someone else\n"
 
     def scan_then_meddle(*args: object) -> object:
@@ -335,7 +335,7 @@ def test_a_change_during_the_edit_is_refused_and_kept(cli: CliRunner, ws: Path,
         target.write_bytes(theirs)
         return found
 
-    monkeypatch.setattr(textio, "find_twice", scan_then_meddle)
+    monkeypatch.setattr(streaming, "find_twice", scan_then_meddle)
     _code, envelope = _edit(cli, "line 000050", "LINE 000050")
     assert envelope["error"]["code"] == "stale_file", envelope
     assert target.read_bytes() == theirs
@@ -348,7 +348,7 @@ def test_a_file_cut_short_during_the_copy_is_refused(cli: CliRunner, ws: Path,
     body = _lines(100)
     target = ws / "f.txt"
     target.write_bytes(body)
-    copy = textio.copy_range
+    copy = streaming.copy_range
     cut = [False]
 
     def copy_after_a_cut(src: int, dst: int, offset: int, length: int) -> None:
@@ -357,7 +357,7 @@ def test_a_file_cut_short_during_the_copy_is_refused(cli: CliRunner, ws: Path,
             os.truncate(target, 100)
         copy(src, dst, offset, length)
 
-    monkeypatch.setattr(textio, "copy_range", copy_after_a_cut)
+    monkeypatch.setattr(streaming, "copy_range", copy_after_a_cut)
     _code, envelope = _edit(cli, "line 000050", "LINE 000050")
     assert envelope["error"]["code"] == "stale_file", envelope
     assert target.read_bytes() == body[:100]

@@ -3,7 +3,7 @@
 The precondition (``expected_sha256``, or the content an edit read) is checked again right
 before the rename that publishes the new version; a file changed in between is refused with
 ``stale_file`` and left exactly as the other process left it. In process, the test hook
-``textio.pause_point`` (called right before that rename) is replaced by the other process's
+``replacing.pause_point`` (called right before that rename) is replaced by the other process's
 write; across processes, ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME`` with ``ZBTOOLS_TEST_RESUME_FILE``
 holds a real zbtools process at that point while the test writes.
 """
@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import REPO, CliRunner
 from tests.test_crash_safety import debris
 from zbtools.contract import ToolError
-from zbtools.core.files import textio
+from zbtools.core.files import replacing, staleness
 
 
 def _sha(data: bytes) -> str:
@@ -40,7 +40,7 @@ def _meddle(monkeypatch: pytest.MonkeyPatch, action: Callable[[], object]) -> li
         if calls[0] == 1:
             action()
 
-    monkeypatch.setattr(textio, "pause_point", hook)
+    monkeypatch.setattr(replacing, "pause_point", hook)
     from zbtools.core.editing import txn
 
     monkeypatch.setattr(txn, "pause_point", hook)
@@ -145,12 +145,12 @@ def test_same_timestamps_are_not_trusted_for_a_recent_change(tmp_path: Path) -> 
     seen = os.stat(path)
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        textio.check_unchanged(fd, "f", seen, "f", expected=b"theirs")  # unchanged: fine
+        staleness.check_unchanged(fd, "f", seen, "f", expected=b"theirs")  # unchanged: fine
         with pytest.raises(ToolError) as caught:
-            textio.check_unchanged(fd, "f", seen, "f", expected=b"mine!!")
+            staleness.check_unchanged(fd, "f", seen, "f", expected=b"mine!!")
         assert caught.value.code == "stale_file"
         with pytest.raises(ToolError):
-            textio.check_unchanged(fd, "f", seen, "f", expected_sha256=_sha(b"mine!!"))
+            staleness.check_unchanged(fd, "f", seen, "f", expected_sha256=_sha(b"mine!!"))
     finally:
         os.close(fd)
 
@@ -161,30 +161,30 @@ def test_a_big_recent_file_is_read_again_unless_its_ctime_moves_on_every_change(
     stat (Linux's multigrain timestamps) is trusted by its identity; any other is read
     again, and a change that left size and times as they were is refused."""
     path = tmp_path / "f"
-    theirs = b"t" * textio.FINE_CTIME_MIN_BYTES
+    theirs = b"t" * staleness.FINE_CTIME_MIN_BYTES
     path.write_bytes(theirs)
     seen = os.stat(path)
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     reads: list[int] = []
-    compare = textio.holds_exactly
+    compare = staleness.holds_exactly
 
     def counted(fd: int, expected: bytes) -> bool:
         reads.append(len(expected))
         return compare(fd, expected)
 
-    monkeypatch.setattr(textio, "holds_exactly", counted)
+    monkeypatch.setattr(staleness, "holds_exactly", counted)
     try:
-        monkeypatch.setattr(textio, "ctime_moves_on_every_change", lambda dev: False)
+        monkeypatch.setattr(staleness, "ctime_moves_on_every_change", lambda dev: False)
         with pytest.raises(ToolError) as caught:
-            textio.check_unchanged(fd, "f", seen, "f", expected=b"m" * len(theirs))
+            staleness.check_unchanged(fd, "f", seen, "f", expected=b"m" * len(theirs))
         assert caught.value.code == "stale_file" and reads == [len(theirs)]
-        monkeypatch.setattr(textio, "ctime_moves_on_every_change", lambda dev: True)
-        textio.check_unchanged(fd, "f", seen, "f", expected=b"m" * len(theirs))
+        monkeypatch.setattr(staleness, "ctime_moves_on_every_change", lambda dev: True)
+        staleness.check_unchanged(fd, "f", seen, "f", expected=b"m" * len(theirs))
         assert reads == [len(theirs)]  # not read again: its identity vouches for it
         small = tmp_path / "s"
         small.write_bytes(b"theirs")
         with pytest.raises(ToolError):  # below the size, read again all the same
-            textio.check_unchanged(fd, "s", os.stat(small), "s", expected=b"mine!!")
+            staleness.check_unchanged(fd, "s", os.stat(small), "s", expected=b"mine!!")
     finally:
         os.close(fd)
 
@@ -195,9 +195,9 @@ def test_where_ctime_is_trusted_every_change_after_a_stat_moves_it(tmp_path: Pat
     new ctime (without multigrain timestamps, most of these would share the clock tick)."""
     path = tmp_path / "f"
     path.write_bytes(b"a" * 64)
-    if not textio.ctime_moves_on_every_change(os.stat(path).st_dev):
-        assert not textio._kernel_moves_ctime() or \
-            textio.mount_types().get(os.stat(path).st_dev) not in textio.FINE_CTIME_FS
+    if not staleness.ctime_moves_on_every_change(os.stat(path).st_dev):
+        assert not staleness._kernel_moves_ctime() or \
+            staleness.mount_types().get(os.stat(path).st_dev) not in staleness.FINE_CTIME_FS
         return
     fd = os.open(path, os.O_WRONLY)
     try:
@@ -220,16 +220,16 @@ def test_the_kernel_and_file_system_decide_whether_ctime_is_trusted(
                            ("6.6.0", False), ("garbage", False), ("6", False)):
         monkeypatch.setattr(os, "uname", lambda release=release: Uname(release))
         monkeypatch.setattr(sys, "platform", "linux")
-        assert textio._kernel_moves_ctime() is moves, release
+        assert staleness._kernel_moves_ctime() is moves, release
     monkeypatch.setattr(sys, "platform", "darwin")
-    assert textio._kernel_moves_ctime() is False
+    assert staleness._kernel_moves_ctime() is False
     monkeypatch.undo()
     proc_dev = os.stat("/proc").st_dev if os.path.isdir("/proc/self") else None
     if proc_dev is not None:
-        assert textio.mount_types()[proc_dev] == "proc"
-        monkeypatch.setattr(textio, "_fine_ctime", {})
-        assert textio.ctime_moves_on_every_change(proc_dev) is False
-    assert os.makedev(4095, 1048575) not in textio.mount_types()  # no such device
+        assert staleness.mount_types()[proc_dev] == "proc"
+        monkeypatch.setattr(staleness, "_fine_ctime", {})
+        assert staleness.ctime_moves_on_every_change(proc_dev) is False
+    assert os.makedev(4095, 1048575) not in staleness.mount_types()  # no such device
 
 
 def test_a_real_process_held_before_its_rename_refuses(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Decoding file bytes into text without losing a byte (docs/contract.md#safety-and-fidelity).
 
-The reading half of ``zbtools.core.files.textio``: BOM sniffing, the binary rule, newline styles,
+``zbtools.core.files.decoding``: BOM sniffing, the binary rule, newline styles,
 ``decode`` with its encoding detection, and the promise that an unedited decoded file encodes back
 to exactly the bytes it came from.
 """
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import (
+from zbtools.core.files.decoding import (
     BINARY_SNIFF_BYTES,
     Decoded,
     decode,

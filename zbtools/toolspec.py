@@ -123,7 +123,7 @@ def _log_writes(ctx: Context) -> None:
     (``zbtools.core.files.writerlog``), so that the next call cleans up if it is killed."""
     from zbtools.contract import ToolError
     from zbtools.core.files import writerlog
-    from zbtools.core.files.textio import own_host, own_start
+    from zbtools.core.files.tempnames import own_host, own_start
 
     try:
         writerlog.use(ctx.state_path(), own_start(), own_host())

@@ -14,7 +14,7 @@ from zbtools.core.editing.matching.filemodel import FileModel
 from zbtools.core.editing.matching.ladder import locate, scope_window
 from zbtools.core.editing.matching.requests import Request
 from zbtools.core.editing.matching.similarity import find_similar
-from zbtools.core.files.textio import line_hash
+from zbtools.core.files.hashing import line_hash
 
 CONFIG = ("def load_configuration(path):\n"
           "    with open(path) as handle:\n"

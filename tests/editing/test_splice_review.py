@@ -44,7 +44,7 @@ from zbtools.core.editing.matching import (
     lazylines,
     linekeys,
 )
-from zbtools.core.files import textio
+from zbtools.core.files import hashing
 from zbtools.core.files.workspace import Workspace
 
 BOM = b"\xef\xbb\xbf"
@@ -268,7 +268,7 @@ def test_big_files_are_spliced_as_they_are_written_whole(
     middle and the end, each undone."""
     lines = [f"名前_{i} = 'ünï🎉' if x else None" for i in range(30_000)]
     data = (BOM + eol.join(lines).encode() + eol.encode())
-    assert len(data) > textio.FAST_HASH_BYTES
+    assert len(data) > hashing.FAST_HASH_BYTES
     for at in (0, 15_000, 29_998):
         old = f"  名前_{at} = 'ünï🎉' if x else None\n  名前_{at + 1} = 'ünï🎉' if x else None\n"
         new = f"  名前_{at} = 'changed'\n"

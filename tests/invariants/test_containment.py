@@ -214,7 +214,7 @@ def ours(ws: Path, name: Path) -> bool:
 def patch_racer(monkeypatch: pytest.MonkeyPatch, act: Callable[[], None]) -> None:
     """Run ``act`` once, at the first point where a call is about to publish a change."""
     from zbtools.core.editing import txn
-    from zbtools.core.files import textio
+    from zbtools.core.files import replacing
     from zbtools.tools import move_file
 
     done = [False]
@@ -224,7 +224,7 @@ def patch_racer(monkeypatch: pytest.MonkeyPatch, act: Callable[[], None]) -> Non
             done[0] = True
             act()
 
-    for module in (textio, txn, move_file):
+    for module in (replacing, txn, move_file):
         monkeypatch.setattr(module, "pause_point", pause)
 
 

@@ -55,8 +55,8 @@ from tests.invariants._crash_ops import (
     operations,
 )
 from tests.invariants.budget import LONG, invariant, planted_bug_is_caught
-from zbtools.core.files import textio, writerlog
-from zbtools.core.files.textio import parse_temp_name
+from zbtools.core.files import tempnames, writerlog
+from zbtools.core.files.tempnames import parse_temp_name
 
 Entry = tuple[str, int, bytes]  # type, permission bits, content (or link text)
 State = dict[str, Entry]
@@ -167,7 +167,7 @@ def env_for(ws: Path, state: Path) -> dict[str, str]:
 
 
 def inprocess(ws: Path, state: Path, tool: str, stdin: str) -> Call:
-    textio._swept.clear()  # as a new process: no directory swept yet
+    tempnames._swept.clear()  # as a new process: no directory swept yet
     try:
         return run_inprocess([tool], stdin=stdin, workspace=ws,
                              env={"ZBTOOLS_STATE_DIR": str(state)})
@@ -483,19 +483,20 @@ def test_a_killed_operation_leaves_one_of_its_states_and_no_debris(tmp_path: Pat
 # A write that replaces the file in place (open, truncate, write) instead of through a temp file
 # and a rename: a kill in the middle leaves a part of the new content.
 NON_ATOMIC = """
-from zbtools.core.files import textio as _t
-def _in_place(res, data, **kw):
-    fd = _t.os.open(res.name, _t.os.O_WRONLY | _t.os.O_CREAT | _t.os.O_TRUNC, 0o644,
+import os
+from zbtools.core.files import replacing as _r
+def _in_place(res, data, *args, **kw):
+    fd = os.open(res.name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644,
                     dir_fd=res.dir_fd)
     view = memoryview(data)
     while view:  # in pieces, as a write loop does: a kill lands between two of them
-        view = view[_t.os.write(fd, view[:16384]):]
-    _t.os.close(fd)
-    out = _t.WriteOutcome()
+        view = view[os.write(fd, view[:16384]):]
+    os.close(fd)
+    out = _r.WriteOutcome()
     return out
-_t.atomic_write = _in_place
+_r.replace_whole = _in_place
 import zbtools.tools.write_file as _w
-_w.atomic_write = _in_place
+_w.create_file = _w.replace_whole = _in_place
 """
 
 

@@ -198,12 +198,12 @@ def test_undo_gives_a_deleted_hard_link_its_inode_back_in_a_real_process(
 
 def test_the_search_catches_a_planted_bug(tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from zbtools.core.files.textio import atomic_write
+    from zbtools.core.files.replacing import create_file
 
     def modeless(*args: Any, **kwargs: Any) -> Any:
         kwargs["mode"] = None  # the bug: undo recreates a deleted file with default bits
-        return atomic_write(*args, **kwargs)
+        return create_file(*args, **kwargs)
 
-    monkeypatch.setattr("zbtools.tools.undo.atomic_write", modeless)
+    monkeypatch.setattr("zbtools.tools.undo.create_file", modeless)
     failure = planted_bug_is_caught(lambda: search(tmp_path, examples=80, **QUICK))
     assert isinstance(failure, AssertionError), failure

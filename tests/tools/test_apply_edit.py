@@ -506,7 +506,7 @@ def test_a_big_file_whose_write_fails_reports_the_failure_and_stays_as_it_was(
     def full_disk(*args: object, **kwargs: object) -> None:
         raise ToolError("no_space", "big.txt: no space left on device")
 
-    monkeypatch.setattr(editing, "atomic_write", full_disk)
+    monkeypatch.setattr(editing, "replace_parts", full_disk)
     before = snapshot(ws)
     call = cli("apply_edit", stdin={"path": "big.txt", "old_text": "UNIQUE MARKER",
                                     "new_text": "changed"})

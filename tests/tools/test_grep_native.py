@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import CliRunner
 from tests.tools.test_grep_engines import CASES, make_tree, write_files
-from zbtools.core.files.textio import temp_name
+from zbtools.core.files.tempnames import temp_name
 from zbtools.core.search import native
 from zbtools.core.search.ripgrep import find_rg
 from zbtools.core.search.walk import walk_order

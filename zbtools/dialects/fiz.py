@@ -218,7 +218,7 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
 def _exact_count(ctx: Context, path: str, search: str) -> int:
     """How often ``search`` stands in the file byte for byte (0 when it cannot be read: the
     edit itself then reports why)."""
-    from zbtools.core.files.textio import read_bytes
+    from zbtools.core.files.reading import read_bytes
 
     try:
         with ctx.workspace.resolve(path) as res:

@@ -13,7 +13,7 @@ for one call.
 Consecutive edits share their fsyncs, and a run of edits of one file is written once (issue
 16): while more request lines are already waiting on stdin, the results of edit calls
 (``apply_edit``, ``edit_file``, ``insert_text``, ``undo``) are held back, at most
-``GROUP_MAX_CALLS`` of them or ``GROUP_MAX_SECONDS`` (``textio.SyncGroup``). The new version
+``GROUP_MAX_CALLS`` of them or ``GROUP_MAX_SECONDS`` (``staging.SyncGroup``). The new version
 of a file edited by one of ``STAGING_TOOLS`` is kept in the group and the next edits read and
 replace it; the group writes each such file once (``fsync`` before the rename, only over the
 version first read), then fsyncs the directories and the undo journal, before any of its
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.config import Limits
-    from zbtools.core.files.textio import SyncGroup
+    from zbtools.core.files.staging import SyncGroup
     from zbtools.core.files.workspace import Workspace
     from zbtools.dialects import Dialect, DialectTool
     from zbtools.dispatch import Options, Streams
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 REQUEST_KEYS = {"id", "tool", "name", "args", "arguments", "input"}
 # Edits that go through cycle.edit_file_text: in a group their writes may be staged
-# (textio.SyncGroup), so a run of edits of one file is written once.
+# (staging.SyncGroup), so a run of edits of one file is written once.
 STAGING_TOOLS = frozenset({"apply_edit", "edit_file", "insert_text"})
 
 
@@ -117,7 +117,7 @@ class Batch:
                                 + "`zbtools schema` (with the same --dialect) lists the tools",
                                 details={"tools": listed})
             tool_name = tool.name
-            from zbtools.core.files.textio import sync_group
+            from zbtools.core.files.staging import sync_group
 
             group = sync_group()
             if group is not None:
@@ -326,13 +326,13 @@ class Held:
 
 
 def open_sync_group() -> SyncGroup:
-    from zbtools.core.files.textio import open_sync_group as open_group
+    from zbtools.core.files.staging import open_sync_group as open_group
 
     return open_group()
 
 
 def close_sync_group() -> None:
-    from zbtools.core.files.textio import close_sync_group as close_group
+    from zbtools.core.files.staging import close_sync_group as close_group
 
     close_group()
 

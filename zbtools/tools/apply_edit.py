@@ -149,7 +149,7 @@ def _anchored(request: Any, anchor: str | None, end_anchor: str | None) -> Any:
 
 def _run_patch(params: Params, ctx: Context) -> Result:
     from zbtools.core.editing.patchcycle import apply_patch_text
-    from zbtools.core.files.textio import sha256_hex
+    from zbtools.core.files.hashing import sha256_hex
 
     if params.old_text is not None or params.new_text is not None or params.patches:
         raise ToolError("invalid_arguments", "give either patch or old_text/new_text/patches",

@@ -32,7 +32,9 @@ from zbtools.core.files.fsops import (
     rename_noreplace,
     sweep_dead_dirs,
 )
-from zbtools.core.files.textio import atomic_write, read_bytes, temp_name
+from zbtools.core.files.reading import read_bytes
+from zbtools.core.files.replacing import create_file, replace_whole
+from zbtools.core.files.tempnames import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.core.files.writerlog import note_dir
 from zbtools.tools.move_file import (
@@ -87,8 +89,10 @@ def run(params: Params, ctx: Context) -> Result:
             data = read_bytes(src, shown=params.source)
             try:
                 dst.ensure_parents()
-                atomic_write(dst, data, create_only=not replacing, mode=src.st.st_mode,
-                             shown=params.destination)
+                if replacing:  # (the mode is for a destination removed meanwhile)
+                    replace_whole(dst, data, mode=src.st.st_mode, shown=params.destination)
+                else:
+                    create_file(dst, data, mode=src.st.st_mode, shown=params.destination)
             except BaseException:
                 dst.rollback_parents()
                 raise

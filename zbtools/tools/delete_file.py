@@ -18,7 +18,7 @@ import os
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind, remove_tree, sweep_dead_dirs
-from zbtools.core.files.textio import temp_name
+from zbtools.core.files.tempnames import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.core.files.writerlog import note_dir
 from zbtools.toolspec import ToolSpec

@@ -105,7 +105,8 @@ def _locate(nb: Notebook, params: Params, *, inserting: bool) -> int:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.files.textio import read_bytes, sha256_hex
+    from zbtools.core.files.hashing import sha256_hex
+    from zbtools.core.files.reading import read_bytes
     from zbtools.core.media import notebook
 
     if params.mode != "delete" and params.source is None:
@@ -114,7 +115,7 @@ def run(params: Params, ctx: Context) -> Result:
     with ctx.workspace.resolve(params.path, write=True) as res:
         raw = read_bytes(res, max_bytes=MAX_NOTEBOOK_BYTES, shown=params.path)
         if params.expected_sha256 is not None:
-            from zbtools.core.files.textio import check_expected
+            from zbtools.core.files.staleness import check_expected
 
             check_expected(raw, params.expected_sha256, params.path)
         nb = notebook.parse(raw, params.path)

@@ -22,8 +22,9 @@ import time
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.files.decoding import decode, looks_binary, sniff_bom
 from zbtools.core.files.fsops import entry_kind
-from zbtools.core.files.textio import CHUNK, READ_FLAGS, decode, looks_binary, read_fd, sniff_bom
+from zbtools.core.files.reading import CHUNK, READ_FLAGS, read_fd
 from zbtools.core.files.workspace import DIR_FLAGS
 from zbtools.toolspec import ToolSpec
 

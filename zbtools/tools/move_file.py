@@ -24,7 +24,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind, rename_noreplace
-from zbtools.core.files.textio import pause_point
+from zbtools.core.files.replacing import pause_point
 from zbtools.core.files.workspace import os_error
 from zbtools.toolspec import ToolSpec
 

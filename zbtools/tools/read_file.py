@@ -214,7 +214,7 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
                  "keep the original bytes")
     hashes = None
     if params.hashes:
-        from zbtools.core.files.textio import line_hash
+        from zbtools.core.files.hashing import line_hash
 
         hashes = [line_hash(line) for line in _lines(window.content)]
     return Result(
@@ -235,7 +235,8 @@ def _media_suffix(name: str) -> bool:
 
 def _refuse_media(res: Resolved, shown: str) -> None:
     """An audio or video file is binary even without a NUL byte: never shown as text."""
-    from zbtools.core.files.textio import BINARY_SNIFF_BYTES, open_regular
+    from zbtools.core.files.decoding import BINARY_SNIFF_BYTES
+    from zbtools.core.files.reading import open_regular
     from zbtools.core.media.binary import looks_like_media, mime_type
 
     fd, _ = open_regular(res, shown=shown)

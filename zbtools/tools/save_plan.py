@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.files.textio import FileFormat, atomic_write, sha256_hex
+from zbtools.core.files.fileformat import FileFormat
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.replacing import create_file
 from zbtools.core.state.plans import plan_name, plan_path
 from zbtools.tools.write_file import CONTENT_ALIASES
 from zbtools.toolspec import ToolSpec
@@ -58,7 +60,7 @@ def run(params: Params, ctx: Context) -> Result:
             raise exists_error(name, res.rel)
         try:
             res.ensure_parents()
-            atomic_write(res, data, create_only=True, shown=shown)
+            create_file(res, data, shown=shown)
         except ToolError as err:
             res.rollback_parents()
             if err.code == "already_exists":

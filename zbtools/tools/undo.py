@@ -27,7 +27,9 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.undo import Journal
-from zbtools.core.files.textio import atomic_write, read_bytes, sha256_hex
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.reading import read_bytes
+from zbtools.core.files.replacing import create_file
 from zbtools.core.files.workspace import os_error
 from zbtools.toolspec import ToolSpec
 
@@ -68,7 +70,7 @@ def _relink(ctx: Context, res: Resolved, links: list[str], before: bytes, rel: s
     of them still holds exactly ``before``: a hard link made beside it, then renamed over it.
     False when the name already shares that inode (the plain restore keeps it) or no link
     qualifies, with a warning then: the content comes back in a file of its own."""
-    from zbtools.core.files.textio import temp_name
+    from zbtools.core.files.tempnames import temp_name
 
     assert res.name is not None
     digest = sha256_hex(before)
@@ -157,8 +159,7 @@ def run(params: Params, ctx: Context) -> Result:
                 else:
                     res.ensure_parents()
                     if current is None:
-                        atomic_write(res, before, create_only=True, mode=entry.get("mode"),
-                                     shown=rel)
+                        create_file(res, before, mode=entry.get("mode"), shown=rel)
                     else:  # against the content just checked; a hard link is kept
                         from zbtools.core.editing.txn import replace_file
 

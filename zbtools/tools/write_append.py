@@ -21,13 +21,9 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.files.textio import (
-    FileFormat,
-    atomic_write,
-    convert_newlines,
-    probe_format,
-    sha256_hex,
-)
+from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.replacing import create_file
 from zbtools.tools.write_file import CONTENT_ALIASES, PATH_ALIASES, prepare_target
 from zbtools.toolspec import ToolSpec
 
@@ -73,7 +69,7 @@ def run(params: Params, ctx: Context) -> Result:
             data = FileFormat().encode(text, with_bom=False)
             try:
                 res.ensure_parents()
-                atomic_write(res, data, create_only=True, shown=params.path)
+                create_file(res, data, shown=params.path)
             except BaseException:
                 res.rollback_parents()
                 raise

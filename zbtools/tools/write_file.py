@@ -30,13 +30,10 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.files.textio import (
-    FileFormat,
-    atomic_write,
-    convert_newlines,
-    probe_format,
-    sha256_hex,
-)
+from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.replacing import create_file, replace_whole
+from zbtools.core.files.staleness import Guard, file_gone
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -104,7 +101,7 @@ def prepare_target(ctx: Context, path: str) -> Resolved:
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.files.textio import newline_style
+    from zbtools.core.files.decoding import newline_style
 
     with prepare_target(ctx, params.path) as res:
         fmt: FileFormat | None = None
@@ -131,10 +128,13 @@ def run(params: Params, ctx: Context) -> Result:
 
                 outcome = replace_file(ctx, res, data, expected_sha256=params.expected_sha256,
                                        shown=params.path, tool="write_file")
+            elif params.overwrite:
+                outcome = replace_whole(res, data, Guard(expected_sha256=params.expected_sha256),
+                                        shown=params.path)
+            elif params.expected_sha256 is not None:  # create only, yet a file was expected
+                raise file_gone(params.path, params.expected_sha256)
             else:
-                outcome = atomic_write(res, data, create_only=not params.overwrite,
-                                       expected_sha256=params.expected_sha256,
-                                       shown=params.path)
+                outcome = create_file(res, data, shown=params.path)
         except BaseException:
             res.rollback_parents()
             raise

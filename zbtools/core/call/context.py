@@ -21,7 +21,7 @@ import time
 
 from zbtools.contract import ToolError
 from zbtools.core.call.config import Limits
-from zbtools.core.files.textio import sha256_hex
+from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.workspace import Workspace
 
 TYPE_CHECKING = False

@@ -1,7 +1,7 @@
 """The read-modify-write cycle shared by the edit tools.
 
 Reads the file once (regular files only, binary refused), checks ``expected_sha256``, decodes it
-with full fidelity (``textio.decode``), lets the matcher compute the new text, encodes it the way
+with full fidelity (``decoding.decode``), lets the matcher compute the new text, encodes it the way
 the file was (encoding, BOM, undecodable bytes), and writes it atomically, refusing with
 ``stale_file`` if the file changed between the read and the write. ``dry_run`` stops before the
 write and returns the same report and diff.
@@ -49,16 +49,12 @@ from zbtools.core.editing.bytescan import (
     text_start,
 )
 from zbtools.core.editing.splicehash import digests_beside, hash_both, hash_parts
-from zbtools.core.files.textio import (
-    FAST_HASH_BYTES,
-    atomic_write,
-    check_expected,
-    decode,
-    is_utf8,
-    read_bytes_stat,
-    sha256_hex,
-    sync_group,
-)
+from zbtools.core.files.decoding import decode, is_utf8
+from zbtools.core.files.hashing import FAST_HASH_BYTES, sha256_hex
+from zbtools.core.files.reading import read_bytes_stat
+from zbtools.core.files.replacing import replace_parts
+from zbtools.core.files.staging import sync_group
+from zbtools.core.files.staleness import Guard, check_expected
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +63,8 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
     from zbtools.core.editing.matching import Applied
-    from zbtools.core.files.textio import Decoded, WriteOutcome
+    from zbtools.core.files.decoding import Decoded
+    from zbtools.core.files.replacing import WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
 MAX_EDIT_BYTES = 256 * 1024 * 1024
@@ -237,13 +234,11 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
             # Staleness by identity, size and nanosecond mtime: re-hashing 50 MB would double
             # the cost.
             seen = os.stat(name, dir_fd=res.dir_fd)
-            return atomic_write(res, b"", unchanged_since=seen, shown=path,
-                                known_changed=True, parts=pieces, defer_dir_sync=True,
-                                meanwhile=meanwhile)
+            return replace_parts(res, pieces, Guard(unchanged_since=seen), group=sync_group(),
+                                 meanwhile=meanwhile, shown=path)
         # staleness by the bytes themselves (as strong as their sha256, and cheaper)
-        return atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                            parts=pieces, read_stat=read_st, defer_dir_sync=True,
-                            meanwhile=meanwhile)
+        return replace_parts(res, pieces, Guard(expected_data=data, read_stat=read_st),
+                             group=sync_group(), meanwhile=meanwhile, shown=path)
 
     digest = _write_splice(ctx, res, data, first, end, replacement, tool, write, hashed)
     return outcome(digest)
@@ -299,8 +294,8 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
         return EditOutcome(res.rel, applied, diff, hash_parts(pieces), True, True)
     digest = _write_splice(
         ctx, res, data, first, end, replacement, tool,
-        lambda: atomic_write(res, b"", expected_data=data, shown=path, known_changed=True,
-                             parts=pieces, read_stat=read_st, defer_dir_sync=True), True)
+        lambda: replace_parts(res, pieces, Guard(expected_data=data, read_stat=read_st),
+                              group=sync_group(), shown=path), True)
     return EditOutcome(res.rel, applied, diff, digest, True, False)
 
 
@@ -381,11 +376,11 @@ def _streamed_edit(ctx: Context, res: Resolved, simple: tuple[str, str], path: s
     old text has none (a CRLF file would get CRLF lines: the in-memory path counts them), or
     the match does not fall on whole UTF-8 characters.
     """
-    from zbtools.core.files.textio import (
+    from zbtools.core.files.reading import open_regular
+    from zbtools.core.files.streaming import (
         Background,
         count_in_file,
         find_twice,
-        open_regular,
         writeback_starter,
     )
 
@@ -432,9 +427,9 @@ def _streamed_edit(ctx: Context, res: Resolved, simple: tuple[str, str], path: s
         lines_before = Background(lambda: count_in_file(fd, b"\n", first))
         try:
             if not dry_run:
-                atomic_write(res, b"", unchanged_since=seen, shown=path, known_changed=True,
-                             parts=[(0, first), memoryview(replacement), (end, size - end)],
-                             copy_from=fd, defer_dir_sync=True)
+                replace_parts(res, [(0, first), memoryview(replacement), (end, size - end)],
+                              Guard(unchanged_since=seen), group=sync_group(), copy_from=fd,
+                              shown=path)
         finally:
             lines_before.wait()  # the thread reads fd: done before it is closed
         line = int(lines_before.result()) + 1

@@ -35,7 +35,9 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import decode, read_bytes, sha256_hex
+from zbtools.core.files.decoding import decode
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.reading import read_bytes
 from zbtools.core.state.store import EDITOR, StateFile
 
 TYPE_CHECKING = False
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
-    from zbtools.core.files.textio import Decoded
+    from zbtools.core.files.decoding import Decoded
     from zbtools.core.files.workspace import Resolved
 
 MAX_TABS = 100
@@ -463,7 +465,7 @@ def edit_active(ctx: Context, content: str, *, replace: bool, tool: str) -> Edit
     import os
 
     from zbtools.core.editing.cycle import check_new_text
-    from zbtools.core.files.textio import apply_newline
+    from zbtools.core.files.decoding import apply_newline
 
     with Editor(ctx) as editor:
         tab = editor.active_tab()

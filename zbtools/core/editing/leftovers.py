@@ -3,7 +3,7 @@
 See ``files.writerlog`` (where a process logs the directories it leaves temp entries in) for
 the whole scheme; ``sweep_dead_writers`` is its second half, run by ``ToolSpec.call`` before
 any tool when the workspace's ``writers`` folder exists (``Context.writers_logged``). Kept apart
-from the writer side, which ``textio`` imports: it needs the call's ``Context`` and the undo
+from the writer side, which ``replacing`` imports: it needs the call's ``Context`` and the undo
 journal.
 """
 
@@ -21,11 +21,7 @@ if TYPE_CHECKING:
 def sweep_dead_writers(ctx: Context) -> None:
     """Remove what every dead writer of the workspace left in the directories of its log, then
     the log (see the module docstring)."""
-    from zbtools.core.files.textio import (
-        FOREIGN_STALE_SECONDS,
-        own_host,
-        writer_alive,
-    )
+    from zbtools.core.files.tempnames import FOREIGN_STALE_SECONDS, own_host, writer_alive
 
     folder = os.path.join(ctx.state_path(), FOLDER)
     try:
@@ -79,7 +75,7 @@ def _sweep(ctx: Context, real: str, key: tuple[int, int]) -> None:
 
     from zbtools.contract import ToolError
     from zbtools.core.files.fsops import remove_tree
-    from zbtools.core.files.textio import dead_entries
+    from zbtools.core.files.tempnames import dead_entries
     from zbtools.core.files.workspace import DIR_FLAGS
 
     try:

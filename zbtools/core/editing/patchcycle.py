@@ -30,7 +30,11 @@ import os
 
 from zbtools.contract import ToolError
 from zbtools.core.editing.cycle import MAX_EDIT_BYTES, check_new_text, display, to_tool_error
-from zbtools.core.files.textio import atomic_write, decode, read_bytes, sha256_hex, sync_group
+from zbtools.core.files.decoding import decode
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.reading import read_bytes
+from zbtools.core.files.replacing import create_file
+from zbtools.core.files.staging import sync_group
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,7 +160,7 @@ def _commit(ctx: Context, change: FileChange) -> None:
         assert change.after is not None
         try:
             change.res.ensure_parents()
-            atomic_write(change.res, change.after, create_only=True, shown=change.shown)
+            create_file(change.res, change.after, shown=change.shown)
         except BaseException:
             change.res.rollback_parents()
             raise

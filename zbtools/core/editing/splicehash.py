@@ -4,7 +4,7 @@ An edit done as a splice of the bytes (``cycle``) reports the new version's sha2
 the old one's for ``undo``: ``hash_parts`` hashes the pieces of the new version in order, and
 ``hash_both`` hashes the bytes before the edit once for both digests (the hash state after them
 is copied), saving up to a whole pass over the file. From ``FAST_HASH_BYTES``
-(``zbtools.core.files.textio``) ``digests_beside`` runs ``hash_both`` on a helper thread while
+(``zbtools.core.files.hashing``) ``digests_beside`` runs ``hash_both`` on a helper thread while
 the write and its ``fsync`` wait on the disk. Nothing here refuses.
 
 The map::
@@ -13,7 +13,7 @@ The map::
     hash_both, _hash_size        the sha256 before and after; the bytes that costs
     digests_beside               ``hash_both`` on a helper thread
 
-Imports ``zbtools.core.files.textio`` on use only; ``cycle`` builds on it.
+Imports ``zbtools.core.files.hashing`` and ``streaming`` on use only; ``cycle`` builds on it.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from zbtools.core.files.textio import Background
+    from zbtools.core.files.streaming import Background
 
 
 def hash_parts(pieces: list[memoryview]) -> str:
-    from zbtools.core.files.textio import sha256_for
+    from zbtools.core.files.hashing import sha256_for
 
     hasher = sha256_for(sum(len(piece) for piece in pieces))()
     for piece in pieces:
@@ -43,7 +43,7 @@ def hash_both(data: bytes, first: int, end: int, replacement: bytes,
     after them is copied), which saves up to a whole pass over the file. ``new``: the sha256
     constructor (``_hash_size``'s choice when not given)."""
     if new is None:
-        from zbtools.core.files.textio import sha256_for
+        from zbtools.core.files.hashing import sha256_for
 
         new = sha256_for(_hash_size(data, first, end, replacement))
     view = memoryview(data)
@@ -72,7 +72,8 @@ def digests_beside(data: bytes, first: int, end: int, replacement: bytes) -> Bac
     ``fsync``, which need no GIL. (Imported during the checks instead, which hold the GIL,
     the two threads passed it back and forth for ~10 ms.) The thread only reads immutable
     bytes."""
-    from zbtools.core.files.textio import Background, sha256_for
+    from zbtools.core.files.hashing import sha256_for
+    from zbtools.core.files.streaming import Background
 
     size = _hash_size(data, first, end, replacement)
     return Background(lambda: hash_both(data, first, end, replacement, sha256_for(size)))

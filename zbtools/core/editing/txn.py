@@ -35,16 +35,14 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import (
-    SPECIAL_BITS,
-    append_in_place,
-    check_unchanged,
-    current_umask,
+from zbtools.core.files.appending import append_in_place
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.reading import read_fd
+from zbtools.core.files.replacing import SPECIAL_BITS, current_umask, pause_point
+from zbtools.core.files.staleness import check_unchanged
+from zbtools.core.files.tempnames import (
     own_host,
     own_start,
-    pause_point,
-    read_fd,
-    sha256_hex,
     sweep_dead_temps,
     temp_name,
     writer_alive,
@@ -56,7 +54,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
-    from zbtools.core.files.textio import WriteOutcome
+    from zbtools.core.files.replacing import WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
 JOURNAL_VERSION = 1
@@ -335,15 +333,18 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     """Replace an existing (or create a new) file's content with ``data``, keeping its inode
     when it has other hard links that all lie inside the workspace.
 
-    A file with one link is replaced atomically (``atomic_write``). A file with several keeps
+    A file with one link is replaced atomically (``replace_whole``). A file with several keeps
     its inode, so every name sees the new content (and its owner, mode and extended attributes
     stay): only when a bounded walk of the workspace finds every one of its names there
-    (``Workspace.links_all_inside``), since a name outside would be changed too
-    (docs/internals/security.md#t3). Otherwise it is replaced atomically and the link is broken,
-    with a warning (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
-    ``expected_data`` (the bytes the file must still hold), ``read_stat`` and
-    ``defer_dir_sync`` are ``atomic_write``'s."""
-    from zbtools.core.files.textio import atomic_write, sync_group
+    (``Workspace.links_all_inside``), since a name outside would be changed too (SECURITY T3).
+    Otherwise it is replaced atomically and the link is broken, with a warning
+    (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
+    ``expected_data`` (the bytes the file must still hold) and ``read_stat`` are the
+    ``Guard``'s; ``defer_dir_sync``: write within the session's ``SyncGroup``, if one is open
+    (``replace_whole``'s ``group``)."""
+    from zbtools.core.files.replacing import replace_whole
+    from zbtools.core.files.staging import sync_group
+    from zbtools.core.files.staleness import Guard
 
     st = res.st
     group = sync_group() if defer_dir_sync else None
@@ -354,9 +355,9 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
             expected_sha256 = sha256_hex(expected_data)
         return write_in_place(ctx, res, data, expected_sha256=expected_sha256, shown=shown,
                               tool=tool)
-    outcome = atomic_write(res, data, expected_sha256=expected_sha256, shown=shown,
-                           expected_data=expected_data, read_stat=read_stat,
-                           defer_dir_sync=defer_dir_sync)
+    outcome = replace_whole(res, data, Guard(expected_sha256=expected_sha256,
+                                             expected_data=expected_data, read_stat=read_stat),
+                            group=group, shown=shown)
     warn_if_link_broken(ctx, res, outcome)
     return outcome
 
@@ -381,12 +382,9 @@ def write_in_place(ctx: Context, res: Resolved, data: bytes, *, expected_sha256:
     the backup and the journal go last. A call killed part-way is finished by the next one
     (``_recover_in_place``): a file left half-written gets its old content back from the
     backup, in the same inode."""
-    from zbtools.core.files.textio import (
-        READ_FLAGS,
-        WriteOutcome,
-        check_expected,
-        special_file_error,
-    )
+    from zbtools.core.files.reading import READ_FLAGS, special_file_error
+    from zbtools.core.files.replacing import WriteOutcome
+    from zbtools.core.files.staleness import check_expected
     from zbtools.core.files.workspace import os_error
 
     assert res.name is not None

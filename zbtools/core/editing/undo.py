@@ -16,7 +16,7 @@ undone). Every read-modify-write of the journal holds an exclusive ``flock`` on
 ``undo/lock``, because agents call tools in parallel.
 
 Recording a change appends one line to the journal (``O_APPEND``, then ``fsync``, or in a
-``batch`` session the ``fsync`` of its ``textio.SyncGroup``); the journal is read, pruned and
+``batch`` session the ``fsync`` of its ``staging.SyncGroup``); the journal is read, pruned and
 rewritten (temp file, ``fsync``, rename) only when it outgrows ``COMPACT_BYTES`` or ``undo``
 changes it. An append checks the whole journal (a corrupt one is never appended to) only when
 it is not as the last append left it: that append's stamp (device, inode, size, nanosecond
@@ -36,7 +36,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import sha256_hex
+from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.writerlog import note_journal
 
 TYPE_CHECKING = False
@@ -128,7 +128,7 @@ class Journal:
         """Append one record (one write); returns the journal's size after it. Its ``fsync`` is
         done now, or by the session's ``SyncGroup`` when one is open."""
         from zbtools.core.call.fastjson import dumps_ascii
-        from zbtools.core.files.textio import sync_group
+        from zbtools.core.files.staging import sync_group
 
         line = (dumps_ascii(entry) + "\n").encode("ascii")
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)

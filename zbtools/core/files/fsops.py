@@ -23,7 +23,8 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import CHUNK, READ_FLAGS, dead_entries
+from zbtools.core.files.reading import CHUNK, READ_FLAGS
+from zbtools.core.files.tempnames import dead_entries
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 
 TYPE_CHECKING = False
@@ -106,7 +107,7 @@ def _unlink_entries(fd: int, count: TreeCount) -> list[tuple[str, tuple[int, int
 def sweep_dead_dirs(dir_fd: int) -> int:
     """Remove what dead writers left of directory operations in ``dir_fd``: the half-deleted
     ``.NAME.zbdel-…`` directory of a killed recursive delete (finishing it) and the half-copied
-    ``.NAME.zbtmp-…`` staging directory of a killed directory copy (see ``textio.dead_temp``:
+    ``.NAME.zbtmp-…`` staging directory of a killed directory copy (see ``tempnames.dead_temp``:
     never a live writer's). Returns how many were removed."""
     removed = 0
     for entry, st in dead_entries(dir_fd, ("zbdel", "zbtmp")):

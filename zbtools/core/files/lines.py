@@ -23,17 +23,9 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import (
-    CHUNK,
-    decode,
-    looks_binary,
-    newline_style,
-    open_regular,
-    read_fd,
-    sha256_fd,
-    sha256_hex,
-    sniff_bom,
-)
+from zbtools.core.files.decoding import decode, looks_binary, newline_style, sniff_bom
+from zbtools.core.files.hashing import sha256_fd, sha256_hex
+from zbtools.core.files.reading import CHUNK, open_regular, read_fd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

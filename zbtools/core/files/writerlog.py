@@ -1,10 +1,10 @@
 """Where a killed zbtools process may have left temp entries, so that the next call removes them.
 
-A write leaves hidden entries while it runs (``textio.temp_name``: the temp file of an atomic
+A write leaves hidden entries while it runs (``tempnames.temp_name``: the temp file of an atomic
 write, the staging directory of a directory copy, the half-deleted directory of a recursive
 delete). A process killed at that moment (``kill -9``, the out-of-memory killer) leaves them
 behind; listings and searches never show them, but ``git status``, ``ls -a`` and the disk do.
-The next write into the same directory removes them (``textio.sweep_dead_temps``,
+The next write into the same directory removes them (``tempnames.sweep_dead_temps``,
 ``fsops.sweep_dead_dirs``); this log lets the next call of *any* tool do it, wherever they are:
 
 * Writer side (``note_dir``): before a process first creates a temp entry in a directory, it
@@ -18,7 +18,7 @@ The next write into the same directory removes them (``textio.sweep_dead_temps``
   not ``fsync``-ed: a kill loses nothing the kernel has; after a power cut a lost log only
   means the next write into the directory does the job.
 * Next call (``editing.leftovers.sweep_dead_writers``, run by ``ToolSpec.call`` whatever the
-  tool, when the folder exists): for each log whose writer is gone (as ``textio.writer_alive``
+  tool, when the folder exists): for each log whose writer is gone (as ``tempnames.writer_alive``
   tells; a writer of another boot or PID namespace once its log is an hour old), each directory
   it names that still is that directory (same device and inode) inside the workspace has its
   dead writers' entries removed (temp files and staging directories; half-deleted directories,
@@ -40,12 +40,12 @@ FOLDER = "writers"
 _folder: list[str | None] = [None]  # this process's log folder (the workspace's state dir)
 _noted: set[tuple[int, int]] = set()  # directories in this process's log there
 _logs: list[str] = []  # the logs this process created (removed at exit)
-_who = ["0-00000000"]  # this process's start time and host token (see ``textio.temp_name``)
+_who = ["0-00000000"]  # this process's start time and host token (see ``tempnames.temp_name``)
 
 
 def use(state_path: str, start: str, host: str) -> None:
     """Log into ``state_path``'s folder from now on (set by every call that changes files), as
-    the writer started at ``start`` on ``host`` (``textio.own_start``, ``own_host``). A process
+    the writer started at ``start`` on ``host`` (``tempnames.own_start``, ``own_host``). A process
     that moves on to another workspace (tests, a server's new root) drops its old log: the
     calls that wrote there are over, and so are their temp entries."""
     folder = os.path.join(state_path, FOLDER)

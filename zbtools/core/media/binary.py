@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.files.textio import CHUNK, open_regular, read_fd, sha256_hex
+from zbtools.core.files.hashing import sha256_hex
+from zbtools.core.files.reading import CHUNK, open_regular, read_fd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
+from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.lines import Window, page_text
-from zbtools.core.files.textio import CHUNK, open_regular, read_bytes, sha256_hex
+from zbtools.core.files.reading import CHUNK, open_regular, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

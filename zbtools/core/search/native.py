@@ -548,7 +548,7 @@ class NativeSearch:
             if b'original: "!*/*/' in reason:
                 raise Declined("a tree as deep as the python walk's limit: it says so")
             if b'original: "!.*.zb*"' in reason:
-                from zbtools.core.files.textio import is_temp_name
+                from zbtools.core.files.tempnames import is_temp_name
 
                 if is_temp_name(name):
                     return  # our own temp files: never listed or searched, not counted

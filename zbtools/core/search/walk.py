@@ -18,7 +18,7 @@ Rules:
   (``[]`` excludes nothing).
 * Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden`` or an ignore
   file re-includes them by a negation (``!.github/``, as in rg); zbtools' own temp, staging and
-  backup files (``textio.is_temp_name``) are skipped even then.
+  backup files (``tempnames.is_temp_name``) are skipped even then.
 * Ignore files, with git's syntax through ``core/ignore.py`` (imported only when an ignore file
   exists): ``.git/info/exclude`` at the workspace root, then in every directory its
   ``.gitignore``, ``.ignore`` and ``.rgignore``, each applying to its own subtree, negations
@@ -62,7 +62,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind
-from zbtools.core.files.textio import is_temp_name
+from zbtools.core.files.tempnames import is_temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, display_path
 from zbtools.core.search.cache import signature, watched_signature
 

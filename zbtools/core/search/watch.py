@@ -40,7 +40,7 @@ from __future__ import annotations
 import os
 import struct
 
-from zbtools.core.files.textio import mount_types
+from zbtools.core.files.staleness import mount_types
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

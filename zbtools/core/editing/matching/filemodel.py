@@ -16,7 +16,7 @@ is on too many lines); ``count_at_most`` counts a key's lines only up to a bound
 Limits: a lone ``\\r`` is content, not a line ending; the indent unit comes from the file alone
 (``indentation.infer_indent_unit``), from the whole file up to ``UNIT_WHOLE_FILE_LINES`` lines,
 else from the blocks around the line asked about. Nothing here refuses: every ``str`` is a
-valid file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.textio``'s job.
+valid file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.decoding``'s job.
 
 The map::
 

@@ -31,7 +31,7 @@ The map::
 
 Imports ``errors``, ``filemodel``, ``linekeys``, ``indentation``, ``requests``, ``diagnostics``,
 ``candidates``, ``nearmiss``, ``similarity`` and ``already``; ``elision``, ``merge`` and
-``apply`` build on it. ``zbtools.core.files.textio`` (anchors) is imported on use.
+``apply`` build on it. ``zbtools.core.files.hashing`` (anchors) is imported on use.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def scope_window(model: FileModel, request: Request) -> tuple[int, int, int | No
 
 def verify_anchors(model: FileModel, request: Request) -> list[int]:
     """Check each "LINE:HASH" anchor against the file; return the 0-based anchored lines."""
-    from zbtools.core.files.textio import line_hash
+    from zbtools.core.files.hashing import line_hash
 
     held = []
     for anchor in request.anchors:
