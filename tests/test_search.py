@@ -1,5 +1,5 @@
-"""zbtools.core.search.engine: pattern compilation, line-oriented matching, context, cut lines,
-globs."""
+"""zbtools.core.search.engine and globs: pattern compilation, line-oriented matching, context,
+cut lines, globs."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from hypothesis import strategies as st
 from zbtools.contract import ToolError
 from zbtools.core.search.engine import (
     MAX_LINE_CHARS,
-    PathFilter,
     Searcher,
     SearchTimeout,
     compile_pattern,
     cut_line,
-    expand_braces,
-    split_globs,
 )
+from zbtools.core.search.globs import PathFilter, expand_braces, split_globs
 
 
 def lines_of(searcher: Searcher, text: str) -> list[tuple[int, list[str]]]:

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.search.engine import PathFilter
+    from zbtools.core.search.globs import PathFilter
     from zbtools.core.search.walk import Entry as WalkEntry
 
 MAX_ALTERNATIVES = 1000
@@ -317,7 +317,7 @@ def run(params: Params, ctx: Context) -> Result:
     want = "directory" if dirs_only else params.type
     excluded = None
     if params.exclude:
-        from zbtools.core.search.engine import PathFilter, split_globs
+        from zbtools.core.search.globs import PathFilter, split_globs
 
         excluded = PathFilter(["!" + g for p in params.exclude for g in split_globs(p)], [])
 
