@@ -17,8 +17,8 @@ from tests.conftest import CliRunner
 from tests.tools.test_grep_engines import CASES, make_tree, write_files
 from zbtools.core.files.textio import temp_name
 from zbtools.core.search import native, native_log, native_plan
+from zbtools.core.search.entries import walk_order
 from zbtools.core.search.ripgrep import find_rg
-from zbtools.core.search.walk import walk_order
 
 RG = find_rg(os.environ)
 needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")

@@ -49,7 +49,7 @@ without a binary or with a pattern outside the shared syntax).
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import Skipped, WalkSwitches
+from zbtools.core.search.entries import Skipped, WalkSwitches
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -272,7 +272,7 @@ def parse_size(text: str) -> int:
 
 def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
     """Directory loops and directories beyond the depth cap that were not searched."""
-    from zbtools.core.search.walk import walk_notes
+    from zbtools.core.search.entries import walk_notes
 
     for note in walk_notes(outcome.loops, outcome.depth_limited):
         ctx.warn(note)

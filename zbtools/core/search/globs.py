@@ -15,7 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from zbtools.core.search.walk import Entry, Walk
+    from zbtools.core.search.entries import Entry
+    from zbtools.core.search.walk import Walk
 
 
 def split_globs(text: str) -> list[str]:

@@ -52,10 +52,10 @@ import re
 import stat
 
 from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTimeout
+from zbtools.core.search.entries import MAX_DEPTH, walk_order
 from zbtools.core.search.native_log import Declined, Events, LogReader, rel_of
 from zbtools.core.search.outcome import Outcome, record
 from zbtools.core.search.ripgrep import Rows, rows_to_hits
-from zbtools.core.search.walk import MAX_DEPTH, walk_order
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class NativeSearch:
     module docstring."""
 
     def __init__(self, job: SearchJob, binary: str, start: str, how: Plan) -> None:
-        from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS
+        from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS
 
         request = job.request
         self.workspace = job.workspace
@@ -480,8 +480,10 @@ class NativeEngine:
 def search_native(job: SearchJob, binary: str) -> Outcome | None:
     """A directory search with ripgrep walking and matching, or None when the python walk must
     answer (see the module docstring)."""
+    from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS, Skipped
+    from zbtools.core.search.layers import repository_above
     from zbtools.core.search.native_plan import plan
-    from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, Skipped, Walk, repository_above
+    from zbtools.core.search.walk import Walk
 
     request = job.request
     workspace = job.workspace

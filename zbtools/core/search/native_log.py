@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import sys
 
-from zbtools.core.search.walk import walk_order
+from zbtools.core.search.entries import walk_order
 
 # Debug lines from these modules say nothing about the file set.
 QUIET_MODULES = ("rg::flags", "globset", "grep_regex", "rg::search", "grep_searcher")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from zbtools.core.search.engine import FileStatus, Hit, Searcher
-    from zbtools.core.search.walk import Skipped
+    from zbtools.core.search.entries import Skipped
 
 
 class FileHits:

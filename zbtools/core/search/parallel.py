@@ -35,9 +35,9 @@ from zbtools.core.search.outcome import Replay, Slot, evaluate, want
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.search.engine import FileStatus, Searcher
+    from zbtools.core.search.entries import Entry
     from zbtools.core.search.outcome import Outcome
     from zbtools.core.search.request import SearchJob
-    from zbtools.core.search.walk import Entry
 
 FORK_AFTER = 200
 RUN_FILES = 24

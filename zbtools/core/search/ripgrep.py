@@ -1,7 +1,7 @@
 """grep_search's ``rg`` engine: our walk picks the files, ripgrep searches them (PERFORMANCE 4).
 
 The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
-skipped counts) is the same ``core.walk.Walk`` as the python engine's, and each file it keeps is
+skipped counts) is the same ``walk.Walk`` as the python engine's, and each file it keeps is
 opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most the
 searcher's size cap if it has one, no NUL byte in the first 8 KiB: the python engine's rules) and
 handed to ``rg`` as an inherited descriptor (``/dev/fd/N``), so ripgrep reads the very file we
@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from zbtools.core.search.engine import FileStatus
+    from zbtools.core.search.entries import Entry
     from zbtools.core.search.outcome import Outcome
     from zbtools.core.search.request import SearchJob
-    from zbtools.core.search.walk import Entry
 
 BATCH_FILES = 512
 IN_FLIGHT = 2
@@ -71,7 +71,7 @@ def find_rg(env: Mapping[str, str] | None = None) -> str | None:
 
 def compatible(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
     """Whether ripgrep reads ``pattern`` exactly as the python engine does: the line-local
-    patterns (``search.line_local``), whose constructs both dialects share. A pattern holding
+    patterns (``engine.line_local``), whose constructs both dialects share. A pattern holding
     a NUL character cannot be passed on rg's command line at all."""
     from zbtools.core.search.engine import line_local
 

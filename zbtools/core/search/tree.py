@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from zbtools.core.search.engine import FileStatus, Hit
+    from zbtools.core.search.entries import Entry
     from zbtools.core.search.parallel import Pool
     from zbtools.core.search.request import Engine, SearchJob
-    from zbtools.core.search.walk import Entry
 
 
 class PythonEngine:
@@ -101,7 +101,7 @@ def search(job: SearchJob, engines: Sequence[Engine] = (PYTHON,)) -> Outcome:
 
     Raises ``regex_timeout`` when the deadline passed before a single file was searched.
     """
-    from zbtools.core.search.walk import Skipped
+    from zbtools.core.search.entries import Skipped
 
     request = job.request
     with job.workspace.resolve(request.path) as res:

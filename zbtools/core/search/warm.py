@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 
     from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.engine import FileStatus, Hit, Searcher
+    from zbtools.core.search.entries import Entry
     from zbtools.core.search.outcome import Outcome
     from zbtools.core.search.request import SearchJob
-    from zbtools.core.search.walk import Entry, Walk
+    from zbtools.core.search.walk import Walk
 
     class FileSearch(Protocol):
         """What an engine does with the files ``walk_files`` hands it; each call returns False
