@@ -1,4 +1,4 @@
-"""The search engine behind grep_search and codebase_search (SECURITY 4.7, PERFORMANCE 4).
+"""The matcher every engine shares: patterns, and one file's search (SECURITY 4.7, PERFORMANCE 4).
 
 ``compile_pattern`` turns the caller's pattern into a ``regex`` pattern object (the third-party
 ``regex`` module, imported here and only here, because it can stop a match after a timeout):
@@ -24,6 +24,10 @@ Limits and failure modes: every file gets the time left before a global deadline
 runs out of time stops the search, which returns what it found with ``timed_out`` set, or fails
 with ``regex_timeout`` when not a single file could be searched. Files are decoded as UTF-8 with
 replacement characters, so matches in other encodings only work for their ASCII parts.
+
+Map: ``compile_pattern``, ``LiteralPattern``, ``parse_stdlib``, ``line_local`` and
+``required_literal`` (reading patterns); ``Searcher`` (one file: ``search_file``,
+``search_stream``, ``search_bytes``, ``search_text``), ``Hit``, ``cut_line``, ``read_open``.
 """
 
 from __future__ import annotations
