@@ -1,4 +1,4 @@
-"""The ignore files a walk reads, and which of their rules decides (SECURITY 4.7).
+"""The ignore files a walk reads, and which of their rules decides.
 
 Ignore files have git's syntax, compiled by ``ignore.py`` (imported only when an ignore file
 exists): ``.git/info/exclude`` at the workspace root, then in every directory its
