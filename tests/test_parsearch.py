@@ -11,8 +11,9 @@ import pytest
 
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search import parallel as parsearch
-from zbtools.core.search.engine import PathFilter, Searcher
-from zbtools.core.search.tree import search_tree
+from zbtools.core.search.engine import Searcher
+from zbtools.core.search.request import SearchJob, SearchRequest
+from zbtools.core.search.tree import PythonEngine, search
 
 
 @pytest.fixture
@@ -39,9 +40,9 @@ def big_tree(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
 def outcome_of(workspace: Workspace, workers: int, pattern: str = "TODO", *, limit: int = 1000,
                per_file: bool = False, before: int = 0, after: int = 0,
                path: str = ".") -> dict[str, Any]:
-    searcher = Searcher(pattern, before=before, after=after)
-    out = search_tree(workspace, searcher, path, PathFilter([], []), limit=limit,
-                      per_file=per_file, workers=workers)
+    request = SearchRequest(pattern=pattern, before=before, after=after, path=path, limit=limit,
+                            per_file=per_file)
+    out = search(SearchJob(workspace, request), [PythonEngine(workers=workers)])
     return {"files": [(f.path, f.count, [(h.line, h.lines, h.before, h.after) for h in f.hits])
                       for f in out.files],
             "total": out.total, "searched": out.files_searched, "truncated": out.truncated,

@@ -1,5 +1,5 @@
-"""zbtools.core.search.engine: pattern compilation, line-oriented matching, context, cut lines,
-globs."""
+"""zbtools.core.search.engine and globs: pattern compilation, line-oriented matching, context,
+cut lines, globs."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from hypothesis import strategies as st
 from zbtools.contract import ToolError
 from zbtools.core.search.engine import (
     MAX_LINE_CHARS,
-    PathFilter,
     Searcher,
     SearchTimeout,
     compile_pattern,
     cut_line,
-    expand_braces,
-    split_globs,
 )
+from zbtools.core.search.globs import PathFilter, expand_braces, split_globs
 
 
 def lines_of(searcher: Searcher, text: str) -> list[tuple[int, list[str]]]:
@@ -168,3 +166,15 @@ def test_patterns_with_syntax_or_ignore_case_still_use_the_regex_module() -> Non
     assert not isinstance(Searcher("a.b").regex, LiteralPattern)
     assert not isinstance(Searcher("abc", ignore_case=True).regex, LiteralPattern)
     assert isinstance(Searcher("a.b", fixed_strings=True).regex, LiteralPattern)
+
+
+def test_a_search_request_is_a_frozen_keyword_value() -> None:
+    from zbtools.core.search.request import SearchRequest
+
+    request = SearchRequest(pattern="TODO", limit=10, globs=["*.py"])
+    assert (request.pattern, request.limit, request.path, request.per_file) == \
+        ("TODO", 10, ".", False)
+    with pytest.raises(AttributeError):
+        request.limit = 20  # refused at run time (mypy does not see it frozen)
+    with pytest.raises(TypeError):
+        SearchRequest("TODO", 10)  # type: ignore[call-arg]

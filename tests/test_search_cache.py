@@ -21,8 +21,9 @@ from zbtools.core.files.workspace import Workspace
 from zbtools.core.search import cache as cache_module
 from zbtools.core.search import warm as warm_module
 from zbtools.core.search.cache import SearchCache
-from zbtools.core.search.engine import PathFilter, Searcher
-from zbtools.core.search.tree import search_tree
+from zbtools.core.search.engine import Searcher
+from zbtools.core.search.request import SearchJob, SearchRequest
+from zbtools.core.search.tree import PythonEngine, search
 from zbtools.core.search.walk import Walk
 
 SHORT = {"-C": "context", "-B": "before_context", "-A": "after_context"}
@@ -153,8 +154,8 @@ def test_nothing_changed_in_the_last_seconds_is_kept_so_a_same_tick_rewrite_is_r
     cache = SearchCache(1 << 20)
     try:
         for _ in range(3):
-            out = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                              per_file=False, workers=1, cache=cache)
+            out = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=100),
+                                   cache=cache), [PythonEngine(workers=1)])
             assert out.total == 1
         assert len(cache) == 0 and cache.hits == 0
         assert reads == ["a.txt"] * 3
@@ -221,8 +222,8 @@ def test_the_cache_stays_within_its_capacity_and_zero_keeps_nothing(
         for capacity in (0, 4096, 1 << 20):
             cache = SearchCache(capacity)
             for _ in range(2):
-                out = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []),
-                                  limit=10_000, per_file=False, workers=1, cache=cache)
+                out = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=10_000),
+                                       cache=cache), [PythonEngine(workers=1)])
                 assert out.total == 20 * 10 * 5
                 assert cache.used <= capacity
             assert (len(cache) == 0) == (capacity == 0)
@@ -237,10 +238,10 @@ def test_a_result_cut_at_the_limit_is_not_kept_as_the_whole_file(ws: Path, settl
     workspace = Workspace(str(ws))
     cache = SearchCache(1 << 20)
     try:
-        few = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=3,
-                          per_file=False, workers=1, cache=cache)
-        many = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                           per_file=False, workers=1, cache=cache)
+        few = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=3), cache=cache),
+                     [PythonEngine(workers=1)])
+        many = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=100),
+                                cache=cache), [PythonEngine(workers=1)])
         assert (few.total, few.truncated, many.total, many.truncated) == (3, True, 10, False)
     finally:
         workspace.close()
@@ -277,15 +278,16 @@ def test_the_python_engine_pauses_the_cyclic_collector_while_it_searches_and_res
     during: list[bool] = []
     try:
         assert gc.isenabled()
-        out = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                          per_file=False, workers=1, cache=SearchCache(1 << 20),
-                          tick=lambda n: during.append(gc.isenabled()))
+        out = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=100),
+                               cache=SearchCache(1 << 20),
+                               tick=lambda n: during.append(gc.isenabled())),
+                     [PythonEngine(workers=1)])
         assert out.total == 5 and during and not any(during)
         assert gc.isenabled()
         with pytest.raises(RuntimeError):
-            search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                        per_file=False, workers=1, tick=lambda n: (_ for _ in ()).throw(
-                            RuntimeError("cancelled")))
+            search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=100),
+                             tick=lambda n: (_ for _ in ()).throw(RuntimeError("cancelled"))),
+                   [PythonEngine(workers=1)])
         assert gc.isenabled()
     finally:
         workspace.close()

@@ -20,8 +20,8 @@ import pytest
 from tests.test_search_cache import batch
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search.cache import SearchCache
-from zbtools.core.search.engine import PathFilter, Searcher
-from zbtools.core.search.tree import search_tree
+from zbtools.core.search.request import SearchJob, SearchRequest
+from zbtools.core.search.tree import PythonEngine, search
 from zbtools.core.search.walk import Walk
 from zbtools.core.search.watch import ChangeMonitor
 
@@ -72,8 +72,8 @@ def both(workspace: Workspace, cache: SearchCache, stop: int | None = None,
 def grep_both(workspace: Workspace, cache: SearchCache, pattern: str,
               limit: int) -> tuple[Any, Any]:
     def run(c: SearchCache | None) -> Any:
-        out = search_tree(workspace, Searcher(pattern), ".", PathFilter([], []), limit=limit,
-                          per_file=False, workers=1, cache=c)
+        out = search(SearchJob(workspace, SearchRequest(pattern=pattern, limit=limit), cache=c),
+                     [PythonEngine(workers=1)])
         hits = [(f.path, h.line, h.lines) for f in out.files for h in f.hits]
         return hits, out.total, out.truncated, out.skipped.to_json()
 
@@ -225,17 +225,17 @@ def test_a_file_changed_in_place_same_second_same_size_is_searched_again(
     (ws / "b.txt").write_text("beta\n")
     workspace, cache = watched
 
-    first = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                        per_file=False, workers=1, cache=cache)
+    first = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=100), cache=cache),
+                   [PythonEngine(workers=1)])
     assert first.total == 1
     st = os.stat(ws / "a.txt")
     with open(ws / "a.txt", "r+") as fh:
         fh.write("gamma DONE")
     os.utime(ws / "a.txt", ns=(st.st_atime_ns, st.st_mtime_ns))
-    again = search_tree(workspace, Searcher("TODO"), ".", PathFilter([], []), limit=100,
-                        per_file=False, workers=1, cache=cache)
-    done = search_tree(workspace, Searcher("DONE"), ".", PathFilter([], []), limit=100,
-                       per_file=False, workers=1, cache=cache)
+    again = search(SearchJob(workspace, SearchRequest(pattern="TODO", limit=100), cache=cache),
+                   [PythonEngine(workers=1)])
+    done = search(SearchJob(workspace, SearchRequest(pattern="DONE", limit=100), cache=cache),
+                  [PythonEngine(workers=1)])
     assert (again.total, done.total) == (0, 1)
 
 

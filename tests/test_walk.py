@@ -18,7 +18,8 @@ from tests.tools._mutate import make_deep_tree, open_files_limit
 from zbtools.contract import ToolError
 from zbtools.core.files.fsops import remove_tree
 from zbtools.core.files.workspace import Workspace
-from zbtools.core.search.walk import MAX_DEPTH, Walk
+from zbtools.core.search.entries import MAX_DEPTH
+from zbtools.core.search.walk import Walk
 
 
 @pytest.fixture

@@ -52,8 +52,8 @@ from tests.search_trees import Tree, trees
 from zbtools.core.search import cache as cache_module
 from zbtools.core.search import engine, parallel
 from zbtools.core.search import warm as warm_module
+from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS
 from zbtools.core.search.ripgrep import find_rg
-from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS
 
 RG = find_rg(os.environ)
 pytestmark = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")

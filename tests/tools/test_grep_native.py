@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from tests.conftest import CliRunner
 from tests.tools.test_grep_engines import CASES, make_tree, write_files
 from zbtools.core.files.tempnames import temp_name
-from zbtools.core.search import native
+from zbtools.core.search import native, native_log, native_plan
+from zbtools.core.search.entries import walk_order
 from zbtools.core.search.ripgrep import find_rg
-from zbtools.core.search.walk import walk_order
 
 RG = find_rg(os.environ)
 needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")
@@ -85,7 +85,7 @@ def test_the_native_engine_gives_exactly_the_python_result(ws: Path, cli: CliRun
     python, auto, engine = compare(cli, *args)
     assert auto == python
     pattern = args[args.index("--pattern") + 1]
-    how = native.plan(pattern, fixed_strings="--fixed-strings" in args, multiline=False,
+    how = native_plan.plan(pattern, fixed_strings="--fixed-strings" in args, multiline=False,
                       per_file="--output-mode" in args)
     if how is None:
         return
@@ -172,19 +172,17 @@ def test_a_symlink_out_of_the_workspace_is_never_followed(ws: Path, cli: CliRunn
 def test_a_reported_path_reached_through_a_symlink_declines(ws: Path) -> None:
     """The containment check behind every reported file: a symlinked directory fails."""
     from zbtools.core.files.workspace import Workspace
-    from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
+    from zbtools.core.search.request import SearchJob, SearchRequest
 
     (ws.parent / "out").mkdir()
     (ws.parent / "out" / "f.txt").write_text("x\n")
     os.symlink(ws.parent / "out", ws / "d")
     workspace = Workspace(str(ws))
     assert RG is not None
-    search = native.NativeSearch(
-        workspace, RgRequest(RG, "x", ignore_case=False, fixed_strings=False),
-        Searcher("x"), ".", PathFilter([], []), limit=10, per_file=False,
-        include_hidden=False, include_ignored=False, exclude=frozenset(), how=native.Plan())
+    search = native.NativeSearch(SearchJob(workspace, SearchRequest(pattern="x", limit=10)), RG,
+                                 ".", native_plan.Plan())
     try:
-        with pytest.raises(native.Declined):
+        with pytest.raises(native_log.Declined):
             search.check_file("d/f.txt")
     finally:
         search.close()
@@ -227,7 +225,7 @@ def test_a_tree_deeper_than_the_walk_limit_is_left_to_the_python_walk(
 ])
 def test_usable_accepts_only_patterns_that_read_alike_on_bytes_and_text(
         pattern: str, fixed: bool, per_file: bool, expected: bool) -> None:
-    assert native.usable(pattern, fixed_strings=fixed, multiline=False,
+    assert native_plan.usable(pattern, fixed_strings=fixed, multiline=False,
                          per_file=per_file) is expected
 
 
@@ -256,8 +254,8 @@ def test_auto_takes_the_native_engine_in_a_one_shot_call_and_the_warm_walk_in_ba
 def test_walk_order_keys_sort_a_directory_before_its_contents_and_siblings_by_name() -> None:
     rels = ["a.txt", "a/b", "a-b/c", "a/b/c", "ab"]
     assert sorted(rels, key=walk_order) == ["a/b", "a/b/c", "a-b/c", "a.txt", "ab"]
-    assert native.parent_key("a/b/c") < walk_order("a/b/c")
-    assert walk_order("a/b") < native.parent_key("a/b/c")
+    assert native_log.parent_key("a/b/c") < walk_order("a/b/c")
+    assert walk_order("a/b") < native_log.parent_key("a/b/c")
 
 
 @needs_rg
@@ -391,7 +389,7 @@ def test_unbounded_dots_read_alike_on_bytes_and_on_decoded_text(
     pattern = ("^" if start else "") + "".join(pieces) + ("$" if end else "")
     args = ["--pattern", pattern, "--head-limit", "1000"] + (["-i"] if ignore_case else [])
     python = cli("grep_search", *args, "--engine", "python").result
-    how = native.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
+    how = native_plan.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
     event("rewritten" if how is not None and how.pattern is not None else "other plan")
     if how is None:
         return
@@ -416,5 +414,5 @@ def test_unbounded_dots_read_alike_on_bytes_and_on_decoded_text(
 ])
 def test_unbounded_dots_are_sent_to_ripgrep_byte_wise_only_where_that_reads_alike(
         pattern: str, sent: str | None) -> None:
-    how = native.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
+    how = native_plan.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
     assert (how.pattern if how is not None else None) == sent

@@ -53,16 +53,17 @@ class Params(Struct):
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.search.engine import PathFilter, Searcher, split_globs
-    from zbtools.core.search.tree import search_tree
+    from zbtools.core.search.globs import split_globs
+    from zbtools.core.search.request import SearchJob, SearchRequest
+    from zbtools.core.search.tree import search
 
-    searcher = Searcher(params.query, before=CONTEXT_LINES, after=CONTEXT_LINES,
-                        timeout=TIMEOUT)
-    searcher.compile()
-    path_filter = PathFilter(split_globs(params.file_pattern or ""), [])
-    outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
-                          limit=params.max_results, per_file=False, cache=ctx.search_cache,
-                          tick=ctx.ticker("files searched"))
+    request = SearchRequest(pattern=params.query, path=params.path,
+                            globs=split_globs(params.file_pattern or ""), before=CONTEXT_LINES,
+                            after=CONTEXT_LINES, limit=params.max_results, timeout=TIMEOUT)
+    job = SearchJob(ctx.workspace, request, cache=ctx.search_cache,
+                    tick=ctx.ticker("files searched"))
+    job.searcher.compile()
+    outcome = search(job)
     warn_walk_notes(outcome, ctx)
     warn_skips(outcome, ctx, None, multiline=False)
     return to_result(outcome, "content")

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
+from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches
+from zbtools.core.search.walk import Walk
 from zbtools.tools.get_file_info import iso_utc
 from zbtools.toolspec import ToolSpec
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from typing import Any, Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.search.walk import Entry as WalkEntry
+    from zbtools.core.search.entries import Entry as WalkEntry
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000

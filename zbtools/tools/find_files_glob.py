@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import (
+from zbtools.core.search.entries import (
     DEFAULT_EXCLUDED_DIRS,
     MAX_DEPTH,
     Skipped,
-    Walk,
     WalkSwitches,
     derived,
 )
+from zbtools.core.search.walk import Walk
 from zbtools.tools.find_files import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -63,8 +63,8 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.search.engine import PathFilter
-    from zbtools.core.search.walk import Entry as WalkEntry
+    from zbtools.core.search.entries import Entry as WalkEntry
+    from zbtools.core.search.globs import PathFilter
 
 MAX_ALTERNATIVES = 1000
 MAGIC = frozenset("*?[\\")
@@ -317,7 +317,7 @@ def run(params: Params, ctx: Context) -> Result:
     want = "directory" if dirs_only else params.type
     excluded = None
     if params.exclude:
-        from zbtools.core.search.engine import PathFilter, split_globs
+        from zbtools.core.search.globs import PathFilter, split_globs
 
         excluded = PathFilter(["!" + g for p in params.exclude for g in split_globs(p)], [])
 

@@ -18,7 +18,8 @@ counted in ``skipped.unreadable``. Errors: ``not_found``, ``not_a_directory``,
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches
+from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches
+from zbtools.core.search.walk import Walk
 from zbtools.tools.list_directory import Entry, skipped_note, to_entry, tree_lines
 from zbtools.toolspec import ToolSpec
 

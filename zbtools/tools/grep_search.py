@@ -49,7 +49,7 @@ without a binary or with a pattern outside the shared syntax).
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import Skipped, WalkSwitches
+from zbtools.core.search.entries import Skipped, WalkSwitches
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.search.engine import Outcome, RgRequest
+    from zbtools.core.search.outcome import Outcome
+    from zbtools.core.search.request import Engine
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 10_000
@@ -147,8 +148,9 @@ class Result(Struct):
     engine: str = field(help="The engine that matched: python, rg or native")
 
 
-def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRequest | None:
-    """The ripgrep request for engine native/rg/auto, or None for the python engine.
+def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> list[Engine]:
+    """The engines to try, in order, for engine native/rg/auto (the python engine ends the
+    chain: it answers when the others decline).
 
     ``auto`` takes the native engine (ripgrep walks and matches in one process) in a one-shot
     call whenever the pattern reads the same to both (``native.usable``): its walk is what a
@@ -160,15 +162,15 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
     python engine is as fast (measured in one process: ``-i 'def get_'`` 0.21 s against 0.23
     s for rg)."""
     from zbtools.contract import ToolError
-    from zbtools.core.search.engine import RgRequest
+    from zbtools.core.search.tree import PYTHON
 
     if params.engine == "python":
-        return None
+        return [PYTHON]
     per_file = params.output_mode != "content"
     want_native = params.engine == "native" or (
         params.engine == "auto" and ctx.search_cache is None and not params.multiline)
     if not want_native and prefilter is not None and params.engine == "auto":
-        return None  # the common warm case: decided without a PATH search or a pattern parse
+        return [PYTHON]  # the common warm case: decided without a PATH search or a pattern parse
     from zbtools.core.search.ripgrep import compatible, find_rg
 
     binary = find_rg(ctx.env)
@@ -176,7 +178,7 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
                       multiline=params.multiline)
     native = False
     if want_native and binary is not None and fits:
-        from zbtools.core.search.native import plan
+        from zbtools.core.search.native_plan import plan
 
         how = plan(params.pattern, fixed_strings=params.fixed_strings,
                    multiline=params.multiline, per_file=per_file)
@@ -197,33 +199,40 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> RgRe
         raise ToolError("invalid_arguments", f"engine {params.engine}: {why}",
                         hint="use engine: auto or python", details={"engine": params.engine})
     if binary is None or not fits:
-        return None
-    fallback = None
-    if params.engine == "rg" or prefilter is None:
-        fallback = RgRequest(binary, params.pattern, ignore_case=params.case_insensitive,
-                             fixed_strings=params.fixed_strings)
-    if not native:
-        return fallback
-    return RgRequest(binary, params.pattern, ignore_case=params.case_insensitive,
-                     fixed_strings=params.fixed_strings, native=True,
-                     fallback=fallback if params.engine == "auto" else None)
+        return [PYTHON]
+    chain: list[Engine] = []
+    if native:
+        from zbtools.core.search.native import NativeEngine
+
+        chain.append(NativeEngine(binary))
+    if params.engine == "rg" or (params.engine == "auto" and prefilter is None):
+        from zbtools.core.search.ripgrep import RgEngine
+
+        chain.append(RgEngine(binary))
+    return [*chain, PYTHON]
 
 
 def run(params: Params, ctx: Context) -> Result:
-    from zbtools.core.search.engine import PathFilter, Searcher, split_globs
-    from zbtools.core.search.tree import search_tree
+    from zbtools.core.search.globs import split_globs
+    from zbtools.core.search.request import SearchJob, SearchRequest
+    from zbtools.core.search.tree import search
 
     # An explicit before/after (even 0) wins over context, as -B/-A over -C in grep.
     before = params.before_context if params.before_context is not None else params.context or 0
     after = params.after_context if params.after_context is not None else params.context or 0
     per_file = params.output_mode != "content"
     max_bytes = None if params.max_filesize is None else parse_size(params.max_filesize)
-    searcher = Searcher(params.pattern, ignore_case=params.case_insensitive,
-                        fixed_strings=params.fixed_strings, multiline=params.multiline,
-                        before=0 if per_file else before, after=0 if per_file else after,
-                        timeout=params.timeout, max_file_bytes=max_bytes)
-    path_filter = PathFilter(split_globs(params.glob or ""),
-                             [params.type] if params.type else [])
+    request = SearchRequest(
+        pattern=params.pattern, path=params.path, globs=split_globs(params.glob or ""),
+        types=[params.type] if params.type else [], ignore_case=params.case_insensitive,
+        fixed_strings=params.fixed_strings, multiline=params.multiline,
+        before=0 if per_file else before, after=0 if per_file else after,
+        limit=params.head_limit or NO_CAP, per_file=per_file, max_file_bytes=max_bytes,
+        timeout=params.timeout, include_hidden=params.include_hidden,
+        include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs)
+    job = SearchJob(ctx.workspace, request, cache=ctx.search_cache,
+                    tick=ctx.ticker("files searched"))
+    searcher = job.searcher
     literal = searcher.literal
     if literal is None and params.case_insensitive and params.pattern:
         from zbtools.core.search.engine import required_literal
@@ -232,15 +241,10 @@ def run(params: Params, ctx: Context) -> Result:
             required_literal(params.pattern)
     if params.engine in ("rg", "native"):
         searcher.compile()  # an invalid pattern is a regex_error, whichever engine was asked
-    rg = choose_engine(params, ctx, literal)
-    if rg is None or not rg.native:
+    engines = choose_engine(params, ctx, literal)
+    if engines[0].name != "native":
         searcher.compile()  # an invalid pattern fails first (native: when it is needed)
-    outcome = search_tree(ctx.workspace, searcher, params.path, path_filter,
-                          limit=params.head_limit or NO_CAP, per_file=per_file,
-                          include_hidden=params.include_hidden,
-                          include_ignored=params.include_ignored,
-                          exclude_dirs=params.exclude_dirs, rg=rg, cache=ctx.search_cache,
-                          tick=ctx.ticker("files searched"))
+    outcome = search(job, engines)
     warn_walk_notes(outcome, ctx)
     warn_skips(outcome, ctx, params.max_filesize, multiline=params.multiline)
     return to_result(outcome, params.output_mode)
@@ -268,7 +272,7 @@ def parse_size(text: str) -> int:
 
 def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
     """Directory loops and directories beyond the depth cap that were not searched."""
-    from zbtools.core.search.walk import walk_notes
+    from zbtools.core.search.entries import walk_notes
 
     for note in walk_notes(outcome.loops, outcome.depth_limited):
         ctx.warn(note)

@@ -19,13 +19,14 @@ file), ``outside_workspace``.
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.core.search.walk import MAX_DEPTH, Skipped, Walk, WalkSwitches, derived
+from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches, derived
+from zbtools.core.search.walk import Walk
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
-    from zbtools.core.search.walk import Entry as WalkEntry
+    from zbtools.core.search.entries import Entry as WalkEntry
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000

@@ -1,4 +1,4 @@
-"""The search engine behind grep_search and codebase_search (SECURITY 4.7, PERFORMANCE 4).
+"""The matcher every engine shares: patterns, and one file's search (SECURITY 4.7, PERFORMANCE 4).
 
 ``compile_pattern`` turns the caller's pattern into a ``regex`` pattern object (the third-party
 ``regex`` module, imported here and only here, because it can stop a match after a timeout):
@@ -24,6 +24,10 @@ Limits and failure modes: every file gets the time left before a global deadline
 runs out of time stops the search, which returns what it found with ``timed_out`` set, or fails
 with ``regex_timeout`` when not a single file could be searched. Files are decoded as UTF-8 with
 replacement characters, so matches in other encodings only work for their ASCII parts.
+
+Map: ``compile_pattern``, ``LiteralPattern``, ``parse_stdlib``, ``line_local`` and
+``required_literal`` (reading patterns); ``Searcher`` (one file: ``search_file``,
+``search_stream``, ``search_bytes``, ``search_text``), ``Hit``, ``cut_line``, ``read_open``.
 """
 
 from __future__ import annotations
@@ -36,10 +40,9 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
-    from zbtools.core.search.walk import Entry, Skipped, Walk
 
 # read whole up to this; above it, line mode streams and multiline mode needs max_file_bytes
 WHOLE_FILE_BYTES = 10 * 1024 * 1024
@@ -550,159 +553,6 @@ def _extend_after(open_hits: list[Hit], text: str, after: int) -> list[Hit]:
     return still
 
 
-def split_globs(text: str) -> list[str]:
-    """``"*.rs, *.{ts,tsx}"`` -> ``["*.rs", "*.ts", "*.tsx"]``: commas outside braces split."""
-    parts: list[str] = []
-    depth = 0
-    current = ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        depth += (ch == "{") - (ch == "}" and depth > 0)
-        current += ch
-    parts.append(current)
-    out: list[str] = []
-    for part in (p.strip() for p in parts):
-        if part:
-            out.extend(expand_braces(part))
-    return out
-
-
-def expand_braces(glob: str) -> list[str]:
-    """``a.{x,y}`` -> ``["a.x", "a.y"]`` (nested braces too); unbalanced braces stay literal."""
-    open_at = glob.find("{")
-    if open_at < 0:
-        return [glob]
-    depth = 0
-    for i in range(open_at, len(glob)):
-        if glob[i] == "{":
-            depth += 1
-        elif glob[i] == "}":
-            depth -= 1
-            if depth == 0:
-                inner = glob[open_at + 1:i]
-                options = split_globs(inner) if "," in inner else ["{" + inner + "}"]
-                return [head + tail for head in (glob[:open_at] + o for o in options)
-                        for tail in expand_braces(glob[i + 1:])]
-    return [glob]
-
-
-class PathFilter:
-    """Which files to search: globs (``!`` excludes; no ``/`` means the base name) and types."""
-
-    def __init__(self, globs: list[str], types: list[str]) -> None:
-        self.include: list[str] = []
-        self.exclude: list[str] = []
-        for glob in globs:
-            if glob.startswith("!"):
-                self.exclude.append(glob[1:])
-            else:
-                self.include.append(glob)
-        self.type_globs: list[str] = []
-        if types:
-            from zbtools.core.search.filetypes import TYPE_ALIASES, TYPES
-        for name in types:
-            key = TYPE_ALIASES.get(name.lower(), name.lower())
-            if key not in TYPES:
-                from zbtools.core.call.args import did_you_mean
-
-                known = [*TYPES, *TYPE_ALIASES]
-                raise ToolError("invalid_arguments", f"unknown file type {name!r}"
-                                + did_you_mean(name.lower(), known),
-                                hint=f"{len(TYPES)} types are known, as in `rg --type-list` "
-                                "(py, js, ts, rust, go, java, c, cpp, html, css, md, ...); "
-                                "or use glob, e.g. \"*.ext\"",
-                                details={"type": name, "known": sorted(known)})
-            self.type_globs.extend(TYPES[key])
-
-    @property
-    def active(self) -> bool:
-        return bool(self.include or self.exclude or self.type_globs)
-
-    @staticmethod
-    def _match(globs: list[str], rel: str, name: str) -> bool:
-        from fnmatch import fnmatchcase
-
-        for glob in globs:
-            if "/" in glob:
-                g = glob[1:] if glob.startswith("/") else glob
-                if fnmatchcase(rel, g) or (g.startswith("**/") and fnmatchcase(rel, g[3:])):
-                    return True
-            elif fnmatchcase(name, glob):
-                return True
-        return False
-
-    def accepts(self, rel: str, name: str) -> bool:
-        """``rel``: the path relative to the searched directory; ``name``: its base name."""
-        if self.exclude and self._match(self.exclude, rel, name):
-            return False
-        if self.include and not self._match(self.include, rel, name):
-            return False
-        return not self.type_globs or self._match(self.type_globs, rel, name)
-
-
-def files_to_search(walk: Walk, path_filter: PathFilter) -> Iterator[Entry]:
-    """The regular files of ``walk`` that ``path_filter`` accepts, in walk order (while one is
-    handled, ``walk.parent_fd`` is its directory)."""
-    prefix = "" if walk.rel == "." else walk.rel + "/"
-    active = path_filter.active
-    for entry in walk:
-        if entry.kind != "file":
-            continue
-        if active and not path_filter.accepts(entry.rel[len(prefix):], entry.name):
-            continue
-        yield entry
-
-
-class RgRequest:
-    """What the rg and native engines need besides the searcher: the binary and the pattern as
-    given. ``native``: ripgrep also walks (``native``); ``fallback`` is the request to use when
-    the native engine declines (None: the python engine)."""
-
-    def __init__(self, binary: str, pattern: str, *, ignore_case: bool,
-                 fixed_strings: bool, native: bool = False,
-                 fallback: RgRequest | None = None) -> None:
-        self.binary = binary
-        self.pattern = pattern
-        self.ignore_case = ignore_case
-        self.fixed_strings = fixed_strings
-        self.native = native
-        self.fallback = fallback
-
-
-class FileHits:
-    """The hits of one file (``count`` is its number of hits, possibly more than listed)."""
-
-    __slots__ = ("count", "hits", "path")
-
-    def __init__(self, path: str, hits: list[Hit], count: int) -> None:
-        self.path = path
-        self.hits = hits
-        self.count = count
-
-
-class Outcome:
-    """What ``search_tree`` found, and what it skipped."""
-
-    def __init__(self, path: str, skipped: Skipped) -> None:
-        self.path = path
-        self.files: list[FileHits] = []
-        self.total = 0  # hits found (lines, or matches in multiline mode)
-        self.files_searched = 0
-        self.truncated = False
-        self.timed_out = False
-        self.skipped = skipped
-        self.loops = 0
-        self.depth_limited = False  # directories beyond walk.MAX_DEPTH were not entered
-        self.engine = "python"
-        self.named = False  # the path named a file (searched whatever the walk's rules)
-        # told every file's result before it is accounted (the warm cache keeps them):
-        # (rel, status, hits, whether hits is every hit of the file)
-        self.observer: Callable[[str, FileStatus, list[Hit], bool], None] | None = None
-
-
 def _text(data: bytes) -> str:
     """File bytes as searchable text: a UTF-8 BOM is dropped (as ripgrep does; otherwise line 1
     would carry an invisible U+FEFF that an agent copies into old_text), bad bytes -> U+FFFD."""
@@ -710,117 +560,3 @@ def _text(data: bytes) -> str:
         data = data[3:]
     return data.decode("utf-8", "replace")
 
-
-def want(outcome: Outcome, limit: int, per_file: bool) -> int | None:
-    """How many hits to collect from the next file (None: all, to count them)."""
-    if per_file:
-        return None
-    return max(limit - outcome.total, 0) + 1
-
-
-def evaluate(searcher: Searcher, dir_fd: int, name: str,
-             wanted: int | None) -> tuple[FileStatus, list[Hit]]:
-    """Search one file: its status and hits (at most ``wanted``); a timeout is a status."""
-    try:
-        return searcher.search_file(dir_fd, name, wanted)
-    except SearchTimeout:
-        return "timeout", []
-
-
-def record(outcome: Outcome, rel: str, status: FileStatus, hits: list[Hit], limit: int,
-           per_file: bool) -> bool:
-    """Account one file's result into ``outcome`` in walk order; ``False``: stop here."""
-    if outcome.observer is not None:
-        # a file searched for fewer hits than it may hold was cut at the number wanted then,
-        # which is at least what is still wanted now
-        outcome.observer(rel, status, hits, per_file or len(hits) < limit - outcome.total + 1)
-    used = len(outcome.files) if per_file else outcome.total
-    if used >= limit:
-        # One more searchable file with a match: the results are cut (files skipped past the
-        # limit are not counted, the search stopped before them).
-        outcome.truncated = status == "ok" and bool(hits)
-        return not outcome.truncated
-    if status == "timeout":
-        outcome.timed_out = True
-        return False
-    if status != "ok":
-        if status != "other":
-            setattr(outcome.skipped, status, getattr(outcome.skipped, status) + 1)
-        return True
-    outcome.files_searched += 1
-    if not hits:
-        return True
-    if not per_file and outcome.total + len(hits) > limit:
-        hits = hits[:limit - outcome.total]
-        outcome.truncated = True
-    outcome.total += len(hits)
-    outcome.files.append(FileHits(rel, hits, len(hits)))
-    return not outcome.truncated
-
-
-class Slot:
-    """One file of a parallel search, in walk order: filled in when its result is known."""
-
-    __slots__ = ("fd", "hits", "mark", "rel", "status")
-
-    def __init__(self, rel: str, mark: tuple[int, int, int, int]) -> None:
-        self.rel = rel
-        self.status: FileStatus | None = None
-        self.hits: list[Hit] = []
-        self.fd = -1  # the rg engine keeps the vetted file open here
-        # The walk's own skip counts when it produced this file: a search that stops here
-        # reports those, as a one-process search (whose walk stops here too) would.
-        self.mark = mark
-
-
-class Replay:
-    """Results that arrive out of order, accounted in walk order through ``record``.
-
-    The engines that search ahead of the accounting (a forked helper, rg batches) give every
-    file a ``slot`` as the walk meets it and call ``advance`` when results come in; the known
-    prefix is recorded, so limits, truncation and counts are those of the one-process search,
-    and ``stopped`` tells the walk to end.
-    """
-
-    def __init__(self, outcome: Outcome, limit: int, per_file: bool) -> None:
-        self.outcome = outcome
-        self.limit = limit
-        self.per_file = per_file
-        self.queue: list[Slot] = []
-        self.head = 0
-        self.stopped = False
-        self.files_unreadable = 0  # "unreadable" files recorded (the rest are the walk's)
-        self.stop_mark: tuple[int, int, int, int] | None = None
-
-    def slot(self, rel: str) -> Slot:
-        sk = self.outcome.skipped
-        slot = Slot(rel, (sk.ignored, sk.hidden, sk.excluded_dirs,
-                          sk.unreadable - self.files_unreadable))
-        self.queue.append(slot)
-        return slot
-
-    def advance(self) -> None:
-        outcome = self.outcome
-        queue = self.queue
-        while not self.stopped and self.head < len(queue):
-            slot = queue[self.head]
-            if slot.status is None:
-                break
-            self.head += 1
-            counted = outcome.skipped.unreadable
-            go_on = record(outcome, slot.rel, slot.status, slot.hits, self.limit, self.per_file)
-            self.files_unreadable += outcome.skipped.unreadable - counted
-            if not go_on:
-                self.stopped = True
-                self.stop_mark = slot.mark
-        if self.head > 4096:
-            del queue[:self.head]
-            self.head = 0
-
-    def settle(self) -> None:
-        """After the walk ended: the walk's skip counts as they were at the stopping file (the
-        walk may have gone on before it learnt that the search had stopped)."""
-        if self.stop_mark is not None:
-            sk = self.outcome.skipped
-            sk.ignored, sk.hidden, sk.excluded_dirs, walk_unreadable = self.stop_mark
-            sk.unreadable = walk_unreadable + self.files_unreadable

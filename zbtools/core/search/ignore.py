@@ -316,7 +316,7 @@ class IgnoreRules:
 
     def __init__(self, rules: list[Rule], rank: int = 1) -> None:
         # which kind of file the rules come from, the walk's precedence between kinds
-        # (walk.RANKS): .git/info/exclude 0, .gitignore 1, .ignore 2, .rgignore 3
+        # (layers.RANKS): .git/info/exclude 0, .gitignore 1, .ignore 2, .rgignore 3
         self.rank = rank
         self.negated = [rule.negated for rule in rules]
         self.files = _Buckets([r for r in rules if not r.dir_only])

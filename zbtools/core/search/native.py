@@ -10,24 +10,15 @@ encoding guessed (``-E none``: a UTF-16 file is binary, as the python engine see
 ``--debug`` ripgrep logs every entry it leaves out and why (hidden, an ignore rule, an override,
 its size, binary data at an offset); those lines, placed in walk order (siblings sorted by name,
 depth first), give the ``skipped`` counts, also where a limit stopped the search. Files are
-replayed through ``engine.record`` in walk order, so limits, truncation and totals are the
+replayed through ``outcome.record`` in walk order, so limits, truncation and totals are the
 python engine's. Where the stopping point or a path filter needs the files searched without a
 match, a second ``rg --files`` run with the same walk flags lists them.
 
-Only what both read the same way runs here (``plan``): line-local patterns (``line_local``).
-Those that cannot match a character the python engine decodes from an invalid byte (no ``.``,
-negated classes, ``\\W \\S \\D``, U+FFFD or U+FEFF in the pattern) go to ripgrep as they are,
-and so do those whose only such part is a ``.`` repeated without bound, sent as ripgrep's
-byte-wise ``(?-u:.)`` (``byte_dots`` says why a line then matches alike, and when not);
-a ``^`` pattern would miss line 1 of a file starting with a byte-order mark (the python engine
-drops it), so such patterns also search for U+FEFF, and every file with that character is
-searched again by the python engine (content mode only). The others go to ripgrep as a literal
-of at least 3 characters that every match holds (``required_literal``), and the python regex
-decides which of those lines match: exact, since a match lies in one line and every line with
-a match holds the literal. A file ripgrep calls binary for a NUL byte at or after
+Which patterns run here, and how ripgrep is asked for them, is ``native_plan``'s; reading the
+log is ``native_log``'s. A file ripgrep calls binary for a NUL byte at or after
 ``BINARY_PROBE`` is searched again by the python engine (which looks at the first 8 KiB only).
 
-The engine declines (``search_tree_native`` returns None and the caller walks in python) before
+The engine declines (``NativeEngine.search`` returns None and the next engine answers) before
 running when the start is ignored itself, in another root, or in a repository nested below the
 workspace root (ripgrep applies no rule from above a repository's root), and when the workspace
 root lies inside a repository (the python walk then reads the ignore files above the root up to
@@ -38,7 +29,7 @@ python walk does not read the same way (another repository's ``info/exclude``, o
 workspace root), a repository nested below the start, a hidden entry whitelisted by a negation, a
 directory as deep as the python walk's ``MAX_DEPTH`` (an override glob of that many components
 makes ripgrep log it), a log past ``LOG_LIMIT`` (thousands of entries left out one by one:
-logging each costs ripgrep about 20 us here, more than the python walk's counting), any message
+logging each costs ripgrep more than the python walk's counting), any message
 or log line not understood (an unreadable directory, a vanished file), or a reported file that
 is not a regular file reached without symlinks.
 
@@ -48,6 +39,9 @@ afterwards by opening its directories one by one from the workspace root with ``
 ripgrep opens files by path: a directory swapped for a symlink to the outside and back while
 it reads could show an outside file's lines under an inside name. Where untrusted processes
 write the workspace concurrently, set ``engine: python`` (or ``rg``).
+
+Map: ``NativeEngine`` and ``search_native`` (the search), ``NativeSearch`` (its arguments,
+processes, containment checks and replay), ``Spawned``/``Run`` (one ``rg`` process).
 """
 
 from __future__ import annotations
@@ -56,192 +50,27 @@ import gc
 import os
 import re
 import stat
-import sys
 
-from zbtools.core.search.engine import (
-    BINARY_PROBE,
-    FileStatus,
-    Hit,
-    Outcome,
-    SearchTimeout,
-    record,
-)
+from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTimeout
+from zbtools.core.search.entries import MAX_DEPTH, walk_order
+from zbtools.core.search.native_log import Declined, Events, LogReader, rel_of
+from zbtools.core.search.outcome import Outcome, record
 from zbtools.core.search.ripgrep import Rows, rows_to_hits
-from zbtools.core.search.walk import MAX_DEPTH, walk_order
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Callable, Sequence
-    from typing import Any
+    from collections.abc import Callable
 
-    from zbtools.core.files.workspace import Workspace
-    from zbtools.core.search.engine import PathFilter, RgRequest, Searcher
+    from zbtools.core.search.native_plan import Plan
+    from zbtools.core.search.request import SearchJob
 
 ENGINE = "native"
 BOM_PROBE = "\\x{FEFF}"
-# Debug lines from these modules say nothing about the file set.
-QUIET_MODULES = ("rg::flags", "globset", "grep_regex", "rg::search", "grep_searcher")
-DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
-SIZE_REASON = re.compile(rb"^(\d+) bytes$")
-BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
 STATS_SEARCHED = re.compile(rb"^(\d+) files searched$", re.MULTILINE)
-FS_ENCODING, FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 LOG_LIMIT = 256 * 1024  # bytes of ripgrep's --debug log, about 900 entries left out
 LOG_PIPE_BYTES = 1 << 20  # asked for the log pipe (the system's cap may be lower)
 BODY_ROW = re.compile(rb"(?m)^(\d+)([:-])(.*)$")  # a matching line (:) or a context line (-)
-
-
-class Declined(Exception):
-    """The two walkers could disagree here: the python walk answers instead."""
-
-
-class Plan:
-    """How ripgrep searches for a pattern: the pattern itself (``anchored``: it holds a ``^``,
-    so U+FEFF is searched for too; ``pattern``: rewritten for ripgrep by ``byte_dots``), or a
-    ``literal`` every match holds, whose lines the python regex then decides (patterns whose
-    ``.``, negated classes, ``\\W \\S \\D`` would meet an invalid byte otherwise than the
-    python engine's U+FFFD)."""
-
-    def __init__(self, *, anchored: bool = False, literal: str | None = None,
-                 pattern: str | None = None) -> None:
-        self.anchored = anchored
-        self.literal = literal
-        self.pattern = pattern
-
-
-def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> Plan | None:
-    """How the native engine searches for ``pattern``, or None where it cannot answer exactly
-    what the python engine would (see the module docstring)."""
-    from zbtools.core.search.engine import line_local, required_literal
-
-    if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
-        return None
-    if "\ufffd" in pattern or "\ufeff" in pattern:
-        return None
-    if fixed_strings:
-        return Plan()
-    read = reading(pattern)
-    if read is not None and not (read.anchored and per_file):
-        if read.dot_runs == 0:
-            return Plan(anchored=read.anchored)
-        rewritten = None if read.boundary or read.plus_runs > 1 else \
-            byte_dots(pattern, read.dot_runs)
-        if rewritten is not None:
-            return Plan(anchored=read.anchored, pattern=rewritten)
-    literal = required_literal(pattern)
-    return Plan(literal=literal.decode("utf-8")) if literal is not None else None
-
-
-def usable(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> bool:
-    """Whether the native engine can search for ``pattern`` (``plan``)."""
-    return plan(pattern, fixed_strings=fixed_strings, multiline=multiline,
-                per_file=per_file) is not None
-
-
-class Reading:
-    """What ``reading`` found in a pattern: whether it holds a ``^`` (``anchored``), how many
-    ``.`` repeat without bound (``.*``, ``.+``, greedy or lazy: ``dot_runs``; ``plus_runs``
-    of them at least once), and whether it holds a word boundary (``\\b \\B``)."""
-
-    def __init__(self) -> None:
-        self.anchored = False
-        self.dot_runs = 0
-        self.plus_runs = 0
-        self.boundary = False
-
-
-def reading(pattern: str) -> Reading | None:
-    """How ``pattern`` (one ``line_local`` accepted) meets bytes, or None when a part of it
-    other than a ``.`` that repeats without bound could match a character decoded from an
-    invalid byte (another ``.``, a negated class, ``\\W \\S \\D``), or such a ``.`` stands
-    inside a repeated group (``(.+){2}`` would ask for two of them)."""
-    from zbtools.core.search.engine import parse_stdlib
-
-    got = parse_stdlib(pattern)
-    if got is None:
-        return None
-    parser, parsed = got
-    unsafe = {parser.CATEGORY_NOT_DIGIT, parser.CATEGORY_NOT_WORD, parser.CATEGORY_NOT_SPACE}
-    found = Reading()
-
-    def alike(items: Sequence[tuple[Any, Any]], repeated: bool = False) -> bool:
-        for op, arg in items:
-            if op in (parser.MAX_REPEAT, parser.MIN_REPEAT):
-                low, high, body = arg
-                if list(body) == [(parser.ANY, None)] and low in (0, 1) and \
-                        high == parser.MAXREPEAT and not repeated:
-                    found.dot_runs += 1
-                    found.plus_runs += low
-                elif not alike(body, True):
-                    return False
-            elif op is parser.ANY or op is parser.NOT_LITERAL or op is parser.NEGATE or \
-                    (op is parser.CATEGORY and arg in unsafe):
-                return False
-            elif op is parser.AT:
-                found.boundary |= arg in (parser.AT_BOUNDARY, parser.AT_NON_BOUNDARY)
-                found.anchored |= arg is parser.AT_BEGINNING
-            elif (op is parser.IN and not alike(arg, repeated)) or \
-                    (op is parser.BRANCH and not all(alike(b, repeated) for b in arg[1])) or \
-                    (op is parser.SUBPATTERN and not alike(arg[3], repeated)):
-                return False
-        return True
-
-    return found if alike(parsed.data) else None
-
-
-BYTE_DOT = "(?-u:.)"  # ripgrep: any byte but a newline
-
-
-def byte_dots(pattern: str, runs: int) -> str | None:
-    """``pattern`` for ripgrep with each of its ``runs`` unbounded ``.`` repeats (``.*``,
-    ``.+``, greedy or lazy) written ``(?-u:.)``; None when the dots found in its text are not
-    exactly those (a ``.`` standing otherwise, or one the text scan misreads).
-
-    Why this reads alike on both sides: the python engine decodes each invalid byte sequence
-    to one U+FFFD, which its ``.`` matches, and ripgrep's Unicode ``.`` matches no invalid
-    byte. Every other part of such a pattern (``reading``) matches valid characters only, and
-    a valid character never starts inside a sequence the decoder replaced (one replaced
-    sequence is the start of a valid one: it ends at the first byte that cannot continue
-    it). So the other parts meet the same characters at the same places; in between, a
-    stretch of adjacent dot runs covers a run of characters without a newline on one side
-    exactly when it covers the run of bytes they were decoded from on the other, a non-empty
-    one too when one of them is a ``.+`` (all of it can go to that one): a line matches on
-    one side exactly when it matches on the other. Counting is where the two differ: a single
-    ``.``, ``.?`` or ``.{n}``, two ``.+`` (``.+.+`` is two bytes against two characters) or
-    one in a repeated group, and a word boundary asked between two bytes of one character;
-    the caller leaves those patterns to the literal plan (``reading`` tells them)."""
-    out: list[str] = []
-    found = i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            out.append(pattern[i:i + 2])
-            i += 2
-        elif ch == "[":  # a class: a "]" right after "[" or "[^" is a member
-            end = i + 1
-            end += pattern.startswith("^", end)
-            end += pattern.startswith("]", end)
-            while end < len(pattern) and pattern[end] != "]":
-                end += 2 if pattern[end] == "\\" else 1
-            out.append(pattern[i:end + 1])
-            i = end + 1
-        elif ch == ".":
-            if pattern[i + 1:i + 2] not in ("*", "+"):
-                return None
-            out.append(BYTE_DOT)
-            found += 1
-            i += 1
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out) if found == runs else None
-
-
-def parent_key(rel: str) -> str:
-    """Where the walk counts what it skipped in ``rel``'s directory: when it lists it, after
-    the directory itself and before anything in it."""
-    return walk_order(rel.rpartition("/")[0]) + "\0" if "/" in rel else "\0"
 
 
 class Run:
@@ -306,39 +135,35 @@ class Spawned:
         self.out = self.err = -1
 
 
-class Events:
-    """The skipped entries and per-file facts of the log, by root-relative path."""
-
-    def __init__(self) -> None:
-        self.skips: list[tuple[str, str]] = []  # (walk key, kind) for hidden/ignored/excluded
-        self.too_large: list[str] = []
-        self.binary: dict[str, int] = {}  # path -> offset of the first NUL byte
-        self.opened: list[str] = []  # ignore files read
-
-
 class NativeSearch:
-    """One ``search_tree`` call on the native engine; see the module docstring."""
+    """One directory search on the native engine, below ``start`` (root-relative); see the
+    module docstring."""
 
-    def __init__(self, workspace: Workspace, rg: RgRequest, searcher: Searcher, start: str,
-                 path_filter: PathFilter, *, limit: int, per_file: bool, include_hidden: bool,
-                 include_ignored: bool, exclude: frozenset[str], how: Plan) -> None:
-        self.workspace = workspace
-        self.rg = rg
-        self.searcher = searcher
+    def __init__(self, job: SearchJob, binary: str, start: str, how: Plan) -> None:
+        from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS
+
+        request = job.request
+        self.workspace = job.workspace
+        self.binary = binary
+        self.request = request
+        self.searcher = job.searcher
         self.start = start
         self.prefix = "" if start == "." else start + "/"
         self.start_depth = 0 if start == "." else start.count("/") + 1
-        self.path_filter = path_filter
-        self.limit = limit
-        self.per_file = per_file
-        self.include_hidden = include_hidden
-        self.include_ignored = include_ignored
-        self.exclude = exclude
+        self.path_filter = job.path_filter
+        self.limit = request.limit
+        self.per_file = request.per_file
+        self.include_hidden = request.include_hidden
+        self.include_ignored = request.include_ignored
+        self.exclude = frozenset(DEFAULT_EXCLUDED_DIRS if request.exclude_dirs is None
+                                 else request.exclude_dirs)
+        self.log = LogReader(job.workspace.root, start, include_hidden=self.include_hidden,
+                             exclude=self.exclude)
         self.anchored = how.anchored
         self.literal = how.literal
-        self.rg_pattern = how.pattern if how.pattern is not None else rg.pattern
+        self.rg_pattern = how.pattern if how.pattern is not None else request.pattern
         # content rows are needed to decide each line, in count modes too
-        self.count_rows = per_file and how.literal is None
+        self.count_rows = self.per_file and how.literal is None
         self.dirs: dict[str, int] = {}
         self.bodies: dict[str, bytes] = {}  # a content run's output, by file
 
@@ -361,11 +186,11 @@ class NativeSearch:
         return flags
 
     def search_args(self) -> list[str]:
-        args = [self.rg.binary, "--debug", *self.walk_flags(), "--no-mmap", "--encoding", "none",
+        args = [self.binary, "--debug", *self.walk_flags(), "--no-mmap", "--encoding", "none",
                 "--color", "never", "--no-heading", "--with-filename", "--null", "--stats"]
-        if self.rg.ignore_case:
+        if self.request.ignore_case:
             args.append("--ignore-case")
-        if self.rg.fixed_strings or self.literal is not None:
+        if self.request.fixed_strings or self.literal is not None:
             args.append("--fixed-strings")
         if self.count_rows:
             args.append("--count")
@@ -384,7 +209,7 @@ class NativeSearch:
         return [*args, "--", self.start]
 
     def list_args(self) -> list[str]:
-        return [self.rg.binary, *self.walk_flags(), "--files", "--null", "--", self.start]
+        return [self.binary, *self.walk_flags(), "--files", "--null", "--", self.start]
 
     def spawn(self, args: list[str]) -> Spawned:
         """Start ``rg`` with its output going to an anonymous memory file (nothing to drain
@@ -473,116 +298,6 @@ class NativeSearch:
         if code < 0:
             return None  # killed at the deadline
         return Run(spawned.read(spawned.out), spawned.read_log(), code)
-
-    # -- reading the log -------------------------------------------------------------------
-
-    def rel_of(self, raw: bytes) -> str:
-        """A path as ripgrep printed it, relative to the workspace root."""
-        text = raw.decode(FS_ENCODING, FS_ERRORS)  # os.fsdecode, without its checks per call
-        if text.startswith("./"):
-            text = text[2:]
-        return text
-
-    def events(self, err: bytes) -> Events:
-        found = Events()
-        for line in err.split(b"\n"):
-            if not line:
-                continue
-            m = DEBUG_LINE.match(line)
-            if m is None:
-                raise Declined("an rg message")  # an error: unreadable, vanished...
-            module, message = m.group(1), m.group(2)
-            if module.startswith(b"ignore::walk") or module.startswith(b"grep_printer") \
-                    or module.startswith(b"rg::haystack"):
-                self.entry_event(found, message)
-            elif module.startswith(b"ignore::gitignore"):
-                if message.startswith(b"opened gitignore file: "):
-                    found.opened.append(self.rel_of(message[len(b"opened gitignore file: "):]))
-            elif not module.decode("ascii", "replace").startswith(QUIET_MODULES):
-                raise Declined("an rg log line not understood")
-        self.check_opened(found.opened)
-        return found
-
-    def entry_event(self, found: Events, message: bytes) -> None:
-        verb, _, rest = message.partition(b" ")
-        if verb == b"whitelisting":
-            path, sep, _reason = rest.partition(b": Whitelist(")
-            if not sep:
-                raise Declined("a whitelist line not understood")
-            rel = self.rel_of(path)
-            if not self.include_hidden and any(part.startswith(".")
-                                               for part in rel[len(self.prefix):].split("/")):
-                raise Declined("a hidden entry whitelisted by a negation")
-            return
-        if verb != b"ignoring":
-            raise Declined("a walk line not understood")
-        path, sep, reason = rest.partition(b": Ignore(IgnoreMatch(")
-        if sep:
-            rel = self.rel_of(path)
-            self.skip_event(found, rel, reason)
-            return
-        if b": failed to pass haystack filter" in rest:
-            return  # a symlink or a special file: the python walk passes them silently too
-        path, sep, reason = rest.rpartition(b": ")
-        if not sep:
-            raise Declined("a walk line not understood")
-        rel = self.rel_of(path)
-        size = SIZE_REASON.match(reason)
-        if size is not None:
-            found.too_large.append(rel)
-            return
-        binary = BINARY_REASON.match(reason)
-        if binary is not None:
-            found.binary[rel] = int(binary.group(1))
-            return
-        raise Declined("a walk line not understood")
-
-    def skip_event(self, found: Events, rel: str, reason: bytes) -> None:
-        name = rel.rpartition("/")[2]
-        parts = rel[len(self.prefix):].split("/")
-        if ".git" in parts[:-1] or (name == ".git" and rel != ".git"):
-            raise Declined("a repository nested below the start")
-        if reason.startswith(b"Hidden)"):
-            kind = "hidden"
-        elif reason.startswith(b"Override("):
-            if b'original: "!*/*/' in reason:
-                raise Declined("a tree as deep as the python walk's limit: it says so")
-            if b'original: "!.*.zb*"' in reason:
-                from zbtools.core.files.tempnames import is_temp_name
-
-                if is_temp_name(name):
-                    return  # our own temp files: never listed or searched, not counted
-                raise Declined("a hidden name like our temp files")
-            if name not in self.exclude:
-                raise Declined("an override not understood")
-            kind = "excluded_dirs"
-        elif reason.startswith(b"Gitignore("):
-            # the python walk tests for a hidden name before the ignore rules
-            kind = "hidden" if name.startswith(".") and not self.include_hidden else "ignored"
-        else:
-            raise Declined("an ignore reason not understood")
-        found.skips.append((parent_key(rel), kind))
-
-    def check_opened(self, opened: list[str]) -> None:
-        """The ignore files ripgrep read must be those the python walk reads: ``.gitignore``
-        files at or below the start, the start's ancestors' up to the workspace root (ripgrep
-        names those by absolute path), and the root's ``.git/info/exclude``."""
-        root = self.workspace.root.rstrip("/") + "/"
-        for logged in opened:
-            path = logged
-            if path.startswith("/"):
-                if not path.startswith(root):
-                    raise Declined("an ignore file above the workspace root")
-                path = path[len(root):]
-                inside = path.rpartition("/")[0]
-                if inside and path != ".git/info/exclude" \
-                        and not self.prefix.startswith(inside + "/"):
-                    raise Declined("an ignore file outside the start's ancestors")
-            name = path.rpartition("/")[2]
-            if name == ".gitignore" or path == ".git/info/exclude":
-                continue
-            raise Declined(f"rg read {name}, which the python walk reads otherwise")
-
     # -- containment and files searched again ----------------------------------------------
 
     def dir_fd(self, rel_dir: str) -> int:
@@ -632,7 +347,7 @@ class NativeSearch:
         run = self.wait(proc)
         if run is None or run.code not in (0, 1) or run.err:
             raise Declined("the listing failed, ran out of time or said something")
-        return [self.rel_of(raw) for raw in run.out.split(b"\0") if raw]
+        return [rel_of(raw) for raw in run.out.split(b"\0") if raw]
 
     def close(self) -> None:
         for fd in self.dirs.values():
@@ -650,7 +365,7 @@ class NativeSearch:
             for line in run.out.split(b"\n"):
                 path, sep, count = line.partition(b"\0")
                 if sep and count.isdigit():
-                    rel = self.rel_of(path)
+                    rel = rel_of(path)
                     self.check_file(rel)
                     found[rel] = ("ok", [NO_HIT_ROW] * int(count))
             return found
@@ -658,7 +373,7 @@ class NativeSearch:
         for block in run.out.split(b"\n\n"):
             path, sep, body = block.partition(b"\0")
             if sep:
-                self.bodies[self.rel_of(path)] = body
+                self.bodies[rel_of(path)] = body
         return found
 
     def status_of(self, rel: str, statuses: dict[str, tuple[FileStatus, list[Hit]]]
@@ -746,23 +461,43 @@ def glob_escape(name: str) -> str:
     return "".join("\\" + c if c in "\\*?[]{}!" else c for c in name)
 
 
-def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, path: str,
-                       path_filter: PathFilter, *, limit: int, per_file: bool,
-                       include_hidden: bool, include_ignored: bool,
-                       exclude_dirs: Sequence[str] | None,
-                       tick: Callable[[int], None] | None = None) -> Outcome | None:
-    """``tree.search_tree`` for a directory with ripgrep walking and matching, or None when the
-    python walk must answer (see the module docstring)."""
-    from zbtools.core.search.walk import DEFAULT_EXCLUDED_DIRS, Skipped, Walk, repository_above
+class NativeEngine:
+    """The native engine (a ``request.Engine``): ``binary`` walks and matches. It declines in a
+    long-lived session (the warm python walk is faster than any process) and wherever the two
+    walks could differ (see the module docstring)."""
 
-    how = plan(rg.pattern, fixed_strings=rg.fixed_strings, multiline=False, per_file=per_file)
+    name = ENGINE
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+
+    def search(self, job: SearchJob) -> Outcome | None:
+        if job.cache is not None:
+            return None
+        return search_native(job, self.binary)
+
+
+def search_native(job: SearchJob, binary: str) -> Outcome | None:
+    """A directory search with ripgrep walking and matching, or None when the python walk must
+    answer (see the module docstring)."""
+    from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS, Skipped
+    from zbtools.core.search.layers import repository_above
+    from zbtools.core.search.native_plan import plan
+    from zbtools.core.search.walk import Walk
+
+    request = job.request
+    workspace = job.workspace
+    how = plan(request.pattern, fixed_strings=request.fixed_strings,
+               multiline=request.multiline, per_file=request.per_file)
     if how is None:
         return None
-    exclude = frozenset(DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs)
-    if include_hidden and not include_ignored and ".git" not in exclude:
+    exclude_dirs = request.exclude_dirs
+    if request.include_hidden and not request.include_ignored and ".git" not in (
+            DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs):
         return None  # a nested repository would be walked silently: see skip_event
-    walk = Walk(workspace, path, include_hidden=include_hidden,
-                include_ignored=include_ignored, exclude_dirs=exclude_dirs, with_stat=False)
+    walk = Walk(workspace, request.path, include_hidden=request.include_hidden,
+                include_ignored=request.include_ignored, exclude_dirs=request.exclude_dirs,
+                with_stat=False)
     try:
         start = walk.rel
         if workspace.root_of(start)[1] or walk.start_ignored \
@@ -772,11 +507,9 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
             return None  # ripgrep applies no rule from above a repository's root
     finally:
         walk.close()
-    native = NativeSearch(workspace, rg, searcher, start, path_filter, limit=limit,
-                          per_file=per_file, include_hidden=include_hidden,
-                          include_ignored=include_ignored, exclude=exclude, how=how)
-    if tick is not None:
-        tick(0)
+    native = NativeSearch(job, binary, start, how)
+    if job.tick is not None:
+        job.tick(0)
     spawned: list[Spawned] = []
     paused_gc = False
     try:
@@ -786,7 +519,7 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
             listings.append(native.spawn(native.list_args()))
             spawned.append(listings[0])
 
-        if path_filter.active:
+        if job.path_filter.active:
             start_listing()
         search = native.spawn(native.search_args())
         spawned.append(search)
@@ -799,7 +532,7 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
             return outcome
         if run.code not in (0, 1):
             return None
-        events = native.events(run.err)
+        events = native.log.events(run.err)
         if gc.isenabled():  # thousands of long-lived hits: collections would only cost
             gc.disable()
             paused_gc = True
@@ -821,8 +554,8 @@ def search_tree_native(workspace: Workspace, rg: RgRequest, searcher: Searcher, 
                 return None
             ok_again = sum(1 for rel in events.binary if statuses[rel][0] == "ok")
             outcome.files_searched = int(searched.group(1)) - len(events.binary) + ok_again
-        if tick is not None:
-            tick(outcome.files_searched)
+        if job.tick is not None:
+            job.tick(outcome.files_searched)
         return outcome
     except (Declined, OSError):
         return None

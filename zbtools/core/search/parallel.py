@@ -4,7 +4,7 @@ The walk stays in the calling process (it owns the ignore rules and the skipped 
 has met ``FORK_AFTER`` files, ``Pool`` forks one helper and hands it runs of files (at most
 ``RUN_FILES`` siblings of one directory) while the helper has fewer than ``BACKLOG`` runs queued;
 the other runs are searched here, inline. Every file gets a slot in walk order; slots are
-replayed through ``search.record`` as soon as all slots before them are known, so limits,
+replayed through ``outcome.record`` as soon as all slots before them are known, so limits,
 truncation and skipped counts are exactly those of a one-process search, and the search stops
 (the helper is killed) as soon as the limit is met.
 
@@ -29,12 +29,15 @@ import signal
 import struct
 
 from zbtools.core.files.workspace import DIR_FLAGS
-from zbtools.core.search.engine import Hit, Replay, Slot, evaluate
+from zbtools.core.search.engine import Hit
+from zbtools.core.search.outcome import Replay, Slot, evaluate, want
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zbtools.core.files.workspace import Workspace
-    from zbtools.core.search.engine import FileStatus, Outcome, Searcher
+    from zbtools.core.search.engine import FileStatus, Searcher
+    from zbtools.core.search.entries import Entry
+    from zbtools.core.search.outcome import Outcome
+    from zbtools.core.search.request import SearchJob
 
 FORK_AFTER = 200
 RUN_FILES = 24
@@ -67,15 +70,16 @@ class _Run:
 
 
 class Pool:
-    """The two-process search of one ``search_tree`` call; see the module docstring."""
+    """The python engine's two-process search (a ``warm.FileSearch``); see the module
+    docstring."""
 
-    def __init__(self, workspace: Workspace, searcher: Searcher, outcome: Outcome, limit: int,
-                 per_file: bool) -> None:
-        self.workspace = workspace
-        self.searcher = searcher
-        self.limit = limit
-        self.per_file = per_file
-        self.replay = Replay(outcome, limit, per_file)
+    def __init__(self, job: SearchJob, outcome: Outcome) -> None:
+        self.workspace = job.workspace
+        self.searcher = job.searcher
+        self.outcome = outcome
+        self.limit = job.request.limit
+        self.per_file = job.request.per_file
+        self.replay = Replay(outcome, self.limit, self.per_file)
         self.files_seen = 0
         self.pid = 0
         self.to_child = -1
@@ -92,6 +96,17 @@ class Pool:
         return self.replay.stopped
 
     # -- the caller's side ---------------------------------------------------------------
+
+    def known(self, rel: str, status: FileStatus, hits: list[Hit]) -> bool:
+        self.done_here(rel, status, hits)
+        return not self.stopped
+
+    def search(self, dir_fd: int, entry: Entry) -> bool:
+        if not self.take(entry.rel, entry.name):
+            status, hits = evaluate(self.searcher, dir_fd, entry.name,
+                                    want(self.outcome, self.limit, self.per_file))
+            self.done_here(entry.rel, status, hits)
+        return not self.stopped
 
     def take(self, rel: str, name: str) -> bool:
         """Give a file to the helper (True) or leave it to the caller (False, then
@@ -139,6 +154,7 @@ class Pool:
             if not self._poll(None):
                 self._search_orphans()
         self.replay.advance()
+        self.replay.settle()
 
     def close(self) -> None:
         for fd in (self.to_child, self.from_child):

@@ -2,14 +2,14 @@
 (docs/internals/performance.md#search).
 
 The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
-skipped counts) is the same ``core.walk.Walk`` as the python engine's, and each file it keeps is
+skipped counts) is the same ``walk.Walk`` as the python engine's, and each file it keeps is
 opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most the
 searcher's size cap if it has one, no NUL byte in the first 8 KiB: the python engine's rules) and
 handed to ``rg`` as an inherited descriptor (``/dev/fd/N``), so ripgrep reads the very file we
 vetted and never resolves a path: containment is the walk's. Batches of ``BATCH_FILES`` files
 run in up to ``IN_FLIGHT`` ``rg`` processes while the walk goes on; their output
 (``--null``-separated ``path\\0line:text`` records, or counts) is put back in walk order and
-replayed through ``search.record``, so limits, truncation and counts are the python engine's.
+replayed through ``outcome.record``, so limits, truncation and counts are the python engine's.
 
 Only patterns both engines read the same way go to ``rg``: ``compatible`` accepts literals,
 classes, ``\\d \\w \\s \\b``, anchors, groups, alternation and repetition, and refuses
@@ -32,24 +32,22 @@ from zbtools.core.search.engine import (
     BINARY_PROBE,
     FILE_FLAGS,
     Hit,
-    Outcome,
-    Replay,
     Searcher,
     SearchTimeout,
-    Slot,
     cut_line,
-    files_to_search,
 )
+from zbtools.core.search.outcome import Replay, Slot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     import threading
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Mapping
 
-    from zbtools.core.files.workspace import Workspace
-    from zbtools.core.search.cache import SearchCache
-    from zbtools.core.search.engine import FileStatus, PathFilter, RgRequest
+    from zbtools.core.search.engine import FileStatus
+    from zbtools.core.search.entries import Entry
+    from zbtools.core.search.outcome import Outcome
+    from zbtools.core.search.request import SearchJob
 
 BATCH_FILES = 512
 IN_FLIGHT = 2
@@ -74,7 +72,7 @@ def find_rg(env: Mapping[str, str] | None = None) -> str | None:
 
 def compatible(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
     """Whether ripgrep reads ``pattern`` exactly as the python engine does: the line-local
-    patterns (``search.line_local``), whose constructs both dialects share. A pattern holding
+    patterns (``engine.line_local``), whose constructs both dialects share. A pattern holding
     a NUL character cannot be passed on rg's command line at all."""
     from zbtools.core.search.engine import line_local
 
@@ -91,15 +89,33 @@ class _Batch:
         self.box = box
 
 
-class RgSearch:
-    """One ``search_tree`` call on the rg engine; see the module docstring."""
+class RgEngine:
+    """The rg engine (a ``request.Engine``): ``binary`` searches the files our walk picks."""
 
-    def __init__(self, rg: str, searcher: Searcher, outcome: Outcome, pattern: str, *,
-                 ignore_case: bool, fixed_strings: bool, limit: int, per_file: bool) -> None:
-        self.searcher = searcher
+    name = "rg"
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+
+    def search(self, job: SearchJob) -> Outcome:
+        from zbtools.core.search.warm import walk_files
+
+        job.searcher.compile()  # before any file is read: an invalid pattern fails the call here
+        return walk_files(job, self.name, lambda outcome, _repeated: RgSearch(self.binary, job,
+                                                                        outcome))
+
+
+class RgSearch:
+    """One directory search on the rg engine (a ``warm.FileSearch``); see the module
+    docstring."""
+
+    def __init__(self, rg: str, job: SearchJob, outcome: Outcome) -> None:
+        searcher = self.searcher = job.searcher
+        request = job.request
+        limit = self.limit = request.limit
+        per_file = self.per_file = request.per_file
+        self.outcome = outcome
         self.replay = Replay(outcome, limit, per_file)
-        self.limit = limit
-        self.per_file = per_file
         args = [rg, "--no-config", "--color", "never", "--no-heading", "--with-filename",
                 "--null", "--text", "--no-ignore", "--hidden", "--no-messages",
                 # read in buffers: a memory map of a 200 MB file would count whole in the RSS
@@ -107,9 +123,9 @@ class RgSearch:
                 # Transcoding from UTF-8 puts U+FFFD where bytes are invalid and drops a BOM,
                 # as the python engine's decode does: '.' then matches the same characters.
                 "--encoding", "utf-8"]
-        if ignore_case:
+        if request.ignore_case:
             args.append("--ignore-case")
-        if fixed_strings:
+        if request.fixed_strings:
             args.append("--fixed-strings")
         if per_file:
             args.append("--count")
@@ -119,7 +135,7 @@ class RgSearch:
                 args += ["--before-context", str(searcher.before)]
             if searcher.after:
                 args += ["--after-context", str(searcher.after)]
-        self.args = [*args, "--regexp", pattern, "--"]
+        self.args = [*args, "--regexp", request.pattern, "--"]
         self.batch_files = batch_size()
         self.pending: list[Slot] = []
         self.batches: list[_Batch] = []
@@ -128,23 +144,33 @@ class RgSearch:
     def stopped(self) -> bool:
         return self.replay.stopped
 
-    def add_known(self, rel: str, status: FileStatus, hits: list[Hit]) -> None:
+    def known(self, rel: str, status: FileStatus, hits: list[Hit]) -> bool:
         """A file whose result is already known (the warm cache): accounted in walk order."""
         slot = self.replay.slot(rel)
         slot.status = status
         slot.hits = hits
         self.replay.advance()
+        return self.go_on()
 
-    def add(self, dir_fd: int, name: str, rel: str) -> None:
-        slot = self.replay.slot(rel)
-        status = _vet(dir_fd, name, slot, self.searcher.max_file_bytes)
+    def search(self, dir_fd: int, entry: Entry) -> bool:
+        slot = self.replay.slot(entry.rel)
+        status = _vet(dir_fd, entry.name, slot, self.searcher.max_file_bytes)
         if status is not None:
             slot.status = status
             self.replay.advance()
-            return
-        self.pending.append(slot)
-        if len(self.pending) >= self.batch_files:
-            self._launch()
+        else:
+            self.pending.append(slot)
+            if len(self.pending) >= self.batch_files:
+                self._launch()
+        return self.go_on()
+
+    def go_on(self) -> bool:
+        if self.stopped:
+            return False
+        if self.searcher.time_left() <= 0:
+            self.outcome.timed_out = True
+            return False
+        return True
 
     def finish(self) -> None:
         if self.pending and not self.stopped:
@@ -152,6 +178,7 @@ class RgSearch:
         while self.batches and not self.stopped:
             self._collect(self.batches.pop(0))
         self.replay.advance()
+        self.replay.settle()
 
     def close(self) -> None:
         for batch in self.batches:
@@ -347,42 +374,3 @@ def _vet(dir_fd: int, name: str, slot: Slot, max_bytes: int | None) -> FileStatu
         status = "unreadable"
     os.close(fd)
     return status
-
-
-def search_tree_rg(workspace: Workspace, rg: RgRequest, searcher: Searcher, path: str,
-                   path_filter: PathFilter, *, limit: int, per_file: bool,
-                   include_hidden: bool, include_ignored: bool,
-                   exclude_dirs: Sequence[str] | None,
-                   cache: SearchCache | None = None,
-                   tick: Callable[[int], None] | None = None) -> Outcome:
-    """``tree.search_tree`` for a directory, with ripgrep doing the matching."""
-    from zbtools.core.search.warm import open_search
-
-    walk, outcome, warm = open_search(workspace, path, searcher, include_hidden=include_hidden,
-                                      include_ignored=include_ignored,
-                                      exclude_dirs=exclude_dirs, cache=cache)
-    outcome.engine = "rg"
-    engine = RgSearch(rg.binary, searcher, outcome, rg.pattern, ignore_case=rg.ignore_case,
-                      fixed_strings=rg.fixed_strings, limit=limit, per_file=per_file)
-    try:
-        for entry in files_to_search(walk, path_filter):
-            if tick is not None:
-                tick(outcome.files_searched)
-            known = warm.lookup(walk, entry) if warm is not None else None
-            if known is not None:
-                engine.add_known(entry.rel, *known)
-            else:
-                engine.add(walk.parent_fd, entry.name, entry.rel)
-            if engine.stopped:
-                break
-            if searcher.time_left() <= 0:
-                outcome.timed_out = True
-                break
-        engine.finish()
-        engine.replay.settle()
-    finally:
-        walk.close()
-        engine.close()
-    outcome.loops = walk.loops
-    outcome.depth_limited = walk.depth_limited
-    return outcome

@@ -1,11 +1,17 @@
-"""A search's use of the session cache (``zbtools.core.search.cache``), for both engines.
+"""The one loop of the engines that walk in python, and its use of the session cache.
 
-For each file the walk yields, ``lookup`` stats it (unless the walk's change monitor vouches
-for the signature it has) and returns its kept result when the file is
-unchanged; otherwise the file is searched as usual and ``observe`` (the outcome's observer, told
-each result before it is accounted) keeps the result when it is complete (not cut at the number of
-hits wanted) and the file had settled before it was read. Failure modes: none of its own; a file
-that cannot be stat'ed is simply searched.
+``walk_files`` walks a directory search's tree (``walk.Walk``, with the session's ``cache``),
+keeps the files the path filter accepts and hands each one, in walk order, to the engine's
+``FileSearch``: its cached result when the file is unchanged (``known``), else the file itself
+(``search``). The python engine (``tree.PythonEngine``: inline or with a forked helper,
+``parallel.Pool``) and the rg engine (``ripgrep.RgSearch``) differ only in their ``FileSearch``.
+
+``WarmSearch`` is the cache's part. For each file the walk yields, ``lookup`` stats it (unless
+the walk's change monitor vouches for the signature it has) and returns its kept result when the
+file is unchanged; otherwise the file is searched as usual and ``observe`` (the outcome's
+observer, told each result before it is accounted) keeps the result when it is complete (not cut
+at the number of hits wanted) and the file had settled before it was read. Failure modes: none
+of its own; a file that cannot be stat'ed is simply searched.
 """
 
 from __future__ import annotations
@@ -17,28 +23,75 @@ from zbtools.core.search.cache import SETTLE_NS, now_ns, signature, watched_sign
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable
+    from typing import Protocol
 
-    from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
-    from zbtools.core.search.engine import FileStatus, Hit, Outcome, Searcher
-    from zbtools.core.search.walk import Entry, Walk
-
-
-def open_search(workspace: Workspace, path: str, searcher: Searcher, *, include_hidden: bool,
-                include_ignored: bool, exclude_dirs: Sequence[str] | None,
-                cache: SearchCache | None) -> tuple[Walk, Outcome, WarmSearch | None]:
-    """The walk of a directory search, its outcome, and its use of the session cache (None
-    without one): what the python and rg engines start from."""
-    from zbtools.core.search.engine import Outcome
+    from zbtools.core.search.engine import FileStatus, Hit, Searcher
+    from zbtools.core.search.entries import Entry
+    from zbtools.core.search.outcome import Outcome
+    from zbtools.core.search.request import SearchJob
     from zbtools.core.search.walk import Walk
 
-    walk = Walk(workspace, path, max_depth=10_000, max_entries=10**9,
-                include_hidden=include_hidden, include_ignored=include_ignored,
-                exclude_dirs=exclude_dirs, with_stat=False, cache=cache)
+    class FileSearch(Protocol):
+        """What an engine does with the files ``walk_files`` hands it; each call returns False
+        when the search stops there (a limit met, the deadline passed)."""
+
+        def known(self, rel: str, status: FileStatus, hits: list[Hit]) -> bool:
+            """A file whose result the session cache still holds."""
+            ...
+
+        def search(self, dir_fd: int, entry: Entry) -> bool:
+            """A file to search (``entry.name`` in the directory open on ``dir_fd``)."""
+            ...
+
+        def finish(self) -> None:
+            """After the walk: account what is still outstanding."""
+            ...
+
+        def close(self) -> None:
+            """Release processes and descriptors, whatever happened."""
+            ...
+
+
+def walk_files(job: SearchJob, engine: str,
+               start: Callable[[Outcome, bool], FileSearch]) -> Outcome:
+    """Search a directory: ``start(outcome, repeated)`` makes the engine's ``FileSearch``
+    (``repeated``: the same search ran before in this session, so most results are cached)."""
+    from zbtools.core.search.globs import files_to_search
+    from zbtools.core.search.outcome import Outcome
+    from zbtools.core.search.walk import Walk
+
+    request = job.request
+    walk = Walk(job.workspace, request.path, max_depth=10_000, max_entries=10**9,
+                include_hidden=request.include_hidden, include_ignored=request.include_ignored,
+                exclude_dirs=request.exclude_dirs, with_stat=False, cache=job.cache)
     outcome = Outcome(walk.rel, walk.skipped)
-    warm = WarmSearch(walk.cache, searcher, outcome) if walk.cache is not None else None
-    return walk, outcome, warm
+    outcome.engine = engine
+    warm = WarmSearch(walk.cache, job.searcher, outcome) if walk.cache is not None else None
+    tick = job.tick
+    try:
+        files = start(outcome, warm is not None and warm.repeated)
+    except BaseException:
+        walk.close()
+        raise
+    try:
+        for entry in files_to_search(walk, job.path_filter):
+            if tick is not None:
+                tick(outcome.files_searched)
+            known = warm.lookup(walk, entry) if warm is not None else None
+            if known is not None:
+                if not files.known(entry.rel, *known):
+                    break
+            elif not files.search(walk.parent_fd, entry):
+                break
+        files.finish()
+    finally:
+        walk.close()
+        files.close()
+    outcome.loops = walk.loops
+    outcome.depth_limited = walk.depth_limited
+    return outcome
 
 
 class WarmSearch:
