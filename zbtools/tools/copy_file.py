@@ -35,13 +35,8 @@ from zbtools.core.files.fsops import (
 from zbtools.core.files.textio import atomic_write, read_bytes, temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.core.files.writerlog import note_dir
-from zbtools.tools.move_file import (
-    DESTINATION_ALIASES,
-    SOURCE_ALIASES,
-    check_pair,
-    open_destination,
-    open_source,
-)
+from zbtools.toolkit.params import DESTINATION_ALIASES, SOURCE_ALIASES
+from zbtools.toolkit.transfer import check_pair, open_destination, open_source
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False

@@ -16,6 +16,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.workspace import os_error
+from zbtools.toolkit.params import DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    path: str = field(aliases=("dir", "directory"), help="Directory path to create")
+    path: str = field(aliases=DIR_ALIASES, help="Directory path to create")
 
 
 class Result(Struct):

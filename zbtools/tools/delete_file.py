@@ -21,13 +21,13 @@ from zbtools.core.files.fsops import entry_kind, remove_tree, sweep_dead_dirs
 from zbtools.core.files.textio import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.core.files.writerlog import note_dir
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
-PATH_ALIASES = ("file_path", "filepath", "filename")
 
 
 class Params(Struct):

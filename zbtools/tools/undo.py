@@ -29,6 +29,7 @@ from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.undo import Journal
 from zbtools.core.files.textio import atomic_write, read_bytes, sha256_hex
 from zbtools.core.files.workspace import os_error
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    path: str | None = field(default=None, aliases=("file_path", "filepath", "filename"),
+    path: str | None = field(default=None, aliases=PATH_ALIASES,
                              help="File whose last change to undo (default: the newest change)")
     dry_run: bool = field(default=False, help="Say what would be restored, change nothing")
 

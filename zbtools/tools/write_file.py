@@ -37,6 +37,8 @@ from zbtools.core.files.textio import (
     probe_format,
     sha256_hex,
 )
+from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
+from zbtools.toolkit.writing import prepare_target
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -44,10 +46,6 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.files.workspace import Resolved
-
-PATH_ALIASES = ("file_path", "filepath", "filename")
-CONTENT_ALIASES = ("contents", "text", "data")
 
 
 class Params(Struct):
@@ -92,15 +90,6 @@ def resolve_encoding(requested: str, fmt: FileFormat | None) -> FileFormat:
     bom = b"\xef\xbb\xbf" if name == "utf-8-sig" else b""
     return FileFormat(encoding="utf-8" if name == "utf-8-sig" else name, bom=bom,
                       newline=base.newline)
-
-
-def prepare_target(ctx: Context, path: str) -> Resolved:
-    res = ctx.workspace.resolve(path, create_parents=True, write=True)
-    if res.is_root:
-        res.close()
-        raise ToolError("is_directory", f"{path}: is the workspace root directory",
-                        hint="give a file path inside the workspace", details={"path": path})
-    return res
 
 
 def run(params: Params, ctx: Context) -> Result:
