@@ -8,7 +8,9 @@ Every call prints exactly one JSON document on stdout::
      "error": {"code": "not_found", "message": "...", "hint": "...", "details": {...}}}
 
 Error codes are stable snake_case strings. Each code has one exit code, so a shell script can
-branch on ``$?`` and a harness on ``error.code``. This module is on the hot path: stdlib only.
+branch on ``$?`` and a harness on ``error.code``: ``ERROR_CODES`` and ``EXIT_STATUSES`` are the
+one declaration of both, which the man page, ``--help`` and the docs' tables are made from. This
+module is on the hot path: stdlib only.
 """
 
 from __future__ import annotations
@@ -29,6 +31,24 @@ class ExitCode:
     SAFETY = 3  # refused for safety: outside the workspace, root protected, guardrail
     INTERNAL = 4  # a bug in zbtools: traceback on stderr only with --debug
     INTERRUPTED = 130  # SIGINT
+
+
+# status -> (brief, meaning): the one list of what each status means. ``--help`` shows the briefs;
+# the man page and the docs' tables the meanings (reStructuredText literals; tests/test_docs.py
+# holds the README's and docs/contract.md's tables to it).
+EXIT_STATUSES: dict[int, tuple[str, str]] = {
+    ExitCode.OK: ("ok", "success"),
+    ExitCode.TOOL_FAILED: ("tool failed as documented", "the tool failed as documented (not "
+                           "found, already exists, stale file, ...)"),
+    ExitCode.USAGE: ("invalid arguments/usage",
+                     "invalid arguments, malformed JSON, unknown tool or option"),
+    ExitCode.SAFETY: ("refused for safety", "refused for safety (outside the workspace, the "
+                      "workspace root, the command guardrail, approval, a required sandbox, a "
+                      "blocked address)"),
+    ExitCode.INTERNAL: ("internal error", "internal error (a bug; ``--debug`` prints the "
+                        "traceback on stderr, never on stdout)"),
+    ExitCode.INTERRUPTED: ("interrupted", "interrupted"),
+}
 
 
 # code -> (exit status, one-line meaning). The README and man page are generated from this table.
