@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name a
 if TYPE_CHECKING:
     from typing import Any
 
+    from zbtools.errorcodes import ErrorCode
+
 CONTRACT_VERSION = 1
 
 
@@ -51,8 +53,9 @@ EXIT_STATUSES: dict[int, tuple[str, str]] = {
 }
 
 
-# code -> (exit status, one-line meaning). The README and man page are generated from this table.
-ERROR_CODES: dict[str, tuple[int, str]] = {
+# code -> (exit status, one-line meaning). The README and man page are generated from this table,
+# and so is the type ``ErrorCode`` (zbtools/errorcodes.py) that every ToolError's code must be.
+ERROR_CODES: dict[ErrorCode, tuple[int, str]] = {
     "invalid_json": (ExitCode.USAGE, "the request is not one valid JSON object"),
     "invalid_arguments": (
         ExitCode.USAGE,
@@ -173,7 +176,7 @@ class ToolError(Exception):
 
     def __init__(
         self,
-        code: str,
+        code: ErrorCode,
         message: str,
         hint: str = "",
         details: dict[str, Any] | None = None,
