@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from zbtools.errorcodes import ErrorCode
+    from zbtools.contract import ErrorCode
 
 # A file's bytes that would act on a terminal: clear the screen, home the cursor, retitle the
 # window, an 8-bit CSI, a bidi override, a backspace and a lone carriage return.

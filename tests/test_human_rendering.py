@@ -30,7 +30,7 @@ from tests.test_terminal import on_terminal
 from zbtools.contract import ERROR_CODES
 
 if TYPE_CHECKING:
-    from zbtools.errorcodes import ErrorCode
+    from zbtools.contract import ErrorCode
 
 HOSTILE_PAGE = f"<html><head><title>t {HOSTILE}</title></head><body><p>{HOSTILE}</p></body>"
 

@@ -30,7 +30,6 @@ LAYERS: list[tuple[int, str, bool]] = [
     (0, "zbtools", False),  # the package itself: the version only
     (0, "zbtools.contract", False),
     (0, "zbtools.options", False),  # the program's own options and command words
-    (0, "zbtools.errorcodes", False),  # generated: the error codes as a type
     (1, "zbtools.core", False),  # the package docstring only
     (1, "zbtools.core.files", False),
     (2, "zbtools.core.call", False),

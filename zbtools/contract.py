@@ -17,9 +17,74 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
-    from zbtools.errorcodes import ErrorCode
+    # Every code of ERROR_CODES (below) as a type: a misspelt code fails mypy. Written by
+    # ``python -m zbtools.devgen`` from ERROR_CODES; never edit it by hand.
+    # errorcodes:begin
+    ErrorCode = Literal[
+        "invalid_json",
+        "invalid_arguments",
+        "unknown_tool",
+        "usage_error",
+        "too_large",
+        "not_found",
+        "already_exists",
+        "is_directory",
+        "not_a_directory",
+        "special_file",
+        "binary_file",
+        "encoding_error",
+        "out_of_range",
+        "stale_file",
+        "permission_denied",
+        "hardlink_refused",
+        "symlink_loop",
+        "path_changed",
+        "cross_device",
+        "no_space",
+        "io_error",
+        "no_match",
+        "ambiguous_match",
+        "overlapping_edits",
+        "no_change",
+        "placeholder_in_new",
+        "edit_conflict",
+        "ambiguous_scope",
+        "anchor_required",
+        "patch_parse_error",
+        "stale_anchor",
+        "regex_error",
+        "regex_timeout",
+        "no_active_file",
+        "unknown_id",
+        "dangling_symlink",
+        "ambiguous_path",
+        "ambiguous_id",
+        "state_corrupt",
+        "outside_workspace",
+        "protected_path",
+        "workspace_root_protected",
+        "spawn_failed",
+        "process_not_found",
+        "guardrail_refused",
+        "approval_required",
+        "approval_denied",
+        "sandbox_unavailable",
+        "missing_dependency",
+        "unsupported_format",
+        "encrypted_pdf",
+        "no_text_layer",
+        "blocked_address",
+        "not_configured",
+        "fetch_failed",
+        "http_error",
+        "timeout",
+        "render_unavailable",
+        "internal_error",
+        "interrupted",
+    ]
+    # errorcodes:end
 
 CONTRACT_VERSION = 1
 
@@ -54,7 +119,7 @@ EXIT_STATUSES: dict[int, tuple[str, str]] = {
 
 
 # code -> (exit status, one-line meaning). The README and man page are generated from this table,
-# and so is the type ``ErrorCode`` (zbtools/errorcodes.py) that every ToolError's code must be.
+# and so is the type ``ErrorCode`` (above) that every ToolError's code must be.
 ERROR_CODES: dict[ErrorCode, tuple[int, str]] = {
     "invalid_json": (ExitCode.USAGE, "the request is not one valid JSON object"),
     "invalid_arguments": (
