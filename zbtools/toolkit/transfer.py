@@ -11,6 +11,12 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import (
+    already_exists,
+    is_directory,
+    not_found,
+    workspace_root_protected,
+)
 from zbtools.core.files.fsops import entry_kind
 
 TYPE_CHECKING = False
@@ -24,13 +30,10 @@ def open_source(ctx: Context, path: str, *, follow: bool, write: bool = False) -
     res = ctx.workspace.resolve(path, follow_last=follow, write=write)
     if res.is_root:
         res.close()
-        raise ToolError("workspace_root_protected", f"{path}: is the workspace root",
-                        hint="name a file or directory inside the workspace")
+        raise workspace_root_protected(path)
     if res.st is None:
         res.close()
-        raise ToolError("not_found", f"{path}: no such file or directory",
-                        hint="check the source path with list_directory",
-                        details={"path": path})
+        raise not_found(path, hint="check the source path with list_directory")
     return res
 
 
@@ -77,8 +80,7 @@ def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest
                overwrite: bool) -> bool:
     """Validate a move/copy pair; returns whether an existing destination will be replaced."""
     if dest.is_root:
-        raise ToolError("workspace_root_protected", f"{params_dest}: is the workspace root",
-                        hint="give a path inside the workspace")
+        raise workspace_root_protected(params_dest)
     if dest.rel == source.rel:
         raise ToolError("invalid_arguments", "source and destination are the same path",
                         hint="give a different destination")
@@ -90,15 +92,12 @@ def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest
         return False
     assert dest.st is not None
     if not overwrite:
-        raise ToolError("already_exists", f"{params_dest}: already exists",
-                        hint="pass overwrite: true to replace it, or end the destination with / "
-                        "to put the source inside an existing directory",
-                        details={"destination": dest.rel,
-                                 "type": entry_kind(dest.st.st_mode)})
+        raise already_exists(params_dest, hint="pass overwrite: true to replace it, or end the "
+                             "destination with / to put the source inside an existing directory",
+                             details={"destination": dest.rel,
+                                      "type": entry_kind(dest.st.st_mode)})
     if stat.S_ISDIR(dest.st.st_mode):
-        raise ToolError("is_directory", f"{params_dest}: is a directory, which is never replaced",
-                        hint="delete it first, or end the destination with / to move into it",
-                        details={"path": params_dest})
+        raise is_directory(params_dest, "replace")
     if stat.S_ISDIR(source.st.st_mode):
         raise ToolError("not_a_directory", f"{params_dest}: is a file; a directory cannot "
                         "replace it", hint="delete it first or choose another name",

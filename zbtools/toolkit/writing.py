@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import file_vanished, is_directory
 from zbtools.core.files.textio import (
     FileFormat,
     atomic_write,
@@ -28,8 +29,7 @@ def prepare_target(ctx: Context, path: str) -> Resolved:
     res = ctx.workspace.resolve(path, create_parents=True, write=True)
     if res.is_root:
         res.close()
-        raise ToolError("is_directory", f"{path}: is the workspace root directory",
-                        hint="give a file path inside the workspace", details={"path": path})
+        raise is_directory(path, "write", root=True)
     return res
 
 
@@ -54,10 +54,7 @@ def append_text(ctx: Context, path: str, content: str, *,
     with prepare_target(ctx, path) as res:
         if not res.exists:
             if expected_sha256 is not None:
-                raise ToolError("stale_file", f"{path}: does not exist (expected_sha256 "
-                                "given)", hint="read the file again; it was deleted or moved",
-                                details={"expected_sha256": expected_sha256,
-                                         "current_sha256": None})
+                raise file_vanished(path, expected_sha256)
             text = convert_newlines(content, newline, None)
             data = FileFormat().encode(text, with_bom=False)
             try:

@@ -21,6 +21,7 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import not_found
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.textio import CHUNK, READ_FLAGS, decode, looks_binary, read_fd, sniff_bom
 from zbtools.core.files.workspace import DIR_FLAGS
@@ -99,9 +100,7 @@ def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
 def run(params: Params, ctx: Context) -> Result:
     with ctx.workspace.resolve(params.path, follow_last=False) as link:
         if link.st is None:
-            raise ToolError("not_found", f"{params.path}: no such file or directory",
-                            hint="check the path with list_directory",
-                            details={"path": params.path})
+            raise not_found(params.path)
         is_symlink = stat.S_ISLNK(link.st.st_mode)
         target_text = os.readlink(link.name, dir_fd=link.dir_fd) if is_symlink and link.name \
             else None

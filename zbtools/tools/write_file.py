@@ -30,6 +30,7 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import already_exists, is_directory
 from zbtools.core.files.textio import (
     FileFormat,
     atomic_write,
@@ -101,14 +102,11 @@ def run(params: Params, ctx: Context) -> Result:
         if res.exists:
             assert res.st is not None
             if stat.S_ISDIR(res.st.st_mode):
-                raise ToolError("is_directory", f"{params.path}: is a directory",
-                                hint="give a file path, not a directory",
-                                details={"path": params.path})
+                raise is_directory(params.path, "write")
             if not params.overwrite:
-                raise ToolError("already_exists", f"{params.path}: already exists",
-                                hint="use edit_file/apply_edit to change part of it, or pass "
-                                "overwrite: true to replace it whole",
-                                details={"path": res.rel, "size": res.st.st_size})
+                raise already_exists(params.path, hint="use edit_file/apply_edit to change "
+                                     "part of it, or pass overwrite: true to replace it whole",
+                                     details={"path": res.rel, "size": res.st.st_size})
             fmt, old = probe_format(res, shown=params.path)
         target = resolve_encoding(params.encoding, fmt)
         text = convert_newlines(params.content, params.newline, fmt)

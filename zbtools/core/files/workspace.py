@@ -41,6 +41,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import already_exists, is_directory, not_found
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,18 +65,15 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     """Map an ``OSError`` met while working on ``shown`` (the path as requested) to the contract."""
     code = exc.errno
     if code in (errno.ENOENT,):
-        return ToolError("not_found", f"{shown}: no such file or directory",
-                         hint="check the path with list_directory or get_file_info",
-                         details={"path": shown})
+        return not_found(shown, hint="check the path with list_directory or get_file_info")
     if code in (errno.EACCES, errno.EPERM):
         return ToolError("permission_denied", f"{shown}: permission denied",
                          hint="the operating system refused access; check the file's mode",
                          details={"path": shown})
     if code == errno.EEXIST:
-        return ToolError("already_exists", f"{shown}: already exists",
-                         hint="pass overwrite: true to replace it", details={"path": shown})
+        return already_exists(shown, hint="pass overwrite: true to replace it")
     if code == errno.EISDIR:
-        return ToolError("is_directory", f"{shown}: is a directory", details={"path": shown})
+        return is_directory(shown, "write")
     if code == errno.ENOTDIR:
         return ToolError("not_a_directory", f"{shown}: a component of the path is not a directory",
                          details={"path": shown})
