@@ -7,8 +7,8 @@ step differs by tool (a directory given to a write, a delete, a copy), the diffe
 ``doing`` parameter and its hint is chosen from one table, never copied into the tool.
 
 Map: ``is_directory``, ``not_found``, ``stale_file`` and ``file_vanished`` (a file read, then
-changed or deleted before the write), ``not_a_directory``, ``already_exists``,
-``workspace_root_protected``. The codes are the contract's (``zbtools.contract.ERROR_CODES``).
+changed or deleted before the write), ``already_exists``, ``protected_path`` (git's own files)
+and ``workspace_root_protected``. The codes are the contract's (``zbtools.contract.ERROR_CODES``).
 
 Stdlib and the contract only: every layer above may use it.
 """
@@ -61,10 +61,13 @@ def is_directory(path: str, doing: Doing = "write", *, root: bool = False,
 
 
 def not_found(path: str, *, hint: str = "check the path with list_directory",
-              what: str = "no such file or directory") -> ToolError:
-    """``not_found``: nothing at ``path``. ``hint``: the next step, when this call knows a
-    better one than looking."""
-    return ToolError("not_found", f"{path}: {what}", hint=hint, details={"path": path})
+              what: str = "no such file or directory",
+              details: dict[str, Any] | None = None) -> ToolError:
+    """``not_found``: nothing at ``path`` (``what``: which part is missing). ``hint``: the next
+    step, when this call knows a better one than looking. ``details``: ``{"path": path}`` unless
+    the call has its own facts to give."""
+    return ToolError("not_found", f"{path}: {what}", hint=hint,
+                     details={"path": path} if details is None else details)
 
 
 def stale_file(path: str, what: str = "changed since it was read", *, hint: str = REREAD_HINT,
@@ -98,6 +101,22 @@ def already_exists(path: str, *, hint: str, what: str = "already exists",
     ``details``: ``{"path": path}`` unless the call has its own facts to give."""
     return ToolError("already_exists", f"{path}: {what}", hint=hint,
                      details={"path": path} if details is None else details)
+
+
+ALLOW_GIT_WRITES = ("set allow_git_writes = true in the [files] table of the config file (or "
+                    "ZBTOOLS_ALLOW_GIT_WRITES=1)")
+
+
+def protected_path(path: str, what: str, *, instead: str | None = None,
+                   **details: Any) -> ToolError:
+    """``protected_path``: ``path`` belongs to git (``what`` says how); ``instead``: what to do
+    rather than write there, when it is not to use git itself. The hint always names the setting
+    that lets zbtools write there."""
+    hint = f"{instead}, or {ALLOW_GIT_WRITES}" if instead is not None else (
+        f"use git itself to change a repository's internals; to let zbtools write there, "
+        f"{ALLOW_GIT_WRITES}")
+    return ToolError("protected_path", f"{path}: {what}", hint=hint,
+                     details={"path": path, **details})
 
 
 def workspace_root_protected(path: str, doing: Literal["move", "delete"] = "move"

@@ -41,7 +41,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.errors import already_exists, is_directory, not_found
+from zbtools.core.errors import already_exists, is_directory, not_found, protected_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,7 +89,8 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     if code == errno.ENAMETOOLONG:
         return ToolError("invalid_arguments", f"{shown}: file name too long")
     if code == errno.ENOTEMPTY:
-        return ToolError("already_exists", f"{shown}: directory not empty", details={"path": shown})
+        return already_exists(shown, what="directory not empty",
+                              hint="empty it first, or choose another name")
     if code == errno.EROFS:
         return ToolError("permission_denied", f"{shown}: read-only filesystem",
                          details={"path": shown})
@@ -202,24 +203,17 @@ def check_writable(res: Resolved) -> None:
     around it."""
     comps = [*res.parts, *res.missing, *([res.name] if res.name is not None else [])]
     if any(c.casefold() == GIT_DIR for c in comps):
-        raise ToolError("protected_path", f"{res.requested}: lies inside .git/ (git's hooks, "
-                        "config and objects), which zbtools never changes by default",
-                        hint="use git itself to change a repository's internals; to let zbtools "
-                        "write there, set allow_git_writes = true in the [files] table of the "
-                        "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                        details={"path": res.requested, "resolved": res.rel})
+        raise protected_path(res.requested, "lies inside .git/ (git's hooks, config and "
+                             "objects), which zbtools never changes by default",
+                             resolved=res.rel)
 
 
 def protected_error(res: Resolved, why: str) -> ToolError:
     """``protected_path`` for a location that belongs to git under another name than ``.git``
     (``why`` says which)."""
-    return ToolError("protected_path", f"{res.requested}: {why}; git runs its hooks and obeys "
-                     "its config later, with your privileges, so zbtools never changes them by "
-                     "default",
-                     hint="use git itself to change a repository's internals; to let zbtools "
-                     "write there, set allow_git_writes = true in the [files] table of the "
-                     "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                     details={"path": res.requested, "resolved": res.rel})
+    return protected_path(res.requested, f"{why}; git runs its hooks and obeys its config "
+                          "later, with your privileges, so zbtools never changes them by default",
+                          resolved=res.rel)
 
 
 def check_deceptive(path: str) -> None:
@@ -602,11 +596,9 @@ class Workspace:
         where = f"{res.rel}/{found}" if found else res.rel
         what = "a .git repository" if found.rsplit("/", 1)[-1].casefold() == ".git" \
             else "a git directory"
-        raise ToolError("protected_path", f"{res.requested}: holds {what} ({where}: its "
-                        f"history, hooks and config), which zbtools never {doing} by default",
-                        hint=f"{instead}, or set allow_git_writes = true in the [files] table "
-                        "of the config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                        details={"path": res.requested, "holds": where})
+        raise protected_path(res.requested, f"holds {what} ({where}: its history, hooks and "
+                             f"config), which zbtools never {doing} by default",
+                             instead=instead, holds=where)
 
     def link_names(self, st: os.stat_result) -> tuple[list[str], bool]:
         """The names of the file ``st`` below the primary root, and whether all were looked
@@ -716,10 +708,10 @@ class Workspace:
                     if create_parents and ".." not in todo:
                         return self._done(path, self._base(index), dirs, names, todo[-1], None,
                                           [comp, *todo[:-1]])
-                    raise ToolError(
-                        "not_found", f"{path}: directory {'/'.join([*names, comp])} does not "
-                        "exist", hint="create it with create_directory, or check the path",
-                        details={"missing": "/".join([*names, comp])}) from None
+                    missing = "/".join([*names, comp])
+                    raise not_found(path, what=f"directory {missing} does not exist",
+                                    hint="create it with create_directory, or check the path",
+                                    details={"missing": missing}) from None
                 except OSError as exc:
                     raise os_error(exc, path) from exc
                 if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
