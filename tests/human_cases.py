@@ -19,6 +19,10 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zbtools.contract import ErrorCode
 
 # A file's bytes that would act on a terminal: clear the screen, home the cursor, retitle the
 # window, an 8-bit CSI, a bidi override, a backspace and a lone carriage return.
@@ -36,7 +40,7 @@ class Case:
     tool: str
     label: str
     argv: list[str]
-    error: str | None = None
+    error: ErrorCode | None = None
     keep_id: str | None = None
     env: dict[str, str] = field(default_factory=dict)
 
@@ -301,7 +305,8 @@ def cases(web: str, searxng: str) -> list[Case]:
     ]
 
 
-def d(dialect: str, tool: str, label: str, args: dict[str, object], error: str | None = None,
+def d(dialect: str, tool: str, label: str, args: dict[str, object],
+      error: ErrorCode | None = None,
       env: dict[str, str] | None = None) -> Case:
     """A call of a dialect's tool, with its arguments as JSON."""
     return Case(f"{dialect}/{tool}", label,

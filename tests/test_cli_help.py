@@ -20,6 +20,40 @@ def test_top_level_help_lists_every_tool_and_the_exit_codes() -> None:
     assert "--workspace" in result.output
 
 
+def test_top_level_help_shows_every_global_option_command_word_and_exit_status() -> None:
+    """--help is made from the declarations the parser reads (zbtools.options, the contract)."""
+    from zbtools.contract import EXIT_STATUSES
+    from zbtools.options import COMMAND_WORDS, GLOBAL_OPTIONS
+
+    result = TyperRunner().invoke(build_app(main_with_argv), ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for opt in GLOBAL_OPTIONS:
+        for name in opt.names:
+            assert name in result.output, name
+    for word in COMMAND_WORDS:
+        assert word.name in result.output, word.name
+    flat = " ".join(result.output.split())
+    for status, (brief, _meaning) in EXIT_STATUSES.items():
+        assert f"{status} {brief}" in flat, status
+
+
+def test_every_declared_global_option_is_parsed(ws: Path) -> None:
+    """Each spelling of each declared option reaches the parser's options object."""
+    from zbtools.dispatch import Options, split_command_line
+    from zbtools.options import GLOBAL_OPTIONS
+
+    for opt in GLOBAL_OPTIONS:
+        for name, value in [*((n, opt.value) for n in opt.names), *opt.shorthands.items()]:
+            given = opt.choices[-1] if opt.choices else "x"
+            argv = [name, given, "read_file"] if opt.takes_value and name in opt.names else [
+                name, "read_file"]
+            opts = Options()
+            command, _rest = split_command_line(argv, opts)
+            assert command == "read_file", name
+            expected = given if opt.takes_value and name in opt.names else value
+            assert getattr(opts, opt.attr) == expected, name
+
+
 def test_tool_help_shows_parameters_aliases_limits_and_an_example() -> None:
     result = TyperRunner().invoke(build_app(main_with_argv), ["read_file", "--help"],
                                   terminal_width=200)

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, Call, CliRunner
-from zbtools.dialects import DIALECTS, DialectTool, get_dialect, invoke
+from zbtools.dialects import DialectTool, get_dialect, invoke
+from zbtools.options import DIALECTS
 from zbtools.registry import all_tools
 
 SEED_FIZ = json.loads((REPO / "tests" / "data" / "fiz_tool_schemas.json").read_text())

@@ -248,13 +248,16 @@ def _exit_table(path: Path) -> list[tuple[int, str]]:
 
 
 def test_the_readme_exit_codes_are_the_contract_pages() -> None:
-    from zbtools.contract import ERROR_CODES, ExitCode
+    from zbtools.contract import ERROR_CODES, EXIT_STATUSES, ExitCode
 
     readme = _exit_table(README)
     assert readme == _exit_table(DOCS / "contract.md")
     statuses = [status for status, _ in readme]
     assert statuses == sorted(v for k, v in vars(ExitCode).items() if k.isupper())
     assert {status for status, _ in ERROR_CODES.values()} <= set(statuses)
+    # the tables are copies of the one declaration, word for word
+    assert readme == [(status, meaning.replace("``", "`"))
+                      for status, (_brief, meaning) in EXIT_STATUSES.items()]
 
 
 def _toml_tables(path: Path) -> dict[str, dict[str, object]]:

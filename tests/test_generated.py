@@ -218,8 +218,8 @@ def test_the_wheel_ships_man_page_and_completions(tmp_path: Path) -> None:
 def test_the_committed_schemas_are_what_the_schema_command_prints(cli: CliRunner) -> None:
     import json as _json
 
-    from zbtools.dialects import DIALECTS
     from zbtools.dialects.definitions import FORMATS
+    from zbtools.options import DIALECTS
 
     folder = REPO / "schemas"
     assert sorted(p.name for p in folder.iterdir()) == sorted(DIALECTS)

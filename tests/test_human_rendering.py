@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -28,6 +28,9 @@ import pytest
 from tests.human_cases import HOSTILE, MARK, cases, populate, terminal_leaks
 from tests.test_terminal import on_terminal
 from zbtools.contract import ERROR_CODES
+
+if TYPE_CHECKING:
+    from zbtools.contract import ErrorCode
 
 HOSTILE_PAGE = f"<html><head><title>t {HOSTILE}</title></head><body><p>{HOSTILE}</p></body>"
 
@@ -81,7 +84,7 @@ def site() -> Iterator[Site]:
     server.close()
 
 
-def expected_status(error: str | None) -> int:
+def expected_status(error: ErrorCode | None) -> int:
     return 0 if error is None else ERROR_CODES[error][0]
 
 

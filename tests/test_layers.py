@@ -8,6 +8,7 @@ reader has to follow). From them:
 * no module imports a ``_private`` name or module of another module;
 * every import goes to the importer's own layer or a lower one (``LAYERS``), and packages marked
   independent never import each other (the core subsystems; the surfaces);
+* no tool module imports another tool module: what tools share is in ``zbtools.toolkit``;
 * ``zbtools.core`` imports none of typer, rich or mcp, and those three appear only in the
   surfaces that own them.
 """
@@ -28,6 +29,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "zbtools"
 LAYERS: list[tuple[int, str, bool]] = [
     (0, "zbtools", False),  # the package itself: the version only
     (0, "zbtools.contract", False),
+    (0, "zbtools.options", False),  # the program's own options and command words
     (1, "zbtools.core", False),  # the package docstring only
     (1, "zbtools.core.files", False),
     (2, "zbtools.core.call", False),
@@ -40,6 +42,7 @@ LAYERS: list[tuple[int, str, bool]] = [
     (5, "zbtools.toolspec", False),
     (5, "zbtools.schema", False),
     (5, "zbtools.textout", False),
+    (5, "zbtools.toolkit", False),  # what several tools share: below the tools
     (6, "zbtools.tools", False),
     (7, "zbtools.registry", False),
     (7, "zbtools.toolindex", False),
@@ -212,6 +215,18 @@ def test_every_import_goes_to_the_same_layer_or_a_lower_one() -> None:
             sideways.append(imp)
     assert not (upward or sideways), (f"imports of a higher layer: {upward}; "
                                       f"imports between independent packages: {sideways}")
+
+
+def test_no_tool_module_imports_another_tool_module() -> None:
+    """A tool module declares one tool; what it shares with others is in ``zbtools.toolkit``,
+    so that reading, moving or deleting one tool never reaches into another."""
+    _, found = graph()
+    offenders = [imp for imp in internal(found)
+                 if imp.importer.startswith("zbtools.tools.")
+                 and (imp.target.startswith("zbtools.tools.")
+                      or (imp.target == "zbtools.tools" and imp.name is not None))
+                 and imp.target != imp.importer]
+    assert not offenders, offenders
 
 
 @pytest.mark.parametrize("package", sorted(OWNERS))

@@ -72,6 +72,22 @@ def test_every_error_code_and_exit_status() -> None:
         assert f".B {status}\n" in statuses
 
 
+def test_every_global_option_and_command_word() -> None:
+    from zbtools.options import COMMAND_WORDS, GLOBAL_OPTIONS
+
+    def terms(section: str) -> set[str]:
+        return {word.rstrip(",") for line in _section(section).splitlines()
+                if line.startswith(".B ") for word in line[3:].split()}
+
+    options = terms("OPTIONS")
+    for opt in GLOBAL_OPTIONS:
+        for name in (*opt.names, *opt.shorthands):
+            assert name in options, name
+    commands = terms("COMMANDS")
+    for word in COMMAND_WORDS:
+        assert word.name in commands, word.name
+
+
 def test_every_environment_variable_in_the_code_is_documented() -> None:
     used: set[str] = set()
     for path in (REPO / "zbtools").rglob("*.py"):

@@ -376,7 +376,7 @@ def test_in_memory_client_sees_the_same_server(ws: Path) -> None:
 
 
 def _dialect_names() -> list[str]:
-    from zbtools.dialects import DIALECTS
+    from zbtools.options import DIALECTS
 
     return list(DIALECTS)
 

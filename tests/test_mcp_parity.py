@@ -163,7 +163,7 @@ def test_unusable_roots_are_skipped_with_a_warning(tmp_path: Path,
 
 
 def _dialect_names() -> list[str]:
-    from zbtools.dialects import DIALECTS
+    from zbtools.options import DIALECTS
 
     return list(DIALECTS)
 

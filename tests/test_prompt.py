@@ -10,7 +10,8 @@ import json
 import pytest
 
 from tests.conftest import CliRunner
-from zbtools.dialects import DIALECTS, get_dialect
+from zbtools.dialects import get_dialect
+from zbtools.options import DIALECTS
 from zbtools.registry import all_tools
 
 

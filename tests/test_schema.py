@@ -11,8 +11,9 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from tests.conftest import CliRunner
-from zbtools.dialects import DIALECTS, get_dialect
+from zbtools.dialects import get_dialect
 from zbtools.dialects.definitions import FORMATS, OPEN_WORLD_CATEGORIES, definitions
+from zbtools.options import DIALECTS
 from zbtools.schema import DRAFT, STRICT_KEYWORDS, strict_schema
 
 META = jsonschema.Draft202012Validator

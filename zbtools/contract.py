@@ -8,14 +8,83 @@ Every call prints exactly one JSON document on stdout::
      "error": {"code": "not_found", "message": "...", "hint": "...", "details": {...}}}
 
 Error codes are stable snake_case strings. Each code has one exit code, so a shell script can
-branch on ``$?`` and a harness on ``error.code``. This module is on the hot path: stdlib only.
+branch on ``$?`` and a harness on ``error.code``: ``ERROR_CODES`` and ``EXIT_STATUSES`` are the
+one declaration of both, which the man page, ``--help`` and the docs' tables are made from. This
+module is on the hot path: stdlib only.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
+
+    # Every code of ERROR_CODES (below) as a type: a misspelt code fails mypy. Written by
+    # ``python -m zbtools.devgen`` from ERROR_CODES; never edit it by hand.
+    # errorcodes:begin
+    ErrorCode = Literal[
+        "invalid_json",
+        "invalid_arguments",
+        "unknown_tool",
+        "usage_error",
+        "too_large",
+        "not_found",
+        "already_exists",
+        "is_directory",
+        "not_a_directory",
+        "special_file",
+        "binary_file",
+        "encoding_error",
+        "out_of_range",
+        "stale_file",
+        "permission_denied",
+        "hardlink_refused",
+        "symlink_loop",
+        "path_changed",
+        "cross_device",
+        "no_space",
+        "io_error",
+        "no_match",
+        "ambiguous_match",
+        "overlapping_edits",
+        "no_change",
+        "placeholder_in_new",
+        "edit_conflict",
+        "ambiguous_scope",
+        "anchor_required",
+        "patch_parse_error",
+        "stale_anchor",
+        "regex_error",
+        "regex_timeout",
+        "no_active_file",
+        "unknown_id",
+        "dangling_symlink",
+        "ambiguous_path",
+        "ambiguous_id",
+        "state_corrupt",
+        "outside_workspace",
+        "protected_path",
+        "workspace_root_protected",
+        "spawn_failed",
+        "process_not_found",
+        "guardrail_refused",
+        "approval_required",
+        "approval_denied",
+        "sandbox_unavailable",
+        "missing_dependency",
+        "unsupported_format",
+        "encrypted_pdf",
+        "no_text_layer",
+        "blocked_address",
+        "not_configured",
+        "fetch_failed",
+        "http_error",
+        "timeout",
+        "render_unavailable",
+        "internal_error",
+        "interrupted",
+    ]
+    # errorcodes:end
 
 CONTRACT_VERSION = 1
 
@@ -31,8 +100,27 @@ class ExitCode:
     INTERRUPTED = 130  # SIGINT
 
 
-# code -> (exit status, one-line meaning). The README and man page are generated from this table.
-ERROR_CODES: dict[str, tuple[int, str]] = {
+# status -> (brief, meaning): the one list of what each status means. ``--help`` shows the briefs;
+# the man page and the docs' tables the meanings (reStructuredText literals; tests/test_docs.py
+# holds the README's and docs/contract.md's tables to it).
+EXIT_STATUSES: dict[int, tuple[str, str]] = {
+    ExitCode.OK: ("ok", "success"),
+    ExitCode.TOOL_FAILED: ("tool failed as documented", "the tool failed as documented (not "
+                           "found, already exists, stale file, ...)"),
+    ExitCode.USAGE: ("invalid arguments/usage",
+                     "invalid arguments, malformed JSON, unknown tool or option"),
+    ExitCode.SAFETY: ("refused for safety", "refused for safety (outside the workspace, the "
+                      "workspace root, the command guardrail, approval, a required sandbox, a "
+                      "blocked address)"),
+    ExitCode.INTERNAL: ("internal error", "internal error (a bug; ``--debug`` prints the "
+                        "traceback on stderr, never on stdout)"),
+    ExitCode.INTERRUPTED: ("interrupted", "interrupted"),
+}
+
+
+# code -> (exit status, one-line meaning). The README and man page are generated from this table,
+# and so is the type ``ErrorCode`` (above) that every ToolError's code must be.
+ERROR_CODES: dict[ErrorCode, tuple[int, str]] = {
     "invalid_json": (ExitCode.USAGE, "the request is not one valid JSON object"),
     "invalid_arguments": (
         ExitCode.USAGE,
@@ -153,7 +241,7 @@ class ToolError(Exception):
 
     def __init__(
         self,
-        code: str,
+        code: ErrorCode,
         message: str,
         hint: str = "",
         details: dict[str, Any] | None = None,

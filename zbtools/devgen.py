@@ -3,6 +3,9 @@
 Writes:
 
 * ``zbtools/toolindex.py``: every tool name and alias -> module (the fast lookup);
+* the ``ErrorCode`` type in ``zbtools/contract.py`` (between ``# errorcodes:begin`` and
+  ``# errorcodes:end``): every code of ``ERROR_CODES`` as a ``Literal``, so that mypy catches a
+  misspelt code;
 * the generated blocks of the documentation, each between ``<!-- NAME:begin -->`` and
   ``<!-- NAME:end -->`` markers (``DOC_BLOCKS``): the tools reference in ``docs/tools.md``
   (``tools``) and the error-code table in ``docs/contract.md`` (``errors``). The text around the
@@ -39,7 +42,8 @@ import time
 from typing import TYPE_CHECKING
 
 from zbtools import __version__
-from zbtools.contract import ERROR_CODES
+from zbtools.contract import ERROR_CODES, EXIT_STATUSES
+from zbtools.options import COMMAND_WORDS, END_OF_OPTIONS, GLOBAL_OPTIONS, SHELLS
 from zbtools.registry import all_tools, name_index
 from zbtools.toolspec import plain_literals
 
@@ -47,16 +51,17 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from zbtools.core.call.args import FieldSpec
+    from zbtools.options import GlobalOption
     from zbtools.toolspec import ToolSpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INDEX_PATH = os.path.join(ROOT, "zbtools", "toolindex.py")
+CONTRACT_PATH = os.path.join(ROOT, "zbtools", "contract.py")
 DOCS_DIR = os.path.join(ROOT, "docs")
 COMPLETIONS_DIR = os.path.join(ROOT, "completions")
 MAN_PATH = os.path.join(ROOT, "man", "zbtools.1")
 SCHEMAS_DIR = os.path.join(ROOT, "schemas")
 PROG = "zbtools"
-COMPLETE_VAR = "_ZBTOOLS_COMPLETE"  # what typer's scripts set; entry.main routes it to typer
 # shell -> file name under completions/ (the names bash-completion, zsh and fish look for)
 COMPLETION_FILES = {"bash": "zbtools.bash", "zsh": "_zbtools", "fish": "zbtools.fish"}
 
@@ -259,15 +264,6 @@ WEB_MEANINGS: dict[str, str] = {
     "render_timeout": "Seconds a page render may take.",
 }
 
-EXIT_STATUSES = (
-    (0, "Success."),
-    (1, "The tool failed as documented (not found, no match, ambiguous, already exists, ...)."),
-    (2, "Invalid arguments, malformed JSON, unknown tool or option."),
-    (3, "Refused for safety (outside the workspace, the workspace root, guardrail, approval)."),
-    (4, "Internal error: a bug in zbtools (``--debug`` prints the traceback on stderr)."),
-    (130, "Interrupted."),
-)
-
 _LITERAL = re.compile(r"``(.+?)``")
 _SPECIAL = re.compile(r"([\\`*_|\[\]<>:\-.#=+~^\"'!$%&(){}/@,;?])")
 
@@ -298,6 +294,13 @@ def _literal(text: str) -> str:
     if not text.strip() or "``" in text or text != text.strip():
         return _escape_plain(text)
     return f"``{text}``"
+
+
+def _option_term(opt: GlobalOption) -> str:
+    """``**--workspace** *DIR*, **-w** *DIR*``: every spelling of a global option."""
+    value = f" *{opt.metavar}*" if opt.metavar else ""
+    return ", ".join([*(f"**{name}**{value}" for name in opt.names),
+                      *(f"**{name}**" for name in opt.shorthands)])
 
 
 def _section(title: str) -> list[str]:
@@ -419,10 +422,11 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
         "| **zbtools** [*OPTIONS*] *TOOL* [**--**\\ *param* *VALUE* ...]",
         "| **zbtools** [*OPTIONS*] *TOOL* **--args** *JSON*",
         "| *command* **|** **zbtools** [*OPTIONS*] *TOOL*",
-        "| **zbtools** [*OPTIONS*] **tools** | **batch** | **mcp** | **schema** | **prompt**",
+        "| **zbtools** [*OPTIONS*] "
+        + " | ".join(f"**{w.name}**" for w in COMMAND_WORDS if w.synopsis),
         "| **zbtools** [*OPTIONS*] *TOOL* *OPERAND* [**--**\\ *param* *VALUE* ...]",
         "| **zbtools** *TOOL* **--help** | **zbtools help** *TOOL*",
-        "| **zbtools completion** **bash** | **zsh** | **fish**",
+        "| **zbtools completion** " + " | ".join(f"**{shell}**" for shell in SHELLS),
         "",
     ]
 
@@ -451,52 +455,14 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
     ]
 
     out += _section("OPTIONS")
-    out += _definition("**--workspace** *DIR*, **-w** *DIR*",
-                       "The workspace root (else ``$ZBTOOLS_WORKSPACE``, else the current "
-                       "directory).")
-    out += _definition("**--format** *FORMAT*",
-                       "``json`` (the default when stdout is not a terminal), ``text`` (the "
-                       "model-facing rendering) or ``human`` (coloured, the default on a "
-                       "terminal). Also **--json**, **--text**, **--human**.")
-    out += _definition("**--dialect** *NAME*",
-                       "The tool dialect: tool and parameter names of another tool set "
-                       "(``zblade``, ``claude``, ``zkit``, ``fiz``, ``anthropic``, ``codex``).")
-    out += _definition("**--args** *JSON*", "All arguments as one JSON object.")
-    out += _definition("**--approval** *POLICY*",
-                       "The command approval policy for this call: ``allow``, ``confirm`` (ask "
-                       "on the controlling terminal) or ``deny``; overrides ``ZBTOOLS_APPROVAL`` "
-                       "and the configuration file.")
-    out += _definition("**--stdin**", "Read the JSON request from stdin even when flags or "
-                       "``--args`` are given.")
-    out += _definition("**--exit-status**",
-                       "A yes/no exit status for a success: 1 when a search or listing finds "
-                       "nothing; for ``run_command`` and ``bash`` the command's own status "
-                       "(124 on a timeout, 128+N for signal N). The output is unchanged.")
-    out += _definition("**--paths**, **-0**, **--null**",
-                       "Listings and searches: print only the paths found, one a line (**-0**: "
-                       "each ended by NUL), with notices (skipped, cut, warnings) and errors on "
-                       "stderr.")
-    out += _definition("**--color** *WHEN*",
-                       "``auto`` (the default: colours on a terminal, honouring ``NO_COLOR`` "
-                       "and ``FORCE_COLOR``), ``always`` or ``never``, for ``--format human``.")
-    out += _definition("**--**", "The end of the options: what follows is the tool's operand.")
-    out += _definition("**--debug**", "Print tracebacks of internal errors on stderr.")
-    out += _definition("**--version**, **-V**", "Print the version.")
-    out += _definition("**--help**, **-h**", "Show help for the program or for one tool.")
+    for opt in GLOBAL_OPTIONS:
+        out += _definition(_option_term(opt), opt.manual)
+    out += _definition(f"**{END_OF_OPTIONS[0]}**", END_OF_OPTIONS[1])
 
     out += _section("COMMANDS")
-    out += _definition("**tools**", "List every tool with its aliases and summary.")
-    out += _definition("**batch**", "Read JSON Lines requests "
-                       "(``{\"id\": ..., \"tool\": ..., \"args\": {...}}``) on stdin and write "
-                       "one result line per request, in order.")
-    out += _definition("**mcp**", "Serve the tools of the selected dialect as a Model Context "
-                       "Protocol server on stdio.")
-    out += _definition("**schema**", "Print tool definitions (JSON Schema, Anthropic, OpenAI, "
-                       "MCP formats).")
-    out += _definition("**prompt**", "Print a system-prompt snippet describing the tools.")
-    out += _definition("**help** *TOOL*", "Show one tool's help (``zbtools TOOL --help``).")
-    out += _definition("**completion** *SHELL*", "Print the completion script for bash, zsh "
-                       "or fish: ``eval \"$(zbtools completion bash)\"``.")
+    for word in COMMAND_WORDS:
+        term = f"**{word.name}**" + (f" *{word.operand}*" if word.operand else "")
+        out += _definition(term, _rst_text(word.summary))
 
     out += _section("TOOLS")
     out += ["Each tool is listed with its parameters: the JSON key, its type, whether it is "
@@ -505,8 +471,8 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
         out += _tool_section(spec)
 
     out += _section("EXIT STATUS")
-    for status, meaning in EXIT_STATUSES:
-        out += _definition(f"**{status}**", meaning)
+    for status, (_, meaning) in EXIT_STATUSES.items():
+        out += _definition(f"**{status}**", _rst_text(meaning[0].upper() + meaning[1:] + "."))
     out += ["``run_command`` returns the command's own exit status inside the result; with "
             "**--exit-status** it is also zbtools' exit status.", ""]
 
@@ -616,8 +582,26 @@ def normalize_man(text: str) -> str:
 # ---- all outputs ------------------------------------------------------------------------------
 
 
+def render_error_code_type() -> str:
+    """``ErrorCode``: the codes of ``ERROR_CODES`` as a ``Literal``, so that mypy refuses a
+    misspelt code wherever a ``ToolError`` is built (indented: it sits under ``TYPE_CHECKING``)."""
+    lines = ["    ErrorCode = Literal["]
+    lines += [f'        "{code}",' for code in ERROR_CODES]
+    lines += ["    ]", "    "]
+    return "\n".join(lines)
+
+
+def render_contract() -> str:
+    """``zbtools/contract.py`` with its generated block (between ``# errorcodes:begin`` and
+    ``# errorcodes:end``) current."""
+    with open(CONTRACT_PATH, encoding="utf-8") as fh:
+        current = fh.read()
+    return _replace_between(current, "# errorcodes:begin", "# errorcodes:end",
+                            render_error_code_type())
+
+
 def outputs() -> dict[str, str]:
-    out = {INDEX_PATH: render_index()}
+    out = {INDEX_PATH: render_index(), CONTRACT_PATH: render_contract()}
     out.update(render_docs())
     for shell, name in COMPLETION_FILES.items():
         out[os.path.join(COMPLETIONS_DIR, name)] = render_completion(shell)
@@ -628,8 +612,9 @@ def outputs() -> dict[str, str]:
 
 def render_schemas() -> dict[str, str]:
     """Every dialect's tool definitions in every schema format (what ``zbtools schema`` prints)."""
-    from zbtools.dialects import DIALECTS, get_dialect
+    from zbtools.dialects import get_dialect
     from zbtools.dialects.definitions import FORMATS, definitions
+    from zbtools.options import DIALECTS
 
     out: dict[str, str] = {}
     for name in DIALECTS:

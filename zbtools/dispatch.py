@@ -19,21 +19,17 @@ request (a terminal is never read). With flags or ``--args``, stdin is not read 
 loop (``... | while read f; do zbtools read_file --path "$f"; done``) never has its input eaten.
 Requests above ``max_request_bytes`` (16 MiB) are refused with ``too_large``.
 
-Global options: ``--workspace/-w DIR`` (else ``$ZBTOOLS_WORKSPACE``, else the current directory),
-``--format json|text|human`` (``--json``, ``--text``, ``--human``; default json when stdout is not
-a terminal, human when it is; ``$ZBTOOLS_FORMAT``), ``--dialect NAME``, ``--approval POLICY``,
-``--stdin``, ``--debug`` (tracebacks of internal errors on stderr), ``--version``/``-V``,
-``--help``; for shells (docs/shell.md) ``--exit-status`` (a success's status says yes or no:
-``ToolSpec.exit_status``), ``--paths``/``-0`` (only the paths a listing found:
-``ToolSpec.paths``, printed by ``zbtools.entry``) and ``--color``. ``--`` ends the options; a
-bare word after the tool name is its operand (``ToolSpec.operands``); a text flag's value ``-``
-or ``@PATH`` is read from stdin or a file (``read_raw_values``).
+Global options (``--workspace``, ``--format``, ...) and the command words are declared in
+``zbtools.options``, and ``split_command_line`` reads its tables from there; for shells
+(docs/shell.md) ``--exit-status`` asks ``ToolSpec.exit_status`` and ``--paths`` ``ToolSpec.paths``.
+``--`` ends the options; a bare word after the tool name is its operand (``ToolSpec.operands``); a
+text flag's value ``-`` or ``@PATH`` is read from stdin or a file (``read_raw_values``).
 
-Exit codes: 0 ok, 1 the tool failed as documented, 2 invalid arguments or usage, 3 refused for
-safety, 4 internal error, 130 interrupted. stdout never carries a traceback.
+Exit statuses: one per error code, as ``zbtools.contract`` declares them (``EXIT_STATUSES``).
+stdout never carries a traceback.
 
-May import the contract, ``zbtools.core``, the registry, ``zbtools.toolspec``, ``zbtools.textout``
-and the dialects; never a surface or ``zbtools.entry``.
+May import the contract, ``zbtools.options``, ``zbtools.core``, the registry,
+``zbtools.toolspec``, ``zbtools.textout`` and the dialects; never a surface or ``zbtools.entry``.
 """
 
 from __future__ import annotations
@@ -43,6 +39,14 @@ import sys
 
 from zbtools.contract import ToolError, success_envelope
 from zbtools.core.call.fastjson import dumps_ascii, loads_strict
+from zbtools.options import (
+    APPROVAL_POLICIES,
+    COMMAND_FLAGS,
+    COMMANDS,
+    FORMATS,
+    GLOBAL_OPTIONS,
+    choice_list,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,23 +58,17 @@ if TYPE_CHECKING:
     from zbtools.dialects import Dialect, DialectTool
     from zbtools.toolspec import Outcome, ToolSpec
 
-FORMATS = ("json", "text", "human")
-VALUE_OPTIONS = {"--workspace": "workspace", "-w": "workspace", "--format": "format",
-                 "--dialect": "dialect", "--args": "args", "--approval": "approval",
-                 "--color": "color"}
-APPROVAL_POLICIES = ("allow", "confirm", "deny")
-COLORS = ("auto", "always", "never")
+# The parser's tables, read from the one declaration of the options (zbtools.options).
+VALUE_OPTIONS = {name: opt.attr for opt in GLOBAL_OPTIONS if opt.takes_value
+                 for name in opt.names}
 SWITCHES: dict[str, tuple[str, object]] = {
-    "--json": ("format", "json"), "--text": ("format", "text"), "--human": ("format", "human"),
-    "--debug": ("debug", True), "--stdin": ("stdin", True),
-    "--exit-status": ("exit_status", True), "--paths": ("paths", "\n"), "-0": ("paths", "\0"),
-    "--null": ("paths", "\0")}
+    name: (opt.attr, opt.shorthands.get(name, opt.value)) for opt in GLOBAL_OPTIONS
+    for name in opt.switch_names if opt.attr not in ("help", "version")}
+HELP_NAMES = next(opt.names for opt in GLOBAL_OPTIONS if opt.attr == "help")
+VERSION_NAMES = next(opt.names for opt in GLOBAL_OPTIONS if opt.attr == "version")
 # One-letter global options: never taken as the value of a tool flag before them.
-SHORT_GLOBALS = ("-w", "-h", "-V", "-0")
-# Command words that are not tools; zbtools.entry hands each to its surface.
-COMMANDS = ("tools", "mcp", "schema", "prompt", "batch", "help", "completion")
-# Options a command word parses itself when they follow it (``schema --format openai``).
-COMMAND_FLAGS: dict[str, set[str]] = {"schema": {"--format"}}
+SHORT_GLOBALS = tuple(name for opt in GLOBAL_OPTIONS for name in (*opt.names, *opt.shorthands)
+                      if len(name) == 2)
 
 
 class Options:
@@ -190,9 +188,9 @@ def split_command_line(argv: list[str], opts: Options, env: Mapping[str, str] | 
             if command is not None:
                 rest += ["--", *tail]
             break
-        elif token in ("-h", "--help"):
+        elif token in HELP_NAMES:
             opts.help = True
-        elif token in ("--version", "-V"):
+        elif token in VERSION_NAMES:
             opts.version = True
         elif name in VALUE_OPTIONS:
             if eq:
@@ -467,7 +465,7 @@ def make_context(opts: Options, env: Mapping[str, str],
     if opts.approval is not None:
         if opts.approval not in APPROVAL_POLICIES:
             raise ToolError("usage_error", f"unknown approval policy {opts.approval!r}",
-                            hint="use --approval allow, confirm or deny")
+                            hint=f"use --approval {choice_list(APPROVAL_POLICIES)}")
         # The harness's choice for this call: it reaches run_command as the setting would.
         env = {**env, "ZBTOOLS_APPROVAL": opts.approval}
     config = load_config(env)
@@ -506,7 +504,7 @@ def output_format(opts: Options, streams: Streams, env: Mapping[str, str]) -> st
         "human" if streams.stdout_isatty else "json")
     if fmt not in FORMATS:
         raise ToolError("usage_error", f"unknown format {fmt!r}",
-                        hint="use --format json, text or human")
+                        hint=f"use --format {choice_list(FORMATS)}")
     return fmt
 
 

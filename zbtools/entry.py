@@ -11,8 +11,9 @@ Usage::
 This module only chooses: ``--version``; ``--help`` (and a bare ``zbtools`` on a terminal, and
 shell completion requests) go to the Typer surface; the command words go to their surfaces
 (``catalog``, ``batch``, ``mcp_server``); a tool name goes to ``zbtools.dispatch``, whose result
-is printed as JSON or text, or by the ``human`` surface on a terminal. Argument sources, global
-options and exit codes are described in ``zbtools.dispatch``.
+is printed as JSON or text, or by the ``human`` surface on a terminal. Argument sources are
+described in ``zbtools.dispatch``; global options and command words are declared in
+``zbtools.options``, exit statuses in ``zbtools.contract``.
 
 The top layer: imports the dispatcher and the surfaces; nothing imports it but ``__main__`` and
 the development tools.
@@ -26,8 +27,6 @@ import sys
 from zbtools.contract import ToolError, error_envelope
 from zbtools.core.call.fastjson import dumps_ascii
 from zbtools.dispatch import (
-    COLORS,
-    COMMANDS,
     Options,
     Streams,
     ToolCall,
@@ -39,6 +38,7 @@ from zbtools.dispatch import (
     split_command_line,
     write,
 )
+from zbtools.options import COLORS, COMMANDS, COMPLETE_VAR, choice_list
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def show(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
 def check_color(opts: Options) -> None:
     if opts.color is not None and opts.color not in COLORS:
         raise ToolError("usage_error", f"unknown color mode {opts.color!r}",
-                        hint="use --color auto, always or never")
+                        hint=f"use --color {choice_list(COLORS)}")
 
 
 def fallback_format(opts: Options, streams: Streams, env: Mapping[str, str]) -> str:
@@ -230,6 +230,6 @@ def closed_stdout() -> int:
 def main() -> None:
     if sys.stdout is None:
         sys.exit(closed_stdout())
-    if "_ZBTOOLS_COMPLETE" in os.environ:  # a shell asking for completions (completions/)
+    if COMPLETE_VAR in os.environ:  # a shell asking for completions (completions/)
         sys.exit(help_and_completion(sys.argv[1:], process_streams(), os.environ))
     sys.exit(run(sys.argv[1:], process_streams(), os.environ))

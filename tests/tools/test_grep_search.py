@@ -347,15 +347,15 @@ def test_plain_content_lines_are_the_general_layout(rows: list[tuple[str, int, s
                                                     ) -> None:
     """Matches of one line without context, in order, take a shortcut: it prints exactly
     what the general layout does, and leaves every other case to it."""
-    from zbtools.tools import grep_search
+    from zbtools.toolkit import grep
 
-    matches = [grep_search.Match(path=p, line=n, text=t, before=["c"] if ctx else [],
-                                 after=[]) for p, n, t, ctx in rows]
-    shortcut = grep_search._plain_lines(matches)
+    matches = [grep.Match(path=p, line=n, text=t, before=["c"] if ctx else [],
+                          after=[]) for p, n, t, ctx in rows]
+    shortcut = grep._plain_lines(matches)
     if shortcut is None:
         return
     from unittest import mock
 
-    with mock.patch.object(grep_search, "_plain_lines", return_value=None):
-        general = grep_search.content_lines(matches)
+    with mock.patch.object(grep, "_plain_lines", return_value=None):
+        general = grep.content_lines(matches)
     assert shortcut == general

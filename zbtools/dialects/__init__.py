@@ -8,7 +8,8 @@ parameters as its own documentation does, translates a call into the canonical t
 
 API (used by the CLI, ``batch``, ``schema``, ``prompt`` and ``mcp``)::
 
-    from zbtools.dialects import DIALECTS, get_dialect, invoke
+    from zbtools.dialects import get_dialect, invoke
+    from zbtools.options import DIALECTS  # their names, as --dialect takes them
 
     dialect = get_dialect("fiz")            # None -> $ZBTOOLS_DIALECT -> "zblade"
     for tool in dialect.tools():            # the dialect's documented tools, in a stable order
@@ -47,6 +48,7 @@ import sys
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, did_you_mean
+from zbtools.options import DIALECTS
 from zbtools.toolspec import Outcome, apply_call_limits
 
 TYPE_CHECKING = False
@@ -57,7 +59,6 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
     from zbtools.toolspec import ToolSpec
 
-DIALECTS: tuple[str, ...] = ("zblade", "claude", "zkit", "fiz", "anthropic", "codex")
 DEFAULT_DIALECT = "zblade"
 DESCRIPTIONS: dict[str, str] = {
     "zblade": "the canonical Zaguán Blade tools",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import not_found
 from zbtools.dialects import Dialect, DialectTool, RouterTool
 
 TYPE_CHECKING = False
@@ -195,9 +196,8 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
         if operation == "append":
             with ctx.workspace.resolve(params.path) as res:
                 if not res.exists:
-                    raise ToolError("not_found", f"{params.path}: no such file",
-                                    hint="append adds to an existing file; create it with "
-                                    "write", details={"path": params.path})
+                    raise not_found(params.path, what="no such file", hint="append adds to an "
+                                    "existing file; create it with write")
             # the text as given, as the seed says: no newline supplied before or after it
             return "write_append", {"path": params.path, "content": params.content}
         return "insert_text", {"path": params.path, "content": params.content,

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from zbtools import __version__
-from zbtools.contract import ERROR_CODES
+from zbtools.contract import ERROR_CODES, EXIT_STATUSES
+from zbtools.options import (
+    COMMAND_WORDS,
+    COMPLETE_VAR,
+    GLOBAL_OPTIONS,
+    SHELLS,
+    CommandWord,
+    choice_list,
+)
 from zbtools.toolspec import plain_literals
 
 if TYPE_CHECKING:
@@ -32,8 +40,8 @@ if TYPE_CHECKING:
 EPILOG = (
     "Arguments: a JSON object on stdin, --args JSON, or --param VALUE flags (flags win). "
     "Output: one JSON envelope on stdout (--format json, the default off a terminal). "
-    "Exit codes: 0 ok, 1 tool failed as documented, 2 invalid arguments/usage, "
-    "3 refused for safety, 4 internal error, 130 interrupted."
+    "Exit codes: " + ", ".join(f"{status} {brief}" for status, (brief, _) in EXIT_STATUSES.items())
+    + "."
 )
 
 _PY_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
@@ -124,8 +132,46 @@ def _epilog(spec: ToolSpec) -> str:
     return "\n\n".join(paragraphs)
 
 
+HELP_NAMES = next(opt.names for opt in GLOBAL_OPTIONS if opt.attr == "help")
+
+
+def _global_options() -> Callable[..., None]:
+    """The app's callback: the global options (``zbtools.options``) as Typer sees them. Only
+    ``--version`` acts here; a command's argv goes back through the parser with them."""
+    parameters = []
+    annotations: dict[str, Any] = {}
+    for opt in GLOBAL_OPTIONS:
+        if not opt.in_help:
+            continue
+        if opt.takes_value:
+            default = typer.Option(None, *opt.names, help=opt.help)
+            annotations[opt.attr] = Optional[str]  # noqa: UP045 - typer needs a runtime object
+        else:
+            default = typer.Option(False, *opt.names, help=opt.help)
+            annotations[opt.attr] = bool
+        parameters.append(inspect.Parameter(opt.attr, inspect.Parameter.KEYWORD_ONLY,
+                                            default=default, annotation=annotations[opt.attr]))
+
+    def main(**values: Any) -> None:
+        if values.get("version"):
+            typer.echo(f"zbtools {__version__}")
+            raise typer.Exit(0)
+
+    main.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    main.__annotations__ = annotations
+    main.__doc__ = "zbtools: read, write, edit and search files for agents, scripts and CI."
+    return main
+
+
+def _word_help(name: str) -> str:
+    """The ``--help`` of the command word ``name``, as ``zbtools.options`` declares it."""
+    word: CommandWord = next(w for w in COMMAND_WORDS if w.name == name)
+    return plain_literals(word.help)
+
+
 def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.Typer:
     """The app; its commands hand their argv to ``run_argv`` and exit with its status."""
+    from zbtools.dialects.definitions import FORMATS as SCHEMA_FORMATS
     from zbtools.registry import all_tools
 
     app = typer.Typer(
@@ -142,40 +188,10 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         add_completion=False,
         pretty_exceptions_enable=False,
         # -h as well: the fast path sends "-h" here as help (zbtools.dispatch.split_command_line)
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings={"help_option_names": sorted(HELP_NAMES, key=len)},
     )
 
-    @app.callback()
-    def main(
-        workspace: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--workspace", "-w", help="Workspace root (default $ZBTOOLS_WORKSPACE or the "
-            "current directory)"),
-        format: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--format", help="json, text or human (also --json, --text, --human)"),
-        dialect: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--dialect", help="Tool dialect: zblade (default), claude, zkit, fiz, "
-            "anthropic, codex (else $ZBTOOLS_DIALECT)"),
-        approval: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--approval", help="Command approval policy for this call: allow, confirm "
-            "(ask on the terminal) or deny (else $ZBTOOLS_APPROVAL or [exec] approval)"),
-        color: Optional[str] = typer.Option(  # noqa: UP045
-            None, "--color", help="auto (default; honours NO_COLOR and FORCE_COLOR), always or "
-            "never: colours of --format human"),
-        exit_status: bool = typer.Option(
-            False, "--exit-status", help="A yes/no exit status: 1 when a search or listing "
-            "finds nothing, a command's own status for run_command and bash"),
-        paths: bool = typer.Option(
-            False, "--paths", help="Listings and searches: only the paths, one a line (notices "
-            "on stderr); -0 (--null) ends each with NUL"),
-        stdin: bool = typer.Option(
-            False, "--stdin", help="Read JSON arguments from stdin even with flags"),
-        debug: bool = typer.Option(False, "--debug", help="Tracebacks on stderr"),
-        version: bool = typer.Option(False, "--version", "-V", help="Print the version"),
-    ) -> None:
-        """zbtools: read, write, edit and search files for agents, scripts and CI."""
-        if version:
-            typer.echo(f"zbtools {__version__}")
-            raise typer.Exit(0)
+    app.callback()(_global_options())
 
     for spec in all_tools():
         app.command(name=spec.name, help=plain_literals(spec.doc.split("\n\n", 1)[0]),
@@ -185,24 +201,17 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
             app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(
                 _make_command(spec, run_argv))
 
-    @app.command(name="help")
+    @app.command(name="help", help=_word_help("help"))
     def help_command(tool: Optional[str] = typer.Argument(  # noqa: UP045
             None, help="A tool (or command) name")) -> None:
-        """Show the help of one tool (zbtools help TOOL is zbtools TOOL --help)."""
         raise typer.Exit(run_argv([*([tool] if tool else []), "--help"]))
 
-    @app.command(name="completion")
-    def completion_cmd(shell: str = typer.Argument(..., help="bash, zsh or fish")) -> None:
-        """Print the shell completion script: eval "$(zbtools completion bash)".
-
-        Put that line in ~/.bashrc (zsh: ~/.zshrc with zsh; fish: zbtools completion fish >
-        ~/.config/fish/completions/zbtools.fish).
-        """
+    @app.command(name="completion", help=_word_help("completion"))
+    def completion_cmd(shell: str = typer.Argument(..., help=choice_list(SHELLS))) -> None:
         raise typer.Exit(run_argv(["completion", shell]))
 
-    @app.command(name="tools")
+    @app.command(name="tools", help=_word_help("tools"))
     def tools_command() -> None:
-        """List every tool with its aliases and summary."""
         raise typer.Exit(run_argv(["tools"]))
 
     def _globals(ctx: typer.Context) -> list[str]:
@@ -213,66 +222,34 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
                 argv += [f"--{key}", str(params[key])]
         return argv
 
-    @app.command(name="schema")
+    @app.command(name="schema", help=_word_help("schema"))
     def schema_command(
         ctx: typer.Context,
         tools: Optional[list[str]] = typer.Argument(  # noqa: B008, UP045
             None, help="Only these tools (dialect or canonical names), in this order"),
         format: str = typer.Option(
-            "jsonschema", "--format", help="jsonschema, anthropic, openai, openai-strict or "
-            "mcp"),
+            SCHEMA_FORMATS[0], "--format", help=choice_list(SCHEMA_FORMATS)),
     ) -> None:
-        """Print tool definitions ready for an API call (a JSON array), in the selected dialect.
-
-        jsonschema: one draft 2020-12 document per tool; anthropic: {name, description,
-        input_schema}; openai: {type: function, function: {name, description, parameters}};
-        openai-strict: the same with strict: true (every property required, optional ones
-        nullable, every object closed); mcp: {name, description, inputSchema, annotations}.
-        """
         raise typer.Exit(run_argv([*_globals(ctx), "schema", "--format", format,
                                          *(tools or [])]))
 
-    @app.command(name="prompt")
+    @app.command(name="prompt", help=_word_help("prompt"))
     def prompt_command(
         ctx: typer.Context,
         tools: Optional[list[str]] = typer.Argument(  # noqa: B008, UP045
             None, help="Only these tools"),
     ) -> None:
-        """Print the system-prompt snippet listing the tools of the selected dialect (markdown).
-
-        The "Adding Tools to Your AI System Prompt" format of Zaguán Blade's tool reference: one
-        line per tool with its arguments, then how to call one (<tool_call>{"name": ...,
-        "arguments": ...}).
-        """
         raise typer.Exit(run_argv([*_globals(ctx), "prompt", *(tools or [])]))
 
-    @app.command(name="batch")
+    @app.command(name="batch", help=_word_help("batch"))
     def batch_command(ctx: typer.Context) -> None:
-        """Run many calls in one process: JSON Lines on stdin, one result line per request.
-
-        Each line is {"id": ..., "tool": "read_file", "args": {...}} ("name"/"arguments" work
-        too); each result line is the usual envelope with "id" first, in request order. A
-        malformed line yields an error line and processing continues; EOF ends with status 0.
-        With --format text each envelope also carries "text", the rendering a model should see.
-        """
         raise typer.Exit(run_argv([*_globals(ctx), "batch"]))
 
-    @app.command(name="mcp")
+    @app.command(name="mcp", help=_word_help("mcp"))
     def mcp_command(ctx: typer.Context) -> None:
-        """Serve the tools of the selected dialect over MCP on stdio (needs the mcp extra).
-
-        Register it with an MCP client, e.g. in .mcp.json: {"mcpServers": {"zbtools":
-        {"command": "zbtools", "args": ["--workspace", "/path/to/repo", "mcp"]}}}.
-
-        Tool failures are MCP tool errors (isError) with the error code, message and hint.
-        """
         raise typer.Exit(run_argv([*_globals(ctx), "mcp"]))
 
     return app
-
-
-COMPLETE_VAR = "_ZBTOOLS_COMPLETE"
-SHELLS = ("bash", "zsh", "fish")
 
 
 def completion_script(shell: str) -> str:
@@ -288,7 +265,7 @@ def completion_command(rest: list[str], streams: Streams) -> int:
     from zbtools.contract import ToolError
 
     if len(rest) != 1 or rest[0] not in SHELLS:
-        raise ToolError("usage_error", "completion needs one shell: bash, zsh or fish",
+        raise ToolError("usage_error", f"completion needs one shell: {choice_list(SHELLS)}",
                         hint='e.g. eval "$(zbtools completion bash)" in ~/.bashrc')
     streams.stdout.write(completion_script(rest[0]))
     streams.stdout.flush()

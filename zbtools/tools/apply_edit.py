@@ -44,6 +44,8 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.cycle import edit_file_text
+from zbtools.toolkit.edits import EditResult, render
+from zbtools.toolkit.params import NEW_ALIASES, OLD_ALIASES, PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -51,12 +53,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
-    from zbtools.core.editing.cycle import EditOutcome
     from zbtools.core.editing.matching import Applied
-
-PATH_ALIASES = ("file_path", "filepath", "filename")
-OLD_ALIASES = ("old_string", "old_str")
-NEW_ALIASES = ("new_string", "new_str")
 
 
 class Placement(Struct):
@@ -99,22 +96,6 @@ class Params(Placement):
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
 
 
-class Result(Struct):
-    path: str = field(help="The file, relative to the workspace root")
-    changed: bool = field(help="False when the edit was already applied")
-    matched_with: str = field(help="Tier of the (first) edit: exact, indentation, ...")
-    start_line: int = field(help="First line of the (first) matched region, original file")
-    end_line: int = field(help="Last line of the (first) matched region, original file")
-    edits: list[dict[str, Any]] = field(help="Per edit: lines, tier, transforms")
-    replacements: int = field(help="Number of places replaced")
-    diff: str = field(help="Unified diff of the change")
-    sha256: str | None = field(help="SHA-256 of the file after the edit (or as it would be; "
-                               "null for files over 16 MiB edited on bytes)")
-    dry_run: bool = field(help="Nothing was written")
-    files: list[dict[str, Any]] = field(help="Per file: path, action (updated, created, "
-                                        "deleted, renamed), edits")
-
-
 def _requests(params: Params) -> list[Any]:
     from zbtools.core.editing.matching import Request
 
@@ -147,7 +128,7 @@ def _anchored(request: Any, anchor: str | None, end_anchor: str | None) -> Any:
     return request
 
 
-def _run_patch(params: Params, ctx: Context) -> Result:
+def _run_patch(params: Params, ctx: Context) -> EditResult:
     from zbtools.core.editing.patchcycle import apply_patch_text
     from zbtools.core.files.hashing import sha256_hex
 
@@ -167,7 +148,7 @@ def _run_patch(params: Params, ctx: Context) -> Result:
         "start_line": 0, "end_line": 0, "matched_with": first.action}
     tiers = {e["matched_with"] for e in edits} or {first.action}
     changed = any(c.action != "updated" or c.after != c.before for c in outcome.changes)
-    return Result(
+    return EditResult(
         path=first.rel, changed=changed,
         matched_with=first_edit["matched_with"] if len(tiers) == 1 else "mixed",
         start_line=first_edit["start_line"], end_line=first_edit["end_line"], edits=edits,
@@ -176,7 +157,7 @@ def _run_patch(params: Params, ctx: Context) -> Result:
         dry_run=params.dry_run, files=[c.summary() for c in outcome.changes])
 
 
-def run(params: Params, ctx: Context) -> Result:
+def run(params: Params, ctx: Context) -> EditResult:
     from zbtools.core.editing import matching
 
     if params.patch is not None:
@@ -207,7 +188,7 @@ def run(params: Params, ctx: Context) -> Result:
     first: dict[str, Any] = reports[0] if reports else {
         "start_line": 0, "end_line": 0, "matched_with": "none"}
     tiers = {r["matched_with"] for r in reports}
-    return Result(
+    return EditResult(
         path=outcome.path, changed=outcome.changed,
         matched_with=first["matched_with"] if len(tiers) == 1 else "mixed",
         start_line=first["start_line"], end_line=first["end_line"], edits=reports,
@@ -217,39 +198,12 @@ def run(params: Params, ctx: Context) -> Result:
     )
 
 
-def single_result(outcome: EditOutcome, dry_run: bool, *, matched_with: str | None = None,
-                  end_line: int | None = None) -> Result:
-    """The result of a one-edit tool (edit_file, insert_text) from its outcome."""
-    report = outcome.applied.reports[0]
-    return Result(
-        path=outcome.path, changed=outcome.changed,
-        matched_with=matched_with or report["matched_with"], start_line=report["start_line"],
-        end_line=report["end_line"] if end_line is None else end_line,
-        edits=outcome.applied.reports, replacements=1, diff=outcome.diff,
-        sha256=outcome.sha256, dry_run=dry_run,
-        files=[{"path": outcome.path, "action": "updated", "edits": 1}],
-    )
-
-
-def render(result: Result) -> str:
-    if not result.changed:
-        return f"{result.path}: already as requested; nothing changed\n"
-    verb = "Would edit" if result.dry_run else "Edited"
-    if len(result.files) > 1 or result.files[0]["action"] != "updated":
-        done = ", ".join(f"{f['action']} {f['path']}" for f in result.files)
-        return f"{'Would apply' if result.dry_run else 'Applied'} patch: {done}\n{result.diff}"
-    places = ", ".join(f"lines {e['start_line']}-{e['end_line']} ({e['matched_with']})"
-                       for e in result.edits[:10])
-    more = f" and {len(result.edits) - 10} more" if len(result.edits) > 10 else ""
-    return f"{verb} {result.path}: {places}{more}\n{result.diff}"
-
-
 TOOL = ToolSpec(
     name="apply_edit",
     aliases=("apply_patch",),
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=EditResult,
     run=run,
     operand="path",
     render_text=render,

@@ -22,15 +22,8 @@ limit on one argument: run a long script from a file), ``guardrail_refused``, ``
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.tools.run_command import (
-    BACKGROUND_ALIASES,
-    COMMAND_ALIASES,
-    CWD_ALIASES,
-    Result,
-    exit_status,
-    render,
-    to_result,
-)
+from zbtools.toolkit.commands import CommandResult, exit_status, render, to_result
+from zbtools.toolkit.params import BACKGROUND_ALIASES, COMMAND_ALIASES, CWD_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -64,7 +57,7 @@ class Params(Struct):
     max_lines: int | None = field(default=None, minimum=10, help="Result line limit")
 
 
-def run(params: Params, ctx: Context) -> Result:
+def run(params: Params, ctx: Context) -> CommandResult:
     from zbtools.core.processes.execution import Request, execute
 
     timeout = None if params.timeout_ms is None else params.timeout_ms / 1000.0
@@ -84,7 +77,7 @@ TOOL = ToolSpec(
     name="bash",
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=CommandResult,
     run=run,
     render_text=render,
     operand="command",

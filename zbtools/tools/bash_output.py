@@ -17,17 +17,17 @@ never paths) or unknown in this workspace (ended processes are forgotten after 2
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
+from zbtools.toolkit.params import PROCESS_ID_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
-ID_ALIASES = ("process_id", "bash_id", "shell_id", "job_id")
 
 
 class Params(Struct):
-    id: str = field(aliases=ID_ALIASES, help="Background process id")
+    id: str = field(aliases=PROCESS_ID_ALIASES, help="Background process id")
     cursor: int = field(default=0, minimum=0, aliases=("offset", "since"),
                         help="Byte offset to read from (next_cursor of the previous call)")
     wait_ms: int = field(default=0, minimum=0, maximum=60000,

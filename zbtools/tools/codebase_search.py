@@ -22,8 +22,8 @@ Errors: ``regex_error`` (invalid pattern, with its position), ``not_found``,
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
-from zbtools.tools.grep_search import (
-    Result,
+from zbtools.toolkit.grep import (
+    GrepResult,
     found,
     matched_paths,
     render,
@@ -31,6 +31,7 @@ from zbtools.tools.grep_search import (
     warn_skips,
     warn_walk_notes,
 )
+from zbtools.toolkit.params import DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -48,11 +49,11 @@ class Params(Struct):
                                      "comma-separated globs, e.g. '*.rs,*.toml'")
     max_results: int = field(default=50, minimum=1, maximum=1000, aliases=("limit",),
                              help="Most matching lines to return (at most 1000)")
-    path: str = field(default=".", aliases=("dir", "directory"),
+    path: str = field(default=".", aliases=DIR_ALIASES,
                       help="File or directory to search, relative to the workspace root")
 
 
-def run(params: Params, ctx: Context) -> Result:
+def run(params: Params, ctx: Context) -> GrepResult:
     from zbtools.core.search.globs import split_globs
     from zbtools.core.search.request import SearchJob, SearchRequest
     from zbtools.core.search.tree import search
@@ -69,7 +70,7 @@ def run(params: Params, ctx: Context) -> Result:
     return to_result(outcome, "content")
 
 
-def render_results(result: Result) -> str:
+def render_results(result: GrepResult) -> str:
     return render(result, "max_results")
 
 
@@ -77,7 +78,7 @@ TOOL = ToolSpec(
     name="codebase_search",
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=GrepResult,
     run=run,
     render_text=render_results,
     operand="query",

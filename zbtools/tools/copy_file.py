@@ -25,6 +25,7 @@ import os
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import is_directory
 from zbtools.core.files.fsops import (
     copy_tree,
     entry_kind,
@@ -37,13 +38,8 @@ from zbtools.core.files.replacing import create_file, replace_whole
 from zbtools.core.files.tempnames import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.core.files.writerlog import note_dir
-from zbtools.tools.move_file import (
-    DESTINATION_ALIASES,
-    SOURCE_ALIASES,
-    check_pair,
-    open_destination,
-    open_source,
-)
+from zbtools.toolkit.params import DESTINATION_ALIASES, SOURCE_ALIASES
+from zbtools.toolkit.transfer import check_pair, open_destination, open_source
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -79,9 +75,7 @@ def run(params: Params, ctx: Context) -> Result:
         replacing = check_pair(src, dst, params.source, params.destination, params.overwrite)
         kind = entry_kind(src.st.st_mode)
         if kind == "directory" and not params.recursive:
-            raise ToolError("is_directory", f"{params.source}: is a directory",
-                            hint="pass recursive: true to copy it with its contents",
-                            details={"path": params.source})
+            raise is_directory(params.source, "copy")
         if kind not in ("file", "directory"):
             raise ToolError("special_file", f"{params.source}: is a {kind}; only files and "
                             "directories are copied", details={"path": params.source})

@@ -13,18 +13,21 @@ from __future__ import annotations
 import os
 import stat
 
-from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import already_exists
 from zbtools.core.files.workspace import os_error
+from zbtools.toolkit.params import DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
+NOT_A_DIRECTORY_HINT = "choose another name, or delete the file first"
+
 
 class Params(Struct):
-    path: str = field(aliases=("dir", "directory"), help="Directory path to create")
+    path: str = field(aliases=DIR_ALIASES, help="Directory path to create")
 
 
 class Result(Struct):
@@ -40,9 +43,8 @@ def run(params: Params, ctx: Context) -> Result:
             if stat.S_ISDIR(res.st.st_mode):
                 ctx.warn(f"{res.rel} already existed")
                 return Result(path=res.rel, created=False, parents_created=[])
-            raise ToolError("already_exists", f"{params.path}: exists and is not a directory",
-                            hint="choose another name, or delete the file first",
-                            details={"path": params.path})
+            raise already_exists(params.path, what="exists and is not a directory",
+                                 hint=NOT_A_DIRECTORY_HINT)
         assert res.name is not None
         try:
             res.ensure_parents()
@@ -52,8 +54,8 @@ def run(params: Params, ctx: Context) -> Result:
             if stat.S_ISDIR(st.st_mode):
                 return Result(path=res.rel, created=False, parents_created=list(res.created))
             res.rollback_parents()
-            raise ToolError("already_exists", f"{params.path}: was created meanwhile as a "
-                            "non-directory", details={"path": params.path}) from None
+            raise already_exists(params.path, what="was created meanwhile as a non-directory",
+                                 hint=NOT_A_DIRECTORY_HINT) from None
         except OSError as exc:
             res.rollback_parents()
             raise os_error(exc, params.path) from exc

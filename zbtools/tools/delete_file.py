@@ -17,17 +17,18 @@ import os
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import is_directory, not_found, workspace_root_protected
 from zbtools.core.files.fsops import entry_kind, remove_tree, sweep_dead_dirs
 from zbtools.core.files.tempnames import temp_name
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
 from zbtools.core.files.writerlog import note_dir
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
-PATH_ALIASES = ("file_path", "filepath", "filename")
 
 
 class Params(Struct):
@@ -60,16 +61,13 @@ def _count_entries(dir_fd: int, name: str) -> int:
 def run(params: Params, ctx: Context) -> Result:
     # "" names the root for delete, not a usage slip (docs/internals/security.md#delete-move-copy)
     if params.path == "":
-        raise ToolError("workspace_root_protected", "an empty path names the workspace root, "
-                        "which can never be deleted", hint="delete paths inside it instead")
+        raise workspace_root_protected("", "delete")
     with ctx.workspace.resolve(params.path, follow_last=False, write=True) as res:
         if res.is_root:
-            raise ToolError("workspace_root_protected", f"{params.path}: is the workspace root, "
-                            "which can never be deleted", hint="delete paths inside it instead")
+            raise workspace_root_protected(params.path, "delete")
         if res.st is None or res.name is None:
-            raise ToolError("not_found", f"{params.path}: no such file or directory",
-                            hint="nothing to delete; check the path with list_directory",
-                            details={"path": params.path})
+            raise not_found(params.path, hint="nothing to delete; check the path with "
+                            "list_directory")
         kind = entry_kind(res.st.st_mode)
         if kind != "directory":
             try:
@@ -85,11 +83,7 @@ def run(params: Params, ctx: Context) -> Result:
                           bytes_freed=0 if is_link else res.st.st_size)
         if not params.recursive:
             entries = _count_entries(res.dir_fd, res.name)
-            raise ToolError("is_directory", f"{params.path}: is a directory"
-                            + (f" with {entries} entr{'y' if entries == 1 else 'ies'}"
-                               if entries > 0 else " (empty)"),
-                            hint="pass recursive: true to delete it and everything inside it",
-                            details={"entries": entries})
+            raise is_directory(params.path, "delete", entries=entries)
         # a repository's own folder goes with git's internals
         ctx.workspace.check_git_inside(res, "deletes", "delete its other contents one by one")
         note_dir(res.dir_fd)  # the half-deleted tree of a kill is removed by the next call

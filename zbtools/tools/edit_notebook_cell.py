@@ -29,6 +29,7 @@ import copy
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -42,7 +43,7 @@ MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 
 
 class Params(Struct):
-    path: str = field(aliases=("notebook_path", "file_path", "filepath", "filename"),
+    path: str = field(aliases=("notebook_path", *PATH_ALIASES),
                       help="The .ipynb file, relative to the workspace root or absolute inside it")
     mode: Literal["replace", "insert", "delete"] = field(
         default="replace", aliases=("edit_mode", "operation"),

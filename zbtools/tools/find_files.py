@@ -29,44 +29,44 @@ from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches
 from zbtools.core.search.walk import Walk
-from zbtools.tools.get_file_info import iso_utc
+from zbtools.toolkit.finding import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_PATTERN,
+    NO_CAP,
+    SCAN_CAP,
+    Match,
+    found,
+    loop_warning,
+    match_paths,
+    render_matches,
+    to_match,
+    wanted_type,
+)
+from zbtools.toolkit.params import DEPTH_ALIASES, SEARCH_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Literal
+    from typing import Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.search.entries import Entry as WalkEntry
-
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 10_000
-SCAN_CAP = 200_000
-MAX_PATTERN = 1000
-NO_CAP = 2**62  # limit 0
 
 
 class Params(WalkSwitches):
     pattern: str = field(aliases=("name", "query"),
                          help="Text the file name must contain (case-insensitive; not a glob). "
                          "With a '/', matched against the path below `path`")
-    path: str = field(default=".", aliases=("dir", "directory", "dir_path"),
+    path: str = field(default=".", aliases=SEARCH_DIR_ALIASES,
                       help="Directory to search, relative to the workspace root")
     max_depth: int | None = field(default=None, minimum=1, maximum=MAX_DEPTH,
-                                  aliases=("depth",),
+                                  aliases=DEPTH_ALIASES,
                                   help="Levels to descend (1: direct children only); "
                                   "default no limit")
     type: Literal["file", "directory", "any"] = field(
         default="file", help="file (anything but a directory), directory, or any")
     limit: int = field(default=DEFAULT_LIMIT, minimum=0, maximum=MAX_LIMIT,
                        help="Most matches to return (at most 10000; 0: no cap)")
-
-
-class Match(Struct):
-    path: str = field(help="Relative to the workspace root, POSIX separators")
-    type: str = field(help="file, directory, symlink, fifo, socket, device")
-    size: int | None = field(help="Size in bytes (null for directories)")
-    modified: str = field(help="Last modification, ISO 8601 UTC (of a symlink itself)")
 
 
 class Result(Struct):
@@ -77,22 +77,6 @@ class Result(Struct):
     scan_limited: bool = field(help="The search stopped after 200000 entries: more matches "
                                "may exist")
     skipped: Skipped = field(help="What was not searched, by kind (hidden, ignored...)")
-
-
-def to_match(entry: WalkEntry) -> Match:
-    return Match(path=entry.rel, type=entry.kind, size=entry.size, modified=iso_utc(entry.mtime))
-
-
-def wanted_type(kind: str, want: str) -> bool:
-    if want == "any":
-        return True
-    return (kind == "directory") == (want == "directory")
-
-
-def loop_warning(walk: Walk, ctx: Context) -> None:
-    """Directory loops not entered again, and directories beyond the depth cap, as warnings."""
-    for note in walk.notes():
-        ctx.warn(note)
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -125,36 +109,6 @@ def run(params: Params, ctx: Context) -> Result:
         ctx.warn("pattern is a plain substring here; for wildcards use find_files_glob")
     return Result(path=walk.rel, matches=matches, count=len(matches), truncated=truncated,
                   scan_limited=walk.truncated, skipped=walk.skipped)
-
-
-def skipped_note(skipped: Skipped, count: int) -> str:
-    """``[0 matches; skipped: 3 ignored; to search them: include_ignored: true]`` and friends."""
-    lead = "0 matches; " if not count else ""
-    described = skipped.describe()
-    if not described:
-        return f"[{lead.removesuffix('; ')}]\n" if lead else ""
-    return f"[{lead}skipped: {described}{skipped.remedy('search')}]\n"
-
-
-def render_matches(matches: list[Match], count: int, truncated: bool, scan_limited: bool,
-                   skipped: Skipped) -> str:
-    out = "".join(m.path + ("/" if m.type == "directory" else "") + "\n" for m in matches)
-    if truncated:
-        out += f"[showing the first {count} matches; raise limit or narrow the search]\n"
-    if scan_limited:
-        out += "[search stopped after 200000 entries: more matches may exist; search a " \
-               "subdirectory]\n"
-    return out + skipped_note(skipped, count)
-
-
-def found(result: Any) -> int:
-    """``--exit-status``: 0 when something matched, 1 when nothing did (rg's convention)."""
-    return 0 if result.count else 1
-
-
-def match_paths(result: Any) -> list[str]:
-    """``--paths``: the matches' paths (a directory without a trailing slash)."""
-    return [m.path for m in result.matches]
 
 
 def render(result: Result) -> str:

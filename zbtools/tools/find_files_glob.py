@@ -41,7 +41,7 @@ from zbtools.core.search.entries import (
     derived,
 )
 from zbtools.core.search.walk import Walk
-from zbtools.tools.find_files import (
+from zbtools.toolkit.finding import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MAX_PATTERN,
@@ -55,6 +55,7 @@ from zbtools.tools.find_files import (
     to_match,
     wanted_type,
 )
+from zbtools.toolkit.params import SEARCH_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -74,7 +75,7 @@ class Params(WalkSwitches):
     pattern: str = field(aliases=("glob",),
                          help="Glob relative to `path`: '**/*.py', 'src/**/*.{ts,tsx}'. Without "
                          "'/' it matches at any depth ('*.md' = '**/*.md')")
-    path: str = field(default=".", aliases=("dir", "directory", "dir_path"),
+    path: str = field(default=".", aliases=SEARCH_DIR_ALIASES,
                       help="Directory to search, relative to the workspace root")
     case_sensitive: bool = field(default=False, help="Match letter case exactly")
     sort: Literal["path", "mtime"] = field(

@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import not_found
 from zbtools.core.files.decoding import decode, looks_binary, sniff_bom
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.reading import CHUNK, READ_FLAGS, read_fd
 from zbtools.core.files.workspace import DIR_FLAGS
+from zbtools.toolkit.finding import iso_utc
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -38,7 +40,7 @@ DECODE_WHOLE_LIMIT = 8 * 1024 * 1024
 
 
 class Params(Struct):
-    path: str = field(aliases=("file_path", "filepath", "filename"), help="Path to inspect")
+    path: str = field(aliases=PATH_ALIASES, help="Path to inspect")
 
 
 class Result(Struct):
@@ -60,20 +62,6 @@ class Result(Struct):
     encoding: str | None = field(help="Detected encoding, for text files")
     binary: bool | None = field(help="True for binary files (NUL bytes)")
     entries: int | None = field(help="Direct children, for directories")
-
-
-def iso_utc(timestamp: float) -> str:
-    """``2024-05-01T12:00:00.123456Z``; microseconds rounded (never a second off at .9999996)."""
-    seconds, micros = divmod(round(timestamp * 1_000_000), 1_000_000)
-    stem = _SECONDS.get(seconds)
-    if stem is None:  # a listing's files mostly share a few seconds: format each one once
-        if len(_SECONDS) > 4096:
-            _SECONDS.clear()
-        stem = _SECONDS[seconds] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-    return f"{stem}.{micros:06d}Z"
-
-
-_SECONDS: dict[int, str] = {}
 
 
 def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
@@ -113,9 +101,7 @@ def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
 def run(params: Params, ctx: Context) -> Result:
     with ctx.workspace.resolve(params.path, follow_last=False) as link:
         if link.st is None:
-            raise ToolError("not_found", f"{params.path}: no such file or directory",
-                            hint="check the path with list_directory",
-                            details={"path": params.path})
+            raise not_found(params.path)
         is_symlink = stat.S_ISLNK(link.st.st_mode)
         target_text = os.readlink(link.name, dir_fd=link.dir_fd) if is_symlink and link.name \
             else None

@@ -20,7 +20,8 @@ from __future__ import annotations
 from zbtools.core.call.args import Struct, field
 from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches
 from zbtools.core.search.walk import Walk
-from zbtools.tools.list_directory import Entry, skipped_note, to_entry, tree_lines
+from zbtools.toolkit.listing import Entry, skipped_note, to_entry, tree_lines
+from zbtools.toolkit.params import LIST_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -33,7 +34,7 @@ SCAN_CAP = 10_000
 
 
 class Params(WalkSwitches):
-    path: str = field(default=".", aliases=("dir_path", "directory", "dir"),
+    path: str = field(default=".", aliases=LIST_DIR_ALIASES,
                       help="Directory to start from, relative to the workspace root")
     depth: int = field(default=2, minimum=1, maximum=MAX_DEPTH, aliases=("max_depth",),
                        help="Levels to show")

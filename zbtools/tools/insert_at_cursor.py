@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.editor import edit_active
-from zbtools.tools.replace_selection import Result, to_result
-from zbtools.tools.replace_selection import render as render_edit
-from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolkit.params import CONTENT_ALIASES
+from zbtools.toolkit.selection import SelectionEditResult, to_result
+from zbtools.toolkit.selection import render as render_edit
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -29,11 +29,11 @@ class Params(Struct):
     content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="Content to insert")
 
 
-def run(params: Params, ctx: Context) -> Result:
+def run(params: Params, ctx: Context) -> SelectionEditResult:
     return to_result(edit_active(ctx, params.content, replace=False, tool="insert_at_cursor"))
 
 
-def render(result: Result) -> str:
+def render(result: SelectionEditResult) -> str:
     if not result.changed:
         return (f"{result.path}: unchanged (nothing to insert); cursor at line "
                 f"{result.cursor_line}, column {result.cursor_column}\n")
@@ -44,7 +44,7 @@ TOOL = ToolSpec(
     name="insert_at_cursor",
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=SelectionEditResult,
     run=run,
     render_text=render,
     destructive=True,

@@ -17,9 +17,9 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.cycle import edit_file_text
-from zbtools.tools.apply_edit import PATH_ALIASES, single_result
-from zbtools.tools.apply_edit import Result as ApplyResult
-from zbtools.tools.apply_edit import render as render_apply
+from zbtools.toolkit.edits import EditResult, single_result
+from zbtools.toolkit.edits import render as render_edit
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -43,7 +43,7 @@ class Params(Struct):
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
 
 
-def run(params: Params, ctx: Context) -> ApplyResult:
+def run(params: Params, ctx: Context) -> EditResult:
     from zbtools.core.editing import matching
 
     if (params.insert_line is None) == (params.position is None):
@@ -77,10 +77,10 @@ TOOL = ToolSpec(
     name="insert_text",
     doc=__doc__,
     params=Params,
-    result=ApplyResult,
+    result=EditResult,
     run=run,
     operand="path",
-    render_text=render_apply,
+    render_text=render_edit,
     destructive=True,
     category="edit",
 )

@@ -21,12 +21,13 @@ from __future__ import annotations
 from zbtools.core.call.args import Struct, field
 from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches, derived
 from zbtools.core.search.walk import Walk
+from zbtools.toolkit.listing import Entry, skipped_note, to_entry, tree_lines
+from zbtools.toolkit.params import DEPTH_ALIASES, LIST_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
-    from zbtools.core.search.entries import Entry as WalkEntry
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000
@@ -34,21 +35,12 @@ NO_CAP = 2**62  # limit 0
 
 
 class Params(WalkSwitches):
-    path: str = field(default=".", aliases=("dir_path", "directory", "dir"),
+    path: str = field(default=".", aliases=LIST_DIR_ALIASES,
                       help="Directory to list, relative to the workspace root")
-    max_depth: int = field(default=1, minimum=1, maximum=MAX_DEPTH, aliases=("depth",),
+    max_depth: int = field(default=1, minimum=1, maximum=MAX_DEPTH, aliases=DEPTH_ALIASES,
                            help="Levels to descend; 1 lists only the direct children")
     limit: int = field(default=DEFAULT_LIMIT, minimum=0, maximum=MAX_LIMIT,
                        help="Most entries to return (at most 10000; 0: no cap)")
-
-
-class Entry(Struct):
-    path: str = field(help="Relative to the workspace root, POSIX separators")
-    name: str = field(help="The entry's name")
-    type: str = field(help="file, directory, symlink, fifo, socket, device")
-    size: int | None = field(help="Size in bytes (null for directories)")
-    depth: int = field(help="1 for the direct children of the listed directory")
-    target: str | None = field(help="The link's text, for a symlink (never followed)")
 
 
 class Result(Struct):
@@ -57,11 +49,6 @@ class Result(Struct):
     count: int = field(help="Number of entries returned")
     truncated: bool = field(help="More entries exist than limit allowed")
     skipped: Skipped = field(help="What was left out, by kind")
-
-
-def to_entry(e: WalkEntry) -> Entry:
-    return Entry(path=e.rel, name=e.name, type=e.kind, size=e.size, depth=e.depth,
-                 target=e.target)
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -77,37 +64,6 @@ def run(params: Params, ctx: Context) -> Result:
         ctx.warn(note)
     return Result(path=walk.rel, entries=entries, count=len(entries), truncated=walk.truncated,
                   skipped=walk.skipped)
-
-
-def tree_lines(root: str, entries: list[Entry]) -> list[str]:
-    """``root/`` then one ``├── name`` line per entry, drawn from the entries' depths."""
-    last = [False] * len(entries)
-    seen_shallower: dict[int, bool] = {}
-    for i in range(len(entries) - 1, -1, -1):  # last among siblings: no later sibling
-        depth = entries[i].depth
-        last[i] = not seen_shallower.get(depth, False)
-        seen_shallower[depth] = True
-        for deeper in [d for d in seen_shallower if d > depth]:
-            del seen_shallower[deeper]
-    lines = [root if root.endswith("/") else root + "/"]
-    open_levels: list[bool] = []  # per ancestor depth: more siblings follow below
-    for entry, is_last in zip(entries, last, strict=True):
-        del open_levels[entry.depth - 1:]
-        prefix = "".join("│   " if more else "    " for more in open_levels)
-        label = entry.name + ("/" if entry.type == "directory" else "")
-        if entry.type == "symlink":
-            label += f" -> {entry.target}"
-        lines.append(prefix + ("└── " if is_last else "├── ") + label)
-        open_levels.append(not is_last)
-    return lines
-
-
-def skipped_note(skipped: Skipped, empty: bool) -> str:
-    described = skipped.describe()
-    if not described:
-        return "(empty)\n" if empty else ""
-    lead = "nothing shown; " if empty else ""
-    return f"[{lead}skipped: {described}{skipped.remedy('show')}]\n"
 
 
 def listed(result: Result) -> int:

@@ -21,20 +21,17 @@ from __future__ import annotations
 import os
 import stat
 
-from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.fsops import entry_kind, rename_noreplace
 from zbtools.core.files.replacing import pause_point
 from zbtools.core.files.workspace import os_error
+from zbtools.toolkit.params import DESTINATION_ALIASES, SOURCE_ALIASES
+from zbtools.toolkit.transfer import check_pair, open_destination, open_source
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
-    from zbtools.core.files.workspace import Resolved
-
-SOURCE_ALIASES = ("src", "from_path", "old_path")
-DESTINATION_ALIASES = ("dest", "dst", "target", "to_path", "new_path")
 
 
 class Params(Struct):
@@ -50,93 +47,6 @@ class Result(Struct):
     type: str = field(help="file, directory, symlink, ...")
     overwritten: bool = field(help="An existing destination file was replaced")
     parents_created: list[str] = field(help="Directories created for the destination")
-
-
-def open_source(ctx: Context, path: str, *, follow: bool, write: bool = False) -> Resolved:
-    """The source of a move (``write``: it goes away from there) or a copy."""
-    res = ctx.workspace.resolve(path, follow_last=follow, write=write)
-    if res.is_root:
-        res.close()
-        raise ToolError("workspace_root_protected", f"{path}: is the workspace root",
-                        hint="name a file or directory inside the workspace")
-    if res.st is None:
-        res.close()
-        raise ToolError("not_found", f"{path}: no such file or directory",
-                        hint="check the source path with list_directory",
-                        details={"path": path})
-    return res
-
-
-def open_destination(ctx: Context, destination: str, source: Resolved, *,
-                     follow: bool = False) -> Resolved:
-    """Resolve the destination; a trailing ``/`` means "inside this existing directory".
-
-    The workspace root is never a destination itself, so a destination naming it (``.``) means
-    "inside the root" too. ``follow`` follows a final symlink (copy writes through it; a move
-    replaces the link itself).
-    """
-    assert source.name is not None
-    if not (destination.endswith("/") and destination.strip("/")):
-        res = ctx.workspace.resolve(destination, follow_last=follow, create_parents=True,
-                                    write=True)
-        if not res.is_root:
-            return _below_checked(ctx, res)
-        res.close()
-    folder = ctx.workspace.resolve(destination)
-    try:
-        if folder.st is None or not stat.S_ISDIR(folder.st.st_mode) or folder.missing:
-            raise ToolError("not_a_directory", f"{destination}: is not an existing directory",
-                            hint="a destination ending in / must be an existing directory; "
-                            "drop the / to give the new name itself", details={"path": destination})
-        inner = destination.rstrip("/") + "/" + source.name
-    finally:
-        folder.close()
-    return _below_checked(ctx, ctx.workspace.resolve(inner, follow_last=follow,
-                                                     create_parents=True, write=True))
-
-
-def _below_checked(ctx: Context, res: Resolved) -> Resolved:
-    """``res``, unless a directory moved or copied there would fill a place git uses below it
-    (a hooks directory not yet made): then ``protected_path``."""
-    try:
-        ctx.workspace.check_git_below(res)
-    except BaseException:
-        res.close()
-        raise
-    return res
-
-
-def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest: str,
-               overwrite: bool) -> bool:
-    """Validate a move/copy pair; returns whether an existing destination will be replaced."""
-    if dest.is_root:
-        raise ToolError("workspace_root_protected", f"{params_dest}: is the workspace root",
-                        hint="give a path inside the workspace")
-    if dest.rel == source.rel:
-        raise ToolError("invalid_arguments", "source and destination are the same path",
-                        hint="give a different destination")
-    assert source.st is not None
-    if stat.S_ISDIR(source.st.st_mode) and dest.rel.startswith(source.rel + "/"):
-        raise ToolError("invalid_arguments", f"cannot put directory {source.rel} inside itself "
-                        f"({dest.rel})", hint="choose a destination outside the source")
-    if not dest.exists:
-        return False
-    assert dest.st is not None
-    if not overwrite:
-        raise ToolError("already_exists", f"{params_dest}: already exists",
-                        hint="pass overwrite: true to replace it, or end the destination with / "
-                        "to put the source inside an existing directory",
-                        details={"destination": dest.rel,
-                                 "type": entry_kind(dest.st.st_mode)})
-    if stat.S_ISDIR(dest.st.st_mode):
-        raise ToolError("is_directory", f"{params_dest}: is a directory, which is never replaced",
-                        hint="delete it first, or end the destination with / to move into it",
-                        details={"path": params_dest})
-    if stat.S_ISDIR(source.st.st_mode):
-        raise ToolError("not_a_directory", f"{params_dest}: is a file; a directory cannot "
-                        "replace it", hint="delete it first or choose another name",
-                        details={"path": params_dest})
-    return True
 
 
 def run(params: Params, ctx: Context) -> Result:

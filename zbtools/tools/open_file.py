@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.editor import Editor, load
-from zbtools.tools.write_file import PATH_ALIASES
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False

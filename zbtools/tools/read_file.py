@@ -52,6 +52,7 @@ import os
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.lines import read_window
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
     from zbtools.core.files.workspace import Resolved, Workspace
 
-PATH_ALIASES = ("file_path", "filepath", "filename")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".gif", ".webp", ".bmp", ".dib")
 
 

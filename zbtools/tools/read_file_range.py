@@ -19,7 +19,7 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.files.lines import read_window
-from zbtools.tools.read_file import PATH_ALIASES
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False

@@ -44,23 +44,15 @@ provide it; nothing ran), ``spawn_failed``, ``not_found`` / ``not_a_directory`` 
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
+from zbtools.toolkit.commands import CommandResult, exit_status, render, to_result
+from zbtools.toolkit.params import BACKGROUND_ALIASES, COMMAND_ALIASES, CWD_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Literal
+    from typing import Literal
 
     from zbtools.core.call.context import Context
-
-COMMAND_ALIASES = ("cmd", "script")
-CWD_ALIASES = ("workdir", "working_directory", "dir", "directory")
-BACKGROUND_ALIASES = ("run_in_background",)
-
-
-class Sandbox(Struct):
-    kind: str = field(help="landlock, or none")
-    abi: int | None = field(help="the Landlock ABI applied (null without a sandbox)")
-    network: str = field(help="open or denied")
 
 
 class Params(Struct):
@@ -88,34 +80,7 @@ class Params(Struct):
     max_lines: int | None = field(default=None, minimum=10, help="Result line limit")
 
 
-class Result(Struct):
-    command: str = field(help="The command as run")
-    cwd: str = field(help="Working directory, relative to the workspace root")
-    exit_code: int | None = field(help="Exit status (null when a signal ended it or running)")
-    signal: str | None = field(help="Name of the signal that ended the command (SIGKILL, ...)")
-    timed_out: bool = field(help="The timeout passed before the command finished")
-    duration_ms: int = field(help="Wall time in milliseconds")
-    stdout: str = field(help="Standard output (head and tail when truncated)")
-    stderr: str = field(help="Standard error (head and tail when truncated)")
-    stdout_bytes: int = field(help="Total bytes written to stdout")
-    stderr_bytes: int = field(help="Total bytes written to stderr")
-    truncated: bool = field(help="Some output is not shown (see full_output)")
-    full_output: str | None = field(help="File keeping the output captured, when truncated")
-    leftovers_killed: int = field(help="Processes left running by the command that were stopped")
-    background: bool = field(help="The command runs in the background (see id)")
-    id: str | None = field(help="Background process id for bash_output / stop_process")
-    status: str = field(help="exited, timed_out, running, ...")
-    next_cursor: int | None = field(help="bash_output cursor after the output shown")
-    sandbox: Sandbox = field(help="The confinement the command ran under")
-    env_withheld: list[str] = field(help="Names of environment variables not passed on")
-
-
-def to_result(fields: dict[str, Any]) -> Result:
-    sandbox = Sandbox(**fields.pop("sandbox"))
-    return Result(sandbox=sandbox, **fields)
-
-
-def run(params: Params, ctx: Context) -> Result:
+def run(params: Params, ctx: Context) -> CommandResult:
     from zbtools.core.processes.execution import Request, execute
 
     req = Request(command=params.command, cwd=params.cwd, env=params.env, stdin=params.stdin,
@@ -126,51 +91,12 @@ def run(params: Params, ctx: Context) -> Result:
     return to_result(execute(ctx, req))
 
 
-def exit_status(result: Result) -> int:
-    """``--exit-status``: the command's own status, as a shell sees it: its exit code, 124 for
-    a timeout (as ``timeout(1)``), 128 + N for a signal N, 0 for a command left running in the
-    background."""
-    if result.timed_out and not result.background:
-        return 124
-    if result.exit_code is not None:
-        return result.exit_code
-    if result.signal:
-        import signal
-
-        try:
-            return 128 + int(signal.Signals[result.signal])
-        except KeyError:
-            return 1
-    return 0
-
-
-def render(result: Result) -> str:
-    out = result.stdout
-    if out and not out.endswith("\n"):
-        out += "\n"
-    if result.stderr:
-        out += "[stderr]\n" + result.stderr + ("" if result.stderr.endswith("\n") else "\n")
-    if result.background and result.status in ("running", "starting"):
-        out += (f"[running in the background as {result.id}; read more with bash_output "
-                f"(cursor {result.next_cursor}), stop with stop_process]\n")
-        return out
-    if result.timed_out:
-        end = f"timed out, ended by {result.signal or 'SIGKILL'}"  # the duration follows
-    elif result.signal:
-        end = f"killed by {result.signal}"
-    else:
-        end = f"exit code {result.exit_code}"
-    if result.truncated and result.full_output:
-        end += f"; full output in {result.full_output}"
-    return out + f"[{end}; {result.duration_ms} ms]\n"
-
-
 TOOL = ToolSpec(
     name="run_command",
     aliases=("execute_command", "shell"),
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=CommandResult,
     run=run,
     render_text=render,
     operand="command",

@@ -19,18 +19,17 @@ from zbtools.core.files.fileformat import FileFormat
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.replacing import create_file
 from zbtools.core.state.plans import plan_name, plan_path
-from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolkit.params import CONTENT_ALIASES, PLAN_NAME_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
-NAME_ALIASES = ("plan_name", "plan")
 
 
 class Params(Struct):
-    name: str = field(aliases=NAME_ALIASES,
+    name: str = field(aliases=PLAN_NAME_ALIASES,
                       help="Plan name: letters, digits, '.', '_', '-' (saved as "
                       ".zbtools/plans/<name>.md)")
     content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="The plan, in markdown")

@@ -15,9 +15,8 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.state.plans import PLAN_DIR, plan_name, plan_path
-from zbtools.tools import write_append
-from zbtools.tools.save_plan import NAME_ALIASES
-from zbtools.tools.write_file import CONTENT_ALIASES
+from zbtools.toolkit.params import CONTENT_ALIASES, PLAN_NAME_ALIASES
+from zbtools.toolkit.writing import append_text
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    name: str = field(aliases=NAME_ALIASES, help="Name of the plan to append to")
+    name: str = field(aliases=PLAN_NAME_ALIASES, help="Name of the plan to append to")
     content: str = field(text_body=True,
                          aliases=CONTENT_ALIASES, help="Text to add at the end of the plan")
 
@@ -53,7 +52,7 @@ def run(params: Params, ctx: Context) -> Result:
         raise ToolError("not_found", f"no plan named {name!r} ({shown})",
                         hint="create it with save_plan first; list plans with list_directory "
                         f"{PLAN_DIR}", details={"name": name, "path": shown})
-    done = write_append.run(write_append.Params(path=shown, content=params.content), ctx)
+    done = append_text(ctx, shown, params.content)
     return Result(name=name, path=done.path, bytes_appended=done.bytes_appended, size=done.size,
                   sha256=done.sha256)
 

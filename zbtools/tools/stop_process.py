@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.tools.bash_output import ID_ALIASES
+from zbtools.toolkit.params import PROCESS_ID_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    id: str | None = field(default=None, aliases=ID_ALIASES, help="Background process id")
+    id: str | None = field(default=None, aliases=PROCESS_ID_ALIASES, help="Background process id")
     all: bool = field(default=False, help="Stop every running background process of the "
                       "workspace")
     grace: float = field(default=5.0, minimum=0, maximum=300,

@@ -27,10 +27,12 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.undo import Journal
+from zbtools.core.errors import stale_file
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.reading import read_bytes
 from zbtools.core.files.replacing import create_file
 from zbtools.core.files.workspace import os_error
+from zbtools.toolkit.params import PATH_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class Params(Struct):
-    path: str | None = field(default=None, aliases=("file_path", "filepath", "filename"),
+    path: str | None = field(default=None, aliases=PATH_ALIASES,
                              help="File whose last change to undo (default: the newest change)")
     dry_run: bool = field(default=False, help="Say what would be restored, change nothing")
 
@@ -136,12 +138,11 @@ def run(params: Params, ctx: Context) -> Result:
         current = _current(ctx, rel)
         current_sha = sha256_hex(current) if current is not None else None
         if current_sha != entry["after_sha256"]:
-            raise ToolError(
-                "stale_file", f"{rel}: changed since the {entry['tool']} change being undone; "
-                "undoing it would lose the later work",
-                hint="read the file and revert by hand with apply_edit if still wanted",
-                details={"expected_sha256": entry["after_sha256"],
-                         "current_sha256": current_sha})
+            raise stale_file(rel, f"changed since the {entry['tool']} change being undone; "
+                             "undoing it would lose the later work",
+                             hint="read the file and revert by hand with apply_edit if still "
+                             "wanted", expected_sha256=entry["after_sha256"],
+                             current_sha256=current_sha)
         before = journal.get_blob(entry["before_blob"]) if entry["before_blob"] else None
         action = "deleted" if before is None else ("recreated" if current is None
                                                    else "restored")

@@ -27,8 +27,8 @@ from zbtools.core.state.plans import (
     load_steps,
 )
 from zbtools.core.state.store import PLAN, StateFile
-from zbtools.tools.get_plan import Result, plan_result
-from zbtools.tools.get_plan import render as render_plan
+from zbtools.toolkit.plans import PlanResult, plan_result
+from zbtools.toolkit.plans import render as render_plan
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -131,7 +131,7 @@ def _apply(steps: list[dict[str, Any]], updates: list[StepUpdate]) -> None:
             target["status"] = update.status
 
 
-def run(params: Params, ctx: Context) -> Result:
+def run(params: Params, ctx: Context) -> PlanResult:
     single = any(v is not None for v in (params.index, params.id, params.status, params.title))
     modes = [params.steps is not None, params.updates is not None, single]
     if sum(modes) > 1:
@@ -163,7 +163,7 @@ TOOL = ToolSpec(
     name="update_plan",
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=PlanResult,
     run=run,
     render_text=render_plan,
     category="plans",

@@ -19,12 +19,9 @@ even for root), ``no_space``, ``outside_workspace``.
 
 from __future__ import annotations
 
-from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
-from zbtools.core.files.hashing import sha256_hex
-from zbtools.core.files.replacing import create_file
-from zbtools.tools.write_file import CONTENT_ALIASES, PATH_ALIASES, prepare_target
+from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
+from zbtools.toolkit.writing import AppendResult, append_text
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -32,9 +29,6 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
-
-HASH_LIMIT = 8 * 1024 * 1024
-
 
 class Params(Struct):
     path: str = field(aliases=PATH_ALIASES,
@@ -47,65 +41,12 @@ class Params(Struct):
         default="auto", help="Line endings: auto follows the file's style")
 
 
-class Result(Struct):
-    path: str = field(help="The file, relative to the workspace root")
-    created: bool = field(help="The file did not exist and was created")
-    bytes_appended: int = field(help="Bytes added")
-    size: int = field(help="The file's size afterwards")
-    sha256: str | None = field(help="SHA-256 of the whole file afterwards (null above 8 MiB)")
-    encoding: str = field(help="Encoding the text was written in")
-    parents_created: list[str] = field(help="Directories created for the file")
+def run(params: Params, ctx: Context) -> AppendResult:
+    return append_text(ctx, params.path, params.content, newline=params.newline,
+                       expected_sha256=params.expected_sha256)
 
 
-def run(params: Params, ctx: Context) -> Result:
-    with prepare_target(ctx, params.path) as res:
-        if not res.exists:
-            if params.expected_sha256 is not None:
-                raise ToolError("stale_file", f"{params.path}: does not exist (expected_sha256 "
-                                "given)", hint="read the file again; it was deleted or moved",
-                                details={"expected_sha256": params.expected_sha256,
-                                         "current_sha256": None})
-            text = convert_newlines(params.content, params.newline, None)
-            data = FileFormat().encode(text, with_bom=False)
-            try:
-                res.ensure_parents()
-                create_file(res, data, shown=params.path)
-            except BaseException:
-                res.rollback_parents()
-                raise
-            from zbtools.core.editing.undo import record
-
-            record(ctx, res.rel, None, data, "write_append", parents=list(res.created))
-            return Result(path=res.rel, created=True, bytes_appended=len(data), size=len(data),
-                          sha256=sha256_hex(data), encoding="utf-8",
-                          parents_created=list(res.created))
-        fmt, old = probe_format(res, shown=params.path)
-        if fmt.binary:
-            raise ToolError("binary_file", f"{params.path}: is a binary file",
-                            hint="text is appended only to text files",
-                            details={"path": params.path})
-        text = convert_newlines(params.content, params.newline, fmt)
-        data = fmt.encode(text, with_bom=fmt.size == 0)
-        if fmt.size and not fmt.ends_with_newline and text and not text.startswith(("\n", "\r")):
-            ctx.warn("the file did not end with a newline: the appended text continues its last "
-                     "line")
-        from zbtools.core.editing.txn import journaled_append
-
-        size = journaled_append(ctx, res, data, expected_sha256=params.expected_sha256,
-                                shown=params.path)
-        unchanged_meanwhile = old is not None and size == len(old) + len(data)
-        digest = None
-        if old is not None and unchanged_meanwhile:
-            from zbtools.core.editing.undo import record
-
-            record(ctx, res.rel, old, old + data, "write_append")
-            if size <= HASH_LIMIT:
-                digest = sha256_hex(old + data)
-        return Result(path=res.rel, created=False, bytes_appended=len(data), size=size,
-                      sha256=digest, encoding=fmt.label, parents_created=[])
-
-
-def render(result: Result) -> str:
+def render(result: AppendResult) -> str:
     verb = "created" if result.created else "appended to"
     return f"{verb} {result.path} (+{result.bytes_appended} bytes, now {result.size})\n"
 
@@ -114,7 +55,7 @@ TOOL = ToolSpec(
     name="write_append",
     doc=__doc__,
     params=Params,
-    result=Result,
+    result=AppendResult,
     run=run,
     operand="path",
     render_text=render,

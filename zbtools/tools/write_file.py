@@ -30,10 +30,13 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
+from zbtools.core.errors import already_exists, file_vanished, is_directory
 from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.replacing import create_file, replace_whole
-from zbtools.core.files.staleness import Guard, file_gone
+from zbtools.core.files.staleness import Guard
+from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
+from zbtools.toolkit.writing import prepare_target
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -41,10 +44,6 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from zbtools.core.call.context import Context
-    from zbtools.core.files.workspace import Resolved
-
-PATH_ALIASES = ("file_path", "filepath", "filename")
-CONTENT_ALIASES = ("contents", "text", "data")
 
 
 class Params(Struct):
@@ -91,15 +90,6 @@ def resolve_encoding(requested: str, fmt: FileFormat | None) -> FileFormat:
                       newline=base.newline)
 
 
-def prepare_target(ctx: Context, path: str) -> Resolved:
-    res = ctx.workspace.resolve(path, create_parents=True, write=True)
-    if res.is_root:
-        res.close()
-        raise ToolError("is_directory", f"{path}: is the workspace root directory",
-                        hint="give a file path inside the workspace", details={"path": path})
-    return res
-
-
 def run(params: Params, ctx: Context) -> Result:
     from zbtools.core.files.decoding import newline_style
 
@@ -109,14 +99,11 @@ def run(params: Params, ctx: Context) -> Result:
         if res.exists:
             assert res.st is not None
             if stat.S_ISDIR(res.st.st_mode):
-                raise ToolError("is_directory", f"{params.path}: is a directory",
-                                hint="give a file path, not a directory",
-                                details={"path": params.path})
+                raise is_directory(params.path, "write")
             if not params.overwrite:
-                raise ToolError("already_exists", f"{params.path}: already exists",
-                                hint="use edit_file/apply_edit to change part of it, or pass "
-                                "overwrite: true to replace it whole",
-                                details={"path": res.rel, "size": res.st.st_size})
+                raise already_exists(params.path, hint="use edit_file/apply_edit to change "
+                                     "part of it, or pass overwrite: true to replace it whole",
+                                     details={"path": res.rel, "size": res.st.st_size})
             fmt, old = probe_format(res, shown=params.path)
         target = resolve_encoding(params.encoding, fmt)
         text = convert_newlines(params.content, params.newline, fmt)
@@ -132,7 +119,7 @@ def run(params: Params, ctx: Context) -> Result:
                 outcome = replace_whole(res, data, Guard(expected_sha256=params.expected_sha256),
                                         shown=params.path)
             elif params.expected_sha256 is not None:  # create only, yet a file was expected
-                raise file_gone(params.path, params.expected_sha256)
+                raise file_vanished(params.path, params.expected_sha256)
             else:
                 outcome = create_file(res, data, shown=params.path)
         except BaseException:

@@ -160,7 +160,8 @@ HASH_RESULT_BYTES = 16 * 1024 * 1024  # larger results report no sha256 (and kee
 def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_result,
                      simple: tuple[str, str], path: str, dry_run: bool, tool: str
                      ) -> EditOutcome | None:
-    """A plain exact, unique edit done on the bytes (issue 16, PERFORMANCE section 7).
+    """A plain exact, unique edit done on the bytes (issue 16,
+    docs/internals/performance.md#big-files).
 
     Exact matching comes first for every file size: the file is not decoded, split or
     modelled, and the bytes outside the match are copied untouched by construction. Returns

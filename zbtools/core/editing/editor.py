@@ -35,6 +35,7 @@ from __future__ import annotations
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import stale_file
 from zbtools.core.files.decoding import decode
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.reading import read_bytes
@@ -413,12 +414,11 @@ class Editor:
         if outcome == "unchanged":
             return False
         if strict:
-            raise ToolError(
-                "stale_file", f"{tab.path}: changed since the cursor/selection was set, and "
-                "the text it was on cannot be found unambiguously nearby",
-                hint="set the position again (goto_line or select_range) after reading the "
-                "file", details={"path": tab.path, "expected_sha256": tab.sha256,
-                                 "current_sha256": loaded.sha256})
+            raise stale_file(tab.path, "changed since the cursor/selection was set, and the "
+                             "text it was on cannot be found unambiguously nearby",
+                             hint="set the position again (goto_line or select_range) after "
+                             "reading the file", expected_sha256=tab.sha256,
+                             current_sha256=loaded.sha256)
         model = loaded.model
         cl, cc, _ = model.clamp(*tab.cursor)
         selection = None

@@ -30,6 +30,7 @@ import os
 
 from zbtools.contract import ToolError
 from zbtools.core.editing.cycle import MAX_EDIT_BYTES, check_new_text, display, to_tool_error
+from zbtools.core.errors import already_exists
 from zbtools.core.files.decoding import decode
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.reading import read_bytes
@@ -99,9 +100,9 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[Fil
         changes.append(change)
         change.res = ctx.workspace.resolve(shown, create_parents=True, write=True)
         if change.res.exists:
-            raise ToolError("already_exists", f"{shown}: the patch adds this file, but it "
-                            "exists", hint="use an Update section (or a diff with context) to "
-                            "change an existing file", details={"path": shown})
+            raise already_exists(shown, what="the patch adds this file, but it exists",
+                                 hint="use an Update section (or a diff with context) to "
+                                 "change an existing file")
         text = "\n".join(patch.add_lines) + ("" if patch.add_no_newline or not patch.add_lines
                                              else "\n")
         change.after = text.encode("utf-8")
@@ -146,8 +147,9 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[Fil
         change.dest = ctx.workspace.resolve(patch.new_path, follow_last=False,
                                             create_parents=True, write=True)
         if change.dest.exists:
-            raise ToolError("already_exists", f"{patch.new_path}: the patch moves {shown} "
-                            "there, but it exists", details={"path": patch.new_path})
+            raise already_exists(patch.new_path, what=f"the patch moves {shown} there, but it "
+                                 "exists", hint="move or delete it first, or move the file "
+                                 "elsewhere")
         change.dest_rel = change.dest.rel
     change.diff = unified_diff(change.rel, decoded.display_text(),
                                display(new_text, decoded))

@@ -35,6 +35,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import already_exists, stale_file
 from zbtools.core.files.appending import append_in_place
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.reading import read_fd
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 JOURNAL_VERSION = 1
 TXN_DIR = "txn"
 _NO_LINKS = (errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP)  # no hard links here
+REPATCH_HINT = "read the files again and redo the patch"
 
 
 class Step:
@@ -126,10 +128,8 @@ def _stage(step: Step) -> None:
             os.link(res.name, step.backup, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
                     follow_symlinks=False)
         except FileNotFoundError:
-            raise ToolError("stale_file", f"{res.rel}: was deleted while the patch was "
-                            "being applied", hint="read the files again and redo the patch",
-                            details={"path": res.rel}) \
-                from None
+            raise stale_file(res.rel, "was deleted while the patch was being applied",
+                             hint=REPATCH_HINT) from None
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
@@ -154,9 +154,8 @@ def _stage(step: Step) -> None:
         if not same or (linked and not _same_inode(dir_fd, step.backup, step.seen)):
             # the backup may not be of what the patch read: a rollback must not put it back
             _unlink_quiet(step.backup, dir_fd)
-            raise ToolError("stale_file", f"{res.rel}: changed while the patch was being "
-                            "applied", hint="read the files again and redo the patch",
-                            details={"path": res.rel})
+            raise stale_file(res.rel, "changed while the patch was being applied",
+                             hint=REPATCH_HINT)
     if step.op == "write":
         assert step.tmp is not None and step.data is not None
         if step.before is not None:
@@ -225,9 +224,8 @@ def _apply(step: Step) -> None:
             os.link(step.tmp, res.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
                     follow_symlinks=False)
         except FileExistsError:
-            raise ToolError("already_exists", f"{res.rel}: was created by someone else while "
-                            "the patch was being applied", hint="read it and decide",
-                            details={"path": res.rel}) from None
+            raise already_exists(res.rel, hint="read it and decide", what="was created by "
+                                 "someone else while the patch was being applied") from None
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise
@@ -336,9 +334,9 @@ def replace_file(ctx: Context, res: Resolved, data: bytes, *, expected_sha256: s
     A file with one link is replaced atomically (``replace_whole``). A file with several keeps
     its inode, so every name sees the new content (and its owner, mode and extended attributes
     stay): only when a bounded walk of the workspace finds every one of its names there
-    (``Workspace.links_all_inside``), since a name outside would be changed too (SECURITY T3).
-    Otherwise it is replaced atomically and the link is broken, with a warning
-    (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
+    (``Workspace.links_all_inside``), since a name outside would be changed too
+    (docs/internals/security.md#t3). Otherwise it is replaced atomically and the link is broken,
+    with a warning (``hardlink_broken``). The in-place write is journaled (``write_in_place``).
     ``expected_data`` (the bytes the file must still hold) and ``read_stat`` are the
     ``Guard``'s; ``defer_dir_sync``: write within the session's ``SyncGroup``, if one is open
     (``replace_whole``'s ``group``)."""

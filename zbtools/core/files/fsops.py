@@ -23,6 +23,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import already_exists
 from zbtools.core.files.reading import CHUNK, READ_FLAGS
 from zbtools.core.files.tempnames import dead_entries
 from zbtools.core.files.workspace import DIR_FLAGS, os_error
@@ -228,8 +229,8 @@ def rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str, *, is_dir: 
     except FileNotFoundError:
         pass
     else:
-        raise ToolError("already_exists", f"{shown}: the destination exists",
-                        hint="pass overwrite: true to replace it", details={"path": shown})
+        raise already_exists(shown, hint="pass overwrite: true to replace it",
+                             what="the destination exists")
     try:
         os.rename(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
     except OSError as exc:

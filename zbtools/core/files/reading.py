@@ -16,6 +16,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import is_directory, not_found
 from zbtools.core.files.workspace import os_error
 
 TYPE_CHECKING = False
@@ -38,14 +39,11 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
     shown = shown or res.requested
     if res.name is None or res.st is None:
         if res.name is None:
-            raise ToolError("is_directory", f"{shown}: is the workspace root directory",
-                            hint="use list_directory to see a directory", details={"path": shown})
-        raise ToolError("not_found", f"{shown}: no such file",
-                        hint="check the path with list_directory or find_files",
-                        details={"path": shown})
+            raise is_directory(shown, "read", root=True)
+        raise not_found(shown, what="no such file",
+                        hint="check the path with list_directory or find_files")
     if stat.S_ISDIR(res.st.st_mode):
-        raise ToolError("is_directory", f"{shown}: is a directory, not a file",
-                        hint="use list_directory to see a directory", details={"path": shown})
+        raise is_directory(shown, "read")
     if not stat.S_ISREG(res.st.st_mode):
         raise special_file_error(shown, res.st)
     try:
@@ -56,8 +54,7 @@ def open_regular(res: Resolved, *, shown: str | None = None) -> tuple[int, os.st
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise ToolError("is_directory", f"{shown}: is a directory, not a file",
-                            details={"path": shown})
+            raise is_directory(shown, "read")
         raise special_file_error(shown, st)
     return fd, st
 

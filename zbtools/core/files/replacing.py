@@ -1,4 +1,4 @@
-"""Creating and replacing files without losing a byte (DESIGN section 5, SECURITY 4.3-4.4).
+"""Creating and replacing files without losing a byte (docs/contract.md#safety-and-fidelity).
 
 A write never changes a file in place: the new content goes to a temp file beside it
 (``tempnames.temp_name``, created with ``O_EXCL | O_NOFOLLOW``), written in a loop, given the
@@ -28,6 +28,13 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import (
+    already_exists,
+    file_vanished,
+    is_directory,
+    stale_file,
+    workspace_root_protected,
+)
 from zbtools.core.files.reading import READ_FLAGS, read_fd, special_file_error
 from zbtools.core.files.staleness import (
     UNGUARDED,
@@ -35,7 +42,6 @@ from zbtools.core.files.staleness import (
     changed_meanwhile,
     check_expected,
     check_unchanged,
-    file_gone,
     file_identity,
 )
 from zbtools.core.files.streaming import fsync_while, write_parts
@@ -124,8 +130,7 @@ def _write(res: Resolved, data: bytes, parts: Sequence[memoryview | tuple[int, i
     (the content differs from the file's: no read to detect a no-op), ``create_only``."""
     shown = shown or res.requested
     if res.name is None:
-        raise ToolError("workspace_root_protected", f"{shown}: is the workspace root",
-                        hint="write to a file path inside the workspace")
+        raise workspace_root_protected(shown, "write")
     if group is not None and not create_only and guard.expected_sha256 is None and \
             copy_from is None and ((group.staging and guard.unchanged_since is None)
                                    or group.staged_for(res) is not None):
@@ -155,7 +160,7 @@ def _examine(dir_fd: int, name: str, data: bytes, guard: Guard, create_only: boo
         ofd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         if guard.checks_content:
-            raise file_gone(shown, guard.expected_sha256) from None
+            raise file_vanished(shown, guard.expected_sha256) from None
         outcome.created = True
         return None
     except OSError as exc:
@@ -163,38 +168,33 @@ def _examine(dir_fd: int, name: str, data: bytes, guard: Guard, create_only: boo
             raise ToolError("path_changed", f"{shown}: is a symbolic link that could not be "
                             "followed safely", hint="call the tool again") from exc
         if exc.errno == errno.EISDIR:
-            raise ToolError("is_directory", f"{shown}: is a directory",
-                            hint="give a file path, not a directory",
-                            details={"path": shown}) from exc
+            raise is_directory(shown, "write") from exc
         raise os_error(exc, shown) from exc
     try:
         old_st = os.fstat(ofd)
         if stat.S_ISDIR(old_st.st_mode):
-            raise ToolError("is_directory", f"{shown}: is a directory",
-                            hint="give a file path, not a directory", details={"path": shown})
+            raise is_directory(shown, "write")
         if not stat.S_ISREG(old_st.st_mode):
             raise special_file_error(shown, old_st)
         if create_only:
-            raise ToolError("already_exists", f"{shown}: already exists",
-                            hint="use edit_file/apply_edit to change it, or pass "
-                            "overwrite: true to replace it whole",
-                            details={"path": shown, "size": old_st.st_size})
+            raise already_exists(shown, hint="use edit_file/apply_edit to change it, or pass "
+                                 "overwrite: true to replace it whole",
+                                 details={"path": shown, "size": old_st.st_size})
         since = guard.unchanged_since
         if since is not None and (old_st.st_ino, old_st.st_size, old_st.st_mtime_ns) != (
                 since.st_ino, since.st_size, since.st_mtime_ns):
-            raise ToolError("stale_file", f"{shown}: changed while being edited",
-                            hint="read the file again and redo the edit",
-                            details={"path": shown})
+            raise stale_file(shown, "changed while being edited",
+                             hint="read the file again and redo the edit")
         if not old_st.st_mode & 0o222:
             raise ToolError("permission_denied", f"{shown}: is read-only (mode "
                             f"{stat.S_IMODE(old_st.st_mode):04o})",
                             hint="make it writable first if replacing it is intended",
                             details={"path": shown})
         if guard.sole_link and old_st.st_nlink > 1:
-            raise ToolError("stale_file", f"{shown}: got another hard link since it was "
-                            "read; nothing was written", hint="edit it again: a file with "
-                            "several links is changed in place, so that every name sees "
-                            "the change", details={"path": shown, "links": old_st.st_nlink})
+            raise stale_file(shown, "got another hard link since it was read; nothing was "
+                             "written", hint="edit it again: a file with several links is "
+                             "changed in place, so that every name sees the change",
+                             links=old_st.st_nlink)
         # The old bytes are read only to check expected_sha256 or expected_data, or to
         # detect a no-op write (same size); a caller that knows the content differs skips
         # that second read, and so does one whose read is provably of this very file
@@ -210,9 +210,7 @@ def _examine(dir_fd: int, name: str, data: bytes, guard: Guard, create_only: boo
         if old is not None:
             check_expected(old, expected_sha256, shown)
             if expected_data is not None and old != expected_data:
-                raise ToolError("stale_file", f"{shown}: changed since it was read",
-                                hint="read the file again and redo the change against "
-                                "its current content", details={"path": shown})
+                raise stale_file(shown)
             if not known_changed and old == data:
                 outcome.changed = False
                 outcome.old_size = len(old)
@@ -269,10 +267,8 @@ def _publish(dir_fd: int, name: str, parts: Sequence[memoryview | tuple[int, int
             try:
                 os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
             except FileExistsError:
-                raise ToolError("already_exists", f"{shown}: was created by someone else "
-                                "meanwhile", hint="read it and decide; nothing was written",
-                                details={"path": shown}) \
-                    from None
+                raise already_exists(shown, what="was created by someone else meanwhile",
+                                     hint="read it and decide; nothing was written") from None
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
                     raise

@@ -10,7 +10,7 @@ between that check and the rename; other zbtools processes are kept out of it by
 edit lock.
 
 Map: ``Guard`` (and ``UNGUARDED``), ``check_unchanged``, ``check_expected``, ``holds_exactly``,
-``file_identity``; the ``stale_file`` errors ``changed_meanwhile`` and ``file_gone``;
+``file_identity``; the ``stale_file`` error ``changed_meanwhile``;
 ``ctime_moves_on_every_change`` and ``mount_types``.
 """
 
@@ -20,6 +20,7 @@ import os
 import sys
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import stale_file
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.reading import READ_FLAGS, read_fd
 
@@ -149,10 +150,8 @@ def file_identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
 
 
 def changed_meanwhile(shown: str) -> ToolError:
-    return ToolError("stale_file", f"{shown}: was changed by someone else while the new "
-                     "version was being written; nothing was written",
-                     hint="read the file again and redo the change against its current "
-                     "content", details={"changed_during_write": True})
+    return stale_file(shown, "was changed by someone else while the new version was being "
+                      "written; nothing was written", changed_during_write=True)
 
 
 def check_unchanged(dir_fd: int, name: str, seen: os.stat_result, shown: str, *,
@@ -217,20 +216,5 @@ def check_expected(data: bytes, expected_sha256: str | None, shown: str) -> None
         return
     actual = sha256_hex(data)
     if actual != expected_sha256.lower():
-        raise ToolError("stale_file", f"{shown}: changed since it was read (sha256 differs)",
-                        hint="read the file again and redo the change against its current "
-                        "content", details={"expected_sha256": expected_sha256,
-                                            "current_sha256": actual})
-
-
-def file_gone(shown: str, expected_sha256: str | None) -> ToolError:
-    """The ``stale_file`` of a write whose caller read (or, with ``expected_sha256``, expected)
-    a file that is no longer there: it must not come back under its old name (a sync group's
-    flush comes long after the read)."""
-    if expected_sha256 is not None:
-        return ToolError("stale_file", f"{shown}: no longer exists (expected_sha256 given)",
-                         hint="read the file again; it was deleted or moved",
-                         details={"expected_sha256": expected_sha256, "current_sha256": None})
-    return ToolError("stale_file", f"{shown}: no longer exists (deleted or moved since it was "
-                     "read); nothing was written", hint="read the file again; it was deleted "
-                     "or moved", details={"path": shown, "current_sha256": None})
+        raise stale_file(shown, "changed since it was read (sha256 differs)",
+                         expected_sha256=expected_sha256, current_sha256=actual)

@@ -42,6 +42,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import already_exists, is_directory, not_found, protected_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,18 +66,15 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     """Map an ``OSError`` met while working on ``shown`` (the path as requested) to the contract."""
     code = exc.errno
     if code in (errno.ENOENT,):
-        return ToolError("not_found", f"{shown}: no such file or directory",
-                         hint="check the path with list_directory or get_file_info",
-                         details={"path": shown})
+        return not_found(shown, hint="check the path with list_directory or get_file_info")
     if code in (errno.EACCES, errno.EPERM):
         return ToolError("permission_denied", f"{shown}: permission denied",
                          hint="the operating system refused access; check the file's mode",
                          details={"path": shown})
     if code == errno.EEXIST:
-        return ToolError("already_exists", f"{shown}: already exists",
-                         hint="pass overwrite: true to replace it", details={"path": shown})
+        return already_exists(shown, hint="pass overwrite: true to replace it")
     if code == errno.EISDIR:
-        return ToolError("is_directory", f"{shown}: is a directory", details={"path": shown})
+        return is_directory(shown, "write")
     if code == errno.ENOTDIR:
         return ToolError("not_a_directory", f"{shown}: a component of the path is not a directory",
                          details={"path": shown})
@@ -92,7 +90,8 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     if code == errno.ENAMETOOLONG:
         return ToolError("invalid_arguments", f"{shown}: file name too long")
     if code == errno.ENOTEMPTY:
-        return ToolError("already_exists", f"{shown}: directory not empty", details={"path": shown})
+        return already_exists(shown, what="directory not empty",
+                              hint="empty it first, or choose another name")
     if code == errno.EROFS:
         return ToolError("permission_denied", f"{shown}: read-only filesystem",
                          details={"path": shown})
@@ -205,24 +204,17 @@ def check_writable(res: Resolved) -> None:
     around it."""
     comps = [*res.parts, *res.missing, *([res.name] if res.name is not None else [])]
     if any(c.casefold() == GIT_DIR for c in comps):
-        raise ToolError("protected_path", f"{res.requested}: lies inside .git/ (git's hooks, "
-                        "config and objects), which zbtools never changes by default",
-                        hint="use git itself to change a repository's internals; to let zbtools "
-                        "write there, set allow_git_writes = true in the [files] table of the "
-                        "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                        details={"path": res.requested, "resolved": res.rel})
+        raise protected_path(res.requested, "lies inside .git/ (git's hooks, config and "
+                             "objects), which zbtools never changes by default",
+                             resolved=res.rel)
 
 
 def protected_error(res: Resolved, why: str) -> ToolError:
     """``protected_path`` for a location that belongs to git under another name than ``.git``
     (``why`` says which)."""
-    return ToolError("protected_path", f"{res.requested}: {why}; git runs its hooks and obeys "
-                     "its config later, with your privileges, so zbtools never changes them by "
-                     "default",
-                     hint="use git itself to change a repository's internals; to let zbtools "
-                     "write there, set allow_git_writes = true in the [files] table of the "
-                     "config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                     details={"path": res.requested, "resolved": res.rel})
+    return protected_path(res.requested, f"{why}; git runs its hooks and obeys its config "
+                          "later, with your privileges, so zbtools never changes them by default",
+                          resolved=res.rel)
 
 
 def check_deceptive(path: str) -> None:
@@ -605,11 +597,9 @@ class Workspace:
         where = f"{res.rel}/{found}" if found else res.rel
         what = "a .git repository" if found.rsplit("/", 1)[-1].casefold() == ".git" \
             else "a git directory"
-        raise ToolError("protected_path", f"{res.requested}: holds {what} ({where}: its "
-                        f"history, hooks and config), which zbtools never {doing} by default",
-                        hint=f"{instead}, or set allow_git_writes = true in the [files] table "
-                        "of the config file (or ZBTOOLS_ALLOW_GIT_WRITES=1)",
-                        details={"path": res.requested, "holds": where})
+        raise protected_path(res.requested, f"holds {what} ({where}: its history, hooks and "
+                             f"config), which zbtools never {doing} by default",
+                             instead=instead, holds=where)
 
     def link_names(self, st: os.stat_result) -> tuple[list[str], bool]:
         """The names of the file ``st`` below the primary root, and whether all were looked
@@ -719,10 +709,10 @@ class Workspace:
                     if create_parents and ".." not in todo:
                         return self._done(path, self._base(index), dirs, names, todo[-1], None,
                                           [comp, *todo[:-1]])
-                    raise ToolError(
-                        "not_found", f"{path}: directory {'/'.join([*names, comp])} does not "
-                        "exist", hint="create it with create_directory, or check the path",
-                        details={"missing": "/".join([*names, comp])}) from None
+                    missing = "/".join([*names, comp])
+                    raise not_found(path, what=f"directory {missing} does not exist",
+                                    hint="create it with create_directory, or check the path",
+                                    details={"missing": missing}) from None
                 except OSError as exc:
                     raise os_error(exc, path) from exc
                 if stat.S_ISLNK(st.st_mode) and (follow_last or not last):

@@ -22,6 +22,7 @@ import sys
 import time
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import not_found
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,9 +143,8 @@ def open_cwd(ctx: Context, cwd: str) -> tuple[int, str]:
 
     with ctx.workspace.resolve(cwd) as res:
         if not res.exists:
-            raise ToolError("not_found", f"{cwd}: working directory does not exist",
-                            hint="create it first, or pass a cwd relative to the workspace root",
-                            details={"path": cwd})
+            raise not_found(cwd, what="working directory does not exist",
+                            hint="create it first, or pass a cwd relative to the workspace root")
         try:
             fd = os.dup(res.dir_fd) if res.is_root else os.open(res.name or ".", DIR_FLAGS,
                                                                   dir_fd=res.dir_fd)

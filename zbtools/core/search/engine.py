@@ -1,4 +1,5 @@
-"""The matcher every engine shares: patterns, and one file's search (SECURITY 4.7, PERFORMANCE 4).
+"""The matcher every engine shares: patterns, and one file's search
+(docs/internals/security.md#walking, docs/internals/performance.md#search).
 
 ``compile_pattern`` turns the caller's pattern into a ``regex`` pattern object (the third-party
 ``regex`` module, imported here and only here, because it can stop a match after a timeout):
@@ -244,7 +245,7 @@ def line_local(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
 
 
 def required_literal(pattern: str) -> bytes | None:
-    """A literal every match must contain (PERFORMANCE 4, technique 4), or None.
+    """A literal every match must contain (docs/internals/performance.md#required-literal), or None.
 
     The longest run of plain characters in the pattern's top-level sequence, from the stdlib
     parser (``re._parser``). Patterns it cannot parse (``regex``-only syntax), alternations,

@@ -1,4 +1,6 @@
-"""The one directory walker every listing and search tool shares (SECURITY 4.7, PERFORMANCE 4-6).
+"""The one directory walker every listing and search tool shares
+(docs/internals/security.md#walking, docs/internals/performance.md#search,
+docs/design.md#packages-you-might-expect-pathspec).
 
 ``Walk(workspace, path, ...)`` resolves ``path`` through ``Workspace.resolve`` and iterates the
 entries below it in a deterministic pre-order (siblings sorted by name), each with its path
@@ -49,6 +51,7 @@ import os
 import stat
 
 from zbtools.contract import ToolError
+from zbtools.core.errors import not_found
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.tempnames import is_temp_name
 from zbtools.core.files.workspace import DIR_FLAGS
@@ -113,9 +116,7 @@ class Walk(WarmWalk):
         self._visited: set[tuple[int, int]] = set()
         with workspace.resolve(path) as res:
             if res.st is None:
-                raise ToolError("not_found", f"{path}: no such file or directory",
-                                hint="check the path with list_directory",
-                                details={"path": path})
+                raise not_found(path)
             if not stat.S_ISDIR(res.st.st_mode):
                 raise ToolError("not_a_directory", f"{path}: is a {entry_kind(res.st.st_mode)}, "
                                 "not a directory", hint="use get_file_info or read_file on "

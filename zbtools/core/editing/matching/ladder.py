@@ -3,13 +3,13 @@
 ``locate`` runs the ladder for one normalised request: ``@@`` scope lines (``scope_window``)
 and ``LINE:HASH`` anchors (``verify_anchors``) narrow the search first; then T1-T5
 (``candidates``), then T1-T5 again with old text unescaped once (T6); the first tier with
-candidates decides (``choose``); a looser tier is never tried to escape an ambiguity (MATCHING
-I1, I2); a hint never creates a match. When nothing matches and no scope, anchor or elision
-bound restricts the search (and old text has no elision markers), ``locate`` tries a near miss
-(``nearmiss.find_near``: one typo, one missing or one extra line, at one place), then T8
-(gated similarity, ``similarity.find_similar``), then the edit already applied
-(``already.already_applied``: new text as whole lines, no deleted line surviving there but for
-a typo). A near miss or similar window found while new text stands carries that place
+candidates decides (``choose``); a looser tier is never tried to escape an ambiguity
+(docs/internals/matching.md#i1, docs/internals/matching.md#i2); a hint never creates a match. When
+nothing matches and no scope, anchor or elision bound restricts the search (and old text has no
+elision markers), ``locate`` tries a near miss (``nearmiss.find_near``: one typo, one missing or one
+extra line, at one place), then T8 (gated similarity, ``similarity.find_similar``), then the edit
+already applied (``already.already_applied``: new text as whole lines, no deleted line surviving
+there but for a typo). A near miss or similar window found while new text stands carries that place
 (``Located.applied_at``): ``apply`` calls the edit made only when the window's merge changes
 nothing or refuses, so "already applied" is never answered while a tier would apply old text.
 What is still unmatched is refused with ``diagnostics.diagnose``'s ``no_match``. Old text with

@@ -244,8 +244,9 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
 
 
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:
-    """MATCHING 6.5 step 5: apply old->new character changes onto the file's line, so the
-    file's own quotes and dashes survive in the parts of a changed line that were not edited."""
+    """docs/internals/matching.md#typography-merge: apply old->new character changes onto the file's
+    line, so the file's own quotes and dashes survive in the parts of a changed line that were not
+    edited."""
     import difflib
 
     o, f = old.strip(" \t"), found.strip(" \t")

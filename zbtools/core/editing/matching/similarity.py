@@ -101,9 +101,9 @@ def _similarity_windows(index: Mapping[str, Sequence[int]], keys: list[str], anc
 def find_similar(model: FileModel, request: Request) -> Located | None:
     """The one window that is very similar to old text and clearly better than any other.
 
-    Gates (MATCHING 6.4 T8): >= 3 non-blank lines and >= 40 non-space characters; best score
-    >= 0.90; the best non-overlapping runner-up <= best - 0.10 and < 0.85; then the 3-way merge
-    must find no conflict (checked when rendering). Returns None when a gate fails.
+    Gates (docs/internals/matching.md#t8): >= 3 non-blank lines and >= 40 non-space characters; best
+    score >= 0.90; the best non-overlapping runner-up <= best - 0.10 and < 0.85; then the 3-way
+    merge must find no conflict (checked when rendering). Returns None when a gate fails.
     """
     pattern = pattern_lines(request.old)
     non_blank = [line for line in pattern if line.strip()]

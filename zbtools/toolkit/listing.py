@@ -1,0 +1,59 @@
+"""What list_directory and get_workspace_structure share: the entry type and the tree drawing.
+
+``Entry`` is one listed entry (``to_entry`` from a walk entry); ``tree_lines`` draws entries as a
+tree; ``skipped_note`` says what was left out.
+"""
+
+from __future__ import annotations
+
+from zbtools.core.call.args import Struct, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.search.entries import Entry as WalkEntry
+    from zbtools.core.search.entries import Skipped
+
+
+class Entry(Struct):
+    path: str = field(help="Relative to the workspace root, POSIX separators")
+    name: str = field(help="The entry's name")
+    type: str = field(help="file, directory, symlink, fifo, socket, device")
+    size: int | None = field(help="Size in bytes (null for directories)")
+    depth: int = field(help="1 for the direct children of the listed directory")
+    target: str | None = field(help="The link's text, for a symlink (never followed)")
+
+
+def to_entry(e: WalkEntry) -> Entry:
+    return Entry(path=e.rel, name=e.name, type=e.kind, size=e.size, depth=e.depth,
+                 target=e.target)
+
+
+def tree_lines(root: str, entries: list[Entry]) -> list[str]:
+    """``root/`` then one ``├── name`` line per entry, drawn from the entries' depths."""
+    last = [False] * len(entries)
+    seen_shallower: dict[int, bool] = {}
+    for i in range(len(entries) - 1, -1, -1):  # last among siblings: no later sibling
+        depth = entries[i].depth
+        last[i] = not seen_shallower.get(depth, False)
+        seen_shallower[depth] = True
+        for deeper in [d for d in seen_shallower if d > depth]:
+            del seen_shallower[deeper]
+    lines = [root if root.endswith("/") else root + "/"]
+    open_levels: list[bool] = []  # per ancestor depth: more siblings follow below
+    for entry, is_last in zip(entries, last, strict=True):
+        del open_levels[entry.depth - 1:]
+        prefix = "".join("│   " if more else "    " for more in open_levels)
+        label = entry.name + ("/" if entry.type == "directory" else "")
+        if entry.type == "symlink":
+            label += f" -> {entry.target}"
+        lines.append(prefix + ("└── " if is_last else "├── ") + label)
+        open_levels.append(not is_last)
+    return lines
+
+
+def skipped_note(skipped: Skipped, empty: bool) -> str:
+    described = skipped.describe()
+    if not described:
+        return "(empty)\n" if empty else ""
+    lead = "nothing shown; " if empty else ""
+    return f"[{lead}skipped: {described}{skipped.remedy('show')}]\n"
