@@ -14,7 +14,7 @@ compared with the expected result. Every result is one of:
   change was due) or ``false_apply`` (applied where only a refusal is right).
 
 Prints the per-class table, the WRONG cases and the median/p95 time per call; exits 1 when
-any result is WRONG (``tests/test_edit_realcode.py`` runs it as a CI gate).
+any result is WRONG (``tests/core/editing/test_edit_realcode.py`` runs it as a CI gate).
 
     .venv/bin/python benchmarks/edit_realcode.py [--show-refused CLASS] [--json OUT]
 """

@@ -3,7 +3,7 @@
 ``CASES`` lists, for each tool of the registry and each tool of each dialect, calls that end in
 success, in each kind of documented error, truncated, with warnings and empty; ``populate``
 builds the workspace they run in (including files whose content and names carry escape
-sequences). ``tests/test_human_rendering.py`` runs them all on a pseudo-terminal through
+sequences). ``tests/surfaces/test_human_rendering.py`` runs them all on a pseudo-terminal through
 ``drive``: one interpreter on the terminal runs the calls one after the other through the
 program's entry point with the process's real streams, and records each exit status in a file,
 so a hundred renderings cost one start-up.

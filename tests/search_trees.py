@@ -1,14 +1,15 @@
 """Generated trees for the ignore and search tests: ignore-rule patterns, and whole trees.
 
 ``patterns`` draws one gitignore line from ``PIECES`` (anchored ``/x``, directory-only ``x/``,
-negated ``!x``, ``**``, ``?``, character classes, an escaped space); ``tests/test_ignore.py``
-checks the walk against git with it, and ``tests/invariants/test_search_parity.py`` against
-ripgrep. ``trees`` draws a whole ``Tree``: nested ``.gitignore``/``.ignore``/``.rgignore`` files
-(and sometimes a repository's ``.git/info/exclude``), hidden files and directories, odd names
-(spaces, unicode, a leading dash, brackets, a newline), symlinks to files and directories
-(dangling too), and contents that are text (CRLF, a BOM, invalid UTF-8), "big" (longer than a
-size the caller makes the streaming threshold), binary with a NUL byte early (inside the first
-8 KiB) or only late (after it). ``Tree.build`` lays it out in a directory.
+negated ``!x``, ``**``, ``?``, character classes, an escaped space);
+``tests/core/search/test_ignore.py`` checks the walk against git with it, and
+``tests/invariants/test_search_parity.py`` against ripgrep. ``trees`` draws a whole ``Tree``:
+nested ``.gitignore``/``.ignore``/``.rgignore`` files (and sometimes a repository's
+``.git/info/exclude``), hidden files and directories, odd names (spaces, unicode, a leading
+dash, brackets, a newline), symlinks to files and directories (dangling too), and contents that
+are text (CRLF, a BOM, invalid UTF-8), "big" (longer than a size the caller makes the streaming
+threshold), binary with a NUL byte early (inside the first 8 KiB) or only late (after it).
+``Tree.build`` lays it out in a directory.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
   readings of every tier) that decides must_apply / must_refuse / either / noop.
 * ``harness`` - runs cases through a tool's JSON contract and computes the section 8.5 metrics.
 
-``tests/test_edit_corpus.py`` runs the ~300-case CI subset with the hard gates;
+``tests/core/editing/test_edit_corpus.py`` runs the ~300-case CI subset with the hard gates;
 ``benchmarks/edit_corpus.py`` runs the ~5k-case corpus and prints the full report.
 Nothing here imports zbtools' matcher: the tool is only ever called through ``zbtools.entry``.
 """

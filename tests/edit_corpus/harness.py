@@ -11,7 +11,7 @@ the bytes on disk afterwards are compared with the case's expectations:
 * ``bytes_ok`` - an apply produced exactly the expected bytes.
 
 The applier is a parameter, so the harness can be checked against small reference appliers
-whose behaviour is known (see ``tests/test_edit_corpus.py``).
+whose behaviour is known (see ``tests/core/editing/test_edit_corpus.py``).
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ states it (docs/search.md, "Where zbtools differs from ripgrep"): the default ex
 read outside a repository too (``--no-require-git``); no ignore file above the workspace root
 outside a repository, nor git's global excludes (``--no-ignore-parent``,
 ``--no-ignore-global``); POSIX classes in ignore files read as git reads them (the generator
-writes none: ``tests/test_ignore.py`` checks them against git); a file is binary only for a NUL
-byte in its first 8 KiB, so a file whose first NUL comes later is searched whole as text
-(ripgrep leaves it out: its counts are ``rg --text``'s). UTF-16 files, ``multiline`` and
+writes none: ``tests/core/search/test_ignore.py`` checks them against git); a file is binary
+only for a NUL byte in its first 8 KiB, so a file whose first NUL comes later is searched whole
+as text (ripgrep leaves it out: its counts are ``rg --text``'s). UTF-16 files, ``multiline`` and
 zbtools' temporary names are not generated.
 """
 

@@ -619,7 +619,7 @@ def test_a_look_alike_met_first_is_refused_not_edited_when_a_closer_block_stands
     """A real process, the file on disk: the similarity tier once edited the look-alike at
     line 1 of this file (its anchors' first 200 occurrences never reached the closer block
     at the end); now it refuses and the file keeps every byte."""
-    from tests.editing.test_matching_tiers import _decoy_file
+    from tests.core.editing.matching.test_matching_tiers import _decoy_file
 
     text, old, new, first = _decoy_file(260)
     put(ws, "t.py", text)

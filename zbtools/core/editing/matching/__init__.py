@@ -49,8 +49,8 @@ diverging line and a specific diagnosis), ``ambiguous_match`` (every candidate l
 
 The parts, each owning one concern (its docstring states what it owns, its limits and failure
 modes). An arrow points at what a part may import; nothing imports upwards, not even inside a
-function or for type checking (``tests/editing/test_matching_layers.py`` checks this), and no
-part imports another's ``_private`` names::
+function or for type checking (``tests/core/editing/matching/test_matching_layers.py`` checks
+this), and no part imports another's ``_private`` names::
 
     errors       MatchError, SNIPPET_CHARS                    (imports no part)
     diff         line_opcodes, unified_diff                   (imports no part)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliRunner
-from tests.test_crash_safety import call, debris, kill, start, wait_paused
+from tests.core.files.test_crash_safety import call, debris, kill, start, wait_paused
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-beta\n+BETA\n*** End Patch\n"
 EDITS: list[tuple[list[str], dict[str, Any]]] = [

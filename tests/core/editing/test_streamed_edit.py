@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CliRunner, run_inprocess
-from tests.test_crash_safety import debris
+from tests.core.files.test_crash_safety import debris
 from zbtools.core.editing import cycle
 from zbtools.core.editing.matching import requests
 from zbtools.core.files import streaming

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_search_cache import settle  # noqa: F401 (a fixture, used by name)
+from tests.core.search.test_cache import settle  # noqa: F401 (a fixture, used by name)
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search.watch import ChangeMonitor
 

@@ -3,7 +3,7 @@ pseudo-terminal: rg-style colours for searches, red/green diffs, a command's out
 the terminal's own background, tables for ``tools`` and ``list_processes``; ``NO_COLOR``; the
 escape sequences of content (a file's bytes or name, a command's output, a command to approve)
 shown visibly and never acted on, while piped text stays byte for byte. Every tool's every
-rendering is run on a terminal by ``tests/test_human_rendering.py``."""
+rendering is run on a terminal by ``tests/surfaces/test_human_rendering.py``."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliRunner
-from tests.test_batch import jsonl, lines
-from tests.test_crash_safety import debris
+from tests.core.files.test_crash_safety import debris
+from tests.surfaces.test_batch import jsonl, lines
 
 
 def _one_group(monkeypatch: Any) -> None:

@@ -279,7 +279,7 @@ def test_a_big_file_search_keeps_its_memory_bounded_on_every_engine(ws: Path) ->
             [sys.executable, "-c", script, sys.executable, "-m", "zbtools", "grep_search",
              "needle", "--engine", engine_name, "--output-mode", "count", "--timeout", "60"],
             cwd=ws, capture_output=True, text=True, check=True,
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
         peak_kib, _, out = done.stdout.partition(" ")
         assert f'"count": {needles}' in out, out[:300]
         assert int(peak_kib) * 1024 < size, (engine_name, peak_kib)

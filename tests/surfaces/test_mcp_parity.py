@@ -29,7 +29,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
 
-from tests.test_mcp import server_params, text_of
+from tests.surfaces.test_mcp import server_params, text_of
 
 META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 

@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import run_inprocess
 
-SCENARIOS = Path(__file__).resolve().parent / "data" / "codex_scenarios"
+SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "codex_scenarios"
 
 # scenario -> what zbtools does instead (documented in docs/dialects.md)
 DEPARTURES: dict[str, str] = {

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, CliRunner
-from tests.test_crash_safety import debris
+from tests.core.files.test_crash_safety import debris
 from zbtools.contract import ToolError
 from zbtools.core.files import replacing, staleness
 

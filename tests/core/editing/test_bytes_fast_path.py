@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliRunner
-from tests.test_crash_safety import debris
+from tests.core.files.test_crash_safety import debris
 from zbtools.core.editing import cycle
 from zbtools.core.files import decoding, hashing, reading, streaming
 

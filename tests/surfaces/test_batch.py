@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import CliRunner
-from tests.test_crash_safety import debris
+from tests.core.files.test_crash_safety import debris
 
 
 def lines(out: str) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.human_cases import HOSTILE, MARK, cases, populate, terminal_leaks
-from tests.test_terminal import on_terminal
+from tests.surfaces.test_terminal import on_terminal
 from zbtools.contract import ERROR_CODES
 
 if TYPE_CHECKING:

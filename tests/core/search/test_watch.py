@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_search_cache import batch
+from tests.core.search.test_cache import batch
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search.cache import SearchCache
 from zbtools.core.search.request import SearchJob, SearchRequest
