@@ -56,6 +56,8 @@ from hypothesis import strategies as st
 from tests.conftest import run_inprocess
 from tests.invariants.budget import LONG, MINUTES, invariant_settings, planted_bug_is_caught
 
+pytestmark = pytest.mark.slow  # searches of generated inputs: the fast loop leaves them out
+
 FLOOR = 0.05 if LONG else 0.02  # CPU seconds the smaller size must take to be compared
 TIME_RATIO = 8.0  # at 4x the input: linear gives about 4, quadratic 16
 MEMORY_RATIO = 6.0

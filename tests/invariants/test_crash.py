@@ -58,6 +58,8 @@ from tests.invariants.budget import LONG, invariant, planted_bug_is_caught
 from zbtools.core.files import tempnames, writerlog
 from zbtools.core.files.tempnames import parse_temp_name
 
+pytestmark = pytest.mark.slow  # searches of generated inputs: the fast loop leaves them out
+
 Entry = tuple[str, int, bytes]  # type, permission bits, content (or link text)
 State = dict[str, Entry]
 

@@ -48,6 +48,8 @@ from zbtools.contract import ERROR_CODES
 from zbtools.dispatch import Streams
 from zbtools.entry import run
 
+pytestmark = pytest.mark.slow  # searches of generated inputs: the fast loop leaves them out
+
 ENVELOPE_OK = {"zbtools", "tool", "ok", "result", "truncated", "warnings"}
 ENVELOPE_ERROR = {"zbtools", "tool", "ok", "error"}
 

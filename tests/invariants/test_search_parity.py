@@ -56,7 +56,8 @@ from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS
 from zbtools.core.search.ripgrep import find_rg
 
 RG = find_rg(os.environ)
-pytestmark = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")
+pytestmark = [pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)"),
+              pytest.mark.slow]  # searches of generated inputs: not in the fast loop
 
 BIG = 600  # a "big" file exceeds this many bytes; the thresholds below make that streamed
 PATTERNS = [("needle", False), ("ne+dle", False), ("^needle", False), ("needle$", False),

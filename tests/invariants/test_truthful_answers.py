@@ -26,12 +26,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.conftest import run_inprocess
 from tests.invariants.budget import invariant, invariant_settings, planted_bug_is_caught
 from zbtools.contract import ERROR_CODES
+
+pytestmark = pytest.mark.slow  # searches of generated inputs: the fast loop leaves them out
 
 BOM = "\ufeff"
 # Lines that repeat, nearly repeat (one character apart) and stand at several depths.

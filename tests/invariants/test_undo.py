@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 from tests.conftest import Call, run_inprocess
 from tests.invariants.budget import invariant, planted_bug_is_caught
 
+pytestmark = pytest.mark.slow  # searches of generated inputs: the fast loop leaves them out
+
 # The planted-bug checks: no shrinking (the failure itself is the answer), no example database
 # (a stored failure would replay in the real search).
 QUICK: dict[str, Any] = {"phases": (Phase.generate,), "database": None}

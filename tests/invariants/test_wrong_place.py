@@ -39,6 +39,8 @@ from tests.conftest import CliRunner, run_inprocess, snapshot
 from tests.invariants.budget import invariant, planted_bug_is_caught
 from tests.invariants.mistakes import EditCase, edit_cases
 
+pytestmark = pytest.mark.slow  # searches of generated inputs: the fast loop leaves them out
+
 # encoding_error: a file that is not UTF-8 refuses new text with other characters than ASCII
 # (checked before line-number prefixes are stripped from it: a refusal, never a wrong result)
 REFUSALS = {"no_match", "ambiguous_match", "edit_conflict", "no_change", "placeholder_in_new",

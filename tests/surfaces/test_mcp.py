@@ -30,6 +30,8 @@ from mcp.shared.exceptions import MCPError
 from tests.conftest import REPO
 from tests.test_import_budget import loaded_modules
 
+pytestmark = pytest.mark.slow  # real MCP server subprocesses, a second or more each
+
 MODES = ["legacy", "auto"]  # the handshake era (clients today) and the SDK's default
 
 

@@ -31,6 +31,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from tests.surfaces.test_mcp import server_params, text_of
 
+pytestmark = pytest.mark.slow  # real MCP server subprocesses, a second or more each
+
 META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 

@@ -125,6 +125,7 @@ def _cases(text: str) -> list[tuple[str, str, str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_tier_at_100k_lines_answers_as_the_whole_file_index_does(
         text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert text.count("\n") == LINES
@@ -215,6 +216,7 @@ def _near_cases(text: str) -> list[tuple[str, str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_near_misses_look_at_two_lines_and_answer_as_every_line_would(
         text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """``nearmiss._near_starts`` looks up two lines whose occurrences are all known (longest
