@@ -1,35 +1,21 @@
 """Generate the files derived from the registry; ``--check`` fails when any is out of date.
 
-Writes:
+Writes ``zbtools/toolindex.py`` (every tool name and alias to its module), the ``ErrorCode``
+type in ``zbtools/contract.py``, the generated blocks of ``docs/tools.md`` and
+``docs/contract.md``, the shell completions in ``completions/``, the manual page
+``man/zbtools.1`` and the ready-made API schemas in ``schemas/``; what each is, and the rules
+they follow (hand-written text around the markers, a reproducible man page), are in
+docs/internals/surfaces.md#generated-files. Usage: ``python -m zbtools.devgen`` writes them,
+``python -m zbtools.devgen --check`` names the stale ones and exits 1 (a test runs it). Needs
+the ``dev`` extra (docutils).
 
-* ``zbtools/toolindex.py``: every tool name and alias -> module (the fast lookup);
-* the ``ErrorCode`` type in ``zbtools/contract.py`` (between ``# errorcodes:begin`` and
-  ``# errorcodes:end``): every code of ``ERROR_CODES`` as a ``Literal``, so that mypy catches a
-  misspelt code;
-* the generated blocks of the documentation, each between ``<!-- NAME:begin -->`` and
-  ``<!-- NAME:end -->`` markers (``DOC_BLOCKS``): the tools reference in ``docs/tools.md``
-  (``tools``) and the error-code table in ``docs/contract.md`` (``errors``). The text around the
-  markers is written by hand; a page without its markers is an error, never silently skipped;
-* ``completions/zbtools.bash``, ``completions/_zbtools`` (zsh) and ``completions/zbtools.fish``:
-  typer's completion scripts for the app of ``zbtools/surfaces/cli.py``. They ask the program
-  itself for candidates (``_ZBTOOLS_COMPLETE=complete_<shell> zbtools``, routed to typer by
-  ``entry.main``), so the tools, aliases and flags offered are always those of the installed
-  registry;
-* ``man/zbtools.1``: the manual page, reStructuredText built from the registry and the contract
-  (every tool and parameter, exit statuses, error codes, environment variables), turned into
-  roff by docutils' manpage writer. Reproducible: the page carries the package version and no
-  build date, unless ``SOURCE_DATE_EPOCH`` is set (then that day, UTC); the date in the ``.TH``
-  line is not compared by ``--check``, so a packager's ``SOURCE_DATE_EPOCH`` never reads as drift.
-
-* ``schemas/<dialect>/<format>.json``: ``zbtools --dialect D schema --format F`` for every
-  dialect and format, ready to paste into an API call without installing anything.
-
-The wheel ships the man page and completions as shared data (``pyproject.toml``), so
-``pipx install zbtools`` links ``share/man/man1/zbtools.1``.
-
-Usage: ``python -m zbtools.devgen`` (write) or ``python -m zbtools.devgen --check`` (exit 1 and
-name the stale files when anything differs). A test runs the check. Needs the ``dev`` extra
-(docutils).
+* ``main``: the command; ``outputs``: every generated path and its content.
+* ``render_index``, ``render_contract``, ``render_docs``, ``render_completion``,
+  ``render_man``, ``render_schemas``: one kind of generated file each.
+* ``render_tools_reference``, ``render_error_table``: the documentation's generated blocks
+  (``DOC_BLOCKS``).
+* ``render_man_rst``, ``man_date``, ``normalize_man``: the man page's source, date and the form
+  ``--check`` compares.
 """
 
 from __future__ import annotations

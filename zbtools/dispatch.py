@@ -1,35 +1,21 @@
 """The one way in: a command line (argv and stdin) becomes a tool call, and a call a result.
 
-Every surface goes through here. The command line (``zbtools.entry``) parses its argv with
-``split_command_line``, turns the rest and stdin into a ``ToolRequest`` with
-``read_tool_request`` (tool, arguments, options) and runs it with ``call_tool``; ``batch`` and
-``mcp`` (``zbtools.surfaces``) build their requests from JSON lines and protocol messages and run
-them with the same ``call_tool``; every failure becomes an envelope through ``failure``. So a
-tool behaves the same whichever way it is reached: the same validation, per-call limits,
-workspace containment and edit lock (``ToolSpec.call``).
+Every surface runs its tools through ``call_tool`` here, so a tool behaves the same whichever
+way it is reached: the same validation, per-call limits, workspace containment and edit lock
+(docs/internals/surfaces.md#one-way-in). On the command line, flags override ``--args``, which
+overrides stdin, and stdin is read only when neither is given or ``--stdin`` asks (README.md;
+operands, ``-``/``@file`` and the shell options in docs/shell.md).
+Global options and command words are declared in ``zbtools.options``, exit statuses in
+``zbtools.contract``. This is the hot path of every agent call: it imports only the tool it
+runs (docs/internals/performance.md#start-up-budget), never a surface or ``zbtools.entry``.
 
-This is the hot path of every agent call: it imports only the one tool it runs, no typer, rich,
-mcp or pydantic (a test checks ``sys.modules`` in a fresh interpreter), and no dialect unless one
-is selected.
-
-Argument sources: a JSON object on stdin, ``--args JSON`` and ``--param VALUE`` flags; flags
-override ``--args``, which overrides stdin. With neither flags nor ``--args``, stdin is the
-request (a terminal is never read). With flags or ``--args``, stdin is not read unless
-``--stdin`` is given: a harness that leaves an idle pipe open never hangs a call, and a shell
-loop (``... | while read f; do zbtools read_file --path "$f"; done``) never has its input eaten.
-Requests above ``max_request_bytes`` (16 MiB) are refused with ``too_large``.
-
-Global options (``--workspace``, ``--format``, ...) and the command words are declared in
-``zbtools.options``, and ``split_command_line`` reads its tables from there; for shells
-(docs/shell.md) ``--exit-status`` asks ``ToolSpec.exit_status`` and ``--paths`` ``ToolSpec.paths``.
-``--`` ends the options; a bare word after the tool name is its operand (``ToolSpec.operands``); a
-text flag's value ``-`` or ``@PATH`` is read from stdin or a file (``read_raw_values``).
-
-Exit statuses: one per error code, as ``zbtools.contract`` declares them (``EXIT_STATUSES``).
-stdout never carries a traceback.
-
-May import the contract, ``zbtools.options``, ``zbtools.core``, the registry,
-``zbtools.toolspec``, ``zbtools.textout`` and the dialects; never a surface or ``zbtools.entry``.
+* ``split_command_line``: global options and the command word out of argv, into ``Options``.
+* ``ToolCall``: one call from a command line, step by step; ``call_tool`` validates and runs
+  any call; ``success`` and ``failure`` make its envelope, ``emit`` prints it.
+* ``parse_tool_flags``, ``flag_table``, ``read_raw_values``, ``merge_arguments``,
+  ``parse_request``, ``read_stdin``: the argument sources and their merge.
+* ``make_context``, ``selected_dialect``, ``output_format``, ``debugging``: what a call runs in.
+* ``Options``, ``Streams``, ``process_streams``: the parsed options and the process's streams.
 """
 
 from __future__ import annotations

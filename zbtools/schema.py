@@ -1,24 +1,17 @@
 """JSON Schema from the parameter declarations, and its strict-mode form.
 
-``struct_schema(Params)`` turns a ``Struct`` declaration (``zbtools.core.call.args``) into JSON
-Schema draft 2020-12: one property per field under its canonical name (aliases are accepted by the
-validator but not listed; the description carries the meaning), ``required`` for fields without
-a default, ``default``, ``minimum``/``maximum``, ``enum`` from ``Literal``, arrays, nested
-objects (closed: ``additionalProperties: false``, as the validator refuses unknown keys) and
-``dict[str, X]`` maps. An optional field whose default is null is advertised with its plain type
-(sending null still means "the default"); ``null`` is listed only where it is a value of its own.
-
-``strict_schema(schema)`` makes a schema obey OpenAI's structured-outputs strict mode: every
-object closed with every property required (optional ones made nullable: the model sends null
-for "not given"), only the supported keywords (type, description, properties, required,
-additionalProperties, items, enum, anyOf; defaults and bounds move into the description), and
-free-form maps (``env`` of bash/run_command), which strict mode cannot express, left out. A
-dialect's tools in the API formats are shaped by ``zbtools.dialects.definitions``.
-
+A tool's parameters are declared once, as a ``Struct`` (``zbtools.core.call.args``); the same
+declaration validates a call and, here, becomes the JSON Schema draft 2020-12 that agents see:
+canonical names only, ``required``, defaults, bounds, enums and closed nested objects. How
+fields map onto keywords, and how strict mode rewrites a schema, is
+docs/internals/surfaces.md#schemas; what users get is docs/dialects.md#schemas-and-system-prompts.
 May import ``zbtools.core`` only: the dialects are built on it, never the other way round.
 
-Failure modes: ``ValueError`` for a required free-form field in strict mode (no tool has one; a
-test walks every schema).
+* ``struct_schema``: a ``Struct`` as an object schema; ``field_schema``, ``type_schema``: one
+  field, one type.
+* ``strict_schema``: a schema under OpenAI's structured-outputs strict mode (``ValueError`` for a
+  required free-form field, which no tool has); ``STRICT_KEYWORDS``: what that mode supports.
+* ``DRAFT``: the ``$schema`` of a standalone document.
 """
 
 from __future__ import annotations

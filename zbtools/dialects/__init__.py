@@ -1,45 +1,21 @@
 """Tool dialects: the documented tool sets of other agents, mapped onto the canonical tools.
 
-The canonical tools are Zaguán Blade's (docs/internals/sources.md#zblade, dialect ``zblade``). Every
-other dialect is a thin layer over the same engine (docs/dialects.md): it names its tools and
-parameters as its own documentation does, translates a call into the canonical tool's arguments
-(``to_canonical``), and adapts the canonical result where its semantics differ
-(``from_canonical``; fiz ``read`` reports a 0-based ``next_offset``, for example).
+The canonical tools are Zaguán Blade's (docs/internals/sources.md#zblade, dialect ``zblade``).
+Every other dialect is a thin layer over the same engine: it names its tools and parameters as
+its agent's documentation does, translates a call into the canonical tool's arguments
+(``to_canonical``) and adapts the canonical result where its semantics differ
+(``from_canonical``). Listings show only a dialect's own tools, while lookups also resolve every
+canonical name and alias; undeclared canonical parameters pass through; a tool that routes to
+several canonical tools picks one at run time; and only the selected dialect's module is ever
+imported (docs/internals/surfaces.md#dialect-layer). What users see is in docs/dialects.md.
+Used by the command line, ``batch``, ``schema``, ``prompt`` and ``mcp``; never imports a surface.
 
-API (used by the CLI, ``batch``, ``schema``, ``prompt`` and ``mcp``)::
-
-    from zbtools.dialects import get_dialect, invoke
-    from zbtools.options import DIALECTS  # their names, as --dialect takes them
-
-    dialect = get_dialect("fiz")            # None -> $ZBTOOLS_DIALECT -> "zblade"
-    for tool in dialect.tools():            # the dialect's documented tools, in a stable order
-        tool.name, tool.description, tool.input_schema(), tool.read_only
-    tool = dialect.lookup("read")           # dialect names; canonical names and aliases too
-    outcome = invoke(tool, {"path": "a.py", "offset": 0}, ctx)
-    outcome.payload                         # the result JSON, as the dialect reports it
-
-Listing versus lookup: ``tools()`` lists only the dialect's own documented tools whose canonical
-tool exists in the registry (``unavailable()`` names the documented ones that do not, and why);
-``lookup`` also resolves every canonical tool name and alias, so a script written against the
-canonical names keeps working whatever ``ZBTOOLS_DIALECT`` says. A dialect tool's own name wins
-over a canonical name or alias of the same spelling (fiz ``find`` is fiz's, not the canonical
-alias of find_files_glob).
-
-Parameters: a dialect tool validates the parameters its documentation lists (its schema
-reproduces them); keys it does not declare but the canonical tool accepts (``expected_sha256``,
-``dry_run``, ``max_bytes``...) pass through unchanged, so nothing of the engine is out of reach.
-Keys neither knows are refused with ``invalid_arguments`` listing the dialect's names.
-
-Tools that route to several canonical tools by one argument (anthropic's text editor by
-``command``, fiz ``patch`` by ``operation``) have a routing ``spec``: a ``ToolSpec`` built here
-whose ``run`` picks the canonical tool at run time (``targets`` lists them); its results are the
-chosen tool's, so ``output_schema()`` is ``None`` for them.
-
-Start-up: ``get_dialect(name)`` imports only that dialect's module, and a dialect tool imports
-its canonical tool's module only when its ``spec`` is first used.
-
-Sits above the registry and the tools, below the dispatcher: never imports a surface.
-``definitions`` shapes a dialect's tools for the APIs (``zbtools schema``, the MCP tool list).
+* ``get_dialect``: a dialect by name (None: ``$ZBTOOLS_DIALECT``, else ``DEFAULT_DIALECT``).
+* ``Dialect``: ``tools()``, ``lookup(name)`` and ``unavailable()``.
+* ``DialectTool``: one tool (``name``, ``description``, ``input_schema()``, the annotations,
+  ``to_canonical``, ``from_canonical``, ``spec``); ``RouterTool``: one that routes by argument.
+* ``invoke``: run a dialect tool's call, its result as the dialect reports it.
+* ``definitions`` (submodule): a dialect's tools as API tool definitions.
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
 """The ``claude`` dialect (docs/internals/sources.md#claude): Claude Code's file tools Read, Write,
 Edit, Glob and Grep.
 
-Mapping decisions:
+What users see, and where it departs from Claude Code (whitespace-tolerant edits, no
+read-before-edit rule: ``expected_sha256`` refuses a stale write instead, relative paths
+accepted), is in docs/dialects.md. ``DIALECT`` is the dialect; its tools map as follows:
 
-* ``Read`` -> read_file: ``file_path``, ``offset`` (1-based line number, as read_file; ``0`` is
-  taken as 1, since models send it), ``limit`` (default 2000 lines, whatever their size: the
-  configured byte budget does not cut them), ``pages`` (a PDF's page range). The text rendering
-  is ``cat -n``. Images, PDFs and notebooks are read as read_file reads them.
-* ``Write`` -> write_file (creates or overwrites). ``Edit`` -> apply_edit (``old_string`` must
-  identify one place, else ``ambiguous_match`` with every candidate; ``replace_all``). Claude
-  Code's "read the file first" rule is not enforced: zbtools is stateless, and the sha256 of a
-  read passed as ``expected_sha256`` refuses a stale write instead. apply_edit also tolerates
-  whitespace and typography drift where Claude's Edit would fail.
-* ``Glob`` and ``Grep`` search as ripgrep does (Claude Code's engine): .gitignore and hidden
-  files honoured, no directory left out by name. ``Glob`` -> find_files_glob sorted by
-  modification time, newest first. ``Grep`` ->
-  grep_search with ripgrep's option names (``-A``, ``-B``, ``-C``, ``-i``, ``-n``), ``type``,
-  ``multiline``, ``head_limit``; ``output_mode`` defaults to ``files_with_matches`` as in Claude
-  Code. ``-n`` is accepted and has no effect (results always carry line numbers).
-* Paths may be absolute (inside the workspace) or relative to the workspace root; Claude Code's
-  documentation (docs/internals/sources.md#claude) requires absolute paths, zbtools accepts both.
+* ``Read`` -> read_file: ``file_path``, 1-based ``offset`` (``0`` taken as 1), ``limit``
+  (2,000 lines whatever their size: ``READ_BYTES``), ``pages``; rendered as ``cat -n``.
+* ``Write`` -> write_file; ``Edit`` -> apply_edit (``old_string``, ``new_string``,
+  ``replace_all``).
+* ``Glob`` -> find_files_glob, newest first; ``Grep`` -> grep_search with ripgrep's option names
+  and ``output_mode`` defaulting to ``files_with_matches``. Both search as ripgrep does
+  (.gitignore and hidden files honoured, no directory left out by name).
 """
 
 from __future__ import annotations

@@ -1,28 +1,18 @@
 """A dialect's tools as API tool definitions: ``zbtools schema`` and the MCP tool list.
 
-``tool_definition(tool, fmt)`` shapes one dialect tool for an API:
+Each format shapes a tool's name, description and input schema the way one API takes them:
+``jsonschema`` (a standalone draft 2020-12 document), ``anthropic`` (Messages API ``tools``),
+``openai`` (function tools), ``openai-strict`` (the same under structured-outputs strict mode,
+``zbtools.schema.strict_schema``) and ``mcp`` (with the read-only, destructive, idempotent and
+open-world hints). The formats users see are in docs/dialects.md#schemas-and-system-prompts; the
+MCP ``outputSchema`` admits the result and the error envelope, as docs/mcp.md says.
 
-* ``jsonschema``: the input schema as a standalone document (``$schema``, ``title``);
-* ``anthropic``: ``{name, description, input_schema}`` (Messages API ``tools``);
-* ``openai``: ``{type: "function", function: {name, description, parameters}}``;
-* ``openai-strict``: the same with ``strict: true`` and a schema obeying structured-outputs
-  strict mode: every object closed with every property required (optional ones made nullable:
-  the model sends null for "not given"), only the supported keywords (type, description,
-  properties, required, additionalProperties, items, enum, anyOf; defaults and bounds move into
-  the description), and free-form maps (``env`` of bash/run_command), which strict mode cannot
-  express, left out;
-* ``mcp``: ``{name, description, inputSchema, annotations}`` with the read-only, destructive,
-  idempotent and open-world hints.
-
-``output_schema(tool)`` is the ``outputSchema`` the MCP server declares: it admits the result
-object and the error envelope a failed call carries as its structured content (MCP asks every
-structured result to conform to the declared schema, and some clients check failed calls too).
-
-``select_tools`` picks the named tools (dialect or canonical names) in the order given;
-``definitions`` returns deep copies, so a caller may change them freely.
-
-Failure modes: ``unknown_tool`` for a name the dialect does not have; ``ValueError`` for a format
-not in ``FORMATS`` (the command line checks the format first).
+* ``FORMATS``: the format names; ``tool_definition(tool, fmt)``: one tool in one format.
+* ``definitions(dialect, fmt, names)``: the selected tools, as deep copies a caller may change.
+* ``select_tools``: the named tools (dialect or canonical names), in the order given;
+  ``unknown_tool`` for a name the dialect does not have.
+* ``output_schema``, ``ERROR_ENVELOPE_SCHEMA``: the MCP ``outputSchema`` of a tool.
+* ``tool_annotations``: the MCP hints of a tool.
 """
 
 from __future__ import annotations

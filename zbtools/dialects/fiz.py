@@ -2,27 +2,20 @@
 task, write.
 
 Schemas reproduce fiz's documented JSON Schemas (names, types, descriptions, enums, required
-lists, ``additionalProperties: false`` where fiz has it). Mapping decisions:
+lists, ``additionalProperties: false`` where fiz has it); each tool's parallel-safe flag is
+zbtools' own, which agrees with fiz's. What users see, and where it departs from fiz (``patch``
+and whitespace-tolerant edits), is in docs/dialects.md. ``DIALECT`` is the dialect; its tools
+map as follows:
 
-* ``read``: ``offset`` is 0-based (``offset: 0`` is line 1) -> read_file ``offset + 1``; the
-  result's ``next_offset`` is reported 0-based as well (line numbers stay line numbers).
-* ``edit``: ``edits[{oldText, newText}]`` -> apply_edit ``patches`` (all located against the
-  original file, all or nothing, overlaps refused); the legacy ``old_string``/``new_string`` ->
-  one edit. Both forms at once, or neither, is ``invalid_arguments``.
-* ``patch``: ``operation`` replace (default) and replace_all -> apply_edit; where ``search``
-  stands byte for byte more than once, replace takes the first (the seed: "Will match first
-  occurrence"), while a match found only under another indentation must be unique; append ->
-  write_append (the text as given, to an existing file), prepend -> insert_text ``position:
-  start`` (whole lines: a missing final newline of ``content`` is supplied).
-* ``find`` -> find_files_glob (``dir`` -> ``path``), ``grep`` -> grep_search (``dir`` ->
-  ``path``; ``glob`` matches base names), ``ls`` -> list_directory, ``bash`` -> bash
-  (``timeout_ms``), ``task`` -> task, ``write`` -> write_file (creates or overwrites).
-* ``find`` and ``grep`` skip what fiz's schema says they skip, and nothing more: the
-  directories .git, .hg, .svn, node_modules and vendor (not zbtools' longer list, not hidden or
-  .gitignore'd files); ``exclude_dirs`` replaces the list as in fiz, ``[]`` searches every
-  directory. ``ls`` lists every entry of the directory (hidden and ignored ones too). The
-  canonical ``include_hidden``, ``include_ignored`` still pass through. The parallel-safe flag of
-  each tool is zbtools' own, which agrees with fiz's.
+* ``read`` -> read_file, ``offset`` and the result's ``next_offset`` 0-based.
+* ``edit`` -> apply_edit ``patches`` from ``edits[{oldText, newText}]``, or one edit from the
+  legacy ``old_string``/``new_string`` (both forms, or neither, is ``invalid_arguments``).
+* ``patch`` -> by ``operation``: apply_edit (replace, replace_all), write_append (append),
+  insert_text at the start (prepend).
+* ``find`` -> find_files_glob, ``grep`` -> grep_search (``dir`` -> ``path``), skipping only the
+  directories fiz names (``FIZ_EXCLUDED``, replaced by ``exclude_dirs``); ``ls`` ->
+  list_directory showing every entry.
+* ``bash`` -> bash (``timeout_ms``), ``task`` -> task, ``write`` -> write_file.
 """
 
 from __future__ import annotations

@@ -1,29 +1,21 @@
 """The ``zkit`` dialect (docs/internals/sources.md#zkit): zkit/ai/tools/code, the coding toolset of
 zkit.
 
-zkit's documentation names the tools and their behaviour but not their parameters, so the
-parameters are zbtools' own where the canonical tool does the same thing (the schema is then the
-canonical tool's), and a small documented set where zkit's behaviour differs:
+zkit's documentation names the tools and their behaviour but not their parameters, so a tool
+takes the canonical tool's parameters where it does the same thing, and a small documented set
+where zkit's behaviour differs. What users see, and where it departs from zkit (plans under
+``.zbtools/plans/``; ``grep`` and ``glob`` with zbtools' search defaults; no result caching), is
+in docs/dialects.md. ``DIALECT`` is the dialect; its tools map as follows:
 
-* ``read`` -> read_file with line hashes on by default ("stable line hashes for anchored
-  edits"): pass ``anchor: "LINE:HASH"`` from its output to ``edit``.
-* ``write`` -> write_file, create-only: an existing file is refused with ``already_exists``
-  naming ``edit`` (or ``write_append``) as the recovery path. ``write(path, "")`` scaffolds a file
-  for ``write_append`` chunks.
-* ``edit`` -> apply_edit with ``old_string``/``new_string``, ``replace_all`` and the line/hash
-  ``anchor``; near misses fail with the closest candidate and a whitespace-visible diff.
-* ``apply_patch`` -> apply_edit's ``patch`` (a unified diff; a Codex envelope works too).
-* ``bash`` -> bash whose foreground command still running at the timeout is handed to the
-  process manager (``on_timeout: background``) and returns a process id for ``bash_output``.
-* ``write_append``, ``grep``, ``glob``, ``ls``, ``bash_output``, ``stop_process``,
-  ``list_processes``, ``save_plan``, ``save_plan_append``, ``update_plan``: the canonical
-  tools; ``ls`` shows every entry (hidden, ignored and build directories too), ``grep`` and
-  ``glob`` keep zbtools' search defaults (the seed says nothing on the matter).
-  Plans are saved under ``.zbtools/plans/`` (zkit: ``.zarlcode/plans/``).
-
-``web_fetch`` and ``web_search`` map onto the canonical tools of the same names (issue 8) and
-are listed only once those exist (``DIALECT.unavailable()`` says so until then). zkit's
-MemoSource caching of pure tools has no equivalent: every call reads the disk.
+* ``read`` -> read_file with ``LINE:HASH`` line anchors on by default, for ``edit``'s ``anchor``.
+* ``write`` -> write_file, create-only (``already_exists`` names ``edit`` and ``write_append``).
+* ``edit`` -> apply_edit with ``old_string``/``new_string``, ``replace_all`` and ``anchor``.
+* ``apply_patch`` -> apply_edit's ``patch`` (a unified diff, or a Codex envelope).
+* ``bash`` -> bash with ``on_timeout: background``: a command still running at the timeout
+  becomes a process for ``bash_output``.
+* ``ls`` -> list_directory showing every entry; ``write_append``, ``grep``, ``glob``,
+  ``bash_output``, ``stop_process``, ``list_processes``, the plan tools, ``web_fetch`` and
+  ``web_search``: the canonical tools.
 """
 
 from __future__ import annotations

@@ -1,29 +1,19 @@
 """``zbtools batch``: many calls in one process, JSON Lines in and out.
 
-Each stdin line is ``{"id": ..., "tool": ..., "args": {...}}`` (also ``name``/``arguments``, with
-``arguments`` an object or a JSON string as OpenAI sends it); each call gets one result line, in
-order: the usual envelope with ``"id"`` first. Blank lines are skipped; a malformed line yields
-an error line (``invalid_json``, ``invalid_arguments``, ``unknown_tool``, ``too_large``) and
-processing continues; EOF ends with status 0 whatever the calls returned. One workspace and
-configuration serve every call; each call gets a fresh context (warnings, per-call limits) and
-runs through ``zbtools.dispatch.call_tool``, as on the command line. With ``--format text`` each
-envelope also carries ``"text"``: the rendering a model should see, as ``--format text`` prints it
-for one call.
+Each stdin line is one request (``{"id", "tool", "args"}``, or ``name``/``arguments`` as OpenAI
+sends them); each gets one result line, in order: the usual envelope with ``"id"`` first, plus
+``"text"`` under ``--format text``. A malformed line yields an error line and the batch goes on;
+end of input ends it with status 0. One workspace and configuration serve every call, each with
+a fresh context, through ``zbtools.dispatch.call_tool``. While more lines wait on stdin, the
+results of edit calls are held back so that consecutive edits share their fsyncs and a file is
+written once (docs/internals/surfaces.md#batch-groups); docs/batch.md says what users may rely
+on and what a crash can lose.
 
-Consecutive edits share their fsyncs, and a run of edits of one file is written once (issue
-16): while more request lines are already waiting on stdin, the results of edit calls
-(``apply_edit``, ``edit_file``, ``insert_text``, ``undo``) are held back, at most
-``GROUP_MAX_CALLS`` of them or ``GROUP_MAX_SECONDS`` (``staging.SyncGroup``). The new version
-of a file edited by one of ``STAGING_TOOLS`` is kept in the group and the next edits read and
-replace it; the group writes each such file once (``fsync`` before the rename, only over the
-version first read), then fsyncs the directories and the undo journal, before any of its
-results is written. A call of any other tool first commits the group (``undo`` and multi-file
-patches first have it write its files). A call whose held file could not be written (someone
-changed it meanwhile) is reported with that error instead of its result (``Held``). So every
-result line a caller has read stands for a change as durable as one made by a lone call;
-``docs/batch.md`` says what a crash can lose.
-
-A surface: imports the dispatcher, the dialects and the contract, never another surface.
+* ``batch_command``: the ``zbtools batch`` command; ``Batch`` runs the requests of one stdin.
+* ``parse_line``: one line as a request object, or the error that names its line.
+* ``STAGING_TOOLS``, ``GROUP_MAX_CALLS``, ``GROUP_MAX_SECONDS``: what a group holds, and how long.
+* ``Held``: a held result, reported with its file's error when the group could not write it.
+* ``open_sync_group``, ``close_sync_group``: the group of the current run of edits.
 """
 
 from __future__ import annotations

@@ -1,28 +1,18 @@
 """``--format human``: coloured rendering with rich for a person at a terminal (lazy import).
 
-What a person expects of the usual tools, on the terminal's own colours and background (no
-theme background, no padding to the terminal's width):
+Reads are highlighted with line numbers, searches drawn as ``rg`` draws them, diffs coloured, a
+foreground command's output shown as it comes, processes as a table and plans as a checklist;
+other results fall back to the text rendering (``zbtools.textout``), in the terminal's own
+palette and background, with colours following ``--color``, ``NO_COLOR`` and ``FORCE_COLOR``
+(docs/shell.md#a-person-at-a-terminal). Every string from content goes through ``visible``
+(``zbtools.core.call.terminal``) before rich sees it, so only rich's own styling reaches the
+terminal (docs/shell.md#control-characters-from-content-are-shown-not-run). A surface: never
+imports another surface.
 
-* reads: syntax highlighting in the terminal's ANSI palette, with line numbers;
-* searches (``grep_search`` and its dialect forms): rg's terminal layout, the path as a heading
-  in magenta, line numbers in green, the matched text in bold red;
-* edits: the unified diff in red and green, hunk headers in cyan;
-* ``run_command`` and ``bash`` in the foreground: the command's output shown as it comes
-  (``live_output``), then its exit status and duration;
-* ``list_processes``: a table; plans (a result with ``steps`` of ``{title, status}``): a
-  coloured checklist;
-* other results: the text rendering; warnings in yellow; errors in red on stderr with the hint
-  in yellow.
-
-Colours follow ``--color`` and, in ``auto``, rich's rules: ``NO_COLOR`` turns them off,
-``FORCE_COLOR`` on even in a pipe.
-
-Every string that comes from content (a file's lines and name, a match, a diff, a message that
-quotes a path or an old text, a command's output, a plan's titles) goes through ``visible``
-(``zbtools.core.call.terminal``) before rich sees it, so the only escape sequences that reach
-the terminal are rich's own styling: a file cannot clear the screen or retitle the window.
-
-A surface: imports the text rendering (``zbtools.textout``), never another surface.
+* ``render_human``: one envelope, as a person should see it.
+* ``live_output``: a foreground command's output streamed while it runs.
+* ``tools_table``: the ``zbtools tools`` listing; ``diff_text``: a unified diff, coloured.
+* ``console_colors``: rich's console options for a ``--color`` value.
 """
 
 from __future__ import annotations

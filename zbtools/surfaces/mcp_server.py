@@ -1,63 +1,21 @@
 """``zbtools mcp``: the tools of one dialect as a Model Context Protocol server on stdio.
 
-Built on the official ``mcp`` SDK's low-level ``Server`` (a default dependency), imported only
-here, so no other command pays for it. Usage::
+``tools/list`` offers every tool of the selected dialect with its schemas and annotations;
+``tools/call`` maps the dialect's arguments onto the canonical tool and runs it in-process
+through ``zbtools.dispatch.call_tool``, as the command line does, answering with the text
+rendering, the result as structured content and, for images and audio, a media block. A
+documented failure is an MCP tool error carrying the error envelope; only an unknown tool name
+is a protocol error. What clients see is in docs/mcp.md; the private protocol streams are
+docs/internals/surfaces.md#mcp-streams, the threads, roots, progress and cancellation
+docs/internals/surfaces.md#mcp-calls. The SDK (a default dependency) is imported here only.
 
-    zbtools mcp [--workspace DIR] [--dialect NAME]
-
-``tools/list`` offers every tool of the selected dialect (``--dialect``, else
-``$ZBTOOLS_DIALECT``, else ``zblade``) with its input schema, description and annotations
-(``readOnlyHint``, ``destructiveHint``, ``idempotentHint`` from the tool's declaration).
-``tools/call`` maps the dialect's arguments onto the canonical tool, runs it in-process exactly as
-the command line does (``zbtools.dispatch.call_tool``: the same validation, limits, workspace
-containment and edit lock) and answers with
-
-* ``content``: one text block, the model-facing rendering of ``--format text`` (numbered lines
-  for reads, a diff for edits, the truncation notice with its spill file);
-* ``structuredContent``: the result object as the dialect shapes it (the ``result`` of the JSON
-  envelope for the canonical tools);
-* for an image read (``kind: "image"`` with its base64 ``data``), an MCP image block as well, so
-  the model sees the picture; for ``as_base64`` of an image or audio file (``kind: "binary"``),
-  an image or audio block.
-
-A failure the tool documents (not found, no match, invalid arguments, refused for safety, ...)
-is an MCP *tool* error: ``isError: true``, the text ``error[code]: message`` plus ``hint:``,
-and the whole error envelope (``{"zbtools": 1, "ok": false, "error": {"code", "message",
-"hint", "details"}}``) as structured content, so the model can correct itself and a harness can
-branch on the code. A bug inside a tool is reported the same way as ``internal_error`` (the
-traceback goes to stderr with ``--debug`` or ``$ZBTOOLS_DEBUG``); the server keeps serving.
-Only a tool name the dialect does not have is a protocol error (``-32602``), as the
-specification asks.
-
-The protocol streams are private: before serving, the real stdin and stdout are duplicated onto
-close-on-exec descriptors that carry the protocol, descriptor 0 is pointed at ``/dev/null`` and
-descriptor 1 at stderr, and ``sys.stdout`` is ``sys.stderr``. Whatever a tool, a library or a
-forked helper prints lands on stderr, never inside a JSON-RPC frame, and nothing started by
-``run_command`` or ``bash`` can read the client's requests or write into its responses (their
-commands get ``/dev/null`` or their own stdin text, and pipes for stdout and stderr, in any case).
-
-Tool calls run in worker threads, so the server keeps answering (pings, cancellations, parallel
-reads) while a command runs. Tools declared ``parallel_safe`` run concurrently; the others take
-one lock, in call order.
-
-Roots: a client with the ``roots`` capability is asked for its roots after
-``notifications/initialized`` and on each ``notifications/roots/list_changed``
-(``ClientRoots``); the existing directories among them become the call's workspace (the first
-is the root, the others admit absolute paths: ``make_context(roots=...)``). Without usable
-roots, ``--workspace`` or the current directory.
-
-Every tool lists an ``outputSchema`` (``dialects.definitions.output_schema``): its result or the
-error envelope. A request with a ``progressToken`` gets ``notifications/progress`` from the
-tool's context (``Context.progress``, throttled here); ``notifications/cancelled`` sets the
-call's cancel event (``Context.cancel_check``), which a command's wait and a search's loop
-poll, and the handler returns once the worker has stopped.
-
-Failure modes: without the ``mcp`` package (an install that left it out) the command fails
-before serving with ``missing_dependency`` and the exact install command; an unusable workspace
-or dialect fails with ``usage_error``.
-
-A surface: imports the dispatcher, the dialects and the text rendering, never another surface;
-the mcp SDK is imported here only.
+* ``serve``: the ``zbtools mcp`` command; ``build_server`` wires the handlers onto the SDK's
+  low-level ``Server``; ``Runner`` runs one call and never raises.
+* ``tool_definition``: one dialect tool as an MCP ``Tool``.
+* ``ClientRoots``, ``root_path``: the client's roots as workspace directories.
+* ``progress_token``, ``progress_reporter``: throttled ``notifications/progress``.
+* ``claim_protocol_streams``: the protocol moved off descriptors 0 and 1.
+* ``defer_package_init``, ``DeferredPackage``: the SDK's unused package ``__init__``s deferred.
 """
 
 from __future__ import annotations

@@ -155,8 +155,7 @@ def content_lines(matches: list[Match]) -> list[str]:
 def _plain_lines(matches: list[Match]) -> list[str] | None:
     """``content_lines`` of one-line matches without context, each file's together and in
     line order (what every search without context and multiline gives): one line each, in
-    order, with no grouping to do (ten thousand matches: ~3 ms instead of ~12). None
-    otherwise."""
+    order, with no grouping to do, so far cheaper than the general case. None otherwise."""
     out: list[str] = []
     done: set[str] = set()  # files whose matches ended (each file's matches come together)
     last_path, last_line = "", 0
