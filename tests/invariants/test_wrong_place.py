@@ -514,6 +514,15 @@ REPEATED_LINE_SENT_UNINDENTED_WITH_A_TYPO = _case(
     "def gen_attr_names():\n    \"\"\"\n    zb_value_100 = 100\n"
     "    Generate names for attributes, 'a' to 'z'.\n\n    More names.\n    \"\"\"\n", (2, 3))
 
+# A block deleted without its last line break, found with tabs for spaces: the line break
+# stays on an empty line, as the exact tier's plain replacement leaves it (the indentation
+# tier took the line break too).
+DELETION_WITHOUT_ITS_LAST_LINE_BREAK = _case(
+    "def f(name):\n    meta = 1\n\n    if name == 'a':\n        return 1\n"
+    "    if name == 'b':\n        return 2\n    return 3\n",
+    "\tif name == 'a':\n\t\treturn 1\n\tif name == 'b':\n\t\treturn 2", "",
+    "def f(name):\n    meta = 1\n\n\n    return 3\n", (3, 7))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -544,6 +553,7 @@ REPEATED_LINE_SENT_UNINDENTED_WITH_A_TYPO = _case(
 @example(case=DELETED_LINE_WITH_A_TYPO)
 @example(case=LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS)
 @example(case=REPEATED_LINE_SENT_UNINDENTED_WITH_A_TYPO)
+@example(case=DELETION_WITHOUT_ITS_LAST_LINE_BREAK)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

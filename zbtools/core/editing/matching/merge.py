@@ -160,6 +160,10 @@ def _render(model: FileModel, located: Located) -> Edit:
         return Edit(located, cand.start, end, lines, transforms)
     old_lines = sent = pattern_lines(request.old)
     new_lines = pattern_lines(request.new) if request.new else []
+    if not request.new and not request.old.endswith("\n"):
+        # Deleted without its last line break: the line break stays, on an empty line, as the
+        # exact tier's plain replacement leaves it.
+        new_lines = [""]
     end = cand.end
     if request.new and request.old.endswith("\n") != request.new.endswith("\n"):
         # Old and new text end differently: the edit removes (or adds) the line break after
