@@ -5,9 +5,9 @@ ladder (each within ``ladder.ELISION_MAX_GAP`` lines of the previous one) and ke
 lines as they are (aider's rule: as many markers in old and new text). When new text accounts
 for the elided lines instead, the span from the first segment to the last is replaced: each
 segment whole lines, each marker for the fewest lines (up to ``ELIDED_MAX_GAP``) that let its
-neighbours meet, refused when a segment also stands inside the gap or the span is not the only
-one. A bare ``...`` line that is a Python block's whole body is code, not a marker. Failure
-modes: ``no_match``, ``ambiguous_match``.
+neighbours meet, refused when that reading is in doubt (docs/internals/matching.md#elision).
+A bare ``...`` line that is a Python block's whole body is code, not a marker. Failure modes:
+``no_match``, ``ambiguous_match``.
 
 Map: ``locate_elided``. Imports the parts below it, ``ladder`` included
 (docs/internals/matching.md#parts); ``apply`` calls it when the ladder finds nothing.

@@ -4,9 +4,8 @@
 line missing from old text, or one interior old line the file lacks, each only at one place and
 with enough equal text around it. A typo (``typo_distance``) is at most 2 character edits, all
 letters, inside one word of at least ``TYPO_MIN_WORD`` characters: a changed digit, case,
-plural or short name is another text, not a slip. A window that differs by a slightly larger
-slip is a rival that keeps the other readings from being beyond doubt. Bounded by
-``SIMILARITY_MAX_OLD_LINES``, ``SIMILARITY_MAX_FILE_BYTES`` and ``NEAR_MAX_STARTS``
+plural or short name is another text, not a slip (docs/internals/matching.md#near-miss).
+Bounded by ``SIMILARITY_MAX_OLD_LINES``, ``SIMILARITY_MAX_FILE_BYTES`` and ``NEAR_MAX_STARTS``
 (docs/internals/matching.md#i7). Failure mode: ``ambiguous_match``.
 
 Map: ``find_near``, ``typo_distance``, ``line_similarity``. Imports ``filemodel``,
