@@ -12,8 +12,8 @@ journal is left in place with a warning.
 
 Map: ``Step``, ``run_transaction`` (the journal, commit and rollback), ``recover`` (what the
 next call runs); ``replace_file``, ``write_in_place``, ``journaled_append``,
-``warn_if_link_broken`` (single-file writes journaled the same way: a file with other links
-kept in place, a long append).
+``warn_if_link_broken`` (one file written in place or replaced, keeping its inode, all or
+nothing under ``kill -9``).
 """
 
 from __future__ import annotations

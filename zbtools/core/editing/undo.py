@@ -1,17 +1,17 @@
 """The undo journal: the previous versions of files the edit tools changed
 (docs/internals/files.md#undo-journal, docs/internals/security.md#state).
 
-Every successful change made by an edit tool is recorded in the workspace's state directory,
-outside the workspace: the bytes before, the sha256 after, the tool and the time. ``undo``
-restores the newest version of a file, or the newest change anywhere, and refuses with
-``stale_file`` when the file changed since that edit, so an undo never clobbers later work. The
-last ``KEEP_PER_FILE`` versions per file and ``KEEP_TOTAL`` entries per workspace are kept; a
-file over ``MAX_BLOB`` is not journaled (the change still happens, with a warning). Failure
-modes: an unreadable or corrupt journal is ``io_error``, never silently rewritten; a journal
-write that fails after the edit succeeded becomes a warning.
+Every successful change made by an edit tool is recorded in the workspace's state directory, outside
+the workspace: the bytes before, the sha256 after, the tool and the time. The undo tool
+(``zbtools.tools.undo``) restores the newest version of a file, or the newest change anywhere, and
+refuses with ``stale_file`` when the file changed since that edit, so an undo never clobbers later
+work. The last ``KEEP_PER_FILE`` versions per file and ``KEEP_TOTAL`` entries per workspace are
+kept; a file over ``MAX_BLOB`` is not journaled (the change still happens, with a warning). Failure
+modes: an unreadable or corrupt journal is ``io_error``, never silently rewritten; a journal write
+that fails after the edit succeeded becomes a warning.
 
-Map: ``Journal`` (the journal: append, read, prune, take back), ``record`` (a change
-journaled), ``other_names`` (a file's other hard links), ``tidy``.
+Map: ``Journal`` (the open, locked journal and its blobs), ``record`` (a change journaled),
+``other_names`` (a file's other hard links), ``tidy`` (a killed writer's temp files).
 """
 
 from __future__ import annotations

@@ -2,19 +2,19 @@
 docs/internals/security.md#t1).
 
 Every path a tool touches is resolved here, one component at a time, relative to directory
-descriptors already held (``dir_fd`` and ``O_NOFOLLOW`` on every hop), and the final operation
-uses the parent's descriptor too, so the path checked is the path used and a concurrent swap is
-``path_changed``, never an escape (docs/internals/security.md#t4). Absolute paths are admitted
-only under the root or an extra root, compared by components; ``..`` may never climb above the
-root; symlinks are followed only while they stay beneath it, at most ``MAX_SYMLINK_HOPS``; NUL,
-``~`` and deceptive names are refused (docs/internals/security.md#t2,
-docs/internals/security.md#t5). Only the final component may be missing unless parents are
-created, one ``mkdir(dir_fd=...)`` at a time. Failure modes: ``outside_workspace``,
-``invalid_arguments``, ``path_changed``, ``symlink_loop``, ``not_found``, ``protected_path``.
+descriptors already held (``dir_fd`` and ``O_NOFOLLOW`` on every hop), and the final operation uses
+the parent's descriptor too, so the path checked is the path used and a concurrent swap is
+``path_changed``, never an escape (docs/internals/security.md#t4). Absolute paths are admitted only
+under the root or an extra root, compared by components; ``..`` may never climb above the root;
+symlinks are followed only while they stay beneath it, at most ``MAX_SYMLINK_HOPS``; NUL, ``~`` and
+deceptive names are refused (docs/internals/security.md#t2, docs/internals/security.md#t5). Only the
+final component may be missing unless parents are created, one ``mkdir(dir_fd=...)`` at a time.
+Failure modes: ``outside_workspace``, ``invalid_arguments``, ``path_changed``, ``symlink_loop``,
+``not_found``, ``protected_path``.
 
-Map: ``Workspace`` (the roots; ``resolve``, ``ensure_parents``), ``Resolved`` (a resolved path
-and its held parent), ``check_writable``, ``check_deceptive``, ``equivalent_name``,
-``display_path``, ``os_error``.
+Map: ``Workspace`` (the roots; ``resolve``), ``Resolved`` (a resolved path, its held parent,
+``ensure_parents`` and ``rollback_parents``), ``check_writable``, ``check_deceptive``,
+``equivalent_name``, ``display_path``, ``os_error``.
 """
 
 from __future__ import annotations
