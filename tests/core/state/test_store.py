@@ -1,4 +1,4 @@
-"""core/state.py: locked, versioned, atomically written state documents, and the editor hooks."""
+"""core/state/store.py: locked, versioned, atomically written state documents; the editor hooks."""
 
 from __future__ import annotations
 

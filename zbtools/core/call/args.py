@@ -1,26 +1,20 @@
 """Declaring, validating and coercing tool arguments
 (docs/internals/performance.md#start-up-budget).
 
-A tool declares its parameters as a ``Struct`` subclass with annotated fields::
+A tool declares its parameters as a ``Struct`` subclass with annotated fields
+(``path: str = field(aliases=("file_path",), help="File path")``); the same declaration yields
+validation, command-line flags, JSON Schema and documentation. Neither ``dataclasses`` nor
+pydantic is used: their imports cost more than a cold call can afford. Annotations stay strings
+and are parsed once, on first use, by a small parser of the types tools use (``str``, ``int``,
+``float``, ``bool``, ``Literal[...]``, ``list[X]``, ``dict[str, X]``, nested ``Struct``,
+``X | None``). Validation reports every problem at once in one ``invalid_arguments`` error;
+booleans are never integers, and ``null`` for an optional field means its default. A
+declaration the parser cannot read raises ``TypeError`` at first use, which the test suite
+catches for every registered tool.
 
-    class Params(Struct):
-        path: str = field(aliases=("file_path", "filepath"), help="File path")
-        offset: int | None = field(default=None, minimum=1, help="First line")
-
-The same declaration yields validation, command-line flags, JSON Schema and documentation.
-We do not use ``dataclasses`` or pydantic here: importing ``dataclasses`` alone costs about 10 ms
-(``inspect`` and friends), a third of the whole start-up budget of a cold call. Annotations stay
-strings (``from __future__ import annotations``) and are parsed once, on first use, by a tiny
-parser that understands the types tools use: ``str``, ``int``, ``float``, ``bool``,
-``Literal[...]``, ``list[X]``, ``dict[str, X]``, nested ``Struct`` subclasses, and ``X | None``.
-
-Validation reports every problem at once (unknown keys, missing keys, wrong types, two aliases of
-the same field given together, values out of range) in one ``invalid_arguments`` error whose
-details list each problem and the accepted names. Booleans are never accepted as integers, NaN is
-rejected earlier by the JSON parser, and ``null`` for an optional field means "use the default".
-
-Failure modes: a declaration that this parser cannot read raises ``TypeError`` at first use, which
-the test suite catches for every registered tool.
+Map: ``Struct``, ``field``/``FieldSpec``, ``TypeSpec``, ``parse_annotation``; ``validate``,
+``invalid_arguments_error``, ``alias_table``, ``did_you_mean``; ``coerce_flag``,
+``json_type_name``.
 """
 
 from __future__ import annotations
@@ -182,7 +176,7 @@ class TypeSpec:
 
 
 def _literal_choices(inner: str) -> list[Any]:
-    """``'a', "b", 3`` -> ["a", "b", 3] (no ``re``: it costs ~4 ms of start-up)."""
+    """``'a', "b", 3`` -> ["a", "b", 3] (no ``re``: a cold call cannot afford its import)."""
     choices: list[Any] = []
     for item in _split_top(inner, ","):
         if len(item) >= 2 and item[0] == item[-1] and item[0] in "'\"":

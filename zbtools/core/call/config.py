@@ -1,46 +1,20 @@
 """Configuration: result limits and locations, from defaults, the config file and the environment.
 
-Precedence, lowest first: built-in defaults (the seeds' 50 KB / 2000 lines, head 100 + tail 50),
-the user config file, environment variables, then per-call arguments (``max_bytes``,
-``max_lines`` on the tools that produce large results).
+Precedence, lowest first: built-in defaults, the user config file (``$ZBTOOLS_CONFIG``, else
+``~/.config/zbtools/config.toml``, ``$XDG_CONFIG_HOME`` respected), environment variables
+(``ZBTOOLS_<KEY>``), then per-call arguments. The ``[limits]`` table bounds results and the
+warm search cache; ``[exec]`` holds command execution settings, ``[files]`` whether git's own
+files may be written, ``[web]`` the web tools' settings. Every key, default and variable is in
+docs/configuration.md, docs/commands.md#settings and docs/media-and-web.md, whose tables
+``tests/test_docs.py`` checks against the declarations here. Locations are computed by hand on
+Linux because importing platformdirs costs a large part of the start-up budget
+(docs/internals/performance.md#start-up-budget); other platforms use it lazily. Failure modes:
+an unreadable or malformed config file, or a non-integer limit, is a ``usage_error`` naming the
+file or variable; nothing is silently ignored.
 
-Config file: ``$ZBTOOLS_CONFIG``, else ``user_config_dir("zbtools")/config.toml`` (on Linux
-``$XDG_CONFIG_HOME/zbtools/config.toml``, default ``~/.config/zbtools/config.toml``)::
-
-    [limits]
-    max_bytes = 51200        # result size before truncation
-    max_lines = 2000         # result lines before truncation
-    head_lines = 100         # lines kept before the cut
-    tail_lines = 50          # lines kept after the cut
-    max_line_chars = 2000    # longer lines are shown cut, with a marker
-    max_request_bytes = 16777216
-    search_cache_bytes = 67108864  # warm search cache of batch and mcp sessions; 0: none
-    search_watch_dirs = 16384  # directories those sessions watch for changes; 0: none
-
-Environment: ``ZBTOOLS_MAX_BYTES``, ``ZBTOOLS_MAX_LINES``, ``ZBTOOLS_HEAD_LINES``,
-``ZBTOOLS_TAIL_LINES``, ``ZBTOOLS_MAX_LINE_CHARS``, ``ZBTOOLS_MAX_REQUEST_BYTES``,
-``ZBTOOLS_SEARCH_CACHE_BYTES``, ``ZBTOOLS_SEARCH_WATCH_DIRS``,
-``ZBTOOLS_STATE_DIR`` (where spill files and state live), ``ZBTOOLS_CONFIG``.
-
-Command execution settings live in an ``[exec]`` table (approval, env_passthrough, timeouts,
-kill_grace, max_background, log_cap, guardrail, sandbox, ...; see ``load_exec_settings`` and the
-README), each overridable by ``ZBTOOLS_<KEY>``.
-
-The file tools read a ``[files]`` table: ``allow_git_writes`` (default false: nothing of git's
-own, in a ``.git`` directory or another git directory, a hooks path or an included config file,
-under any name, is written, edited, patched, deleted, moved or copied over; see
-``files.gitguard``), overridable by ``ZBTOOLS_ALLOW_GIT_WRITES``.
-
-The web tools read a ``[web]`` table (searxng_url, allow, timeout, max_timeout,
-max_download_bytes, max_redirects, user_agent, chromium, render_timeout; see
-``load_web_settings``), overridable by ``ZBTOOLS_WEB_<KEY>``, with ``ZBTOOLS_SEARXNG_URL``,
-``ZBTOOLS_WEB_ALLOW`` and ``ZBTOOLS_CHROMIUM`` for the three best known.
-
-Locations are computed by hand on Linux because importing platformdirs costs ~15 ms of a
-~20 ms start-up budget; other platforms use platformdirs (lazily).
-
-Failure modes: an unreadable or malformed config file, or a non-integer limit, is a
-``usage_error`` naming the file or variable; nothing is silently ignored.
+Map: ``LIMIT_KEYS``, ``Limits``, ``load_limits``; ``Section`` and its ``EXEC``, ``FILES``,
+``WEB`` declarations with ``load_exec_settings``, ``load_files_settings``,
+``load_web_settings``; ``config_path``, ``state_root``, ``load_config``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """JSON for the hot path, straight from CPython's ``_json`` accelerator.
 
-``import json`` costs about 6 ms (``json.decoder`` imports ``re``, which imports ``enum``,
-``functools`` and the regex compiler): a quarter of a cold call's budget. The C scanner and
+``import json`` pulls in ``re`` (``json.decoder`` imports it, and it imports ``enum``,
+``functools`` and the regex compiler): a quarter of a cold call's budget
+(benchmarks/README.md#figures-behind-the-code). The C scanner and
 encoder that ``json`` itself uses live in ``_json`` and need none of that, so this module drives
 them directly with exactly the settings zbtools wants: strict parsing that rejects ``NaN``,
 ``Infinity`` and duplicate keys, and ASCII-only output (``ensure_ascii``) so that control

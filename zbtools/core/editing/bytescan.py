@@ -1,33 +1,17 @@
 """The checks of an exact edit done on the bytes: where old text is, and whether it may be.
 
 ``cycle`` does a plain exact, unique edit of a UTF-8 file as a splice of its bytes, without
-decoding, splitting or modelling the file; these are the checks that say when that gives the
-engine's answer. ``plain_pair`` holds the request-side conditions (old and new as UTF-8, no CR,
-no BOM, no line-number prefixes, no placeholder, a file with one link), ``text_start`` where
-the text starts after a BOM (None for a file that looks binary or UTF-16). Old text is located
-through a probe (``look_alike_probe``: its longest line without indentation, which every
-occurrence holds and every look-alike up to indentation too), so one scan finds both its
-occurrences (``only_occurrence``) and its look-alikes (``has_near_duplicate``, as the engine's
-``ladder._near_duplicates`` warns of). ``exact_special_case`` is every case where the engine's
-exact tier does more than splice; ``context_region`` and ``decoded_context`` the lines around
-the change for the diff, and ``context_is_enough`` whether that excerpt's diff is the whole
-file's.
-``line_offset`` maps a line of the decoded text to its offset in the bytes. Nothing here
+decoding, splitting or modelling the file (docs/internals/performance.md#big-files); these
+checks say when that gives the engine's answer. Old text is located through a probe (its
+longest line without indentation, which every occurrence and every look-alike up to
+indentation holds), so one scan finds its occurrences and its look-alikes. Nothing here
 refuses: a check that fails sends the edit the whole way, through the engine.
 
-The map::
-
-    plain_pair, text_start             the request and the file, as a splice allows them
-    Probe, look_alike_probe            old text's longest line, and where it stands in it
-    all_occurrences, only_occurrence   the probe's places; old text's one place
-    has_near_duplicate, _window_matches  a look-alike block up to indentation
-    exact_special_case                 the exact tier would do more than splice
-    context_region, decoded_context    the diff's context lines around the match
-    context_is_enough                  an excerpt's diff that is the whole file's
-    line_offset                        a decoded line's start in the bytes
-
-Imports ``zbtools.core.editing.matching`` parts (``requests``, ``diff``) on use only; ``cycle``
-builds on it.
+Map: ``plain_pair``, ``text_start`` (the request and the file, as a splice allows them);
+``Probe``, ``look_alike_probe``, ``all_occurrences``, ``only_occurrence``,
+``has_near_duplicate``; ``exact_special_case`` (the exact tier would do more than splice);
+``context_region``, ``decoded_context``, ``context_is_enough`` (the diff's context);
+``line_offset``. Imports matching's ``requests`` and ``diff`` on use only.
 """
 
 from __future__ import annotations

@@ -1,34 +1,19 @@
 """The read-modify-write cycle shared by the edit tools.
 
 Reads the file once (regular files only, binary refused), checks ``expected_sha256``, decodes it
-with full fidelity (``decoding.decode``), lets the matcher compute the new text, encodes it the way
-the file was (encoding, BOM, undecodable bytes), and writes it atomically, refusing with
-``stale_file`` if the file changed between the read and the write. ``dry_run`` stops before the
-write and returns the same report and diff.
+with full fidelity (``decoding.decode``), lets the matcher compute the new text, encodes it the
+way the file was (encoding, BOM, undecodable bytes) and writes it atomically, refusing with
+``stale_file`` if the file changed between the read and the write; ``dry_run`` stops before the
+write with the same report and diff. A plain exact edit is done on the bytes, without decoding
+the file (docs/internals/performance.md#big-files); from 1 MiB its digests and line count run on
+helper threads while the write's ``fsync`` waits on the disk, and over 16 MiB the file is
+streamed, never read whole. Failure modes: the matcher's refusals, ``encoding_error`` (text the
+file's encoding cannot hold, or non-ASCII text in a file that is not UTF-8), ``binary_file``,
+``not_found``, ``is_directory``, ``stale_file``, ``permission_denied``.
 
-Failure modes: the matcher's refusals (``no_match``, ``ambiguous_match``, ``overlapping_edits``,
-``no_change``, ``placeholder_in_new``), ``encoding_error`` (new text the file's encoding cannot
-hold, or non-ASCII text for a file that is not valid UTF-8: that would mix encodings),
-``binary_file``, ``not_found``, ``is_directory``, ``stale_file``, ``permission_denied``.
-
-A plain exact edit is done on the bytes (``_bytes_fast_path``). From 1 MiB its two sha256
-(before, for the undo journal; after, for the result) run on a helper thread and the line
-number of the match is counted on another while the write's ``fsync`` waits on the disk;
-both are done before anything is reported or an error raised. Over 16 MiB the file is not
-read whole (``_streamed_edit``): its lines are counted on a helper thread while the kernel
-copies it. Nothing else is threaded.
-
-The map::
-
-    EditOutcome, edit_file_text      the cycle: read, compute, encode, write, report
-    to_tool_error, check_new_text    a refusal as the tool's error; new text the file can hold
-    _bytes_fast_path, _streamed_edit a plain exact edit on the bytes (in memory, or streamed;
-                                     its checks are ``bytescan``'s, its digests ``splicehash``'s)
-    _spliced_edit, _splice_outcome   the engine's result written as a splice; a splice's report
-    _write_splice, _record           the write, the journal entry for ``undo``
-    display                          a text as the diff shows it
-
-A multi-file patch is ``patchcycle``'s, built on this module.
+Map: ``EditOutcome``, ``edit_file_text`` (the cycle); ``to_tool_error``, ``check_new_text``;
+``display``. Its byte-level checks are ``bytescan``'s, its digests ``splicehash``'s; a
+multi-file patch is ``patchcycle``'s, built on this module.
 """
 
 from __future__ import annotations
@@ -253,7 +238,8 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
                   ) -> EditOutcome | None:
     """Write the matcher's result as the original bytes around the encoded changed lines
     (``Applied.splice``), for a UTF-8 file read strictly (optionally with a BOM) with one
-    link: the new text is never joined, encoded or diffed whole (~15 ms for 100k lines).
+    link: the new text is never joined, encoded or diffed whole
+    (benchmarks/README.md#figures-behind-the-code).
 
     Such a file's bytes are its text encoded back exactly, and a line break is one byte that
     no other character's encoding contains, so the changed lines start and end after the

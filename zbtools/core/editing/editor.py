@@ -1,33 +1,19 @@
 """The headless editor behind open_file, goto_line, select_range, get_selection, ...
-(docs/internals/sources.md#zblade).
+(docs/internals/sources.md#zblade, docs/editor-state.md).
 
-The editor state is one locked state document (``core/state.py``, ``editor.json`` in the
-workspace's state directory): the open files in tab order, the active file, and for each file its
-cursor and selection, so that a tab reactivated later keeps its place, as in an editor.
+The editor state is one locked state document (``core/state/store.py``, ``editor.json`` in the
+workspace's state directory): the open files in tab order, the active file, and each file's
+cursor and selection. Positions are what an editor shows: 1-based lines and columns counting
+code points, between characters, a selection's end exclusive. Each position is stored with the
+file's sha256 and an anchor (its lines plus one line of context each side); when the file
+changed since, the anchor is looked up within ``NEARBY_LINES`` and must occur exactly once, else
+editing calls fail with ``stale_file`` rather than edit a shifted region. Open files that no
+longer exist are dropped with a warning, and no other file becomes active in their place.
+Limits: ``MAX_TABS`` open files, ``MAX_EDITOR_BYTES`` per file (``too_large``).
 
-Positions are what an editor shows: 1-based lines and columns, columns counting characters
-(Unicode code points; a tab is one column), a position lying *between* characters. Column
-``len(line) + 1`` is the end of a line; a final newline starts an empty last line, where the
-cursor can go to add text at the end. A selection runs from its start position to its end
-position (exclusive), so ``(1, 1)-(1, 5)`` selects the first four characters and ``(3, 1)-(4, 1)``
-the whole of line 3 with its line ending. Lines end at ``\\n``; a ``\\r`` before it belongs to
-the line ending.
-
-Every position is stored with the file's sha256 at the time it was set and an *anchor*: the
-lines it covers plus one line of context each side (or the start or end of the file). When the
-file changed since (another tool, the user, a formatter), the positions are re-anchored before
-use: the anchor lines are looked up, as whole lines, within ``NEARBY_LINES`` (200) of where they
-were; exactly one occurrence shifts the positions to it (the lines with context first, then the
-covered lines alone if they are not blank). No occurrence, or several, means the place is lost:
-editing calls then fail with ``stale_file`` rather than edit a shifted region.
-
-Each call first drops open files that no longer exist (deleted or moved by something other than
-move_file, which the open files follow), with a warning naming them. When the active file is
-dropped no other file becomes active, so an edit meant for it cannot land in another file.
-
-Limits: at most ``MAX_TABS`` (100) open files (opening one more closes the least recently
-opened inactive one, with a warning); files above ``MAX_EDITOR_BYTES`` (64 MiB) are refused with
-``too_large``; anchors above 64 KiB are kept as a hash, re-anchored only in place.
+Map: ``Editor`` (the state, its tabs and re-anchored positions), ``Tab``, ``TextModel``,
+``load``/``Loaded`` (a file as the editor reads it), ``order``, ``edit_active`` and
+``EditReport`` (an edit of the active selection).
 """
 
 from __future__ import annotations

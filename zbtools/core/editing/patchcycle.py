@@ -1,27 +1,16 @@
 """Applying a multi-file patch: every file checked first, then all written, or none.
 
 ``apply_patch_text`` parses a unified diff or Codex patch (``patching.parse_patch``), prepares
-each file's change before writing anything (``_prepare``: a file added, deleted, updated through
-the engine's ``apply_requests`` on the patch's hunks, or renamed), then commits them: one
-change that is a single atomic step directly (``_commit``), several (or a rename) through the
-intent journal, all or nothing even under ``kill -9`` (``_commit_all``, ``txn``). Each change
-is journaled for ``undo``, and editor tabs follow a moved or deleted file. Every directory
-descriptor a change resolved is closed whatever fails.
+each file's change before writing anything (a file added, deleted, updated through the engine's
+``apply_requests`` on its hunks, or renamed), then commits them: a single atomic step directly,
+several (or a rename) through the intent journal (``txn``,
+docs/internals/files.md#intent-journal). Each change is journaled for ``undo``, editor tabs
+follow a moved or deleted file, and every directory descriptor is closed whatever fails.
+Failure modes: ``patch_parse_error``, the engine's refusals, ``already_exists``,
+``invalid_arguments`` (hunks without a file and no default path), and ``cycle``'s.
 
-Failure modes: the patch's parse errors (``patch_parse_error``), the engine's refusals
-(``no_match``, ``ambiguous_match`` ...), ``already_exists`` (a file the patch adds or moves to),
-``invalid_arguments`` (hunks without a file and no default path), and those of reading and
-writing a file (``cycle``).
-
-The map::
-
-    FileChange, PatchOutcome     one file's change; the patch's report
-    _prepare, _label             one file's change computed, nothing written
-    _commit, _commit_all         one atomic step; several, through the intent journal
-    apply_patch_text             the whole: parse, prepare every file, commit, journal
-
-Imports ``cycle`` (reading, checking and reporting a file's new text); ``matching``,
-``patching``, ``txn``, ``undo`` and ``zbtools.core.state.store`` are imported on use.
+Map: ``FileChange``, ``PatchOutcome``, ``apply_patch_text``. Imports ``cycle``; ``matching``,
+``patching``, ``txn``, ``undo`` and ``zbtools.core.state.store`` on use.
 """
 
 from __future__ import annotations

@@ -1,24 +1,18 @@
 """Parsing unified diffs and Codex ``*** Begin Patch`` envelopes into per-file edit plans.
 
 Both formats become ``FilePatch`` objects (update, add, delete, or rename with optional hunks);
-each hunk becomes a matcher ``Request`` whose old text is its context and ``-`` lines and whose new
-text is its context and ``+`` lines, so hunks are located by the same tier ladder as every other
-edit (docs/internals/matching.md#hunks): stale line numbers are only hints, ``@@ text`` scope lines
-narrow the search, and an ambiguous hunk is refused rather than applied at the first match.
+each hunk becomes a matcher ``Request`` (old text its context and ``-`` lines, new text its
+context and ``+`` lines), located by the same ladder as every other edit
+(docs/internals/matching.md#hunks). The parser is lenient where models are sloppy and strict
+where it matters: hunk counts are ignored and ``-a,b`` is only a hint; a context line that lost
+its leading space counts as context; absolute paths and ``..`` are refused, as GNU patch and
+``git apply`` refuse them; a pure addition needs an anchor (a scope line, ``-N,0`` or
+``*** End of File``), else ``anchor_required``. It parses by hand because ``unidiff`` rejects
+miscounted hunks, the commonest defect of model-written diffs, and knows no Codex envelope.
 
-The parser is lenient where models are sloppy and strict where it matters:
-
-* hunk header counts are ignored (models miscount them); ``-a,b`` only gives a line hint;
-* a context line that lost its leading space, and a bare empty line, count as context;
-* ``\\ No newline at end of file`` sets the final-newline state;
-* absolute paths and ``..`` components are refused (``patch_parse_error``), as GNU patch and
-  ``git apply`` do; paths are later resolved inside the workspace like any other;
-* a pure-addition hunk needs an anchor: a ``@@`` scope line, a header line number (``-N,0``: after
-  line N, as git does), or Codex's ``*** End of File``; otherwise ``anchor_required``.
-
-We parse by hand instead of with ``unidiff``: unidiff rejects hunks whose counts do not match
-their lines, which is the most common defect of model-written diffs, and it knows nothing of the
-Codex envelope.
+Map: ``Hunk``, ``FilePatch``, ``parse_patch``, ``hunk_requests``, ``check_patch_path``,
+``parse_error``. Failure modes: ``patch_parse_error``,
+``anchor_required``.
 """
 
 from __future__ import annotations

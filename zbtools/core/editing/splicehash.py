@@ -66,12 +66,11 @@ def digests_beside(data: bytes, first: int, end: int, replacement: bytes) -> Bac
     checks are done.
 
     OpenSSL's sha256 releases the GIL while it hashes, and the write and its ``fsync`` wait
-    on the kernel and the disk, so the thread costs nothing on the caller's path (the two
-    hashes take ~5 ms for a 3.5 MB file, on a core of their own on a 2-CPU machine). It also
-    imports OpenSSL (~3 ms, holding the GIL): while this thread is in its write and
-    ``fsync``, which need no GIL. (Imported during the checks instead, which hold the GIL,
-    the two threads passed it back and forth for ~10 ms.) The thread only reads immutable
-    bytes."""
+    on the kernel and the disk, so the thread costs nothing on the caller's path. It also
+    imports OpenSSL (holding the GIL) while the caller is in its write and ``fsync``, which
+    need no GIL; imported during the checks, which hold it, the two threads would pass the
+    GIL back and forth (benchmarks/README.md#figures-behind-the-code). The thread only reads
+    immutable bytes."""
     from zbtools.core.files.hashing import sha256_for
     from zbtools.core.files.streaming import Background
 

@@ -1,31 +1,19 @@
 """Multi-file changes that are all or nothing, even when the process is killed (``kill -9``).
 
-POSIX renames one file atomically, never several. A patch that touches more than one file
-(or renames one: a new name and a removed one) therefore goes through an intent journal:
+POSIX renames one file atomically, never several, so a patch that touches more than one file
+(or renames one) goes through an intent journal in the state directory: written and
+``fsync``-ed before anything in the workspace changes, naming every staged version and every
+backup (a hard link to the original inode), then the renames, then ``committed``
+(docs/internals/files.md#intent-journal). A failure part-way rolls back in the process; a
+process killed part-way leaves the journal, and the next call of any tool rolls a ``prepared``
+journal back or completes a ``committed`` one before doing anything else, and says so in its
+warnings. Failure modes: ``stale_file``, the file system's ``os_error`` codes; an unreadable
+journal is left in place with a warning.
 
-1. The journal ``<state dir>/txn/<id>.json`` (outside the workspace) is written, ``fsync``-ed
-   with its directory, before anything in the workspace changes. It names every step: the
-   file, its staged new version (``.<name>.zbtmp-<pid>-<start>-<host>-<hex>``), the backup of
-   its old version (``.<name>.zbbak-…`` alike), the sha256 of new files, and the
-   directories the change creates. Its ``state`` is ``prepared``.
-2. Every new version is written and ``fsync``-ed beside its target; every file that is replaced
-   or deleted gets its backup: a hard link to the original inode (a copy where the filesystem
-   has no hard links), so a rollback puts back the inode itself, with its other links, owner,
-   mode and extended attributes.
-3. The renames (and unlinks) run, then the journal is rewritten with ``state: committed``; only
-   then are the backups removed and the journal deleted.
-
-A failure part-way rolls back in the process, from the journal. A process killed part-way
-leaves the journal; the next zbtools call on the workspace, of any tool (``ToolSpec.call``
-looks for the ``txn`` directory with one ``stat``), takes the edit lock and finishes it before
-doing anything else: a ``prepared`` journal is rolled back (every file as it was before the
-patch: backups renamed back, new files whose content is the patch's removed, staged files and
-created empty directories removed), a ``committed`` one is completed (its backups and staged
-files removed, the change recorded for ``undo``). The call's result says so in ``warnings``.
-A journal whose writer is still running (another process, alive) is left alone.
-
-Failure modes: ``stale_file`` (a file changed after the patch read it), the ``os_error``
-codes of the file system; a journal that cannot be read is left in place with a warning.
+Map: ``Step``, ``run_transaction`` (the journal, commit and rollback), ``recover`` (what the
+next call runs); ``replace_file``, ``write_in_place``, ``journaled_append``,
+``warn_if_link_broken`` (one file written in place or replaced, keeping its inode, all or
+nothing under ``kill -9``).
 """
 
 from __future__ import annotations

@@ -1,33 +1,17 @@
 """The undo journal: the previous versions of files the edit tools changed
-(docs/internals/security.md#state).
+(docs/internals/files.md#undo-journal, docs/internals/security.md#state).
 
-Every successful change made by an edit tool (apply_edit, edit_file, insert_text, patches,
-write_file, write_append) is recorded in the workspace's state directory (outside the
-workspace): the bytes before (as a content-addressed blob), the sha256 after, the tool and the
-time (and, when the change took the name away from a file with other hard links, those other
-names). ``undo`` restores the newest version of a file, or the newest change anywhere, and refuses
-with ``stale_file`` when the file changed since that edit, so an undo never clobbers work done
-after it (by the user, an editor or another tool).
+Every successful change made by an edit tool is recorded in the workspace's state directory, outside
+the workspace: the bytes before, the sha256 after, the tool and the time. The undo tool
+(``zbtools.tools.undo``) restores the newest version of a file, or the newest change anywhere, and
+refuses with ``stale_file`` when the file changed since that edit, so an undo never clobbers later
+work. The last ``KEEP_PER_FILE`` versions per file and ``KEEP_TOTAL`` entries per workspace are
+kept; a file over ``MAX_BLOB`` is not journaled (the change still happens, with a warning). Failure
+modes: an unreadable or corrupt journal is ``io_error``, never silently rewritten; a journal write
+that fails after the edit succeeded becomes a warning.
 
-Limits: the last ``KEEP_PER_FILE`` (20) versions per file and ``KEEP_TOTAL`` (500) entries per
-workspace are kept; older ones and their blobs are pruned. Files larger than ``MAX_BLOB``
-(16 MiB) are not journaled (the change still happens, with a warning that it cannot be
-undone). Every read-modify-write of the journal holds an exclusive ``flock`` on
-``undo/lock``, because agents call tools in parallel.
-
-Recording a change appends one line to the journal (``O_APPEND``, then ``fsync``, or in a
-``batch`` session the ``fsync`` of its ``staging.SyncGroup``); the journal is read, pruned and
-rewritten (temp file, ``fsync``, rename) only when it outgrows ``COMPACT_BYTES`` or ``undo``
-changes it. An append checks the whole journal (a corrupt one is never appended to) only when
-it is not as the last append left it: that append's stamp (device, inode, size, nanosecond
-mtime) is kept in the lock file. Reading applies the limits above, so the entries seen are
-the same either way. A crash in the middle of an append leaves a partial last line: it is the
-record of a change that was never reported as done, so it is ignored when read and cut off
-before the next append.
-
-Failure modes: an unreadable or corrupt journal is reported (``io_error``) and never silently
-rewritten (but for the partial last line above); a journal write that fails after the edit
-itself succeeded becomes a warning.
+Map: ``Journal`` (the open, locked journal and its blobs), ``record`` (a change journaled),
+``other_names`` (a file's other hard links), ``tidy`` (a killed writer's temp files).
 """
 
 from __future__ import annotations

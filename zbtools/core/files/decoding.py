@@ -158,9 +158,8 @@ def is_utf8(data: bytes) -> bool:
     """Whether ``data`` decodes as strict UTF-8 (exactly when ``data.decode("utf-8")`` would
     succeed), without building the text: ASCII chunks are skipped (``bytes.isascii``), the
     others go through an incremental decoder (which carries a sequence cut at a chunk's end
-    over to the next). For source code that is mostly ASCII: ~0.3 ms for 3.5 MB instead of
-    3-10 ms for decoding it whole (a text with one character above U+00FF takes 2 bytes a
-    character)."""
+    over to the next): for source code, which is mostly ASCII, a fraction of the cost of
+    decoding it whole (benchmarks/README.md#figures-behind-the-code)."""
     if data.isascii():
         return True
     import codecs  # loaded at start-up by the encodings package

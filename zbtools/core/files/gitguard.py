@@ -1,39 +1,17 @@
 """Git's own files, whatever they are called: the places a write must never change.
 
-``workspace.check_writable`` refuses a path with a ``.git`` component. Git also keeps its
-internals, and runs code, from places not named ``.git``; this module finds them the way git
-finds a repository, from the directory of the path being written up to ``/``:
+``workspace.check_writable`` refuses a path with a ``.git`` component, but git also keeps its
+internals, and runs code, from places not named ``.git``. ``GitGuard`` finds them the way git
+finds a repository, from the directory of the written path up to ``/``: git directories (by a
+``.git`` entry, a ``gitdir:`` line, a ``commondir`` file, or the shape of a git directory),
+the config files they include, and the hooks directories those name
+(docs/internals/files.md#git-places, docs/internals/security.md#t6). Config files are read with
+a small parser of git's syntax; nothing here raises, so a broken repository never makes a write
+fail with anything but ``protected_path``. What it finds is cached until the guard is dropped
+(once per call).
 
-* A directory that holds a ``.git`` entry is a repository's top. A ``.git`` directory (or a
-  symlink to one) is its git directory; a ``.git`` file's ``gitdir:`` line names it (worktrees,
-  submodules, ``--separate-git-dir``), relative to the file's directory or absolute. A git
-  directory's ``commondir`` file names the directory it shares (a worktree's main ``.git``).
-* The repository's config files (the git directory's and the common directory's ``config`` and
-  ``config.worktree``, and every file they ``include``/``includeIf``) name the hooks directory
-  (``core.hooksPath``). git runs hooks in the working tree (``core.worktree`` when set, else the
-  repository's top) or, when bare, in the git directory; a relative hooks path is taken against
-  all three, and every value found is protected, not only the one git would use.
-* A directory with the shape of a git directory is one, named ``.git`` or not (a bare
-  repository, a ``gitdir:`` target): ``HEAD`` with ``objects/``, ``refs/`` or ``commondir``, or
-  ``objects/`` with ``refs/`` (two of what git requires, so the third cannot be added later).
-
-Protected are the git directories, the common directories, the included config files and the
-hooks directories (all that lies below them). A hooks directory that holds the repository's top
-or the workspace (``core.hooksPath = .``) would lock every file: there only the files git runs
-(``pre-commit``...) are protected. ``GitGuard.refusal`` answers for one absolute, resolved path.
-
-Config files are read with a small parser of git's syntax (sections and subsections, keys in
-any case, quotes, escapes, comments, continued lines). A line it cannot read is skipped and the
-rest is read (git would refuse such a file outside; what can be recognised is still
-protected); an unreadable or oversized file (over ``CONFIG_LIMIT``) adds nothing. Nothing here
-raises: a broken repository never makes a write fail with anything but ``protected_path``.
-
-Cost: a few ``lstat`` calls per directory above the written path, a read of each config file
-found; all of it is cached until ``GitGuard`` is dropped (once per call, see ``Workspace``).
-
-Limits: a repository is found from the written path, as git finds it from there; a hooks path
-or ``gitdir:`` of a repository elsewhere in the workspace that points outside that repository
-and to no directory shaped like a git directory is not known.
+Map: ``GitGuard`` (``refusal`` answers for one absolute, resolved path), ``git_inside``,
+``parse_config``, ``inside``, ``CONFIG_LIMIT``, ``HOOK_NAMES``.
 """
 
 from __future__ import annotations

@@ -43,9 +43,9 @@ FAST_HASH_BYTES = 1 << 20
 
 def sha256_for(size: int) -> Callable[..., Any]:
     """The sha256 constructor to hash ``size`` more bytes with: the builtin module's for small
-    data (no import cost), OpenSSL's (about 5x faster, but ~3.6 ms to import) from 1 MiB up,
-    and for everything once this process has hashed 1 MiB in all (a batch or a server: 8 KiB
-    take 27 us with the builtin module, 5 us with OpenSSL)."""
+    data (no import cost), OpenSSL's (faster, but costly to import) from 1 MiB up, and for
+    everything once this process has hashed 1 MiB in all (a batch or a server, where the
+    import is paid once; benchmarks/README.md#figures-behind-the-code)."""
     _hashed[0] += size
     if _hashed[0] >= FAST_HASH_BYTES:
         try:  # the OpenSSL module itself: ``hashlib`` would also load blake2 (~0.4 ms more)

@@ -70,8 +70,8 @@ def special_file_error(shown: str, st: os.stat_result) -> ToolError:
 def read_fd(fd: int, limit: int | None = None, size: int | None = None) -> bytes:
     """Read from ``fd`` to EOF (or ``limit`` bytes), whatever ``st_size`` claims.
 
-    A regular file is first read with one ``read`` of its size (no chunk list to join: for a
-    50 MB file that saves a copy and ~20 ms); ``/proc``-style files that report size 0 and
+    A regular file is first read with one ``read`` of its size (no chunk list to join, so no
+    second copy of a big file); ``/proc``-style files that report size 0 and
     files that grew meanwhile fall through to the chunked loop. ``size``: the caller's fresh
     ``fstat`` of ``fd`` (saves asking again; only a hint, as ``st_size`` always is).
     """

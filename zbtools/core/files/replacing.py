@@ -1,24 +1,17 @@
 """Creating and replacing files without losing a byte (docs/contract.md#safety-and-fidelity).
 
-A write never changes a file in place: the new content goes to a temp file beside it
-(``tempnames.temp_name``, created with ``O_EXCL | O_NOFOLLOW``), written in a loop, given the
-old file's mode and owner, ``fsync``-ed, then renamed over the file (a new file is published
-with ``link()``, which fails on any existing name, even a dangling symlink), and the directory
-is ``fsync``-ed. A crash leaves the old file or the new one, never half of one; ENOSPC and
-friends come before the rename and leave the original untouched. The caller's ``Guard``
-(``staleness``) is checked before the write and again right before the rename. A replace drops
-setuid/setgid (``SPECIAL_BITS``: the kernel clears them when anyone but root writes such a
-file, and a rename must not be a way around that), refuses a read-only file
-(``permission_denied``, even for root), does nothing when the bytes are the same (``changed:
-false``, mtime kept), and gives a file with several hard links a new inode
-(``hardlink_broken``; ``editing.txn.replace_file`` keeps the inode when every name is inside
-the workspace). Before its first temp file in a directory a process logs the directory
-(``writerlog.note_dir``) and removes the dead writers' temp files there.
+A write never changes a file in place: the new content goes to a temp file beside it, is
+``fsync``-ed and renamed over the file (a new file is published with ``link()``), then the
+directory is ``fsync``-ed, so a crash leaves the old file or the new one
+(docs/internals/files.md#atomic-replace). The caller's ``Guard`` (``staleness``) is checked
+before the write and again right before the rename. A replace drops setuid and setgid, refuses
+a read-only file (``permission_denied``), does nothing when the bytes are the same, and gives a
+file with several hard links a new inode (``hardlink_broken``). Before its first temp file in a
+directory a process logs the directory (``writerlog.note_dir``) and sweeps dead writers' files.
 
 Map: ``create_file`` (create only), ``replace_whole`` (the whole content), ``replace_parts``
-(a content given as parts and kernel-copied ranges), each returning a ``WriteOutcome``;
-``pause_point`` (test-only: ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``, for the crash tests);
-``SPECIAL_BITS``, ``current_umask``.
+(parts and kernel-copied ranges), each returning a ``WriteOutcome``; ``pause_point``
+(test-only: ``ZBTOOLS_TEST_PAUSE_BEFORE_RENAME=N``); ``SPECIAL_BITS``, ``current_umask``.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def write_parts(fd: int, parts: Sequence[memoryview | tuple[int, int]],
     A file of ``2 * WRITEBACK_STEP`` or more has each ``WRITEBACK_STEP`` handed to the disk as
     soon as it is written (``sync_file_range``, which only starts the writing): the disk then
     works while the rest is written, and the ``fsync`` that follows waits for what is left
-    rather than for the whole file (for 50 MB here: 4-9 ms instead of 27-32). Durability
+    rather than for the whole file (benchmarks/README.md#figures-behind-the-code). Durability
     still comes from that ``fsync`` alone."""
     total = sum(p[1] if isinstance(p, tuple) else len(p) for p in parts)
     kick = writeback_starter() if total >= 2 * WRITEBACK_STEP else None

@@ -167,8 +167,9 @@ def sweep_dead_temps(dir_fd: int) -> int:
     ``dir_fd`` (see ``dead_temp``); returns how many. A live writer's file is never touched.
 
     A long-lived process (``batch``, ``mcp``) sweeps one directory at most once every
-    ``SWEEP_EVERY`` seconds: listing a directory of 100,000 entries costs about 20 ms, and a
-    killed writer's debris is rare; a new process (the next command-line call) sweeps anew."""
+    ``SWEEP_EVERY`` seconds: listing a big directory is not free
+    (benchmarks/README.md#figures-behind-the-code), and a killed writer's debris is rare; a new
+    process (the next command-line call) sweeps anew."""
     import time
 
     try:

@@ -1,38 +1,20 @@
 """The workspace root and path containment (docs/contract.md#safety-and-fidelity,
-docs/internals/security.md#delete-move-copy).
+docs/internals/security.md#t1).
 
-Every path a tool touches is resolved here, one component at a time, relative to directory file
-descriptors we already hold: ``stat``/``open`` with ``dir_fd`` and ``O_NOFOLLOW`` on every hop.
-The final operation then uses the parent's descriptor too, so the checked path and the used path
-are the same object; a concurrent swap of a component for a symlink produces an error
-(``path_changed``), never an escape.
+Every path a tool touches is resolved here, one component at a time, relative to directory
+descriptors already held (``dir_fd`` and ``O_NOFOLLOW`` on every hop), and the final operation uses
+the parent's descriptor too, so the path checked is the path used and a concurrent swap is
+``path_changed``, never an escape (docs/internals/security.md#t4). Absolute paths are admitted only
+under the root or an extra root, compared by components; ``..`` may never climb above the root;
+symlinks are followed only while they stay beneath it, at most ``MAX_SYMLINK_HOPS``; NUL, ``~`` and
+deceptive names are refused (docs/internals/security.md#t2, docs/internals/security.md#t5). Only the
+final component may be missing unless parents are created, one ``mkdir(dir_fd=...)`` at a time.
+Failure modes: ``outside_workspace``, ``invalid_arguments``, ``path_changed``, ``symlink_loop``,
+``not_found``, ``protected_path``.
 
-Rules:
-
-* Relative paths start at the root; absolute paths are accepted only when they lie under the
-  root (either its real path or the spelling it was given, if that spelling resolves to it),
-  compared by components, never by string prefix (``/ws`` does not admit ``/ws-evil``).
-* Further roots (``extra_roots``: an MCP client's other roots) admit absolute paths under them
-  by the same rules; each path resolves beneath one root, which is its floor for ``..``, and
-  results show it as an absolute path (relative paths always start at the primary root).
-* ``..`` is resolved like the kernel does (after a symlink it pops back to the link's target),
-  but it may never climb above the root, even to come back (``../ws/a`` is refused).
-* Paths of any depth resolve: only the root and the innermost ``HELD_DIRS`` directories keep
-  their descriptors open; a ``..`` climbing further reopens the parent and checks that it is the
-  directory seen on the way down (else ``path_changed``).
-* Symlinks are followed only while their resolution stays beneath the root, including dangling
-  links and links in the middle of a path; an absolute target is accepted only when it names a
-  place under the root. At most 40 links per resolution (``symlink_loop`` beyond).
-* NUL bytes, ``~`` and ``~/...`` (no expansion is ever done; an entry named ``~`` at the root is
-  reached as ``./~``) and absolute paths outside the root are refused with ``outside_workspace``
-  (exit 3). Empty paths, URIs and lone surrogates are ``invalid_arguments``.
-* Only the final component may be missing, unless the caller asks to create parents; then the
-  missing directories are created by ``ensure_parents`` with ``mkdir(dir_fd=...)`` one at a time
-  (never ``os.makedirs``, which follows symlinked parents) and can be rolled back.
-
-Limits: absolute symlink targets that reach the root through another alias (a bind mount, a
-second symlink) are refused rather than followed; reading a pre-existing hard link to a file
-outside cannot be detected (docs/internals/security.md#t3).
+Map: ``Workspace`` (the roots; ``resolve``), ``Resolved`` (a resolved path, its held parent,
+``ensure_parents`` and ``rollback_parents``), ``check_writable``, ``check_deceptive``,
+``equivalent_name``, ``display_path``, ``os_error``.
 """
 
 from __future__ import annotations

@@ -1,34 +1,15 @@
 """Where a killed zbtools process may have left temp entries, so that the next call removes them.
 
-A write leaves hidden entries while it runs (``tempnames.temp_name``: the temp file of an atomic
-write, the staging directory of a directory copy, the half-deleted directory of a recursive
-delete). A process killed at that moment (``kill -9``, the out-of-memory killer) leaves them
-behind; listings and searches never show them, but ``git status``, ``ls -a`` and the disk do.
-The next write into the same directory removes them (``tempnames.sweep_dead_temps``,
-``fsops.sweep_dead_dirs``); this log lets the next call of *any* tool do it, wherever they are:
+A write leaves hidden temp entries while it runs, and a process killed at that moment leaves
+them behind. Before its first temp entry in a directory, a process notes the directory in its
+own log, ``<state dir>/writers/<pid>-<start>-<host>``, removed at exit; the next call of any tool
+(``editing.leftovers.sweep_dead_writers``) removes a dead writer's entries from the directories
+it names, then its log (docs/internals/files.md#writer-log). A live writer's entries and a
+change journal's backups are never touched. Without ``/proc`` or a writable state directory
+nothing is logged, and the next write into a directory remains what cleans it.
 
-* Writer side (``note_dir``): before a process first creates a temp entry in a directory, it
-  appends the directory (its device, inode and real path, from ``/proc/self/fd``) to its own
-  log, ``<state dir>/writers/<pid>-<start>-<host>`` (the same liveness triple as temp names).
-  One line per directory per process: a command-line call pays one small append, a batch or
-  server session one per directory it ever writes into. The log goes when the process exits
-  (``atexit``); the ``writers`` folder stays (creating and removing a directory costs several
-  times a small file), so the next call's check is the listing of an empty folder
-  (``Context.writers_logged``; a batch or server lists it again only once it changed). The log is
-  not ``fsync``-ed: a kill loses nothing the kernel has; after a power cut a lost log only
-  means the next write into the directory does the job.
-* Next call (``editing.leftovers.sweep_dead_writers``, run by ``ToolSpec.call`` whatever the
-  tool, when the folder exists): for each log whose writer is gone (as ``tempnames.writer_alive``
-  tells; a writer of another boot or PID namespace once its log is an hour old), each directory
-  it names that still is that directory (same device and inode) inside the workspace has its
-  dead writers' entries removed (temp files and staging directories; half-deleted directories,
-  whose delete is so finished), and then the log. A live writer's entries are never touched,
-  and neither are the ``.zbbak-`` backups, which belong to a change journal (``editing.txn``,
-  recovered first). A log's ``undo`` line stands for the undo journal's temp files
-  (``note_journal``), removed under the journal's lock.
-
-Without ``/proc`` (or a writable state directory) nothing is logged, and the next write into a
-directory remains what cleans it.
+Map: ``note_dir`` (a directory logged), ``note_journal`` (the undo journal's temp files),
+``use``, ``log_name``, ``drop``, ``FOLDER``.
 """
 
 from __future__ import annotations

@@ -1,33 +1,18 @@
 """The shell-policy guardrail: advisory refusal of obviously destructive commands
-(docs/commands.md).
+(docs/commands.md, docs/internals/security.md#t11).
 
-This is UX, not security. It catches the accidents a model makes in plain sight (``rm -rf /``,
-``rm -rf ~``, ``mkfs``, ``dd of=/dev/sda``, fork bombs, ``chmod -R 777 /``, ``curl ... | sh``,
-``git push --force`` to main/master); anyone who wants to get past it can (quoting ``r''m``,
-``$(printf rm)``, base64, an interpreter, a script file). The kernel sandbox is the boundary.
+This is UX, not security: it catches the accidents a model makes in plain sight (``rm -rf /``,
+``mkfs``, ``dd of=/dev/sda``, fork bombs, ``curl ... | sh``, a force push to main), and anyone
+can get past it; the kernel sandbox is the boundary. It matches two forms of the command: the
+words, split as ``shlex`` does in POSIX mode by a scanner that stays linear in the command's
+length, cut into simple commands, with wrappers (``sudo``, ``env``, ``VAR=value`` ...) and a
+command word's directory dropped and ``sh -c``/``eval`` scripts checked recursively; and the
+raw string, for fork bombs, downloads run by a shell and redirections onto block devices. A
+command the scanner cannot parse is split on whitespace and operators instead; a parse failure
+alone refuses nothing.
 
-Matching works on two forms of the command:
-
-* a parsed form: the command is split into words as ``shlex`` does in POSIX mode with punctuation
-  characters (quotes joined, backslashes taken off, runs of ``;&|()<>`` one token), by a scanner
-  that takes each character once, so that the check stays linear in the command's length (shlex
-  itself grows a word one character at a time, which is quadratic in a long word); the words are
-  cut into simple commands at ``; & | && || ( ) $( `` and newlines (a backslash-newline
-  continues the line, as in bash);
-  leading ``sudo``, ``env``, ``command``, ``exec``, ``nohup``, ``time``, ``nice``, ``timeout N``,
-  ``xargs`` and ``VAR=value`` words are skipped with their options (``sudo -u root``,
-  ``nice -n 5``), a command word's directory is dropped (``/bin/rm`` is ``rm``), and the script
-  of ``sh -c``, ``bash -c`` and ``eval`` is checked recursively;
-* the raw string, for fork bombs, downloads run by a shell (``curl ... | sh``, also through
-  ``sudo``/``tee`` stages, ``bash -c "$(curl ...)"`` and ``sh <(curl ...)``) and redirections
-  onto block devices.
-
-When the scanner cannot parse the command (an unbalanced quote, common in heredocs), the raw string
-is split on whitespace and operators instead and the same rules apply; a parse failure alone does
-not refuse the command.
-
-``check(command, allowed)`` returns the first ``Violation`` (rule id and explanation) of a rule
-not in ``allowed``, or ``None``: allowing one rule never hides another in the same command.
+Map: ``check(command, allowed)`` (the first ``Violation`` of a rule not allowed, or None),
+``Violation``, ``RULES``.
 """
 
 from __future__ import annotations

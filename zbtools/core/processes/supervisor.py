@@ -1,28 +1,17 @@
 """The command supervisor: one small process per command that owns it and its whole tree.
 
-Run as a script (``python -I -S .../zbtools/core/processes/supervisor.py fg|bg ...``) so that it
-starts in a few milliseconds and imports only the standard library plus
-``zbtools.core.processes.procfs`` (and ``zbtools.core.processes.landlock`` when a sandbox is
-asked for). It
+Run as a script (``python -I -S .../zbtools/core/processes/supervisor.py fg|bg ...``) so that
+it starts fast and imports only the standard library, ``zbtools.core.processes.procfs`` and,
+for a sandbox, ``zbtools.core.processes.landlock``. It becomes a child subreaper, so every
+orphan of the tree stays visible and killable; forks the command into its own session with
+stdin from ``/dev/null`` (or the caller's text), the pinned working directory, a parent-death
+signal and no core dumps, optionally confined by Landlock; on timeout, stop or cancellation
+sends SIGTERM (then SIGCONT) to the group and every descendant and SIGKILL after the grace
+period, until none is left, also when the leader exits by itself; and reports a status line
+(``fg``) or detaches and keeps a capped, rotating log and ``meta.json`` (``bg``), honouring a
+``ttl`` and stop requests (docs/commands.md).
 
-1. becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every orphan of the command
-   tree, ``setsid`` escapees included, is re-parented to it and stays visible and killable;
-2. forks the command: the child starts a new session and process group, gets stdin from
-   ``/dev/null`` (or a memfd holding the caller's ``stdin`` text), ``fchdir``s to the pinned
-   working-directory fd, sets ``PR_SET_PDEATHSIG(SIGKILL)``, disables core dumps, optionally
-   confines itself with Landlock, and ``execve``s the shell (no ``preexec_fn``, no threads);
-3. waits for the leader; on timeout, a stop request (SIGTERM/SIGINT/SIGHUP to the supervisor) or
-   cancellation it sends SIGTERM to the process group and every descendant (then SIGCONT, so
-   that stopped processes act on it), waits the grace period, then SIGKILLs whatever is left,
-   repeating until no descendant remains; when the leader
-   exits by itself, descendants it left behind are stopped the same way (no orphans);
-4. reports: in ``fg`` mode a JSON status line on a status fd (the caller drains stdout/stderr
-   itself and cancels by closing our stdin); in ``bg`` mode it detaches (double fork), tees the
-   combined output into a size-capped log of two rotating segments with absolute byte offsets,
-   and keeps ``meta.json`` (atomic replace) up to date.
-
-Background jobs honour a maximum lifetime (``ttl``) and a stop request: ``control.json`` in the job
-directory gives the grace period, then SIGTERM to the supervisor starts the stop.
+Map: ``Supervisor`` (the process), ``Log`` (a background job's rotating log), ``main``.
 """
 
 from __future__ import annotations

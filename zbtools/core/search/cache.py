@@ -1,33 +1,17 @@
 """The warm search cache of a long-lived session (``batch``, ``mcp``), re-checked on every use.
 
-Agents list and search the same tree many times in one session. A session keeps one
-``SearchCache``; each call's walk and search consult it:
+A session keeps one ``SearchCache``, which each call's walk and search consult: directory
+listings (after the hidden, excluded and ignore rules, with what was skipped), valid while the
+directory's ``mtime_ns`` and ``ctime_ns`` and every ignore file that decided it are unchanged;
+and one file's result for one search, valid while its inode, size, ``mtime_ns`` and
+``ctime_ns`` are. Every value is validated against a fresh ``stat`` on every use and stored
+only once what it depends on is ``SETTLE_NS`` old (git's "racily clean" rule,
+docs/internals/search.md#warm-session). Memory is bounded by ``capacity`` bytes, least recently
+used first out; 0 keeps nothing. File contents are never kept. A network file system's server
+clock far behind this machine's could make a just-changed file look settled: a known limit.
 
-* **directory listings**: a directory's children after the hidden, excluded-directory and ignore
-  rules, with what it skipped, keyed by the directory (its path, ``st_dev``, ``st_ino``) and the
-  walk's switches. Valid while the directory's ``mtime_ns`` and ``ctime_ns`` are unchanged and
-  every ignore file that decided it (its own and its ancestors') has the same identity, size,
-  ``mtime_ns`` and ``ctime_ns``;
-* **search results**: one file's status and hits for one search (pattern, flags, context lines),
-  keyed by the file's ``st_dev``/``st_ino``. Valid while its size, ``mtime_ns`` and ``ctime_ns``
-  are unchanged.
-
-Never a stale answer: a value is validated against a fresh ``stat`` on every use, and stored only
-when the timestamps it is checked by are at least ``SETTLE_NS`` older than the moment it was read.
-File-system clocks tick coarsely, so two writes within one tick can leave ``mtime`` unchanged; a
-change made after the read of a settled file moves its ``mtime`` and ``ctime`` past the stored
-values, while a just-changed file or directory is simply read again on every call until it has
-settled (git's "racily clean" rule). ``ctime`` cannot be set back by a process, so even a write
-that restores the size and sets the old ``mtime`` back (``os.utime``) is seen. zbtools' own writes
-need no separate signal: a replaced file has a new inode and its directory a new ``mtime``; a file
-changed in place a new ``mtime`` and ``ctime``.
-
-Memory: each value is charged an estimate of its size; beyond ``capacity`` bytes the least
-recently used values go first. A capacity of 0 keeps nothing (every call is cold).
-
-Limits: timestamps on network file systems come from the server's clock; a server clock far
-behind this machine's could make a just-changed file look settled. Only regular files' results
-and directories' listings are kept, never file contents.
+Map: ``SearchCache``, ``settled``, ``signature``, ``watched_signature``, ``now_ns``,
+``SETTLE_NS``, ``ENTRY_COST``.
 """
 
 from __future__ import annotations

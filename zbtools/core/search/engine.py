@@ -1,34 +1,21 @@
 """The matcher every engine shares: patterns, and one file's search
-(docs/internals/security.md#walking, docs/internals/performance.md#search).
+(docs/internals/search.md#engines, docs/internals/performance.md#search).
 
 ``compile_pattern`` turns the caller's pattern into a ``regex`` pattern object (the third-party
-``regex`` module, imported here and only here, because it can stop a match after a timeout):
-``ignore_case`` adds IGNORECASE, ``fixed_strings`` escapes the pattern, ``multiline`` adds
-DOTALL so a match may span lines. An invalid pattern raises ``regex_error`` with the position.
-Plain text searched case-sensitively skips the module altogether (``LiteralPattern``).
+module, imported here and only here, because it can stop a match at a deadline); plain text
+searched case-sensitively skips it (``LiteralPattern``). An invalid pattern is ``regex_error``.
+``Searcher.search_file`` reads one file's bytes through a directory descriptor, skips it as
+``binary`` or ``too_large`` (only under a cap the caller gives), and reports the matching lines,
+one hit per line by default, whole matches in multiline mode. A file over ``WHOLE_FILE_BYTES``
+is searched in blocks of whole lines in line mode; multiline mode reads it only when
+``max_file_bytes`` allows, else counts it ``too_large``. Lines over ``MAX_LINE_CHARS`` are cut
+around the match. A pattern that runs out of time stops the search (``timed_out``), or fails
+with ``regex_timeout`` when no file could be searched. Files are decoded as UTF-8 with
+replacement characters.
 
-``Searcher.search_file`` reads one file's bytes through a directory descriptor (never a path
-string), skips it as ``binary`` (a NUL byte in its first 8 KiB) or ``too_large`` (over
-``max_file_bytes``, a cap only when the caller gives one, as ripgrep's ``--max-filesize``), and
-reports the matching lines: line-oriented like grep by default (a match never spans lines; one
-hit per matching line), whole matches in multiline mode. A file over ``WHOLE_FILE_BYTES`` is
-never read whole in line mode: it is searched in blocks of whole lines (``search_stream``), so
-memory stays bounded whatever its size (a single line over ``MAX_STREAM_LINE`` makes it
-``too_large``); multiline mode needs the whole text, so it reads a file over
-``WHOLE_FILE_BYTES`` only when ``max_file_bytes`` allows that much explicitly, and otherwise
-reports it ``too_large``: every file a search leaves out is counted, never passed over. A fixed
-string
-searched case-sensitively is first looked for in the raw bytes, so files without it are never
-decoded. Lines over ``MAX_LINE_CHARS`` are cut, around the match, with a marker.
-
-Limits and failure modes: every file gets the time left before a global deadline; a pattern that
-runs out of time stops the search, which returns what it found with ``timed_out`` set, or fails
-with ``regex_timeout`` when not a single file could be searched. Files are decoded as UTF-8 with
-replacement characters, so matches in other encodings only work for their ASCII parts.
-
-Map: ``compile_pattern``, ``LiteralPattern``, ``parse_stdlib``, ``line_local`` and
-``required_literal`` (reading patterns); ``Searcher`` (one file: ``search_file``,
-``search_stream``, ``search_bytes``, ``search_text``), ``Hit``, ``cut_line``, ``read_open``.
+Map: ``compile_pattern``, ``LiteralPattern``, ``parse_stdlib``, ``line_local``,
+``required_literal`` (patterns); ``Searcher`` (``search_file``, ``search_stream``,
+``search_bytes``, ``search_text``), ``Hit``, ``cut_line``, ``read_open``.
 """
 
 from __future__ import annotations
@@ -65,7 +52,7 @@ REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
 
 class LiteralPattern:
     """What the search needs of a compiled pattern (``search`` -> ``start``/``end``), for plain
-    text: ``str.find`` instead of importing and compiling ``regex`` (10 ms of a call)."""
+    text: ``str.find`` instead of importing and compiling ``regex``."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -304,7 +291,7 @@ class Searcher:
     @property
     def regex(self) -> Any:
         """The compiled pattern, compiled when first needed: the native engine's ripgrep
-        matches most patterns itself, and the ``regex`` module costs 12 ms to import."""
+        matches most patterns itself, and the ``regex`` module is costly to import."""
         if self._regex is None:
             self._regex = compile_pattern(self.pattern, ignore_case=self.ignore_case,
                                           fixed_strings=self.fixed_strings,
@@ -458,10 +445,9 @@ class Searcher:
                      limit: int | None = None) -> list[Hit]:
         """The hits in ``data[:size]`` (a file's bytes, BOM included).
 
-        Only a file holding the pattern's literal is copied and decoded. (Searching just the
-        lines that hold the literal was measured too: 2% faster for ``def get_``, 60% slower for
-        ``class \\w+\\(.*Error\\)`` whose literal is frequent; the regex module's own scan
-        over the whole text wins.)
+        Only a file holding the pattern's literal is copied and decoded. The regex then scans
+        the whole text: searching just the lines that hold the literal loses where the literal
+        is frequent (benchmarks/README.md#figures-behind-the-code).
         """
         literal = self.literal
         if literal is not None and data.find(literal, 0, size) < 0:

@@ -1,34 +1,16 @@
-"""Gitignore rules, compiled into buckets so one lookup costs about a microsecond
-(docs/design.md#packages-you-might-expect-pathspec).
+"""Gitignore rules, compiled into buckets so that a lookup costs a few probes whatever the number
+of rules (docs/internals/search.md#ignore-buckets).
 
 ``IgnoreRules.parse(text, rank)`` reads one ignore file (``.gitignore``, ``.ignore``,
 ``.rgignore``, ``.git/info/exclude``; ``rank`` says which, for the walk's precedence) with git's
-syntax (gitignore(5)): comments, ``\\#``/``\\!`` escapes, trailing spaces dropped unless
-escaped, ``!`` negation, a trailing ``/`` for directories only, a slash at the start or in the
-middle anchoring the pattern to the ignore file's directory, ``*``, ``?`` and ``[...]`` never
-matching ``/``, and ``**`` as a leading ``**/``, a trailing ``/**`` or a middle ``/**/`` (any
-other ``**`` is a plain ``*``).
+syntax (gitignore(5)): escapes, trailing spaces, ``!`` negation, a trailing ``/`` for
+directories, anchoring slashes, ``*``, ``?`` and ``[...]`` never matching ``/``, and ``**``
+leading, trailing or in the middle (any other ``**`` is a plain ``*``). ``decide(sub, name,
+is_dir)`` answers for one path relative to the file's directory: True (ignored), False
+(re-included by a negation) or None (no rule says). The last matching line wins, as in git. An
+unclosed ``[`` matches nothing; POSIX classes are translated; matching is case-sensitive.
 
-``decide(sub, name, is_dir)`` answers for one path relative to the ignore file's directory: True
-(ignored), False (re-included by a negation) or None (no rule says anything). The last matching
-line wins, as in git. Instead of trying every rule in turn (pathspec's simple backend costs
-~0.12 us per rule and path), rules are sorted into buckets by shape, git-style:
-
-* a plain base name (``build``, ``.DS_Store``) -> a dict keyed by the name;
-* a ``*`` followed by a plain suffix (``*.pyc``, ``*~``) -> a dict keyed by the suffix, probed
-  once per distinct suffix length;
-* an anchored plain path (``/dist``, ``docs/build``) -> a dict keyed by the path;
-* everything else -> one alternation per kind (base name, path), its alternatives ordered by
-  descending line number so the first one that matches is the deciding (last) line.
-
-Each bucket keeps only the highest line number per key, once for files and once for directories
-(``dir/`` rules apply to directories only). The walk prunes ignored directories, so a rule never
-has to match the files inside an ignored directory (and, as in git, a negation cannot re-include
-a file whose directory is ignored).
-
-Limits: a pattern with an unclosed ``[`` matches nothing (git's wildmatch aborts on it); POSIX
-classes such as ``[[:digit:]]`` are translated; ``core.ignoreCase`` is not honoured (matching is
-case-sensitive, as git's default on Linux).
+Map: ``IgnoreRules`` (``parse``, ``decide``), ``Rule``, ``parse_line``, ``translate``.
 """
 
 # The hot lookup compares with ``if hit > best`` rather than ``max()``: a call per bucket is

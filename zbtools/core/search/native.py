@@ -1,47 +1,18 @@
 """grep_search's ``native`` engine: one ripgrep process walks the tree and searches it.
 
-The python walk (one ``scandir`` per directory, ignore matching per entry) is most of a search's
-cost in a fresh process; here ripgrep's own walker picks the files, run with flags that make its
-rules the walk's: ``.gitignore`` files apply outside a git repository too, never the global
-excludes file or ignore files above the start, hidden entries and ``DEFAULT_EXCLUDED_DIRS``
-(as ``!name/`` overrides) skipped unless asked, files over a size cap left out (only when one
-is given: every file is searched otherwise), no
-encoding guessed (``-E none``: a UTF-16 file is binary, as the python engine sees it). With
-``--debug`` ripgrep logs every entry it leaves out and why (hidden, an ignore rule, an override,
-its size, binary data at an offset); those lines, placed in walk order (siblings sorted by name,
-depth first), give the ``skipped`` counts, also where a limit stopped the search. Files are
-replayed through ``outcome.record`` in walk order, so limits, truncation and totals are the
-python engine's. Where the stopping point or a path filter needs the files searched without a
-match, a second ``rg --files`` run with the same walk flags lists them.
-
-Which patterns run here, and how ripgrep is asked for them, is ``native_plan``'s; reading the
-log is ``native_log``'s. A file ripgrep calls binary for a NUL byte at or after
-``BINARY_PROBE`` is searched again by the python engine (which looks at the first 8 KiB only).
-
-The engine declines (``NativeEngine.search`` returns None and the next engine answers) before
-running when the start is ignored itself, in another root, or in a repository nested below the
-workspace root (ripgrep applies no rule from above a repository's root), and when the workspace
-root lies inside a repository (the python walk then reads the ignore files above the root up to
-the repository's, which ripgrep reads with other precedence and further up); and after running when
-the two walkers could have disagreed: an ignore file whose log lines are not told apart here
-(``.ignore``, ``.rgignore``: both walks read them alike, with ripgrep's precedence) or that the
-python walk does not read the same way (another repository's ``info/exclude``, one above the
-workspace root), a repository nested below the start, a hidden entry whitelisted by a negation, a
-directory as deep as the python walk's ``MAX_DEPTH`` (an override glob of that many components
-makes ripgrep log it), a log past ``LOG_LIMIT`` (thousands of entries left out one by one:
-logging each costs ripgrep more than the python walk's counting), any message
-or log line not understood (an unreadable directory, a vanished file), or a reported file that
-is not a regular file reached without symlinks.
-
-Containment: ripgrep never follows a symlink while walking, and every file it reports is checked
-afterwards by opening its directories one by one from the workspace root with ``O_NOFOLLOW``
-(files searched again are read through those descriptors). Unlike the python and rg engines,
-ripgrep opens files by path: a directory swapped for a symlink to the outside and back while
-it reads could show an outside file's lines under an inside name. Where untrusted processes
-write the workspace concurrently, set ``engine: python`` (or ``rg``).
+Here ripgrep's own walker picks the files, run with flags that make its rules the python walk's,
+and its ``--debug`` log of every entry it leaves out, placed in walk order, gives the
+``skipped`` counts; files are replayed through ``outcome.record``, so limits, truncation and
+totals are the python engine's (docs/internals/search.md#native-engine). The engine declines
+(``NativeEngine.search`` returns None and the next engine answers) wherever the two walkers
+could disagree. Every file it reports is checked from the workspace root with ``O_NOFOLLOW``,
+but ripgrep opens files by path: where untrusted processes write the workspace concurrently,
+use ``engine: python`` (or ``rg``). Which patterns run here is ``native_plan``'s; reading the log
+is ``native_log``'s.
 
 Map: ``NativeEngine`` and ``search_native`` (the search), ``NativeSearch`` (its arguments,
-processes, containment checks and replay), ``Spawned``/``Run`` (one ``rg`` process).
+processes, containment checks and replay), ``Spawned``/``Run`` (one ``rg`` process),
+``LOG_LIMIT``, ``nested_repository``, ``glob_escape``.
 """
 
 from __future__ import annotations
@@ -85,9 +56,9 @@ class Run:
 class Spawned:
     """A running ``rg``: its output goes to an anonymous memory file, its log to a pipe that
     ``drain`` empties (``log`` keeps what was read). The log is hundreds of small writes (one
-    per entry left out): each costs ripgrep ~10 us into a memory file, ~1 us into a pipe
-    (measured: 7 ms of a 50 ms search). The pipe is made as large as allowed (1 MiB here) and
-    drained every few milliseconds by ``wait``'s watcher, so ripgrep never waits on it."""
+    per entry left out), each far cheaper for ripgrep into a pipe than into a memory file
+    (benchmarks/README.md#figures-behind-the-code). The pipe is made as large as allowed and
+    drained continually by ``wait``'s watcher, so ripgrep never waits on it."""
 
     def __init__(self, proc: subprocess.Popen[bytes], out: int, err: int) -> None:
         self.proc = proc
@@ -242,7 +213,7 @@ class NativeSearch:
         A watching thread looks at the output as it grows. ``on_big`` is called (once) as soon
         as the output holds more lines than the limit (each row is a line), so that the
         listing a cut search needs runs alongside. A log past ``LOG_LIMIT`` bytes (a tree with
-        thousands of ignored files, each logged: about 20 us of ripgrep's time apiece here)
+        thousands of ignored files, each logged at a cost to ripgrep)
         stops the run, and ``Declined`` lets the python walk answer: it counts skipped entries
         for free."""
         import threading

@@ -1,26 +1,18 @@
 """grep_search's ``rg`` engine: our walk picks the files, ripgrep searches them
-(docs/internals/performance.md#search).
+(docs/internals/search.md#rg-engine, docs/internals/performance.md#search).
 
-The file set is never ripgrep's: the walk (ignore files, hidden entries, excluded directories,
-skipped counts) is the same ``walk.Walk`` as the python engine's, and each file it keeps is
-opened here with ``O_NOFOLLOW`` through its directory descriptor, checked (regular, at most the
-searcher's size cap if it has one, no NUL byte in the first 8 KiB: the python engine's rules) and
-handed to ``rg`` as an inherited descriptor (``/dev/fd/N``), so ripgrep reads the very file we
-vetted and never resolves a path: containment is the walk's. Batches of ``BATCH_FILES`` files
-run in up to ``IN_FLIGHT`` ``rg`` processes while the walk goes on; their output
-(``--null``-separated ``path\\0line:text`` records, or counts) is put back in walk order and
-replayed through ``outcome.record``, so limits, truncation and counts are the python engine's.
+The file set is the python engine's ``walk.Walk``; each file it keeps is opened with
+``O_NOFOLLOW`` through its directory's descriptor, checked by the python engine's rules and
+handed to ``rg`` as ``/dev/fd/N``, so ripgrep reads the very file vetted and never resolves a
+path. Batches of ``BATCH_FILES`` files run in up to ``IN_FLIGHT`` processes while the walk goes
+on; their output is put back in walk order and replayed through ``outcome.record``. Only
+patterns both engines read alike go to ``rg`` (``compatible``); multiline searches stay in
+python. No ``rg`` binary or an incompatible pattern means ``engine: auto`` uses python and
+``engine: rg`` fails with ``invalid_arguments``; a batch whose ``rg`` fails is searched by the
+python engine; the timeout kills the running batches (``timed_out``).
 
-Only patterns both engines read the same way go to ``rg``: ``compatible`` accepts literals,
-classes, ``\\d \\w \\s \\b``, anchors, groups, alternation and repetition, and refuses
-backreferences, lookaround, conditionals, possessive/atomic groups and ``regex``-only syntax
-(``\\p{..}``). Multiline searches always use the python engine.
-
-Failure modes: no ``rg`` binary (``find_rg``: ``ZBTOOLS_RG``, ``PATH``, then the interpreter's
-scripts directory, where zbtools' ``ripgrep`` dependency puts it) or a pattern outside
-the shared syntax means ``engine: auto`` uses python and ``engine: rg`` fails with
-``invalid_arguments``. A batch whose ``rg`` fails (exit 2 with no output) is searched by the
-python engine instead. The timeout kills the running batches (``timed_out``).
+Map: ``RgEngine``, ``RgSearch``, ``find_rg``, ``compatible``, ``content_rows``, ``rows_to_hits``,
+``batch_size``.
 """
 
 from __future__ import annotations

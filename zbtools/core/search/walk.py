@@ -1,48 +1,20 @@
 """The one directory walker every listing and search tool shares
-(docs/internals/security.md#walking, docs/internals/performance.md#search,
-docs/design.md#packages-you-might-expect-pathspec).
+(docs/internals/search.md#walker, docs/internals/security.md#walking).
 
 ``Walk(workspace, path, ...)`` resolves ``path`` through ``Workspace.resolve`` and iterates the
-entries below it in a deterministic pre-order (siblings sorted by name), each with its path
-relative to the workspace root in POSIX form. It never uses a path string to reach a directory:
-every directory is opened with ``openat(parent_fd, name, O_DIRECTORY | O_NOFOLLOW)`` and listed
-with ``os.scandir(fd)``, so a directory swapped for a symlink mid-walk fails instead of escaping.
-While the consumer handles an entry, ``parent_fd`` is its directory's descriptor: tools that read
-files open ``entry.name`` with ``dir_fd=walk.parent_fd`` (and ``O_NOFOLLOW``), never a path.
+entries below it in a deterministic pre-order, each directory opened through its parent's
+descriptor with ``O_NOFOLLOW``; while a consumer handles an entry, ``parent_fd`` is its
+directory's descriptor, through which tools open the file. Symlinks are reported, never
+followed; directories are tracked by ``(st_dev, st_ino)``; ``DEFAULT_EXCLUDED_DIRS``, hidden
+entries and ignored directories (``layers``) are skipped unless asked, zbtools' own temp files
+always; everything skipped is counted in ``skipped`` (docs/search.md). Depth is bounded by
+``max_depth`` and ``MAX_DEPTH``, entries by ``max_entries``; an unreadable directory is counted
+and the walk goes on. The start fails with ``not_found``, ``not_a_directory`` or
+``outside_workspace``. In a session's ``cache`` listings are kept and walks replayed
+(``walk_warm``).
 
-Rules:
-
-* Symlinks are reported (type ``symlink``, with their text) and never followed, so the walk
-  cannot leave the workspace; directories are also tracked by ``(st_dev, st_ino)`` so a bind
-  mount loop is entered once (``loops`` counts the refusals).
-* Default excluded directories (``DEFAULT_EXCLUDED_DIRS``: ``.git``, ``node_modules``,
-  ``target``, ``__pycache__``, ...) are never entered; ``exclude_dirs`` replaces the list
-  (``[]`` excludes nothing).
-* Hidden entries (a name starting with ``.``) are skipped unless ``include_hidden`` or an ignore
-  file re-includes them by a negation (``!.github/``, as in rg); zbtools' own temp, staging and
-  backup files (``tempnames.is_temp_name``) are skipped even then.
-* Ignore files (``.git/info/exclude``, ``.gitignore``, ``.ignore``, ``.rgignore``, negations
-  included, ripgrep's precedence; ``layers.py``): ignored directories are pruned, never entered.
-  ``include_ignored`` turns this off. A directory named explicitly as the start is listed even
-  if an ancestor's rules ignore it (then only the rules inside it apply).
-* Everything skipped is counted in ``skipped`` (``ignored``, ``hidden``, ``excluded_dirs``,
-  ``unreadable``; ``binary`` and ``too_large`` are for the tools that read files), so a tool can
-  say what it left out instead of answering an unexplained "nothing".
-
-In a long-lived session (a ``cache``) listings are kept and whole walks recorded and replayed
-(``walk_warm.py``); tools may keep what they derived from a walk with it (``memo``/``keep_memo``).
-
-Limits and failure modes: depth is bounded by ``max_depth`` and never beyond ``MAX_DEPTH``
-(``depth_limited`` tells, and ``notes()`` words it for the tools' warnings); at most
-``max_entries`` entries are produced (``truncated`` tells); the walk is iterative and holds at
-most ``HELD_DIRS`` directory descriptors besides the resolution's own, climbing back through a
-``..`` checked by ``(st_dev, st_ino)``. A directory that
-cannot be opened or listed (permission, vanished, changed under us) is counted as ``unreadable``
-and the walk goes on. The start path fails with ``not_found``, ``not_a_directory`` or
-``outside_workspace``.
-
-Map: ``Walk`` (the iteration; ``_scan`` lists one directory); what it yields and counts is in
-``entries.py``, the ignore files in ``layers.py``, the warm session's part in ``walk_warm.py``.
+Map: ``Walk`` (the iteration, ``notes()``, ``memo``/``keep_memo``), ``HELD_DIRS``; what it
+yields and counts is in ``entries``, the ignore files in ``layers``.
 """
 
 from __future__ import annotations

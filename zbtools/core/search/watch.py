@@ -1,38 +1,17 @@
 """Change notification for the warm search cache: Linux inotify on the directories a session walked.
 
 A long-lived session (``batch``, ``mcp``) that walked a tree once can answer the same walk again
-without listing or ``stat``-ing anything, provided it knows nothing changed since. The
-``ChangeMonitor`` watches each directory the walk entered (the watch is added through
-``/proc/self/fd/N`` on the descriptor the walk holds, *before* the directory is listed or its
-children are stat'ed), and keeps the events the kernel queued since, in order, each with a
-sequence number. A walk recorded at sequence ``s`` is still exact when no event after ``s``
-concerns it; the events that do name what to look at again (``walk.Snapshot``).
+without listing or ``stat``-ing anything, provided nothing changed since. ``ChangeMonitor``
+watches each directory a walk enters (before the directory is listed) and keeps the events the
+kernel queued since, in order, each with a sequence number; a walk recorded at sequence ``s``
+is still exact when no later event concerns it (docs/internals/search.md#warm-session). Only
+local file systems are watched, at most ``capacity`` directories; a queue overflow or a log
+past ``LOG_CAP`` events forgets every recording. Where inotify is blind (hard links made from
+unwatched directories, shared ``mmap`` writes, mounts), docs/search.md#warm-searches-in-a-session
+says what users do. Nothing is raised: anything unexpected turns the monitor off for that walk,
+and the session falls back to ``stat`` validation.
 
-Why this is exact: the kernel queues an inotify event inside the system call that makes the
-change (``write``, ``truncate``, ``rename``, ``unlink``, ``utime``, ``chmod``...), before that
-call returns, so a change finished by another process before our call starts is already in the
-queue when we read it. A queue overflow (``IN_Q_OVERFLOW``) or a log past ``LOG_CAP`` events
-forgets everything recorded before it.
-
-Limits (where inotify is blind, the monitor is not used or the entry is always re-checked):
-
-* only directories on local file systems are watched (``LOCAL_FS_TYPES``, read from
-  ``/proc/self/mountinfo``): a network or FUSE file system can change without an event here;
-* a regular file with more than one hard link is always ``stat``-ed again: a change made through
-  a link in an unwatched directory notifies that directory only;
-* a hard link made to a file after the walk from a directory that is not watched, and then
-  written in place through that link, raises no event here either (the kernel notifies the
-  link's own directory, and a link count change only watchers of the file itself); editors and
-  zbtools replace files by rename, which never touches the old inode. Links made inside the
-  watched directories are followed (``recording.py``);
-* writes through a shared ``mmap`` raise no event (they do not promptly move ``mtime`` either);
-* at most ``capacity`` directories are watched per session (the ``search_watch_dirs`` limit,
-  also bounded by the kernel's ``fs.inotify.max_user_watches``); a walk with an unwatched
-  directory is simply not recorded;
-* mounting a file system over a walked directory raises no event in it.
-
-Failure modes: none raised; anything unexpected (no inotify, no ``/proc``, a failed watch)
-turns the monitor off for that walk, and the session falls back to ``stat`` validation.
+Map: ``ChangeMonitor``, ``LOCAL_FS_TYPES``, ``LOG_CAP``, the inotify constants.
 """
 
 from __future__ import annotations

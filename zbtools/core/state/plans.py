@@ -11,7 +11,7 @@ is accepted and dropped (``"release.md"`` is the plan ``release``).
 The live plan of update_plan/get_plan is an ordered list of steps, each ``pending``,
 ``in_progress`` or ``completed``, with at most one step in progress. It is session state like
 the editor's (what a plan pane renders while the agent works), so it lives in the workspace's
-state directory as the locked, versioned state document ``plan.json`` (``core/state.py``):
+state directory as the locked, versioned state document ``plan.json`` (``core/state/store.py``):
 parallel updates never lose each other's changes, and nothing in the workspace changes when an
 agent ticks a step. Step ids (``s1``, ``s2``, ...) are short and stable: never reused, and kept
 when a whole new list repeats a step's title.

@@ -1,28 +1,18 @@
 """Locked, versioned JSON state files in the workspace's state directory
-(docs/internals/security.md#state).
+(docs/internals/security.md#state, docs/internals/files.md#state-files).
 
 A CLI process lives for one call, so the editor state, the live plan and the task list persist
-between calls in ``<state dir>/<name>.json`` (outside the workspace). Agents call tools in
-parallel, so every access goes through ``StateFile``:
+between calls in ``<state dir>/<name>.json``, outside the workspace. Agents call tools in
+parallel, so every access holds a ``flock`` for its whole read-modify-write, and a write
+replaces the document atomically. A document that is not valid JSON, of another kind, or of a
+version other than ``STATE_VERSION`` is ``state_corrupt`` and never rewritten. The hooks
+move_file and delete_file call keep the editor's open files in step; they touch nothing when no
+editor state exists, and a failure there is a warning. Failure modes: ``state_corrupt``,
+``io_error``.
 
-* an exclusive ``flock`` on the sidecar ``<name>.lock`` is held for the whole
-  read-modify-write (a shared one for pure reads), exactly like the undo journal's lock: two
-  parallel calls never lose each other's update;
-* the document is one JSON object with a ``version`` field (``STATE_VERSION``) and a ``kind``;
-* a write goes to a temp file in the same directory (``O_EXCL``, mode 0600), is ``fsync``-ed and
-  renamed over the old file (then the directory is ``fsync``-ed): a reader or a crash sees the old
-  document or the new one, never half of one;
-* a document that is not valid JSON, not an object, of another kind, or whose version is not
-  ``STATE_VERSION`` (written by a newer zbtools) raises ``state_corrupt`` naming the file. Such a
-  file is never rewritten: the caller must move it away (the hint says how) or use the zbtools
-  that wrote it.
-
-``on_path_moved`` / ``on_path_deleted`` are the cheap hooks move_file and delete_file call so that
-the editor's open files follow a move and drop a deleted file; they touch nothing when no editor
-state exists, and a failure there is a warning, never a failed move or delete.
-
-Failure modes: ``state_corrupt`` (see above), ``io_error`` (the state directory cannot be
-written or locked).
+Map: ``StateFile`` (one document), ``EditLock``, ``acquire_lock``, ``replace_durably``,
+``on_path_moved``, ``on_path_deleted``, ``state_error``; ``EDITOR``, ``PLAN``, ``TASKS``,
+``STATE_VERSION``.
 """
 
 from __future__ import annotations

@@ -1,27 +1,18 @@
 """HTTP fetching for web_fetch and web_search: guarded connections, redirects, caps, conversion.
 
-Connections (SSRF protection, see ``zbtools.core.web.ssrf``): httpx's default transport is given an
-httpcore connection pool whose network backend is ``GuardedBackend``. Its ``connect_tcp`` is
-called for every new connection with the URL's host: it resolves the name itself, vets every
-address (``ssrf.vet``) and opens the TCP connection to a vetted address, never to the name, so a
-second DNS answer (rebinding) cannot change where the connection goes. TLS still verifies the
-certificate against, and sends SNI for, the original host name (httpcore passes the origin's host
-to ``start_tls``). Proxies from the environment are not used (``trust_env=False``): a proxy would
-make the connection to the proxy, not to the vetted address. Redirects are followed here, one hop
-at a time (at most ``max_redirects``), and each hop opens its connection through the same guard.
+Every connection goes through ``GuardedBackend``, which resolves the host itself, vets every
+address (``zbtools.core.web.ssrf``) and connects to a vetted address, never to the name, so DNS
+rebinding cannot redirect it; TLS still verifies the original host name; proxies from the
+environment are not used; redirects are followed one hop at a time through the same guard
+(docs/media-and-web.md). Bodies are streamed under a byte cap (``download_truncated``) and a
+deadline checked between chunks. Text is decoded by the Content-Type charset, a BOM, an HTML
+``<meta charset>``, strict UTF-8, then charset-normalizer's guess; HTML becomes Markdown.
+JavaScript rendering uses a local headless Chromium pinned to the vetted address; it cannot
+stop a script from requesting an IP literal, so it runs only for pages that look
+script-generated or on request.
 
-Bodies are streamed with a byte cap (``max_download_bytes``; beyond it the download stops and the
-result says ``download_truncated``) and an overall deadline (``timeout``) checked between chunks,
-so a slow-drip server cannot hold a call forever. Text is decoded with the charset of the
-Content-Type header, else a byte-order mark, else an HTML ``<meta charset>``, else strict UTF-8,
-else charset-normalizer's guess. HTML becomes Markdown with markdownify on a BeautifulSoup tree
-(scripts, styles and other non-content elements removed, links made absolute).
-
-JavaScript rendering uses a local headless Chromium (``--headless --dump-dom``) when one is
-installed; it is pinned to the vetted address of the page's host with ``--host-resolver-rules``
-(every other name resolves to nothing), which keeps the browser from reaching internal hosts by
-name; it cannot stop a script from requesting an IP literal, which is why rendering is used only
-for pages that look script-generated (``render: auto``) or on explicit request.
+Map: ``fetch`` and ``Fetched``, ``blocked_error``; ``decode_text``, ``is_html``, ``is_text``;
+``html_to_markdown``, ``Converted``, ``tidy``; ``find_chromium``, ``render_dom``.
 """
 
 from __future__ import annotations
@@ -143,7 +134,7 @@ def _transport(policy: Policy, resolver: Callable[..., list[tuple[Any, ...]]] | 
 
     transport = httpx.HTTPTransport(trust_env=False, retries=0)
     # httpx does not expose the network backend; the pool is rebuilt with the guarded one
-    # (tests/tools/test_web_fetch.py proves every connection goes through it).
+    # (tests/tools/test_web.py proves every connection goes through it).
     assert hasattr(transport, "_pool")
     transport._pool = httpcore.ConnectionPool(
         ssl_context=ssl.create_default_context(cafile=certifi.where()),

@@ -1,8 +1,9 @@
 """The parts of zbtools.core.editing.matching import each other in one direction only.
 
-The order is the one the package docstring states. Every import counts: at module level,
-inside functions and under ``if TYPE_CHECKING:``. No part imports another's ``_private`` names,
-and at module level the parts import only each other (heavy modules are imported on use).
+The order is the one docs/internals/matching.md#parts states (its table is checked here
+too). Every import counts: at module level, inside functions and under ``if TYPE_CHECKING:``.
+No part imports another's ``_private`` names, and at module level the parts import only each
+other (heavy modules are imported on use).
 """
 
 from __future__ import annotations
@@ -59,6 +60,19 @@ def imports(path: Path) -> list[tuple[str, list[str]]]:
 
 def test_every_part_of_the_package_is_placed_in_the_order() -> None:
     assert {p.stem for p in SOURCE.glob("*.py")} == {*MAY_IMPORT, "__init__"}
+
+
+def test_the_internals_page_states_the_same_order() -> None:
+    page = (REPO / "docs" / "internals" / "matching.md").read_text(encoding="utf-8")
+    section = page.split('<a id="parts"></a>', 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 3:
+            imported = set() if cells[2] == "nothing" else set(cells[2].split(", "))
+            rows[cells[0].strip("`")] = imported
+    assert rows == MAY_IMPORT
+    assert list(rows) == list(MAY_IMPORT)
 
 
 @pytest.mark.parametrize("part", sorted(MAY_IMPORT))

@@ -1,25 +1,15 @@
 """Already applied: new text stands in the file and old text's own lines do not.
 
 ``already_applied`` answers whether an edit whose old text is not found was made already: new
-text stands once, as whole lines, and no line old text has and new text drops stands around it,
-not even with a typo (a deletion: the deleted lines no longer stand next to new text). The
-ladder (``locate``) asks it only after the near-miss and similarity tiers, so "already applied"
-is never answered while a tier would apply old text (a window found where new text stands is
-merged, and the merge tells). ``insertion_already_applied`` is the same question for an
-insertion found at T1 (new text = old text plus an addition that is already beside it).
+text stands once, as whole lines, and no line the edit drops stands beside it, not even with a
+typo. The ladder asks it last (docs/internals/matching.md#tiers), so it is never the answer
+while a tier would apply old text. ``insertion_already_applied`` asks the same of an insertion
+found at T1. New text needs ``ALREADY_APPLIED_MIN_CHARS`` non-space characters; a deletion's
+dropped lines are looked for within ``ALREADY_APPLIED_TYPO_REACH`` lines. Nothing is refused.
 
-Limits: new text of at least ``ALREADY_APPLIED_MIN_CHARS`` non-space characters; the lines
-compared but for a typo are those within old text's reach of new text, the nearest
-``ALREADY_APPLIED_TYPO_REACH`` on each side for a deletion. Nothing is refused here.
-
-The map::
-
-    already_applied              new text stands once and old text's dropped lines do not
-    insertion_already_applied    an insertion's addition already beside old text
-    as_already_applied           the request as a no-op at that place, with a warning
-
-Imports ``filemodel``, ``linekeys``, ``requests``, ``candidates`` and ``nearmiss``
-(``typo_distance``); the ladder and ``apply`` call it.
+Map: ``already_applied``, ``insertion_already_applied``, ``as_already_applied`` (the no-op and
+its warning). Imports ``filemodel``, ``linekeys``, ``requests``, ``candidates`` and
+``nearmiss``.
 """
 
 from __future__ import annotations

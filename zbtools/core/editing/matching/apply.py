@@ -1,25 +1,16 @@
 """Applying several edits to one file: all located first, then all applied, or none.
 
-``apply_requests(text, requests)`` normalises each request, refuses ``no_change`` and
-``placeholder_in_new``, locates each one against the original text (``ladder.locate``; on a
-miss, T7 ``elision``, then "already applied"), renders them (``merge.render_edit``), refuses
-overlapping edits, and gives the result as one ``Splice`` of the original, from the first
-edited line to the last (the bytes around it are the original's by construction:
-docs/internals/matching.md#i3, docs/internals/matching.md#i5). When several patches fail only with
-``no_match``, they are retried in sequence, each against the result of the previous ones, and a
-warning says so. ``replace_all`` replaces every occurrence (exact, else the trailing-whitespace
-tier), optionally checking the count. ``Applied`` is the new text with a report per edit (lines,
-``matched_with``, transforms, how it was disambiguated) and the warnings.
+``apply_requests(text, requests)`` normalises each request, locates each against the original
+text (``ladder.locate``; on a miss T7 ``elision``, then "already applied"), renders them
+(``merge.render_edit``), refuses overlapping edits, and returns one ``Splice`` of the original
+(docs/internals/matching.md#i3, docs/internals/matching.md#i5). Patches that fail only with
+``no_match`` are retried in sequence (docs/internals/matching.md#sequential-patches).
+``replace_all`` replaces every occurrence, optionally checking the count. Nothing is written
+here (``cycle`` writes). Failure modes: every code of the parts, plus ``no_change``,
+``placeholder_in_new`` and ``overlapping_edits``.
 
-Limits: nothing is written here; the caller writes the splice or ``Applied.text``
-(``cycle``). Several failed patches are combined into one refusal listing each patch's
-status. Failure modes: every code of the parts below, plus ``no_change``,
-``placeholder_in_new`` and ``overlapping_edits``; ``replace_all`` also refuses a count other
-than ``expected_count`` as ``ambiguous_match``.
-
-The top of ``matching``: imports ``errors``, ``filemodel``, ``requests``, ``result``,
-``diagnostics``, the tiers (``candidates``, ``already``, ``ladder``, ``elision``) and ``merge``;
-nothing in the package imports it except ``__init__``.
+Map: ``apply_requests``, ``replace_all``. The top of ``matching``: it may import every part
+(docs/internals/matching.md#parts), and only ``__init__`` imports it.
 """
 
 from __future__ import annotations

@@ -1,29 +1,16 @@
 """Candidates: the places old text stands at one tier, and the choice among several.
 
-Owns ``Candidate`` (lines [start, end) and, for T1, a character span), ``Located`` (the chosen
-candidate with its tier and what the report says about it), the candidate finders of T1-T5
-(``find_exact``: every occurrence in the LF view; ``find_lines``: whole-line windows equal
-under the tier's line key, anchored on the rarest old line, with the indentation structure
-checked for T3-T5) and ``choose`` (hints and ``occurrence`` among several candidates, else
-``ambiguous_match`` with every candidate and the nearest line that tells it apart). A hint
-never creates a match. Also the constants more than one tier reads (the size bounds of the
-near-miss and similarity tiers, the lines too common to anchor on).
+A ``Candidate`` is lines [start, end) (and, for T1, a character span); ``Located`` is the one
+chosen, with its tier and what the report says about it. T1 finds every occurrence in the LF
+view (``find_exact``); T2-T5 find whole-line windows equal under the tier's line key, anchored
+on the rarest old line (``find_lines``). ``choose`` applies the hints and ``occurrence`` among
+several, else refuses as ``ambiguous_match`` listing at most ``MAX_CANDIDATES_LISTED``, each
+with a line that tells it apart (docs/internals/matching.md#i1); a hint never creates a match.
+Also the constants several tiers read (the near-miss and similarity bounds).
 
-Limits: T4/T5 need >= 2 non-blank lines or >= ``INNER_WS_SINGLE_LINE_MIN`` non-space
-characters; a refusal lists at most ``MAX_CANDIDATES_LISTED`` candidates. Failure modes:
-``ambiguous_match``, ``no_match`` (an ``occurrence`` past the last candidate).
-
-The map::
-
-    Candidate, Located           a place old text matches; the one chosen, as reported
-    find_exact                   T1: every occurrence in the LF view (or at line starts)
-    find_lines                   T2-T5: whole-line windows equal under the tier's line key
-    find_candidates              either, by tier
-    hint_window, describe        the lines a hint allows; a candidate told apart from others
-    choose                       the one candidate, by hints or occurrence, else refused
-
-Imports ``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; every other
-tier builds on it.
+Map: ``Candidate``, ``Located``, ``find_exact``, ``find_lines``, ``find_candidates``,
+``hint_window``, ``describe``, ``choose``. Imports ``errors``, ``filemodel``, ``linekeys``,
+``indentation`` and ``requests``; every other tier builds on it.
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """Diagnosing a miss: the ``no_match`` refusal that tells the caller what to fix.
 
 ``diagnose(model, request)`` returns (does not raise) a ``MatchError("no_match", ...)`` naming
-the tiers tried, the closest window of the file (its lines, its similarity to old text and how
-many of its first lines match), the first line where old text and the file diverge, a bounded
-diff of the two, and a specific cause when one is recognisable: indentation that differs but
-not by one uniform shift, whitespace-only differences, old text that ends mid-line, old text
-that already shows the result of the edit, literal ``\\n`` sequences sent for line breaks.
+the tiers tried, the closest window of the file, the first line where old text and the file
+diverge, a bounded diff of the two, and a cause when one is recognisable: indentation, whitespace
+only, old text ending mid-line, the edit already showing, literal ``\\n`` sent for line breaks
+(docs/internals/matching.md#messages). Its cost is bounded by the size of the request and the
+file, not their product (docs/internals/matching.md#i7): windows come from at most 200
+occurrences per line, long lines and blocks are compared on ``LINE_CHARS`` and
+``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was matched.
 
-Limits (docs/internals/matching.md#i7): the closest window is searched from at most 200 occurrences
-of each old line (normalised as T5 does) and only the 5 longest matching prefixes are scored; when
-no line of old text occurs in the file, the longest old line is matched alone by similarity
-(rapidfuzz, else difflib). The diff is aligned by ``line_opcodes`` (difflib's alignment is quadratic
-in a file of blank or repeated lines) and cut at 40 lines, quoted lines at ``SNIPPET_CHARS``. An
-edit distance costs the product of its two sides, so the cost of a diagnosis is bounded by
-the size of the request and the file, not their product: that single line is compared on its
-first ``LINE_CHARS`` characters, and where old text and a window differ over more than
-``SIMILARITY_CHARS`` characters (once their common beginning and end are set aside), their
-similarity is that of an edit script keeping the lines they share, each changed block scored
-on at most ``SIMILARITY_CHARS``. A diagnosis is advice: it never changes what was or was not
-matched.
-
-Imports ``diff``, ``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; the
-tiers import it (a ladder that finds nothing ends in a diagnosis), so it must not import a tier's
-part or anything above.
+Map: ``diagnose``. Imports ``diff``, ``errors``, ``filemodel``, ``linekeys``, ``indentation``
+and ``requests``; the tiers import it, so it imports no tier.
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
 """Line alignment and unified diffs, without importing ``difflib``.
 
 ``line_opcodes(a, b)`` returns ``difflib.SequenceMatcher(None, a, b, autojunk=False)``-style
-opcodes for two line lists: the common head and tail are trimmed and the middle is aligned by
-a longest common subsequence (difflib pulls in ``re``, which a cold call should not pay for).
-``unified_diff`` renders difflib's unified format from those opcodes, with ``first_line``
-numbering the hunks of an excerpt. The merge aligns old text with new text through
-``line_opcodes``; ``cycle`` and ``editor`` show changes with ``unified_diff``.
+opcodes: the common head and tail are trimmed and the middle aligned by a longest common
+subsequence; a middle over ``LCS_MAX_CELLS`` pairs is cut into pieces at the lines that stand
+once on each side (as patience diff does), so the work stays linear where difflib's is
+quadratic (benchmarks/README.md#figures-behind-the-code). The alignment is always valid, may
+differ from difflib's among equally long ones, and depends on the middle only, which lets a
+diff be made from the lines around the changes. ``unified_diff`` renders difflib's format.
+Never raises.
 
-Limits: a middle of more than ``LCS_MAX_CELLS`` line pairs is aligned in pieces, as patience
-diff does: the lines that stand exactly once in each side, in the same order (the longest
-such run), are kept as equal and cut the middle into pieces, each aligned the same way after
-its own common head and tail are trimmed; a piece small enough goes to the longest common
-subsequence, and a big one with no such line (repetitive text) is one ``replace``. That work
-is linear in the lines (``ANCHOR_WORK`` passes at most, ``ANCHOR_DEPTH`` levels), where
-difflib's alignment of many scattered changes is quadratic (1,000 hunks: seconds). The
-alignment is always a valid one, and may differ from difflib's own choice among equally long
-alignments (or be a little longer); it depends on the middle only, which is what lets a diff be
-made from the lines around the changes (``_trimmed``, ``excerpt_diff``). Never raises.
-
-The bottom of ``matching``: imports no other part.
+Map: ``line_opcodes``, ``unified_diff``, ``excerpt_diff``. The bottom of ``matching``: it
+imports no other part.
 """
 
 from __future__ import annotations
@@ -302,8 +294,8 @@ def _trimmed(before: str, after: str, context: int) -> tuple[str, str, int]:
 def unified_diff(path: str, before: str, after: str, context: int = 3,
                  first_line: int = 1) -> str:
     """A unified diff in difflib's format, from ``line_opcodes`` (no difflib import on the hot
-    path; the common head and tail are trimmed first, so a one-line change in a 50,000-line
-    file costs microseconds). ``first_line`` numbers the hunks when ``before`` is an excerpt
+    path; the common head and tail are trimmed first, so a small change in a big file costs
+    little). ``first_line`` numbers the hunks when ``before`` is an excerpt
     starting at that line. Texts over ``TRIM_CHARS`` lose their common whole lines beyond
     the context first, compared in C (``_trimmed``), so the lines of a big file are never
     split or compared one by one."""

@@ -1,32 +1,16 @@
 """T7, elision: old text with ``...`` marker lines standing for lines it leaves out.
 
-``locate_elided`` takes old text whose marker lines elide code. When new text repeats the
-markers, each segment is located in order with the ladder (``locate``, each within
-``ladder.ELISION_MAX_GAP`` lines of the previous one) and the elided lines are kept as they are
-(aider's rule: the same number of markers in old and new text). When new text accounts for the
-elided lines instead (writes them out, as they are or edited, or rewrites the lines around the
-marker), the span from the first segment to the last is replaced (``_locate_old_only_elision``:
-each segment whole lines, exact or trailing-whitespace; each marker for the fewest lines, 1 to
-``ELIDED_MAX_GAP``, that let its neighbours meet; one such span, or one whose elided lines new
-text writes out by a clear margin; refused when a segment also stands inside the gap up to
-indentation, or new text repeats a line just outside it). A bare ``...`` line that is a Python
-block's whole body is code, not a marker.
+When new text repeats the markers, ``locate_elided`` locates each segment in order with the
+ladder (each within ``ladder.ELISION_MAX_GAP`` lines of the previous one) and keeps the elided
+lines as they are (aider's rule: as many markers in old and new text). When new text accounts
+for the elided lines instead, the span from the first segment to the last is replaced: each
+segment whole lines, each marker for the fewest lines (up to ``ELIDED_MAX_GAP``) that let its
+neighbours meet, refused when that reading is in doubt (docs/internals/matching.md#elision).
+A bare ``...`` line that is a Python block's whole body is code, not a marker. Failure modes:
+``no_match``, ``ambiguous_match``.
 
-Failure modes: ``no_match`` (markers that do not pair, segments not found or not in order, a
-gap new text says nothing about), ``ambiguous_match``.
-
-The map::
-
-    locate_elided                 the tier: markers kept, or the span replaced
-    _blank_tail                   blank lines just before a marker
-    _segment_starts               where a segment stands as whole lines
-    _elided_chains                the tight chains of segment starts
-    _similar, _gap_likeness       how well new text writes out an elided gap
-    _gap_spoken_for               the first gap new text does not account for
-    _locate_old_only_elision      old text ``A ... B``, new text without markers
-
-Imports ``errors``, ``filemodel``, ``linekeys``, ``requests``, ``diagnostics``, ``candidates``,
-``nearmiss`` (``line_similarity``) and ``ladder``; ``apply`` calls it when the ladder finds nothing.
+Map: ``locate_elided``. Imports the parts below it, ``ladder`` included
+(docs/internals/matching.md#parts); ``apply`` calls it when the ladder finds nothing.
 """
 
 from __future__ import annotations

@@ -1,32 +1,16 @@
-"""The file model: how every other part sees a file.
+"""The file model: how every other part sees a file (docs/internals/matching.md#file-model).
 
-Owns ``FileModel``: a decoded text split on ``\\n`` (never ``splitlines``) into lines and their
-endings (``\\r\\n``, ``\\n``, or ``""`` for a last line without one), with the majority ending,
-the inferred indent unit, the LF view (every CRLF shown as LF) and its line offsets, and per
-tier the normalised lines (``linekeys``) and an index from normalised line to line numbers,
-each built on first use and cached.
+``FileModel`` is a decoded text split on ``\\n`` (never ``splitlines``) into lines and their
+endings, with the majority ending, the inferred indent unit, the LF view and its line offsets,
+and per tier the normalised lines and an index from normalised line to line numbers, each built
+on first use. A big text without a CR is split a chunk at a time (``lazylines``), and the
+tiers' lookups in a big file find the lines holding one word of the request with ``str.find``
+instead of indexing every line. A lone ``\\r`` is content. Nothing here refuses; decoding bytes
+is ``zbtools.core.files.decoding``'s job.
 
-A big text without a CR is split lazily (``lazylines.LazyLines``: a chunk at a time, when a
-line of it is asked for), and the tiers' lookups of a big file find the lines holding one word
-of the request with ``str.find`` instead of indexing every line (``lines_with_key``), through
-the lazy views here: ``LazyKeys`` (a tier's keys, per line asked for), ``LazyIndex`` (each
-key's lines, found when asked for) and ``LazyPositions`` (the first lines of a key whose word
-is on too many lines); ``count_at_most`` counts a key's lines only up to a bound.
-
-Limits: a lone ``\\r`` is content, not a line ending; the indent unit comes from the file alone
-(``indentation.infer_indent_unit``), from the whole file up to ``UNIT_WHOLE_FILE_LINES`` lines,
-else from the blocks around the line asked about. Nothing here refuses: every ``str`` is a
-valid file. Decoding bytes (BOM, surrogate escapes) is ``zbtools.core.files.decoding``'s job.
-
-The map::
-
-    FileModel                    lines, endings, LF view, offsets, per-tier keys and indexes
-    count_at_most                a key's line count, bounded (the lazy index stops early)
-    LazyKeys, LazyIndex          a big file's per-tier keys and index, computed when asked
-    LazyPositions                a common key's lines, the first ones found when only they are
-
-Imports ``linekeys``, ``indentation`` and ``lazylines``, the parts below it; every other part
-builds on it. ``bisect`` is imported on first use.
+Map: ``FileModel``; ``count_at_most`` (a key's line count, bounded); ``LazyKeys``,
+``LazyIndex``, ``LazyPositions`` (a big file's keys and index, computed when asked). Imports
+``linekeys``, ``indentation`` and ``lazylines``; ``bisect`` on first use.
 """
 
 from __future__ import annotations
@@ -409,7 +393,7 @@ class FileModel:
         on, found with ``str.find`` while they are few; past ``LAZY_WORD_HITS`` (a word like
         ``)``, on tens of thousands of lines, each found and checked in Python), the lines
         whose whole text stripped of whitespace is the word, compared in C over a list of
-        every line stripped (built once for the file, ~5 ms for 100k lines)."""
+        every line stripped (built once for the file)."""
         if self._stripped is None:
             hits = self._word_hits(word, LAZY_WORD_HITS)
             if hits is not None or self._scans > LAZY_MAX_SCANS:

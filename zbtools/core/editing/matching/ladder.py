@@ -1,37 +1,18 @@
 """The tier ladder: where an edit's old text is in the file, unique or refused.
 
-``locate`` runs the ladder for one normalised request: ``@@`` scope lines (``scope_window``)
-and ``LINE:HASH`` anchors (``verify_anchors``) narrow the search first; then T1-T5
-(``candidates``), then T1-T5 again with old text unescaped once (T6); the first tier with
-candidates decides (``choose``); a looser tier is never tried to escape an ambiguity
-(docs/internals/matching.md#i1, docs/internals/matching.md#i2); a hint never creates a match. When
-nothing matches and no scope, anchor or elision bound restricts the search (and old text has no
-elision markers), ``locate`` tries a near miss (``nearmiss.find_near``: one typo, one missing or one
-extra line, at one place), then T8 (gated similarity, ``similarity.find_similar``), then the edit
-already applied (``already.already_applied``: new text as whole lines, no deleted line surviving
-there but for a typo). A near miss or similar window found while new text stands carries that place
-(``Located.applied_at``): ``apply`` calls the edit made only when the window's merge changes
-nothing or refuses, so "already applied" is never answered while a tier would apply old text.
-What is still unmatched is refused with ``diagnostics.diagnose``'s ``no_match``. Old text with
-``...`` markers is T7's (``elision``), which locates each segment with ``locate``.
-
-Limits: a segment after an elision marker is looked for within ``ELISION_MAX_GAP`` lines of
-the previous one; a scope line's block is the lines indented deeper than it (or the next 200).
-Failure modes: ``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_anchor``,
+``locate`` runs the ladder for one normalised request (docs/internals/matching.md#tiers):
+``@@`` scope lines and ``LINE:HASH`` anchors narrow the search, then T1-T5 and T6 (old text
+unescaped once); the first tier with candidates decides (``candidates.choose``), and a hint
+never creates a match. When nothing matches and no scope, anchor or elision bound restricts the
+search, it tries a near miss, then T8, then "already applied"; a window found while new text
+stands carries that place, so "already applied" is never answered while a tier would apply old
+text. What is still unmatched is ``diagnostics.diagnose``'s ``no_match``. Failure modes:
+``no_match``, ``ambiguous_match``, ``ambiguous_scope``, ``stale_anchor``,
 ``invalid_arguments`` (a malformed anchor).
 
-The map::
-
-    _find_scope_line, _block_end     one ``@@`` scope line, and the block it opens
-    scope_window, verify_anchors     the window scopes allow; the lines anchors hold
-    locate                           the ladder itself
-    _on_line_bounds, _with_cut_rivals  T1 on whole lines; T2's rivals read from a cut line
-    overlaps, _applied_or_look_alike   new text standing apart from a similar window: refused
-    _near_duplicates                 a T1 match's look-alikes at the indentation tier: a warning
-
-Imports ``errors``, ``filemodel``, ``linekeys``, ``indentation``, ``requests``, ``diagnostics``,
-``candidates``, ``nearmiss``, ``similarity`` and ``already``; ``elision``, ``merge`` and
-``apply`` build on it. ``zbtools.core.files.hashing`` (anchors) is imported on use.
+Map: ``locate`` (the ladder); ``scope_window``, ``verify_anchors`` (what scopes and anchors
+allow); ``overlaps`` (new text apart from a similar window); ``ELISION_MAX_GAP``. Imports the
+parts below it (docs/internals/matching.md#parts); ``zbtools.core.files.hashing`` on use.
 """
 
 from __future__ import annotations

@@ -35,11 +35,12 @@ class LazyLines(Sequence[str]):
     """The lines of a big text without a CR (issue 16), split a chunk at a time on first use.
 
     The text is cut after the first line break past every ``LAZY_CHUNK_CHARS`` characters, and
-    each chunk's first line number is counted in C (``str.count``): ~1 ms for 100k lines where
-    splitting them all and indexing their offsets costs ~20 ms. A line is found by bisecting the
-    chunks' first line numbers; an offset's line by bisecting their offsets and counting the
-    line breaks before it in its chunk. Iterating goes through every chunk (a whole-file
-    consumer asks ``FileModel.all_lines`` instead, which splits the text once)."""
+    each chunk's first line number is counted in C (``str.count``), far cheaper than splitting
+    every line and indexing its offset (benchmarks/README.md#figures-behind-the-code). A line
+    is found by bisecting the chunks' first line numbers; an offset's line by bisecting their
+    offsets and counting the line breaks before it in its chunk. Iterating goes through every
+    chunk (a whole-file consumer asks ``FileModel.all_lines`` instead, which splits the text
+    once)."""
 
     __slots__ = ("_chunks", "_firsts", "_len", "_starts", "_text")
 

@@ -1,34 +1,17 @@
 """Rendering a located edit into replacement lines: the merge.
 
-``render_edit(model, located)`` turns a ``candidates.Located`` into an ``Edit``: replace file
-lines [start, end) with these (text, line ending) pairs. It is a line merge of old -> new onto
-the matched region (``merge_lines``): lines the caller left unchanged keep the file's exact
-bytes and endings; new lines take the region's line ending (the file's majority where the
-region is mixed); T1 replaces characters inside the affected lines; T3-T6 and T8 re-indent new
-lines from old text's indentation into the file's (``reindent``: a uniform shift, or a change of
-unit level by level, tabs and spaces never mixed in one indent; near misses and T8 measure it on
-the lines old text and the file share, and read a first line sent without its indentation, its
-other lines with theirs, at the indentation that fits them: ``uncut``); T5 writes the file's own
-curly quotes and dashes back into the parts of a changed line that were not edited; near misses
-and T8 are merged onto the window (``threeway``). Pure insertions (a line number, or right after
-a scope line) keep the file's final-newline state.
+``render_edit(model, located)`` turns a ``candidates.Located`` into an ``Edit`` (replace file
+lines [start, end) with these lines and endings) by a line merge of old -> new onto the matched
+region (``merge_lines``): unchanged lines keep the file's bytes and endings, new lines take the
+region's ending (docs/internals/matching.md#i3); T3-T6, near misses and T8 re-indent new text
+into the file's indentation (``reindent``); T5 writes the file's own quotes and dashes back
+(docs/internals/matching.md#typography-merge); near misses and T8 merge three ways
+(``threeway``). Pure insertions keep the file's final-newline state. The whole-line tiers map
+old line i to file line start + i; only T8 aligns a region that may differ. Failure mode:
+``edit_conflict`` (from ``threeway``).
 
-Limits: the whole-line tiers map old line i to file line start + i (they match 1:1); only T8
-aligns old text with a region that may differ from it. A region's final-newline state follows
-the edit: old text without a trailing newline joins the next line. Failure mode:
-``edit_conflict`` (T8 and near misses, from ``threeway``).
-
-The map::
-
-    Edit, merge_lines              replace lines [start, end); old -> new onto a region
-    render_edit, _render           a located edit, by tier, into an ``Edit``
-    _whole_line_drift              a T1 line found after its indentation, read as T3
-    _typography_merge              T5: old -> new applied onto the file's line
-    _typographic_swaps             T5: the request's typography written the file's way
-
-Imports ``filemodel`` (for types), ``indentation``, ``linekeys``, ``requests``, ``diff``
-(``line_opcodes``), ``candidates``, ``reindent`` and ``threeway``; ``apply`` builds on it.
-``difflib`` is imported on use, by T5's character merge.
+Map: ``Edit``, ``merge_lines``, ``render_edit``. Imports the parts below it
+(docs/internals/matching.md#parts); ``difflib`` on use, by T5's character merge.
 """
 
 from __future__ import annotations

@@ -1,33 +1,15 @@
 """The near-miss tier: old text that matches one window but for one mistake, at one place.
 
-``find_near`` compares T5 line keys (indentation, inner whitespace and typography ignored) and
-accepts one line differing by a typo, one interior file line missing from old text, or one
-interior old line the file lacks, each only at one place and with enough equal text around it;
-a single-line old text is accepted when exactly one file line is within a typo of it and no
-other near it. The ladder (``locate``) tries it before T8 and before "already applied". A typo
-(``typo_distance``, ``_is_typo``) is at most 2 character edits, all letters, inside one word
-of at least ``TYPO_MIN_WORD`` characters: a changed digit, case, plural ``s``, short name or
-punctuation is another text, not a slip to look past. A window that differs by one slip a
-little larger (``_slip``), or equals old text line for line but for one similar line, is a
-rival that keeps the other readings from being beyond doubt.
+``find_near`` compares T5 line keys and accepts one line differing by a typo, one interior file
+line missing from old text, or one interior old line the file lacks, each only at one place and
+with enough equal text around it. A typo (``typo_distance``) is at most 2 character edits, all
+letters, inside one word of at least ``TYPO_MIN_WORD`` characters: a changed digit, case,
+plural or short name is another text, not a slip (docs/internals/matching.md#near-miss).
+Bounded by ``SIMILARITY_MAX_OLD_LINES``, ``SIMILARITY_MAX_FILE_BYTES`` and ``NEAR_MAX_STARTS``
+(docs/internals/matching.md#i7). Failure mode: ``ambiguous_match``.
 
-Limits: old text of at most ``SIMILARITY_MAX_OLD_LINES`` lines, a file of at most
-``SIMILARITY_MAX_FILE_BYTES``; the windows looked at are those around the occurrences of two
-lines of old text whose occurrences are all known (``_near_starts``), else none past
-``NEAR_MAX_STARTS``. Failure mode: ``ambiguous_match`` (several windows, no decisive hint).
-
-The map::
-
-    typo_distance, _is_typo, _word_at   a typo between two line keys
-    _close, _slip                       an edit close enough to rival a typo
-    line_similarity, _one_off_similar   Indel similarity of two lines, bounded in cost
-    _enough_evidence                    enough equal text around the mistake
-    _near_windows, _near_starts         every window old text matches but for one mistake
-    _single_line_typo                   the one file line a single old line slips from
-    find_near                           the tier: one window, chosen as at any tier
-
-Imports ``filemodel``, ``linekeys``, ``requests`` and ``candidates``; ``already`` and
-``elision`` use its line comparisons. ``rapidfuzz`` is imported on use.
+Map: ``find_near``, ``typo_distance``, ``line_similarity``. Imports ``filemodel``,
+``linekeys``, ``requests`` and ``candidates``; ``rapidfuzz`` on use.
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
 """T8, gated similarity: the one window clearly more similar to old text than any other.
 
-``find_similar`` anchors on up to 3 informative lines of old text (rare in the file, >= 8 word
-characters: ``_informative``), scores every window around each occurrence of each of them
-(``_similarity_windows``: the window where old text would stand, shifted by up to 2 lines, of
-its length give or take a tenth) by normalised Levenshtein similarity of the T5 line keys, and
-accepts the best only when it clears the gates (see Limits). The caller's change is then
-merged onto the window (``threeway.merge_similar``), which may still refuse on a conflict.
+``find_similar`` anchors on up to 3 informative lines of old text (rare in the file, with enough
+word characters), scores the windows around each of their occurrences by normalised Levenshtein
+similarity of the T5 line keys, and accepts the best only when it clears the gates
+(docs/internals/matching.md#t8); ``threeway.merge_similar`` then merges the caller's change onto
+it. It runs only within the bounds of docs/internals/matching.md#i7 (old text of 3 to 400
+lines, ``SIMILARITY_MAX_OLD_CHARS``, ``SIMILARITY_MAX_WINDOWS``: never a set cut short).
+Nothing is refused here: a failed gate returns None.
 
-Limits: runs only for old text of >= 3 non-blank lines and >= 40 non-space characters, at most
-400 lines and ``SIMILARITY_MAX_OLD_CHARS`` characters (each window's score is an edit distance,
-whose cost is the product of the two texts' lengths), in a file of at most 5 Mi characters, on
-the windows around every occurrence of its 3 rarest lines (refused past
-``SIMILARITY_MAX_WINDOWS``: never a set cut short), and accepts only a best score >= 0.90 whose
-best non-overlapping rival scores at most best - 0.10 and below 0.85. Nothing is refused here:
-a failed gate returns None.
-
-The map::
-
-    _informative                 the anchor lines
-    _similarity_windows          every window scored, or None when too many
-    find_similar                 the gates and the window that passes them
-
-Imports ``filemodel``, ``linekeys``, ``requests`` and ``candidates``; the ladder (``locate``)
-calls it. ``rapidfuzz`` is imported on use.
+Map: ``find_similar``. Imports ``filemodel``, ``linekeys``, ``requests`` and ``candidates``;
+the ladder calls it; ``rapidfuzz`` on use.
 """
 
 from __future__ import annotations

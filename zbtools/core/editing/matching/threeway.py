@@ -1,30 +1,15 @@
 """The merges of the tolerant tiers: the caller's change applied onto lines that differ.
 
-A near miss or a T8 window is not old text as sent, so new text cannot simply replace it:
-``merge_similar`` (T8) aligns old text with the window and applies old -> new as a 3-way merge,
-refusing (``edit_conflict``) when a line the caller changes differs from the file, writing once
-a line the file has, old text lacks and new text adds next to the change (both sides made the
-same insertion), and writing the file's own curly quotes and dashes back into the parts of a
-changed line that were not edited (``keep_file_spelling``). ``merge_near_readings`` applies a
-near miss line by line (``_merge_near``) under each reading of which line is missing, which must
-agree: lines the caller kept keep the file's bytes, a line old text has and the file lacks is
-never written, the file line old text lacks is kept once. Both re-indent new lines into the
-file's (``reindent``).
+A near miss or a T8 window is not old text as sent, so new text cannot simply replace it.
+``merge_similar`` (T8) aligns old text with the window (``difflib`` on the T5 line keys) and
+applies old -> new as a three-way merge: a line the caller changes that differs in the file is
+a conflict, a line both sides insert is written once, and the file's own typography is kept in
+the unedited parts of a changed line (``keep_file_spelling``). ``merge_near_readings`` applies
+a near miss under each reading of which line is missing, and the readings must agree. Both
+re-indent new lines into the file's. Failure mode: ``edit_conflict``.
 
-Limits: T8's alignment is ``difflib``'s on the T5 line keys; a near miss's readings are those
-``nearmiss`` found. Failure mode: ``edit_conflict``.
-
-The map::
-
-    keep_file_spelling                 a changed line with the file's typography kept
-    merge_similar, _edits_line_for_line  T8's 3-way merge
-    _Misfit, _near_conflict            a near miss's reading set aside; its refusal
-    _leans_towards, _pairs_with        old text's line part-way to new text's; a rewrite
-    merge_near_readings, _merge_near   a near miss's merge, every reading agreeing
-
-Imports ``errors``, ``filemodel`` (for types), ``indentation``, ``linekeys``, ``requests``,
-``diff`` (``line_opcodes``), ``candidates`` (for types) and ``reindent``; ``merge`` calls it.
-``difflib`` and ``rapidfuzz`` are imported on use.
+Map: ``keep_file_spelling``, ``merge_similar``, ``merge_near_readings``. Imports the parts below
+it (docs/internals/matching.md#parts); ``merge`` calls it; ``difflib`` and ``rapidfuzz`` on use.
 """
 
 from __future__ import annotations
