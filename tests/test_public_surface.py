@@ -10,7 +10,8 @@ for a reader at a prompt; the code itself never imports a name from the package.
 * every name a module of ``zbtools`` outside a package takes from it (``from M import x``, or
   ``m.x`` through ``from P import m``) is public and taken from the submodule ``_SUBMODULE``
   names;
-* every public name resolves, lazily, and is used by some module outside its package;
+* every public name resolves, lazily (but a ``Protocol`` a module defines for type checkers
+  only), and is used by some module outside its package;
 * ``tests/`` and ``benchmarks/`` may reach ``_private`` names of core only as ``ALLOWED`` says
   why (a test may look at a module's other names: that is what unit tests are for).
 """
