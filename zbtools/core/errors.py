@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     # What the call wanted to do with the path: it chooses the hint.
     Doing = Literal["read", "write", "replace", "copy", "delete"]
 
+# The builders callers outside this module use (tests/test_public_surface.py holds them to it);
+# the hints below are this module's own.
+__all__ = ["already_exists", "file_vanished", "is_directory", "not_found", "protected_path",
+           "stale_file", "workspace_root_protected"]
+
 # What to do instead when a file was wanted and the path is a directory, by what the call was
 # doing.
 IS_DIRECTORY_HINTS: dict[str, str] = {

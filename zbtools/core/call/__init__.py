@@ -7,3 +7,64 @@ cuts and spill files), ``optional`` (importing optional libraries with a clear e
 
 May import ``zbtools.core.files``.
 """
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.call.args import (
+        FieldSpec,
+        Struct,
+        TypeSpec,
+        alias_table,
+        coerce_flag,
+        did_you_mean,
+        field,
+        json_type_name,
+        validate,
+    )
+    from zbtools.core.call.config import (
+        EXEC_DEFAULTS,
+        LIMIT_KEYS,
+        ExecSettings,
+        Limits,
+        WebSettings,
+        load_config,
+        load_exec_settings,
+        load_files_settings,
+        load_limits,
+        load_web_settings,
+    )
+    from zbtools.core.call.context import Context
+    from zbtools.core.call.fastjson import dumps_ascii, loads_strict
+    from zbtools.core.call.optional import missing, require
+    from zbtools.core.call.terminal import visible, visible_name
+    from zbtools.core.call.truncate import count_lines, cut_text
+
+# Callers outside the package import these names from the submodule named here (the import line
+# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
+# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
+# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+__all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "ExecSettings", "FieldSpec", "Limits",
+           "Struct", "TypeSpec", "WebSettings", "alias_table", "coerce_flag", "count_lines",
+           "cut_text", "did_you_mean", "dumps_ascii", "field", "json_type_name", "load_config",
+           "load_exec_settings", "load_files_settings", "load_limits", "load_web_settings",
+           "loads_strict", "missing", "require", "validate", "visible", "visible_name"]
+
+_SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "context",
+              "ExecSettings": "config", "FieldSpec": "args", "Limits": "config", "Struct": "args",
+              "TypeSpec": "args", "WebSettings": "config", "alias_table": "args",
+              "coerce_flag": "args", "count_lines": "truncate", "cut_text": "truncate",
+              "did_you_mean": "args", "dumps_ascii": "fastjson", "field": "args",
+              "json_type_name": "args", "load_config": "config", "load_exec_settings": "config",
+              "load_files_settings": "config", "load_limits": "config",
+              "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",
+              "require": "optional", "validate": "args", "visible": "terminal",
+              "visible_name": "terminal"}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _SUBMODULE.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
+    globals()[name] = value
+    return value

@@ -12,3 +12,53 @@ selections, re-anchored through matching).
 
 May import ``zbtools.core.files``, ``zbtools.core.call`` and ``zbtools.core.state``.
 """
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.editing.cycle import EditOutcome, edit_file_text
+    from zbtools.core.editing.editor import (
+        Editor,
+        EditReport,
+        Tab,
+        edit_active,
+        load,
+        order,
+        stat_key,
+    )
+    from zbtools.core.editing.leftovers import sweep_dead_writers
+    from zbtools.core.editing.matching import (
+        Applied,
+        FileModel,
+        Request,
+        apply_requests,
+        replace_all,
+    )
+    from zbtools.core.editing.patchcycle import apply_patch_text
+    from zbtools.core.editing.txn import journaled_append, recover, replace_file
+    from zbtools.core.editing.undo import Journal, other_names, record
+
+# Callers outside the package import these names from the submodule named here (the import line
+# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
+# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
+# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+__all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "Request",
+           "Tab", "apply_patch_text", "apply_requests", "edit_active", "edit_file_text",
+           "journaled_append", "load", "order", "other_names", "record", "recover", "replace_all",
+           "replace_file", "stat_key", "sweep_dead_writers"]
+
+_SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "editor",
+              "Editor": "editor", "FileModel": "matching", "Journal": "undo", "Request": "matching",
+              "Tab": "editor", "apply_patch_text": "patchcycle", "apply_requests": "matching",
+              "edit_active": "editor", "edit_file_text": "cycle", "journaled_append": "txn",
+              "load": "editor", "order": "editor", "other_names": "undo", "record": "undo",
+              "recover": "txn", "replace_all": "matching", "replace_file": "txn",
+              "stat_key": "editor", "sweep_dead_writers": "leftovers"}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _SUBMODULE.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
+    globals()[name] = value
+    return value

@@ -6,3 +6,55 @@ fields for all of these).
 
 May import ``zbtools.core.files`` and ``zbtools.core.call``.
 """
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.media.binary import (
+        AUDIO_VIDEO_SUFFIXES,
+        DEFAULT_MAX_BASE64_BYTES,
+        looks_like_media,
+        mime_type,
+        read_base64,
+    )
+    from zbtools.core.media.notebook import (
+        Notebook,
+        Style,
+        delete_cell,
+        insert_cell,
+        new_cell,
+        parse,
+        replace_cell,
+        retype,
+        source_text,
+        split_source,
+        verify,
+    )
+    from zbtools.core.media.pdf import extract_pages, render_pages
+    from zbtools.core.media.richread import read_image, read_notebook, read_pdf, sniff
+
+# Callers outside the package import these names from the submodule named here (the import line
+# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
+# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
+# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+__all__ = ["AUDIO_VIDEO_SUFFIXES", "DEFAULT_MAX_BASE64_BYTES", "Notebook", "Style", "delete_cell",
+           "extract_pages", "insert_cell", "looks_like_media", "mime_type", "new_cell", "parse",
+           "read_base64", "read_image", "read_notebook", "read_pdf", "render_pages", "replace_cell",
+           "retype", "sniff", "source_text", "split_source", "verify"]
+
+_SUBMODULE = {"AUDIO_VIDEO_SUFFIXES": "binary", "DEFAULT_MAX_BASE64_BYTES": "binary",
+              "Notebook": "notebook", "Style": "notebook", "delete_cell": "notebook",
+              "extract_pages": "pdf", "insert_cell": "notebook", "looks_like_media": "binary",
+              "mime_type": "binary", "new_cell": "notebook", "parse": "notebook",
+              "read_base64": "binary", "read_image": "richread", "read_notebook": "richread",
+              "read_pdf": "richread", "render_pages": "pdf", "replace_cell": "notebook",
+              "retype": "notebook", "sniff": "richread", "source_text": "notebook",
+              "split_source": "notebook", "verify": "notebook"}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _SUBMODULE.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
+    globals()[name] = value
+    return value

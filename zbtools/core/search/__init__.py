@@ -13,3 +13,53 @@ counts), ``layers`` and ``ignore`` (ignore files and their rules), ``walk_warm``
 
 May import ``zbtools.core.files`` and ``zbtools.core.call``.
 """
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zbtools.core.search.cache import SearchCache
+    from zbtools.core.search.engine import MAX_STREAM_LINE, compile_pattern, required_literal
+    from zbtools.core.search.entries import (
+        DEFAULT_EXCLUDED_DIRS,
+        MAX_DEPTH,
+        Entry,
+        Skipped,
+        WalkSwitches,
+        derived,
+        walk_notes,
+    )
+    from zbtools.core.search.globs import PathFilter, split_globs
+    from zbtools.core.search.native import NativeEngine
+    from zbtools.core.search.native_plan import plan
+    from zbtools.core.search.outcome import Outcome
+    from zbtools.core.search.request import Engine, SearchJob, SearchRequest
+    from zbtools.core.search.ripgrep import RgEngine, compatible, find_rg
+    from zbtools.core.search.tree import PYTHON, search
+    from zbtools.core.search.walk import Walk
+
+# Callers outside the package import these names from the submodule named here (the import line
+# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
+# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
+# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+__all__ = ["DEFAULT_EXCLUDED_DIRS", "MAX_DEPTH", "MAX_STREAM_LINE", "PYTHON", "Engine", "Entry",
+           "NativeEngine", "Outcome", "PathFilter", "RgEngine", "SearchCache", "SearchJob",
+           "SearchRequest", "Skipped", "Walk", "WalkSwitches", "compatible", "compile_pattern",
+           "derived", "find_rg", "plan", "required_literal", "search", "split_globs", "walk_notes"]
+
+_SUBMODULE = {"DEFAULT_EXCLUDED_DIRS": "entries", "MAX_DEPTH": "entries",
+              "MAX_STREAM_LINE": "engine", "PYTHON": "tree", "Engine": "request",
+              "Entry": "entries", "NativeEngine": "native", "Outcome": "outcome",
+              "PathFilter": "globs", "RgEngine": "ripgrep", "SearchCache": "cache",
+              "SearchJob": "request", "SearchRequest": "request", "Skipped": "entries",
+              "Walk": "walk", "WalkSwitches": "entries", "compatible": "ripgrep",
+              "compile_pattern": "engine", "derived": "entries", "find_rg": "ripgrep",
+              "plan": "native_plan", "required_literal": "engine", "search": "tree",
+              "split_globs": "globs", "walk_notes": "entries"}
+
+
+def __getattr__(name: str) -> object:
+    submodule = _SUBMODULE.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
+    globals()[name] = value
+    return value
