@@ -400,8 +400,6 @@ TIME_FIGURE = re.compile(
     r"(?:ms|µs|us|ns|milli(?:second)?s?|microseconds?|nanoseconds?)\b"
     r"|\b\d+(?:\.\d+)?\s*[x×]\s+(?:faster|slower)\b"
     r"|\b\d+(?:\.\d+)?\s*(?:%|s|seconds?)\s+(?:faster|slower)\b")
-# Figures outside zbtools/core/ that another change of issue 28 removes (then this set empties).
-FIGURES_LEFT = {"zbtools/toolkit/grep.py"}
 
 
 def _figures(text: str) -> list[str]:
@@ -413,13 +411,9 @@ def test_no_docstring_carries_a_timing_figure() -> None:
     for path in _code_files("zbtools"):
         if path.suffix != ".py":
             continue
-        figures = [f"{_name(path)} line {line}: {figure!r}"
-                   for line, doc, _module in _python_commentary(path)[1]
-                   for figure in _figures(doc)]
-        if _name(path) in FIGURES_LEFT:
-            assert figures, f"{_name(path)} has no figure left: drop it from FIGURES_LEFT"
-        else:
-            found += figures
+        found += [f"{_name(path)} line {line}: {figure!r}"
+                  for line, doc, _module in _python_commentary(path)[1]
+                  for figure in _figures(doc)]
     assert not found, "timing figures belong in benchmarks/README.md:\n" + "\n".join(found)
 
 
