@@ -1,7 +1,9 @@
 """Multi-file changes that are all or nothing, even when the process is killed (``kill -9``).
 
 POSIX renames one file atomically, never several. A patch that touches more than one file
-(or renames one: a new name and a removed one) therefore goes through an intent journal:
+(or renames one: a new name and a removed one) therefore goes through an intent journal, and
+so does an ``undo`` of a creation (the file, the directories made for it, its undo record:
+``editing.undo.Undoing``):
 
 1. The journal ``<state dir>/txn/<id>.json`` (outside the workspace) is written, ``fsync``-ed
    with its directory, before anything in the workspace changes. It names every step: the
@@ -13,7 +15,8 @@ POSIX renames one file atomically, never several. A patch that touches more than
    has no hard links), so a rollback puts back the inode itself, with its other links, owner,
    mode and extended attributes.
 3. The renames (and unlinks) run, then the journal is rewritten with ``state: committed``; only
-   then are the backups removed and the journal deleted.
+   then are the backups removed (for an undo, its directories and its record next) and the
+   journal deleted.
 
 A failure part-way rolls back in the process, from the journal. A process killed part-way
 leaves the journal; the next zbtools call on the workspace, of any tool (``ToolSpec.call``
@@ -21,7 +24,8 @@ looks for the ``txn`` directory with one ``stat``), takes the edit lock and fini
 doing anything else: a ``prepared`` journal is rolled back (every file as it was before the
 patch: backups renamed back, new files whose content is the patch's removed, staged files and
 created empty directories removed), a ``committed`` one is completed (its backups and staged
-files removed, the change recorded for ``undo``). The call's result says so in ``warnings``.
+files removed, the change recorded for ``undo``; for an undo, its empty directories removed
+and its record dropped instead). The call's result says so in ``warnings``.
 A journal whose writer is still running (another process, alive) is left alone.
 
 Failure modes: ``stale_file`` (a file changed after the patch read it), the ``os_error``
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.editing.undo import Undoing
     from zbtools.core.files.replacing import WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
@@ -235,7 +240,8 @@ def _apply(step: Step) -> None:
 
 
 def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, untouched: str,
-           advice: str = "") -> tuple[str, str, dict[str, Any]]:
+           advice: str = "", undoing: dict[str, Any] | None = None
+           ) -> tuple[str, str, dict[str, Any]]:
     """Write a ``prepared`` journal of ``steps``: (its folder, its name, the document).
     Raises ``io_error`` (``what`` is refused, ``untouched`` says so) when it cannot be written."""
     folder = _folder(ctx)
@@ -244,6 +250,8 @@ def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, unto
     doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": txn_id, "tool": tool,
                            "pid": os.getpid(), "start": own_start(), "host": own_host(),
                            "time": round(ctx.clock(), 3), "state": "prepared", "steps": steps}
+    if undoing is not None:
+        doc["undoing"] = undoing
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         _write_journal(folder, name, doc)
@@ -256,14 +264,17 @@ def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, unto
     return folder, name, doc
 
 
-def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
+def run_transaction(ctx: Context, steps: list[Step], tool: str, *,
+                    undoing: Undoing | None = None) -> None:
     """Apply every step or none (see the module docstring). The caller holds the edit lock and
-    keeps the steps' ``Resolved`` open; it closes them."""
+    keeps the steps' ``Resolved`` open; it closes them. ``undoing``: the steps undo a change of
+    the undo journal, which goes with them (``Undoing``)."""
     from zbtools.core.files.workspace import os_error
 
     folder, name, doc = _begin(ctx, tool, [s.record() for s in steps],
                                "a change of several files", "nothing was changed",
-                               "; or change the files one at a time")
+                               "; or change the files one at a time",
+                               undoing.record() if undoing is not None else None)
     try:
         for step in steps:
             _stage(step)
@@ -296,6 +307,8 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
             ctx.warn(f"{step.res.rel} had {st.st_nlink} hard links: a patch of several files "
                      "replaces each file whole, so its other names keep the old content "
                      "(hardlink_broken); patch it alone to keep the link")
+    if undoing is not None:  # a kill before the journal goes: the next call finishes this
+        undoing.finish(ctx)
     _forget(folder, name)
 
 
@@ -678,6 +691,19 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     return done, lost
 
 
+def _discard(ctx: Context, doc: dict[str, Any]) -> list[str]:
+    """Remove a committed journal's backups and staged files; returns the paths done."""
+    done: list[str] = []
+    for record in doc["steps"]:
+        res = _open_step(ctx, record)
+        if res is not None:
+            _unlink_quiet(record.get("backup"), res.dir_fd)
+            _unlink_quiet(record.get("tmp"), res.dir_fd)
+            done.append(res.rel)
+            res.close()
+    return done
+
+
 def recover(ctx: Context) -> None:
     """Finish every unfinished journal of a dead writer (see the module docstring)."""
     from zbtools.core.call.fastjson import loads_strict
@@ -737,6 +763,13 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> bool:
         found = _recover_append(ctx, steps[0])
         ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
                  f"was checked: {found}")
+    elif doc.get("state") == "committed" and isinstance(doc.get("undoing"), dict):
+        from zbtools.core.editing.undo import finish_undoing
+
+        paths = _discard(ctx, doc)
+        problem = finish_undoing(ctx, doc["undoing"])
+        ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; it was "
+                 f"completed ({', '.join(paths) or 'no files'})" + problem)
     elif doc.get("state") == "committed":
         paths, lost = _complete(ctx, doc)
         ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "
