@@ -110,7 +110,7 @@ def uses(name: str, path: Path) -> Iterator[tuple[str, str, int]]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("zbtools.core."):
-                    yield alias.name, "", node.lineno  # ``import zbtools.core.x``: no name
+                    yield alias.name, "", node.lineno  # a plain ``import`` of a module: no name
         elif isinstance(node, ast.ImportFrom):
             source = node.module or ""
             if node.level:

@@ -26,7 +26,7 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.core.editing.undo import Journal
+from zbtools.core.editing.undo import Journal, Undoing
 from zbtools.core.errors import stale_file
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.reading import read_bytes
@@ -109,17 +109,19 @@ def _relink(ctx: Context, res: Resolved, links: list[str], before: bytes, rel: s
     return False
 
 
-def _remove_parents(ctx: Context, parents: list[str]) -> None:
-    """Remove the directories a creation made for its file, deepest first, while they are
-    empty (anything put in them since stays, and so do they)."""
-    for rel in reversed(parents):
-        try:
-            with ctx.workspace.resolve(rel, follow_last=False, write=True) as res:
-                if res.name is None or res.st is None or not stat.S_ISDIR(res.st.st_mode):
-                    return
-                os.rmdir(res.name, dir_fd=res.dir_fd)
-        except (ToolError, OSError):
-            return
+def _delete(ctx: Context, res: Resolved, current: bytes, entry: dict[str, Any],
+            journal: Journal) -> None:
+    """Undo a creation: the file goes, then the directories made for it while they are empty,
+    then its record. Several steps, so they go through the intent journal (``editing.txn``):
+    a kill part-way is rolled back or completed by the next call, record and all."""
+    from zbtools.core.editing.txn import Step, run_transaction
+
+    def drop() -> None:
+        journal.entries.remove(entry)
+        journal.save()
+
+    run_transaction(ctx, [Step(res, "delete", before=current)], "undo",
+                    undoing=Undoing(str(entry["id"]), list(entry.get("parents") or []), drop))
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -152,9 +154,8 @@ def run(params: Params, ctx: Context) -> Result:
             with ctx.workspace.resolve(rel, follow_last=False, create_parents=True,
                                           write=True) as res:
                 if before is None:
-                    assert res.name is not None
-                    os.unlink(res.name, dir_fd=res.dir_fd)
-                    _remove_parents(ctx, entry.get("parents") or [])
+                    assert current is not None  # it is as the change made it
+                    _delete(ctx, res, current, entry, journal)
                 elif entry.get("links") and _relink(ctx, res, entry["links"], before, rel):
                     pass  # the name has its inode back, shared with its other hard links
                 else:
@@ -166,8 +167,9 @@ def run(params: Params, ctx: Context) -> Result:
 
                         replace_file(ctx, res, before, expected_sha256=current_sha, shown=rel,
                                      tool="undo")
-            journal.entries.remove(entry)
-            journal.save()
+            if before is not None:  # an undone creation dropped its record with the file
+                journal.entries.remove(entry)
+                journal.save()
     return Result(path=rel, action=action, tool=entry["tool"], undone_at=entry["time"],
                   sha256=sha256_hex(before) if before is not None else None,
                   remaining=remaining, dry_run=params.dry_run)

@@ -1,14 +1,14 @@
 """Multi-file changes that are all or nothing, even when the process is killed (``kill -9``).
 
-POSIX renames one file atomically, never several, so a patch that touches more than one file
-(or renames one) goes through an intent journal in the state directory: written and
-``fsync``-ed before anything in the workspace changes, naming every staged version and every
-backup (a hard link to the original inode), then the renames, then ``committed``
-(docs/internals/files.md#intent-journal). A failure part-way rolls back in the process; a
-process killed part-way leaves the journal, and the next call of any tool rolls a ``prepared``
-journal back or completes a ``committed`` one before doing anything else, and says so in its
-warnings. Failure modes: ``stale_file``, the file system's ``os_error`` codes; an unreadable
-journal is left in place with a warning.
+POSIX renames one file atomically, never several, so a patch that touches more than one file (or
+renames one), and an ``undo`` of a creation (``editing.undo.Undoing``), goes through an intent
+journal in the state directory: written and ``fsync``-ed before anything in the workspace
+changes, naming every staged version and every backup (a hard link to the original inode), then
+the renames, then ``committed`` (docs/internals/files.md#intent-journal). A failure part-way
+rolls back in the process; a process killed part-way leaves the journal, and the next call of
+any tool rolls a ``prepared`` journal back or completes a ``committed`` one before doing
+anything else, and says so in its warnings. Failure modes: ``stale_file``, the file system's
+``os_error`` codes; an unreadable journal is left in place with a warning.
 
 Map: ``Step``, ``run_transaction`` (the journal, commit and rollback), ``recover`` (what the
 next call runs); ``replace_file``, ``write_in_place``, ``journaled_append``,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.editing.undo import Undoing
     from zbtools.core.files.replacing import WriteOutcome
     from zbtools.core.files.workspace import Resolved
 
@@ -223,7 +224,8 @@ def _apply(step: Step) -> None:
 
 
 def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, untouched: str,
-           advice: str = "") -> tuple[str, str, dict[str, Any]]:
+           advice: str = "", undoing: dict[str, Any] | None = None
+           ) -> tuple[str, str, dict[str, Any]]:
     """Write a ``prepared`` journal of ``steps``: (its folder, its name, the document).
     Raises ``io_error`` (``what`` is refused, ``untouched`` says so) when it cannot be written."""
     folder = _folder(ctx)
@@ -232,6 +234,8 @@ def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, unto
     doc: dict[str, Any] = {"v": JOURNAL_VERSION, "kind": "txn", "id": txn_id, "tool": tool,
                            "pid": os.getpid(), "start": own_start(), "host": own_host(),
                            "time": round(ctx.clock(), 3), "state": "prepared", "steps": steps}
+    if undoing is not None:
+        doc["undoing"] = undoing
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         _write_journal(folder, name, doc)
@@ -244,14 +248,17 @@ def _begin(ctx: Context, tool: str, steps: list[dict[str, Any]], what: str, unto
     return folder, name, doc
 
 
-def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
+def run_transaction(ctx: Context, steps: list[Step], tool: str, *,
+                    undoing: Undoing | None = None) -> None:
     """Apply every step or none (see the module docstring). The caller holds the edit lock and
-    keeps the steps' ``Resolved`` open; it closes them."""
+    keeps the steps' ``Resolved`` open; it closes them. ``undoing``: the steps undo a change of
+    the undo journal, which goes with them (``Undoing``)."""
     from zbtools.core.files.workspace import os_error
 
     folder, name, doc = _begin(ctx, tool, [s.record() for s in steps],
                                "a change of several files", "nothing was changed",
-                               "; or change the files one at a time")
+                               "; or change the files one at a time",
+                               undoing.record() if undoing is not None else None)
     try:
         for step in steps:
             _stage(step)
@@ -284,6 +291,8 @@ def run_transaction(ctx: Context, steps: list[Step], tool: str) -> None:
             ctx.warn(f"{step.res.rel} had {st.st_nlink} hard links: a patch of several files "
                      "replaces each file whole, so its other names keep the old content "
                      "(hardlink_broken); patch it alone to keep the link")
+    if undoing is not None:  # a kill before the journal goes: the next call finishes this
+        undoing.finish(ctx)
     _forget(folder, name)
 
 
@@ -666,6 +675,19 @@ def _complete(ctx: Context, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     return done, lost
 
 
+def _discard(ctx: Context, doc: dict[str, Any]) -> list[str]:
+    """Remove a committed journal's backups and staged files; returns the paths done."""
+    done: list[str] = []
+    for record in doc["steps"]:
+        res = _open_step(ctx, record)
+        if res is not None:
+            _unlink_quiet(record.get("backup"), res.dir_fd)
+            _unlink_quiet(record.get("tmp"), res.dir_fd)
+            done.append(res.rel)
+            res.close()
+    return done
+
+
 def recover(ctx: Context) -> None:
     """Finish every unfinished journal of a dead writer (see the module docstring)."""
     from zbtools.core.call.fastjson import loads_strict
@@ -725,6 +747,13 @@ def _finish(ctx: Context, doc: dict[str, Any]) -> bool:
         found = _recover_append(ctx, steps[0])
         ctx.warn(f"an interrupted {tool} to {steps[0].get('path')} (process {owner}) "
                  f"was checked: {found}")
+    elif doc.get("state") == "committed" and isinstance(doc.get("undoing"), dict):
+        from zbtools.core.editing.undo import finish_undoing
+
+        paths = _discard(ctx, doc)
+        problem = finish_undoing(ctx, doc["undoing"])
+        ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; it was "
+                 f"completed ({', '.join(paths) or 'no files'})" + problem)
     elif doc.get("state") == "committed":
         paths, lost = _complete(ctx, doc)
         ctx.warn(f"an interrupted {tool} (process {owner}) had changed every file; its "

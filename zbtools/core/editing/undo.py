@@ -11,7 +11,9 @@ modes: an unreadable or corrupt journal is ``io_error``, never silently rewritte
 that fails after the edit succeeded becomes a warning.
 
 Map: ``Journal`` (the open, locked journal and its blobs), ``record`` (a change journaled),
-``other_names`` (a file's other hard links), ``tidy`` (a killed writer's temp files).
+``other_names`` (a file's other hard links), ``tidy`` (a killed writer's temp files),
+``Undoing`` (an undo of a creation run as a transaction of ``editing.txn``, its record going
+with it, so a kill part-way leaves both as they were or both done).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from zbtools.core.files.writerlog import note_journal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from zbtools.core.call.context import Context
@@ -266,6 +269,62 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
                 journal.save()
     except (OSError, ToolError) as exc:
         ctx.warn(f"the change was made but could not be recorded for undo: {exc}")
+
+
+class Undoing:
+    """What an ``undo`` carried out as a transaction (``editing.txn.run_transaction``) does
+    once its files are changed: remove the directories the undone change created (``prune``,
+    outermost first) while they are empty, then drop its record (``entry``, by id) from this
+    journal, which the caller holds locked (``drop``). Both are in the intent journal, so that
+    a kill after its commit leaves them to the next call (``finish_undoing``): the undo is then
+    done whole, record and all, and undoing further back goes on from there."""
+
+    def __init__(self, entry: str, prune: list[str], drop: Callable[[], None]) -> None:
+        self.entry = entry
+        self.prune = prune
+        self.drop = drop
+
+    def record(self) -> dict[str, Any]:
+        return {"entry": self.entry, "prune": self.prune}
+
+    def finish(self, ctx: Context) -> None:
+        prune_dirs(ctx, self.prune)
+        self.drop()
+
+
+def finish_undoing(ctx: Context, record: dict[str, Any]) -> str:
+    """Finish a killed undo's ``Undoing`` (its ``record``) for the recovery: prune, then drop
+    the record if it is still there. Returns what could not be done, as a clause of the
+    recovery's warning (empty when all was)."""
+    prune_dirs(ctx, [str(d) for d in record.get("prune") or []])
+    try:
+        with Journal(ctx) as journal:
+            kept = [e for e in journal.entries if e.get("id") != record.get("entry")]
+            if len(kept) != len(journal.entries):
+                journal.entries = kept
+                journal.save()
+    except (OSError, ToolError) as exc:  # the files are done; the record stays, stale
+        return f"; its record could not be removed from the undo journal ({exc})"
+    return ""
+
+
+def prune_dirs(ctx: Context, dirs: list[str]) -> None:
+    """Remove ``dirs`` (outermost first), deepest first, while they are empty: anything put in
+    them since stays, and so do they. One already gone (removed before a kill) is passed."""
+    for rel in reversed(dirs):
+        try:
+            with ctx.workspace.resolve(rel, follow_last=False, write=True) as res:
+                if res.name is not None and res.st is None:
+                    continue
+                if res.name is None or res.st is None or not stat.S_ISDIR(res.st.st_mode):
+                    return
+                os.rmdir(res.name, dir_fd=res.dir_fd)
+                try:
+                    os.fsync(res.dir_fd)
+                except OSError:
+                    pass
+        except (ToolError, OSError):
+            return
 
 
 def tidy(ctx: Context) -> None:
