@@ -34,17 +34,24 @@ if TYPE_CHECKING:
         replace_all,
     )
     from zbtools.core.editing.patchcycle import apply_patch_text
-    from zbtools.core.editing.txn import journaled_append, recover, replace_file
-    from zbtools.core.editing.undo import Journal, other_names, record
+    from zbtools.core.editing.txn import (
+        Step,
+        journaled_append,
+        recover,
+        replace_file,
+        run_transaction,
+    )
+    from zbtools.core.editing.undo import Journal, Undoing, other_names, record
 
 # Callers outside the package import these names from the submodule named here (the import line
 # says which file to read, and loads only that file); tests/test_public_surface.py holds them to
 # it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
 # imports nothing when it runs (docs/internals/performance.md#start-up-budget).
 __all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "Request",
-           "Tab", "apply_patch_text", "apply_requests", "edit_active", "edit_file_text",
-           "journaled_append", "load", "order", "other_names", "record", "recover", "replace_all",
-           "replace_file", "stat_key", "sweep_dead_writers"]
+           "Step", "Tab", "Undoing", "apply_patch_text", "apply_requests", "edit_active",
+           "edit_file_text", "journaled_append", "load", "order", "other_names", "record",
+           "recover", "replace_all", "replace_file", "run_transaction", "stat_key",
+           "sweep_dead_writers"]
 
 _SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "editor",
               "Editor": "editor", "FileModel": "matching", "Journal": "undo", "Request": "matching",
@@ -52,7 +59,8 @@ _SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "edit
               "edit_active": "editor", "edit_file_text": "cycle", "journaled_append": "txn",
               "load": "editor", "order": "editor", "other_names": "undo", "record": "undo",
               "recover": "txn", "replace_all": "matching", "replace_file": "txn",
-              "stat_key": "editor", "sweep_dead_writers": "leftovers"}
+              "stat_key": "editor", "sweep_dead_writers": "leftovers", "Step": "txn",
+              "run_transaction": "txn", "Undoing": "undo"}
 
 
 def __getattr__(name: str) -> object:
