@@ -29,6 +29,8 @@ from tests.human_cases import HOSTILE, MARK, cases, populate, terminal_leaks
 from tests.surfaces.test_terminal import on_terminal
 from zbtools.contract import ERROR_CODES
 
+pytestmark = pytest.mark.slow  # every rendering on a pseudo-terminal
+
 if TYPE_CHECKING:
     from zbtools.contract import ErrorCode
 

@@ -23,6 +23,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # real pseudo-terminals
+
 CSI = re.compile(rb"\x1b\[([0-9;]*)m")
 COLOUR = re.compile(rb"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[0-9;]+|4[0-7]|10[0-7]|48;[0-9;]+)m")
 BACKGROUND = re.compile(rb"\x1b\[(?:[0-9;]*;)?(?:4[0-7]|10[0-7]|48;[0-9;]+)m")

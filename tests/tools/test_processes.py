@@ -141,6 +141,7 @@ def test_max_lifetime(cli: CliRunner, ws: Path) -> None:
     assert not alive(pids_in(ws / "pids")[0])
 
 
+@pytest.mark.slow
 def test_on_timeout_background_promotes(cli: CliRunner) -> None:
     started = time.monotonic()
     result = cli("bash", stdin={"command": "echo start; sleep 1; echo end", "timeout_ms": 300,

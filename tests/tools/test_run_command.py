@@ -136,6 +136,7 @@ def test_large_output_is_cut_head_and_tail_with_spill(cli: CliRunner) -> None:
     assert spill.read_text().count("\n") > 100000
 
 
+@pytest.mark.slow
 def test_flood_of_500_mb_stays_bounded(ws: Path, tmp_path: Path) -> None:
     """zbtools runs as a child of a fresh interpreter, which reports its children's peak RSS."""
     probe = (

@@ -252,6 +252,7 @@ def test_a_huge_page_is_cut_while_streaming(site: Server, cli: CliRunner) -> Non
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 def test_a_slow_page_times_out(site: Server, cli: CliRunner) -> None:
     started = time.monotonic()
     call = fetch(cli, f"{site.base}/slow", timeout=0.5)
@@ -589,6 +590,7 @@ def test_a_redirect_to_an_unparsable_location_fails_cleanly(hostile: Server,
     assert call.error["code"] == "fetch_failed"
 
 
+@pytest.mark.slow
 def test_a_server_trickling_headers_cannot_outlast_the_timeout(hostile: Server,
                                                                cli: CliRunner) -> None:
     for route in ("/slow-headers", "/slow-body"):

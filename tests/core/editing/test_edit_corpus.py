@@ -49,6 +49,8 @@ from tests.edit_corpus.sources import (
     stdlib_sources,
 )
 
+pytestmark = pytest.mark.slow  # the corpus is generated and run (seconds)
+
 CI_SEED = 20240611
 CI_PER_FAMILY = 12
 

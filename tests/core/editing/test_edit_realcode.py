@@ -40,6 +40,7 @@ def test_the_benchmark_covers_every_class_with_enough_requests() -> None:
     assert {s["package"] for s in data["sources"]} == {"attrs", "packaging", "click", "requests"}
 
 
+@pytest.mark.slow
 def test_no_request_gets_a_wrong_result(results: list[dict[str, Any]]) -> None:
     wrong = [r for r in results if r["outcome"] in edit_realcode.WRONG]
     assert not wrong, edit_realcode.table(results) + "\n" + "\n".join(

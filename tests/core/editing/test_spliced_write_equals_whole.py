@@ -47,6 +47,8 @@ from zbtools.core.editing.matching import (
 from zbtools.core.files import hashing
 from zbtools.core.files.workspace import Workspace
 
+pytestmark = pytest.mark.slow  # generated files, every tool, both write paths
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -128,7 +130,6 @@ POOL = ["x = 1", "x = 1", "def f(x):", "    return x", "", "é = 'café'",
         "lone\rcr = 5", "  # note", "\u2018quoted\u2019 = 6", "y = [1, 2]", "}", "}"]
 
 
-@pytest.mark.slow
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(POOL), min_size=1, max_size=24),

@@ -24,6 +24,8 @@ import pytest
 from tests.conftest import REPO, run_inprocess
 from zbtools.core.files.tempnames import parse_temp_name, sweep_dead_temps, temp_name, writer_alive
 
+pytestmark = pytest.mark.slow  # real processes killed at chosen points
+
 PAUSE = "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME"
 
 

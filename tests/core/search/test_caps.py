@@ -260,6 +260,7 @@ def test_a_binary_hidden_or_ignored_file_leaves_the_total_exact(ws: Path, cli: C
     assert (skipped["binary"], skipped["hidden"], skipped["ignored"]) == (1, 2, 1)  # .gitignore
 
 
+@pytest.mark.slow
 def test_a_big_file_search_keeps_its_memory_bounded_on_every_engine(ws: Path) -> None:
     """Peak RSS of a fresh process searching a file six times the whole-read size, each engine
     (ripgrep included, read without a memory map): below the file's size, which a whole read

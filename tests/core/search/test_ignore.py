@@ -157,6 +157,7 @@ def walk_files(root: Path) -> set[str]:
         workspace.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(GIT is None, reason="git is not installed")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees())

@@ -16,8 +16,9 @@ from tests.core.search.test_cache import settle  # noqa: F401 (a fixture, used b
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search.watch import ChangeMonitor
 
-pytestmark = pytest.mark.skipif(ChangeMonitor.open(1) is None,
-                                reason="no inotify here: sessions re-check by stat instead")
+pytestmark = [pytest.mark.skipif(ChangeMonitor.open(1) is None,
+                                 reason="no inotify here: sessions re-check by stat instead"),
+              pytest.mark.slow]  # sweeps of changes between warm and cold calls
 
 
 class Session:

@@ -25,8 +25,9 @@ from zbtools.core.search.tree import PythonEngine, search
 from zbtools.core.search.walk import Walk
 from zbtools.core.search.watch import ChangeMonitor
 
-pytestmark = pytest.mark.skipif(ChangeMonitor.open(1) is None,
-                                reason="no inotify here: sessions re-check by stat instead")
+pytestmark = [pytest.mark.skipif(ChangeMonitor.open(1) is None,
+                                 reason="no inotify here: sessions re-check by stat instead"),
+              pytest.mark.slow]  # waits on the change monitor
 
 
 def watched_cache() -> SearchCache:
