@@ -8,6 +8,8 @@ cuts and spill files), ``optional`` (importing optional libraries with a clear e
 May import ``zbtools.core.files``.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.call.args import (
@@ -39,10 +41,7 @@ if TYPE_CHECKING:
     from zbtools.core.call.terminal import visible, visible_name
     from zbtools.core.call.truncate import count_lines, cut_text
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "ExecSettings", "FieldSpec", "Limits",
            "Struct", "TypeSpec", "WebSettings", "alias_table", "coerce_flag", "count_lines",
            "cut_text", "did_you_mean", "dumps_ascii", "field", "json_type_name", "load_config",
@@ -60,11 +59,4 @@ _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "con
               "require": "optional", "validate": "args", "visible": "terminal",
               "visible_name": "terminal"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

@@ -13,6 +13,8 @@ selections, re-anchored through matching).
 May import ``zbtools.core.files``, ``zbtools.core.call`` and ``zbtools.core.state``.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.editing.cycle import EditOutcome, edit_file_text
@@ -43,10 +45,7 @@ if TYPE_CHECKING:
     )
     from zbtools.core.editing.undo import Journal, Undoing, other_names, record
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "Request",
            "Step", "Tab", "Undoing", "apply_patch_text", "apply_requests", "edit_active",
            "edit_file_text", "journaled_append", "load", "order", "other_names", "record",
@@ -62,11 +61,4 @@ _SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "edit
               "stat_key": "editor", "sweep_dead_writers": "leftovers", "Step": "txn",
               "run_transaction": "txn", "Undoing": "undo"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

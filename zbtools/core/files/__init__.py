@@ -15,6 +15,8 @@ directories, hooks and config files under any name: what writes never change).
 The lowest layer: imports only ``zbtools.contract`` and the standard library.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.files.appending import append_in_place
@@ -77,10 +79,7 @@ if TYPE_CHECKING:
     from zbtools.core.files.workspace import DIR_FLAGS, Resolved, Workspace, display_path, os_error
     from zbtools.core.files.writerlog import FOLDER, JOURNAL_LINE, note_dir, note_journal, use
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["BINARY_SNIFF_BYTES", "CHUNK", "DIR_FLAGS", "FAST_HASH_BYTES", "FOLDER",
            "FOREIGN_STALE_SECONDS", "JOURNAL_LINE", "READ_FLAGS", "SPECIAL_BITS", "Background",
            "Decoded", "FileFormat", "Guard", "Resolved", "SyncGroup", "Window", "Workspace",
@@ -120,11 +119,4 @@ _SUBMODULE = {"BINARY_SNIFF_BYTES": "decoding", "CHUNK": "reading", "DIR_FLAGS":
               "sweep_dead_temps": "tempnames", "sync_group": "staging", "temp_name": "tempnames",
               "use": "writerlog", "writeback_starter": "streaming", "writer_alive": "tempnames"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

@@ -7,6 +7,8 @@ fields for all of these).
 May import ``zbtools.core.files`` and ``zbtools.core.call``.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.media.binary import (
@@ -32,10 +34,7 @@ if TYPE_CHECKING:
     from zbtools.core.media.pdf import extract_pages, render_pages
     from zbtools.core.media.richread import read_image, read_notebook, read_pdf, sniff
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["AUDIO_VIDEO_SUFFIXES", "DEFAULT_MAX_BASE64_BYTES", "Notebook", "Style", "delete_cell",
            "extract_pages", "insert_cell", "looks_like_media", "mime_type", "new_cell", "parse",
            "read_base64", "read_image", "read_notebook", "read_pdf", "render_pages", "replace_cell",
@@ -50,11 +49,4 @@ _SUBMODULE = {"AUDIO_VIDEO_SUFFIXES": "binary", "DEFAULT_MAX_BASE64_BYTES": "bin
               "retype": "notebook", "sniff": "richread", "source_text": "notebook",
               "split_source": "notebook", "verify": "notebook"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

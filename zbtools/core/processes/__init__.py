@@ -11,6 +11,8 @@ under ``python -I -S`` and imports only ``procfs`` and ``landlock``, so this pac
 ``__init__`` stays empty of imports.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.processes.execution import Request, execute
@@ -24,10 +26,7 @@ if TYPE_CHECKING:
     )
     from zbtools.core.processes.proc import clean_text
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["ACTIVE", "Request", "clean_text", "execute", "list_jobs", "read_meta", "read_output",
            "stop", "wait_for_output"]
 
@@ -35,11 +34,4 @@ _SUBMODULE = {"ACTIVE": "jobs", "Request": "execution", "clean_text": "proc",
               "execute": "execution", "list_jobs": "jobs", "read_meta": "jobs",
               "read_output": "jobs", "stop": "jobs", "wait_for_output": "jobs"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

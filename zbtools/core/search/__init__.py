@@ -14,6 +14,8 @@ counts), ``layers`` and ``ignore`` (ignore files and their rules), ``walk_warm``
 May import ``zbtools.core.files`` and ``zbtools.core.call``.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.search.cache import SearchCache
@@ -36,10 +38,7 @@ if TYPE_CHECKING:
     from zbtools.core.search.tree import PYTHON, search
     from zbtools.core.search.walk import Walk
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["DEFAULT_EXCLUDED_DIRS", "MAX_DEPTH", "MAX_STREAM_LINE", "PYTHON", "Engine", "Entry",
            "NativeEngine", "Outcome", "PathFilter", "RgEngine", "SearchCache", "SearchJob",
            "SearchRequest", "Skipped", "Walk", "WalkSwitches", "compatible", "compile_pattern",
@@ -55,11 +54,4 @@ _SUBMODULE = {"DEFAULT_EXCLUDED_DIRS": "entries", "MAX_DEPTH": "entries",
               "plan": "native_plan", "required_literal": "engine", "search": "tree",
               "split_globs": "globs", "walk_notes": "entries"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

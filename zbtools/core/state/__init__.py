@@ -7,6 +7,8 @@ workspace edit lock, and the hooks that keep the editor's tabs in step with move
 May import ``zbtools.core.files`` and ``zbtools.core.call``.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.state.plans import (
@@ -32,10 +34,7 @@ if TYPE_CHECKING:
         replace_durably,
     )
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["EDITOR", "MAX_STEPS", "PLAN", "PLAN_DIR", "TASKS", "EditLock", "StateFile",
            "acquire_lock", "check_one_in_progress", "check_title", "checklist", "load_steps",
            "new_id", "on_path_deleted", "on_path_moved", "plan_name", "plan_path",
@@ -48,11 +47,4 @@ _SUBMODULE = {"EDITOR": "store", "MAX_STEPS": "plans", "PLAN": "store", "PLAN_DI
               "on_path_moved": "store", "plan_name": "plans", "plan_path": "plans",
               "replace_durably": "store"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())

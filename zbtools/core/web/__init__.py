@@ -6,6 +6,8 @@
 May import ``zbtools.core.files`` and ``zbtools.core.call``.
 """
 
+from zbtools.core import lazy_names
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.web.client import (
@@ -20,10 +22,7 @@ if TYPE_CHECKING:
         render_dom,
     )
 
-# Callers outside the package import these names from the submodule named here (the import line
-# says which file to read, and loads only that file); tests/test_public_surface.py holds them to
-# it. ``__getattr__`` resolves the same names lazily for a reader at a prompt: this ``__init__``
-# imports nothing when it runs (docs/internals/performance.md#start-up-budget).
+# The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["CHROMIUM_NAMES", "Fetched", "decode_text", "fetch", "find_chromium", "html_to_markdown",
            "is_html", "is_text", "render_dom"]
 
@@ -31,11 +30,4 @@ _SUBMODULE = {"CHROMIUM_NAMES": "client", "Fetched": "client", "decode_text": "c
               "fetch": "client", "find_chromium": "client", "html_to_markdown": "client",
               "is_html": "client", "is_text": "client", "render_dom": "client"}
 
-
-def __getattr__(name: str) -> object:
-    submodule = _SUBMODULE.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(__import__(f"{__name__}.{submodule}", fromlist=[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _SUBMODULE, globals())
