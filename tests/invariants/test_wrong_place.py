@@ -523,6 +523,26 @@ DELETION_WITHOUT_ITS_LAST_LINE_BREAK = _case(
     "\tif name == 'a':\n\t\treturn 1\n\tif name == 'b':\n\t\treturn 2", "",
     "def f(name):\n    meta = 1\n\n\n    return 3\n", (3, 7))
 
+# One line cut after its indentation, with a trailing space and the blank line after it; new
+# text goes on in the file's columns: only the first line moves (the rest was indented twice).
+CUT_LINE_AND_A_BLANK_LINE_NEW_TEXT_IN_THE_FILES_COLUMNS = _case(
+    "class Requirement:\n    # TODO: normalize the name?\n\n    def __init__(self) -> None:\n"
+    "        pass\n",
+    "# TODO: normalize the name? \n\n",
+    "# TODO: normalize the name? \n\n    @overload\n    def __init__(self) -> None:\n        ...\n",
+    "class Requirement:\n    # TODO: normalize the name?\n\n    @overload\n"
+    "    def __init__(self) -> None:\n        ...\n    def __init__(self) -> None:\n        pass\n",
+    (1, 3))
+
+CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE = _case(
+    "class Requirement:\n    # TODO: normalize the name?\n\n    def __init__(self) -> None:\n"
+    "        pass\n",
+    "# TDOO: normalize the name?\n\n",
+    "# TDOO: normalize the name?\n\n    @overload\n    def __init__(self) -> None:\n        ...\n",
+    "class Requirement:\n    # TODO: normalize the name?\n\n    @overload\n"
+    "    def __init__(self) -> None:\n        ...\n    def __init__(self) -> None:\n        pass\n",
+    (1, 3))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -554,6 +574,8 @@ DELETION_WITHOUT_ITS_LAST_LINE_BREAK = _case(
 @example(case=LATER_LINES_DEDENT_IN_THE_FILES_COLUMNS)
 @example(case=REPEATED_LINE_SENT_UNINDENTED_WITH_A_TYPO)
 @example(case=DELETION_WITHOUT_ITS_LAST_LINE_BREAK)
+@example(case=CUT_LINE_AND_A_BLANK_LINE_NEW_TEXT_IN_THE_FILES_COLUMNS)
+@example(case=CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

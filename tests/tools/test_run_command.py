@@ -28,8 +28,12 @@ def alive(pid: int) -> bool:
 
 
 def pids_in(path: Path) -> list[int]:
+    """The pids a shell wrote to ``path`` (``echo $$ > path``), once written whole: the
+    redirection creates the file before ``echo`` writes to it."""
     deadline = time.monotonic() + 5
-    while not path.exists() and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            break
         time.sleep(0.01)
     return [int(x) for x in path.read_text().split()]
 

@@ -360,12 +360,11 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
         render: Callable[[str], str] = str
     elif maps_onto(model, first_file - first, old_lines, align):
         render = reindenter(model, first_file - first, old_lines, align)
-        if len(old_lines) == 1 and later_lines_in_file_columns(model, first_file, old_lines,
-                                                                new_lines):
+        if later_lines_in_file_columns(model, first_file, old_lines, new_lines):
             # One line sent less indented whose new text goes on in the file's own columns:
             # only the first line moves, and old text's line with it (as the whole-line
             # tiers read it), so a new line that repeats it is the file's.
-            old_lines = [render(old_lines[0])]
+            old_lines = [render(old_lines[0]), *old_lines[1:]]
             new_lines = [render(new_lines[0]), *new_lines[1:]]
             render = str
     else:
