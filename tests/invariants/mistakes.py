@@ -524,16 +524,16 @@ def edit_cases(draw: st.DrawFn, decoys: Sequence[str | None] = DECOYS,
         draft.trailing_nl = draft.trailing_nl or last_spaced
         plan.mistakes.append("strip")
     intended = apply_replacements(fm.raw, [draft.replacement()])
-    if "trailing" in wanted and any(x.strip() for x in draft.old):
+    # (a line old text has twice: which copy new text's line repeats is the case builder's
+    # guess, so a trailing space added to one copy can land on the other in new text)
+    spoken = [x for x in draft.old if x.strip()]
+    if "trailing" in wanted and spoken and len(set(spoken)) == len(spoken):
         p1_trailing_ws(rng, draft)
         plan.mistakes.append("trailing")
     for name in ("typo", "missing", "extra", "elision", "reindent"):
         # A line left out and one invented make a line replaced: not a slip of the kind
-        # models make, and as close to look-alike lines elsewhere as to the target. An elided
-        # request re-indented is left out until its segments share one re-indentation (see
-        # test_elided_segments_share_one_reindentation).
+        # models make, and as close to look-alike lines elsewhere as to the target.
         if name in wanted and not (name == "extra" and "missing" in plan.mistakes) and \
-                not (name == "reindent" and "elision" in plan.mistakes) and \
                 getattr(request, name)(rng):
             plan.mistakes.append(name)
     probe = tuple(draft.old)

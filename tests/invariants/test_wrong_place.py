@@ -543,6 +543,18 @@ CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE = _case(
     "    def __init__(self) -> None:\n        ...\n    def __init__(self) -> None:\n        pass\n",
     (1, 3))
 
+# An elision whose new text writes the elided lines out, old and new text both missing one of
+# the two blank lines after the first segment: the file's blank lines are kept (the fill from
+# the file deleted the one the request never showed).
+ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE = _case(
+    "def f():\n    g(\n        x,\n    )\n\n\n@overload\ndef is_ascii(e: str) -> bool:\n"
+    "    ...\ndef is_ascii(e):\n    \"\"\"Checks.\"\"\"\n    return 1\n",
+    "    )\n\n...\n    \"\"\"Checks.\"\"\"\n",
+    "    )\n\n@overload\ndef is_ascii(e: str) -> bool:\n    ...\ndef is_ascii(e: str) -> bool:\n"
+    "    \"\"\"Checks.\"\"\"\n",
+    "def f():\n    g(\n        x,\n    )\n\n\n@overload\ndef is_ascii(e: str) -> bool:\n"
+    "    ...\ndef is_ascii(e: str) -> bool:\n    \"\"\"Checks.\"\"\"\n    return 1\n", (3, 11))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -576,6 +588,7 @@ CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE = _case(
 @example(case=DELETION_WITHOUT_ITS_LAST_LINE_BREAK)
 @example(case=CUT_LINE_AND_A_BLANK_LINE_NEW_TEXT_IN_THE_FILES_COLUMNS)
 @example(case=CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE)
+@example(case=ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

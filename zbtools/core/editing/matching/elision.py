@@ -378,6 +378,7 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
                     else None
     new = "\n".join(same if (same := as_file.get(line)) is not None else line
                     for line in request.new.split("\n"))
+    new = _with_seam_blank_lines(segments, elided, new)
     spelled_text = "\n".join(model.lines[first_line:after])
     full = Request(spelled_text + ("\n" if request.old.endswith("\n") else ""), new,
                    label=request.label)
@@ -396,3 +397,42 @@ def _locate_old_only_elision(model: FileModel, request: Request, code_aware: boo
         f"old_text elided lines with {markers[0]!r}; lines {first_line + 1}-{after} (from its "
         f"first to its last line, {tier_used}) were replaced by new_text")
     return located
+
+
+def _with_seam_blank_lines(segments: list[list[str]], elided: list[list[str]], new: str) -> str:
+    """New text with the blank lines the file has at an elision's outer seams and old text
+    does not show, where new text repeats the segment beside them with just as few.
+
+    Old text's first segment ending in blank lines, followed in the file by more blank lines
+    the marker stands for (or the last segment starting with blank lines, after more), is a
+    blank line left out of old text; new text that keeps the segment and no more blank lines
+    than it shows leaves them out too: it keeps the file's blank lines there, instead of
+    deleting the ones it never saw. New text with more blank lines there says how many.
+    """
+    lines = new.split("\n")
+    first, last = segments[0], segments[-1]
+    head = _leading_blank(elided[0])
+    shown = len(first) - len(first[:_last_text(first) + 1])  # blank lines ending the segment
+    if shown and head and [x.rstrip() for x in lines[:len(first)]] == \
+            [x.rstrip() for x in first] and _leading_blank(lines[len(first):]) == 0:
+        lines[len(first):len(first)] = elided[0][:head]
+    tail = _leading_blank(elided[-1][::-1])
+    shown = _leading_blank(last)
+    ending = len(lines) - (1 if lines and lines[-1] == "" else 0)  # before a final line break
+    begin = ending - len(last)
+    if shown and tail and begin >= 0 and [x.rstrip() for x in lines[begin:ending]] == \
+            [x.rstrip() for x in last] and _leading_blank(lines[:begin][::-1]) == 0:
+        lines[begin:begin] = elided[-1][len(elided[-1]) - tail:]
+    return "\n".join(lines)
+
+
+def _last_text(lines: list[str]) -> int:
+    """The index of the last line with text (-1: none)."""
+    return next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), -1)
+
+
+def _leading_blank(lines: list[str]) -> int:
+    """How many blank lines begin ``lines`` (all of them: none counted, nothing to keep)."""
+    count = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return 0 if count == len(lines) else count
+
