@@ -555,6 +555,17 @@ ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE = _case(
     "def f():\n    g(\n        x,\n    )\n\n\n@overload\ndef is_ascii(e: str) -> bool:\n"
     "    ...\ndef is_ascii(e: str) -> bool:\n    \"\"\"Checks.\"\"\"\n    return 1\n", (3, 11))
 
+# An elision sent with tabs where the file has spaces: the segment found at column 0 (no
+# indentation to show the unit) wrote its new lines' tabs as sent; it shares the unit now.
+ELIDED_SEGMENTS_SHARE_THE_INDENT_UNIT = _case(
+    "@overload\ndef read() -> int: ...\n\n\ndef read() -> int:\n    reader = find(1)\n"
+    "    if reader is None:\n        raise RuntimeError\n    return reader\n",
+    "def read() -> int:\n\t...\n\tif reader is None:\n",
+    "@overload\ndef read() -> int:\n\t...\ndef read() -> int:\n\t...\n\tif reader is None:\n",
+    "@overload\ndef read() -> int: ...\n\n\n@overload\ndef read() -> int:\n    ...\n"
+    "def read() -> int:\n    reader = find(1)\n    if reader is None:\n        raise RuntimeError\n"
+    "    return reader\n", (4, 7))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -589,6 +600,7 @@ ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE = _case(
 @example(case=CUT_LINE_AND_A_BLANK_LINE_NEW_TEXT_IN_THE_FILES_COLUMNS)
 @example(case=CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE)
 @example(case=ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE)
+@example(case=ELIDED_SEGMENTS_SHARE_THE_INDENT_UNIT)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

@@ -126,7 +126,27 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
         found.tier = "elision"
         after = max(found.candidate.end, found.candidate.start + 1)
         out.append(found)
+    _share_tab_reindentation(model, request, out)
     return out
+
+
+def _share_tab_reindentation(model: FileModel, request: Request, parts: list[Located]) -> None:
+    """Old text indented with tabs where the file indents with spaces, one segment re-indented
+    for it: a segment found as it is (its old lines carry no indentation to tell) writes its
+    new lines' leading tabs in the file's unit too, as the re-indented segments do."""
+    if not any(p.candidate.tier == "indentation" for p in parts) or not any(
+            line[:1] == "\t" for line in request.old.split("\n")):
+        return
+    for part in parts:
+        if part.candidate.tier != "exact" or part.request.context_only:
+            continue
+        unit = model.indent_unit_near(part.candidate.start)
+        if unit == "\t" or any(model.lines[i][:1] == "\t"
+                               for i in range(part.candidate.start, part.candidate.end)):
+            continue
+        lines = part.request.new.split("\n")
+        part.request.new = "\n".join(
+            unit * (len(line) - len(line.lstrip("\t"))) + line.lstrip("\t") for line in lines)
 
 
 def _blank_tail(lines: list[str]) -> int:
