@@ -566,6 +566,19 @@ ELIDED_SEGMENTS_SHARE_THE_INDENT_UNIT = _case(
     "def read() -> int:\n    reader = find(1)\n    if reader is None:\n        raise RuntimeError\n"
     "    return reader\n", (4, 7))
 
+# A near miss read as "a line the file lacks" where that line is a typo of a file line nearby
+# (old text also left out the docstring's closing quotes): the other reading puts the edit two
+# lines away, so the request is refused.
+TYPO_READ_AS_AN_INVENTED_LINE = _case(
+    '"""\nFrom https://click.palletsprojects.com/en/8.1.x/options/.\n"""\n'
+    "from typing_extensions import assert_type\n\nimport click\n",
+    '"""\nForm https://click.palletsprojects.com/en/8.1.x/options/.\n'
+    "from typing_extensions import assert_type\n",
+    '"""\nzb_value_100 = 100\nForm https://click.palletsprojects.com/en/8.1.x/options/.\n'
+    "from typing_extensions import assert_type\n",
+    '"""\nzb_value_100 = 100\nFrom https://click.palletsprojects.com/en/8.1.x/options/.\n"""\n'
+    "from typing_extensions import assert_type\n\nimport click\n", (0, 4))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -601,6 +614,7 @@ ELIDED_SEGMENTS_SHARE_THE_INDENT_UNIT = _case(
 @example(case=CUT_LINE_WITH_A_TYPO_AND_A_BLANK_LINE)
 @example(case=ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE)
 @example(case=ELIDED_SEGMENTS_SHARE_THE_INDENT_UNIT)
+@example(case=TYPO_READ_AS_AN_INVENTED_LINE)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

@@ -31,7 +31,7 @@ MAY_IMPORT = {
     "diagnostics": {"errors", "filemodel", "requests", "diff", "linekeys", "indentation"},
     "candidates": {"errors", "filemodel", "requests", "linekeys", "indentation"},
     "similarity": {"filemodel", "requests", "linekeys", "candidates"},
-    "nearmiss": {"filemodel", "requests", "linekeys", "candidates"},
+    "nearmiss": {"errors", "filemodel", "requests", "linekeys", "candidates"},
     "already": {"filemodel", "requests", "linekeys", "candidates", "nearmiss"},
     "ladder": {"errors", "filemodel", "requests", "diagnostics", "linekeys", "indentation",
                "candidates", "similarity", "nearmiss", "already"},

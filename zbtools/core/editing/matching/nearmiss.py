@@ -21,6 +21,7 @@ from zbtools.core.editing.matching.candidates import (
     Located,
     choose,
 )
+from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.filemodel import count_at_most
 from zbtools.core.editing.matching.linekeys import typography_key
 from zbtools.core.editing.matching.requests import Request, pattern_lines, split_markers
@@ -385,9 +386,37 @@ def find_near(model: FileModel, request: Request) -> Located | None:
     located.alternatives = others.get((cand.start, cand.end), [])
     if len(cands) > 1:
         located.disambiguated_by = "occurrence" if request.occurrence else "hint"
+    _refuse_a_typo_read_as_invented(model, request, located, keys, norm)
     what = ("a line old_text lacks" if located.dropped is not None else
             "a line the file lacks" if None in located.alignment else "a typo in one line")
     located.warnings.append(
         f"old_text matched lines {cand.first_line}-{cand.last_line} but for {what}; lines "
         "you did not change keep the file's text")
     return located
+
+
+def _refuse_a_typo_read_as_invented(model: FileModel, request: Request, located: Located,
+                                    keys: list[str], norm: Sequence[str]) -> None:
+    """Refuse the reading "old text has a line the file lacks" when that line is a typo's
+    distance from a file line nearby: old text may as well be the file's lines with a typo in
+    that one and another left out, and the two readings put the edit in different places."""
+    cand = located.candidate
+    reach = len(keys)
+    lo, hi = max(cand.start - reach, 0), min(cand.end + reach, len(norm))
+    for i, f in enumerate(located.alignment):
+        if f is not None or not keys[i]:
+            continue
+        near = next((j for j in range(lo, hi) if norm[j] != keys[i]
+                     and typo_distance(keys[i], norm[j], 3) is not None), None)
+        if near is not None:
+            raise MatchError(
+                "ambiguous_match", f"{request.label}old_text matched lines "
+                f"{cand.first_line}-{cand.last_line} but for a line the file lacks, "
+                f"{pattern_lines(request.old)[i].strip()[:SNIPPET_CHARS]!r}, which is a typo's "
+                f"distance from line {near + 1}: whether that line was invented or mistyped "
+                "(and another left out) cannot be told, and the edit would go elsewhere",
+                hint=f"re-read lines {min(cand.first_line, near + 1)}-"
+                f"{max(cand.last_line, near + 1)} and resend old_text as the file has it",
+                details={"start_line": cand.first_line, "end_line": cand.last_line,
+                         "look_alike_line": near + 1})
+
