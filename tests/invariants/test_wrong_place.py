@@ -579,6 +579,18 @@ TYPO_READ_AS_AN_INVENTED_LINE = _case(
     '"""\nzb_value_100 = 100\nFrom https://click.palletsprojects.com/en/8.1.x/options/.\n"""\n'
     "from typing_extensions import assert_type\n\nimport click\n", (0, 4))
 
+# A line cut after its indentation (with a trailing space and a blank line after it) whose new
+# text dedents to the class's level: a dedent in the file's columns, not lines to shift.
+CUT_LINE_THEN_A_DEDENT_IN_THE_FILES_COLUMNS = _case(
+    "class Item:\n    def __init__(self, **kwargs):\n        self._info = kwargs\n\n"
+    "    def __getattr__(self, name):\n        return self._info.get(name)\n",
+    "self._info = kwargs \n\n",
+    "self._info = kwargs \n\n    @overload\n    def __getattr__(self, name: str) -> int:\n"
+    "        ...\n",
+    "class Item:\n    def __init__(self, **kwargs):\n        self._info = kwargs\n\n"
+    "    @overload\n    def __getattr__(self, name: str) -> int:\n        ...\n"
+    "    def __getattr__(self, name):\n        return self._info.get(name)\n", (2, 4))
+
 
 @invariant(examples=250)
 @example(case=EXACT_MULTILINE_NEW)  # issue 27's table
@@ -615,6 +627,7 @@ TYPO_READ_AS_AN_INVENTED_LINE = _case(
 @example(case=ELIDED_WRITE_OUT_MISSING_A_BLANK_LINE)
 @example(case=ELIDED_SEGMENTS_SHARE_THE_INDENT_UNIT)
 @example(case=TYPO_READ_AS_AN_INVENTED_LINE)
+@example(case=CUT_LINE_THEN_A_DEDENT_IN_THE_FILES_COLUMNS)
 @given(case=edit_cases())
 def test_an_edit_with_a_models_mistakes_ends_correct_or_refused(case: EditCase) -> None:
     with tempfile.TemporaryDirectory(prefix="zb-wrongplace-") as tmp:

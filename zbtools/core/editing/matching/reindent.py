@@ -162,12 +162,13 @@ def maps_onto(model: FileModel, start: int, old_lines: list[str],
 def later_lines_in_file_columns(model: FileModel, start: int, sent: list[str],
                                 new_lines: list[str]) -> bool:
     """Old text is one line (blank lines after it aside), sent less indented than the file's
-    line, and new text's later lines all stand at least as deep as the file's line: they are
-    written in the file's columns, not old text's, and shifting them would indent them twice."""
+    line, and new text's later lines all stand deeper than old text's own column: they are
+    written in the file's columns, not old text's (a line left of the file's is a dedent to an
+    enclosing level, as the exact tier reads it), and shifting them would indent them twice."""
     if not sent or not sent[0].strip() or any(line.strip() for line in sent[1:]) or \
             not new_lines or not new_lines[0].strip():
         return False
     depth = columns(leading_ws(model.lines[start]))
     later = [line for line in new_lines[1:] if line.strip()]
-    return columns(leading_ws(sent[0])) < depth and bool(later) and \
-        all(columns(leading_ws(line)) >= depth for line in later)
+    own = columns(leading_ws(sent[0]))
+    return own < depth and bool(later) and all(columns(leading_ws(line)) > own for line in later)
