@@ -9,7 +9,8 @@ with a line that tells it apart (docs/internals/matching.md#i1); a hint never cr
 Also the constants several tiers read (the near-miss and similarity bounds).
 
 Map: ``Candidate``, ``Located``, ``find_exact``, ``find_lines``, ``find_candidates``,
-``hint_window``, ``describe``, ``choose``. Imports ``errors``, ``filemodel``, ``linekeys``,
+``hint_window``, ``describe``, ``choose``; ``near_conflict`` (a near miss that cannot be read
+one way: ``edit_conflict``). Imports ``errors``, ``filemodel``, ``linekeys``,
 ``indentation`` and ``requests``; every other tier builds on it.
 """
 
@@ -262,3 +263,16 @@ def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candid
         f"with the nearest line that tells it apart), or pass start_line (e.g. "
         f"start_line={example}) or occurrence",
         details={"tier": chosen[0].tier, "count": len(chosen), "candidates": described})
+
+
+def near_conflict(located: Located, what: str) -> MatchError:
+    """``edit_conflict`` for a near miss whose reading cannot be told (``what``): old text
+    matched its window but for one line, and where the edit goes depends on which."""
+    cand = located.candidate
+    return MatchError(
+        "edit_conflict", f"{located.request.label}old_text matched lines {cand.first_line}-"
+        f"{cand.last_line} but for one line, and {what}",
+        hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text with the "
+        "file's current text", details={"start_line": cand.first_line,
+                                         "end_line": cand.last_line})
+

@@ -20,8 +20,9 @@ from zbtools.core.editing.matching.candidates import (
     Candidate,
     Located,
     choose,
+    near_conflict,
 )
-from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
+from zbtools.core.editing.matching.errors import SNIPPET_CHARS
 from zbtools.core.editing.matching.filemodel import count_at_most
 from zbtools.core.editing.matching.linekeys import typography_key
 from zbtools.core.editing.matching.requests import Request, pattern_lines, split_markers
@@ -409,14 +410,8 @@ def _refuse_a_typo_read_as_invented(model: FileModel, request: Request, located:
         near = next((j for j in range(lo, hi) if norm[j] != keys[i]
                      and typo_distance(keys[i], norm[j], 3) is not None), None)
         if near is not None:
-            raise MatchError(
-                "ambiguous_match", f"{request.label}old_text matched lines "
-                f"{cand.first_line}-{cand.last_line} but for a line the file lacks, "
-                f"{pattern_lines(request.old)[i].strip()[:SNIPPET_CHARS]!r}, which is a typo's "
-                f"distance from line {near + 1}: whether that line was invented or mistyped "
-                "(and another left out) cannot be told, and the edit would go elsewhere",
-                hint=f"re-read lines {min(cand.first_line, near + 1)}-"
-                f"{max(cand.last_line, near + 1)} and resend old_text as the file has it",
-                details={"start_line": cand.first_line, "end_line": cand.last_line,
-                         "look_alike_line": near + 1})
+            raise near_conflict(located, f"the line the file lacks, "
+                                f"{pattern_lines(request.old)[i].strip()[:SNIPPET_CHARS]!r}, is "
+                                f"a typo's distance from line {near + 1}: invented, or mistyped "
+                                "with another left out? The edit would go elsewhere")
 

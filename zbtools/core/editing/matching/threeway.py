@@ -14,6 +14,7 @@ it (docs/internals/matching.md#parts); ``merge`` calls it; ``difflib`` and ``rap
 
 from __future__ import annotations
 
+from zbtools.core.editing.matching.candidates import near_conflict
 from zbtools.core.editing.matching.diff import line_opcodes
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.indentation import leading_ws
@@ -239,16 +240,6 @@ class _Misfit(MatchError):
     """A near miss's reading whose alignment old text's indentation contradicts."""
 
 
-def _near_conflict(located: Located, what: str) -> MatchError:
-    cand = located.candidate
-    return MatchError(
-        "edit_conflict", f"{located.request.label}old_text matched lines {cand.first_line}-"
-        f"{cand.last_line} but for one line, and {what}",
-        hint=f"re-read lines {cand.first_line}-{cand.last_line} and resend old_text with the "
-        "file's current text", details={"start_line": cand.first_line,
-                                         "end_line": cand.last_line})
-
-
 def _leans_towards(file: str, mine: str, new: str) -> bool:
     """Whether ``mine`` is ``file`` part-way to ``new``: characters ``new`` brings, put in.
 
@@ -313,7 +304,7 @@ def merge_near_readings(model: FileModel, located: Located
         assert misfit is not None
         raise misfit
     if any(r != results[0] for r in results[1:]):
-        raise _near_conflict(located, "which of the look-alike lines there old_text lacks "
+        raise near_conflict(located, "which of the look-alike lines there old_text lacks "
                              "cannot be told")
     return results[0]
 
@@ -368,7 +359,7 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
             new_lines = [render(new_lines[0]), *new_lines[1:]]
             render = str
     else:
-        near = _near_conflict(located, "its indentation does not map onto the file's (lines "
+        near = near_conflict(located, "its indentation does not map onto the file's (lines "
                               "at one depth in old_text stand at different depths there)")
         raise _Misfit(near.code, near.message, hint=near.hint, details=near.details)
     del sent
@@ -403,7 +394,7 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
         if i2 > i1 and j2 > j1 and not mapped:
             # Only lines the file lacks rewritten: whether the rewrite belongs there (the
             # line was a slip of old text) or nowhere (it was invented) cannot be told.
-            raise _near_conflict(located, "the lines you change are not in the file: "
+            raise near_conflict(located, "the lines you change are not in the file: "
                                  f"{old_lines[i1].strip()[:SNIPPET_CHARS]!r}")
         r1, r2 = (mapped[0], mapped[-1] + 1) if mapped else (mapped_before(i1),) * 2
         added = new_lines[j1:j2]
@@ -415,7 +406,7 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
             # new text (the result of the edit leaking into old text), not a slip.
             if any(_leans_towards(key(model.lines[f]), key(old_lines[i]), key(line))
                    for line in added):
-                raise _near_conflict(located, "the line you change differs from the file's "
+                raise near_conflict(located, "the line you change differs from the file's "
                                      "in a way that looks like the edit's result: "
                                      f"{model.lines[f].strip()[:SNIPPET_CHARS]!r}")
         rendered = [(render(line), eol) for line in added]
@@ -430,7 +421,7 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
                 # New lines put where the file has a blank line or a bracket old text lacks,
                 # one of them like it: is it that line, and on which side of it do the others
                 # go? A line like many others cannot tell.
-                raise _near_conflict(located, "the edit touches a file line old_text lacks, "
+                raise near_conflict(located, "the edit touches a file line old_text lacks, "
                                      f"{model.lines[dropped].strip()!r}, which new text's "
                                      "lines cannot be told apart from")
             same = [k for k, line in enumerate(added) if key(line) == text]
@@ -439,18 +430,18 @@ def _merge_near(model: FileModel, located: Located) -> tuple[list[tuple[str, str
                 if leading_ws(rendered[k][0]) == leading_ws(model.lines[dropped]):
                     rendered[k] = (model.lines[dropped], model.eols[dropped] or eol)
             elif not any(Indel.normalized_similarity(text, key(line)) >= 0.6 for line in added):
-                raise _near_conflict(located, "the edit touches a file line old_text lacks: "
+                raise near_conflict(located, "the edit touches a file line old_text lacks: "
                                      f"{model.lines[dropped].strip()[:SNIPPET_CHARS]!r}")
             r1, r2 = min(r1, dropped), max(r2, dropped + 1)
             used_dropped = True
         elif dropped is not None and not used_dropped and dropped in (r1 - 1, r2):
             # Right next to the lines the edit changes, a file line old text lacks: whether
             # the change meant to take it in cannot be told.
-            raise _near_conflict(located, "right next to the lines you change the file has a "
+            raise near_conflict(located, "right next to the lines you change the file has a "
                                  f"line old_text lacks: {model.lines[dropped].strip()[:60]!r}")
         if mapped and mapped != list(range(r1, r1 + len(mapped))) and \
                 [f for f in range(r1, r2) if f != dropped] != mapped:
-            raise _near_conflict(located, "the lines you change are not together in the file")
+            raise near_conflict(located, "the lines you change are not together in the file")
         emit_file(r1)
         out += rendered
         cursor = max(cursor, r2)
