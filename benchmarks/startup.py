@@ -91,12 +91,12 @@ def make_fixture(directory: Path) -> Path:
     return request
 
 
-# What pip 25.2 and later write for `zbtools = "zbtools.entry:main"` (pipx adds -E to the
+# What pip 25.2 and later write for `zbtools = "zbtools.__main__:main"` (pipx adds -E to the
 # shebang; uv's differs only in how it strips a Windows suffix). pip before 25.2 writes the same
 # with `import re` and `sys.argv[0] = re.sub(r'(-script\.pyw|\.exe)?$', '', sys.argv[0])`.
 CURRENT_WRAPPER = """#!{python}
 import sys
-from zbtools.entry import main
+from zbtools.__main__ import main
 if __name__ == '__main__':
     sys.argv[0] = sys.argv[0].removesuffix('.exe')
     sys.exit(main())
@@ -147,7 +147,7 @@ def cases(venv: Venv, request: Path, current: Path | None) -> list[Case]:
         Case("info: floor of a wrapper that imports re: python -c 'import re, sys'",
              Command((py, "-c", "import re, sys")), None, expect="none"),
         Case("info: floor of any wrapper: the entry point by python -I -c",
-             Command((py, "-I", "-c", "from zbtools.entry import main; main()", *flags)), None),
+             Command((py, "-I", "-c", "from zbtools.__main__ import main; main()", *flags)), None),
     ]
 
 

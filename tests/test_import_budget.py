@@ -32,7 +32,7 @@ HEAVY = {"typer", "click", "rich", "pydantic", "mcp", "platformdirs", "charset_n
 PROBE = """
 import sys
 sys.argv = ["zbtools", *sys.argv[1:]]
-from zbtools.entry import main
+from zbtools.__main__ import main
 try:
     main()
 except SystemExit:
@@ -113,3 +113,45 @@ def test_a_dialect_call_loads_only_its_dialect(
     dialects = {m for m in mods if m.startswith("zbtools.dialects")}
     assert dialects == {"zbtools.dialects", f"zbtools.dialects.{dialect}"}
     assert "zbtools.schema" not in mods
+
+
+COLLECTOR_PROBE = """
+import gc, sys
+import zbtools.dispatch as dispatch
+from zbtools.surfaces import batch
+
+def observed(name, run):
+    def wrapper(*args, **kwargs):
+        sys.stderr.write(f"\\n{name} collector={gc.isenabled()} frozen={gc.get_freeze_count()}\\n")
+        return run(*args, **kwargs)
+    return wrapper
+
+dispatch.call_tool = observed("tool", dispatch.call_tool)
+batch.batch_command = observed("batch", batch.batch_command)
+sys.argv = ["zbtools", *sys.argv[1:]]
+from zbtools.__main__ import main
+try:
+    main()
+except SystemExit:
+    pass
+"""
+
+
+@pytest.mark.parametrize("argv,stdin,stage", [
+    (["read_file"], b'{"path": "a.txt"}', "tool"),
+    (["batch"], b'{"tool": "read_file", "args": {"path": "a.txt"}}\n', "batch"),
+])
+def test_a_process_starts_with_the_collector_off_and_runs_with_it_on(
+        ws: Path, argv: list[str], stdin: bytes, stage: str) -> None:
+    """Start-up runs without cyclic collections (zbtools/__main__.py); what runs after it, a
+    tool or a long session, runs with the collector on and start-up's objects frozen."""
+    (ws / "a.txt").write_text("hi\n")
+    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, "
+                           f"{str(REPO)!r}); exec({COLLECTOR_PROBE!r})", *argv],
+                          cwd=ws, input=stdin, capture_output=True, timeout=30, check=True)
+    seen = [line.split() for line in done.stderr.decode().splitlines()
+            if line.startswith(stage + " ")]
+    assert seen, done.stderr.decode()
+    _, collector, frozen = seen[0]
+    assert collector == "collector=True"
+    assert int(frozen.removeprefix("frozen=")) > 1000

@@ -1,6 +1,23 @@
-"""``python -m zbtools``: the same entry point as the ``zbtools`` script."""
+"""The program as a process: ``zbtools`` (the installed script) and ``python -m zbtools``.
 
-from zbtools.entry import main
+A process runs one call and exits, so it starts with the cyclic garbage collector off: the
+thousands of objects start-up creates (modules, functions, tables) live until exit, and
+collections during the imports would only walk them. ``zbtools.dispatch.end_start_up`` freezes
+them and turns the collector on before a tool runs or a session (``batch``, ``mcp``) starts.
+Calls in a process that is not this one (the in-process runner) keep their collector as it is.
+"""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    import gc
+
+    gc.disable()
+    from zbtools.entry import main as run_process
+
+    run_process()
+
 
 if __name__ == "__main__":
     main()

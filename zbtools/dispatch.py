@@ -548,6 +548,7 @@ class ToolCall:
         arguments = merge_arguments(tables[0], merge_arguments(tables[0], stdin_json, args_json),
                                     flags)
         self.arguments = arguments
+        end_start_up()
         outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                             json_payload=fmt != "text")
         return success(tool, outcome, ctx), outcome.result
@@ -555,6 +556,17 @@ class ToolCall:
     def close(self) -> None:
         if self.ctx is not None:
             self.ctx.workspace.close()
+
+
+def end_start_up() -> None:
+    """The collector on, for the tool or session about to run, where the process started with it
+    off (``zbtools.__main__``): what start-up created is frozen out of every later collection,
+    exit's included. A no-op where the collector is on (an in-process call)."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def call_tool(spec: ToolSpec, dialect_tool: DialectTool | None, arguments: dict[str, Any],

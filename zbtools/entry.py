@@ -32,6 +32,7 @@ from zbtools.dispatch import (
     ToolCall,
     debugging,
     emit,
+    end_start_up,
     failure,
     output_format,
     process_streams,
@@ -180,6 +181,7 @@ def run_command_word(command: str, rest: list[str], opts: Options, streams: Stre
                      env: Mapping[str, str], fmt: str) -> int:
     """``tools``, ``schema``, ``prompt``, ``batch``, ``mcp`` and ``completion``: each is its
     surface's."""
+    end_start_up()
     if command == "completion":
         from zbtools.surfaces.cli import completion_command
 
