@@ -34,6 +34,7 @@ LAYERS: list[tuple[int, str, bool]] = [
     (1, "zbtools.core.files", False),
     (2, "zbtools.core.call", False),
     (3, "zbtools.core.state", False),
+    (3, "zbtools.core.code", False),  # below editing and search: the syntax guard, grep's scopes
     (4, "zbtools.core.editing", True),
     (4, "zbtools.core.search", True),
     (4, "zbtools.core.processes", True),

@@ -143,10 +143,12 @@ def declared(surface: str) -> tuple[list[str], dict[str, str]]:
             else PACKAGE / "core" / surface / "__init__.py")
     found: dict[str, object] = {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id in ("__all__", "_SUBMODULE"):
-                    found[target.id] = ast.literal_eval(node.value)
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in ("__all__", "_SUBMODULE"):
+                assert isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+                found[target.id] = ast.literal_eval(node.value)
     names = found.get("__all__")
     assert isinstance(names, list), f"{path}: no __all__"
     if surface == "errors":

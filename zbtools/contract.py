@@ -54,6 +54,10 @@ if TYPE_CHECKING:
         "anchor_required",
         "patch_parse_error",
         "stale_anchor",
+        "unsupported_language",
+        "symbol_not_found",
+        "ambiguous_symbol",
+        "syntax_error",
         "regex_error",
         "regex_timeout",
         "no_active_file",
@@ -170,6 +174,14 @@ ERROR_CODES: dict[ErrorCode, tuple[int, str]] = {
                           "Codex patch"),
     "stale_anchor": (ExitCode.TOOL_FAILED,
                      "a LINE:HASH anchor no longer matches the file (the line changed)"),
+    "unsupported_language": (ExitCode.TOOL_FAILED, "no parser or no symbols are known for the "
+                             "file's language (the supported ones are listed)"),
+    "symbol_not_found": (ExitCode.TOOL_FAILED, "no definition has that name (the closest names "
+                         "are listed)"),
+    "ambiguous_symbol": (ExitCode.TOOL_FAILED, "several definitions have that name (every "
+                         "candidate is listed)"),
+    "syntax_error": (ExitCode.TOOL_FAILED, "the edit would introduce parse errors and "
+                     "check_syntax is refuse; nothing was changed"),
     "regex_error": (ExitCode.USAGE, "the search pattern is not a valid regular expression"),
     "regex_timeout": (ExitCode.TOOL_FAILED,
                       "the pattern took too long before any file was searched"),
