@@ -279,9 +279,21 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
     else:
         pattern = _matcher(spec, arguments)
         rows: dict[str, dict[int, tuple[str, str]]] = {}
+        # show_scope: a heading before each match whose enclosing definition differs from the
+        # previous match's in its file (files_without_scope get none)
+        unscoped = result.get("files_without_scope")
+        headings: dict[str, dict[int, str]] = {}
+        last_scope: dict[str, str] = {}
         for m in result["matches"]:
             lines = rows.setdefault(m["path"], {})
             before = m.get("before") or []
+            if isinstance(unscoped, list) and m["path"] not in unscoped:
+                label = _scope_heading(m.get("scope"))
+                if last_scope.get(m["path"]) != label:
+                    last_scope[m["path"]] = label
+                    first = m["line"] - len(before)
+                    at = next((n for n in range(first, m["line"]) if n not in lines), m["line"])
+                    headings.setdefault(m["path"], {})[at] = label
             for i, line in enumerate(before):
                 lines.setdefault(m["line"] - len(before) + i, ("-", line))
             own = m["text"].split("\n")
@@ -297,6 +309,9 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
             for number in sorted(lines):
                 if previous is not None and number > previous + 1:
                     console.print(Text("--", style="dim"))
+                heading = headings.get(path, {}).get(number)
+                if heading is not None:
+                    console.print(Text(visible(heading), style="cyan"))
                 sep, line = lines[number]
                 body = _highlighted(line, pattern) if sep == ":" else Text(visible(line))
                 console.print(Text.assemble((str(number), "green"), sep, body))
@@ -304,6 +319,14 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
     notes = [line for line in text.splitlines() if line.startswith("[") and line.endswith("]")]
     for note in notes:
         console.print(Text(visible(note), style="dim"))
+
+
+def _scope_heading(scope: Any) -> str:
+    """``@@ method A.f (lines 2-4)``, or ``@@ top level``: grep's show_scope heading."""
+    if not isinstance(scope, dict):
+        return "@@ top level"
+    return (f"@@ {scope.get('kind')} {scope.get('qualname')} "
+            f"(lines {scope.get('start_line')}-{scope.get('end_line')})")
 
 
 def _processes(console: Console, processes: list[dict[str, Any]]) -> None:

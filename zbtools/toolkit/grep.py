@@ -2,7 +2,8 @@
 
 ``GrepResult`` (matches, per-file counts or file names) is what both return; ``to_result``
 builds it from an engine ``Outcome``; ``warn_skips`` and ``warn_walk_notes`` turn what the search
-left out into warnings; ``render`` (ripgrep's layout, ``content_lines``), ``found``
+left out into warnings; ``label_scopes`` adds grep_search's ``show_scope`` labels (``Scope``:
+each match's enclosing definition); ``render`` (ripgrep's layout, ``content_lines``), ``found``
 (``--exit-status``) and ``matched_paths`` (``--paths``) are its shell forms.
 """
 
@@ -13,8 +14,19 @@ from zbtools.core.search.entries import Skipped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from zbtools.core.call.context import Context
+    from zbtools.core.code.scopes import Scopes
     from zbtools.core.search.outcome import Outcome
+
+
+class Scope(Struct):
+    kind: str = field(help="function, method, class, interface, module, enum, type, macro "
+                      "or property")
+    qualname: str = field(help="Its dotted name: Class.method")
+    start_line: int = field(help="Its first line (the def, class, fn line; not decorators)")
+    end_line: int = field(help="Its last line")
 
 
 class Match(Struct):
@@ -24,6 +36,10 @@ class Match(Struct):
                       "joined by newlines); over 500 characters cut with a marker")
     before: list[str] = field(help="Context lines before it, in order")
     after: list[str] = field(help="Context lines after it (after the match's last line)")
+    scope: Scope | None = field(
+        default=None, omit_null=True,
+        help="show_scope: the innermost definition around the line; absent at the top level "
+        "and in files_without_scope")
 
 
 class FileCount(Struct):
@@ -50,6 +66,10 @@ class GrepResult(Struct):
     timed_out: bool = field(help="The timeout stopped the search: results are partial")
     skipped: Skipped = field(help="What was not searched, by kind")
     engine: str = field(help="The engine that matched: python, rg or native")
+    files_without_scope: list[str] | None = field(
+        default=None, omit_null=True,
+        help="show_scope: files with matches whose language has no definitions (or that "
+        "could not be parsed); their matches carry no scope")
 
 
 def warn_walk_notes(outcome: Outcome, ctx: Context) -> None:
@@ -121,16 +141,83 @@ def to_result(outcome: Outcome, mode: str) -> GrepResult:
         timed_out=outcome.timed_out, skipped=outcome.skipped, engine=outcome.engine)
 
 
-def content_lines(matches: list[Match]) -> list[str]:
+# a larger file is not parsed for show_scope (tree-sitter parses a few MB/s)
+SCOPE_MAX_BYTES = 8 << 20
+
+
+def label_scopes(result: GrepResult, ctx: Context) -> None:
+    """``show_scope``: each match's innermost enclosing definition (``Match.scope``), and the
+    files whose matches cannot have one (``files_without_scope``). Each file with matches is
+    read and parsed once per call and nothing is kept, so a label never comes from an older
+    version of the file (docs/internals/code.md#grep-scopes)."""
+    by_path: dict[str, list[Match]] = {}
+    for m in result.matches:
+        by_path.setdefault(m.path, []).append(m)
+    without: list[str] = []
+    for path, matches in by_path.items():
+        scopes = _file_scopes(path, ctx)
+        if scopes is None:
+            without.append(path)
+            continue
+        for m in matches:
+            found = scopes.at(m.line)
+            if found is not None:
+                m.scope = Scope(kind=found.kind, qualname=found.qualname,
+                                start_line=found.start_line, end_line=found.end_line)
+    result.files_without_scope = without
+
+
+def _file_scopes(path: str, ctx: Context) -> Scopes | None:
+    """The scopes of the file at ``path``; None when its language has no definitions, or it
+    cannot be read or is over ``SCOPE_MAX_BYTES``."""
+    import os
+
+    from zbtools.contract import ToolError
+    from zbtools.core.code.languages import language_for
+    from zbtools.core.files.reading import read_bytes
+
+    language = language_for(path)
+    if language is None and os.path.splitext(path.rsplit("/", 1)[-1])[1]:
+        return None  # an extension no grammar knows; without one, the #! line may tell
+    if language is not None and not language.has_symbols:
+        return None
+    try:
+        with ctx.workspace.resolve(path) as res:
+            data = read_bytes(res, max_bytes=SCOPE_MAX_BYTES, shown=path)
+    except ToolError:
+        return None  # removed or grown since the search: no label rather than a guess
+    if language is None:
+        language = language_for(path, data[:256])
+        if language is None or not language.has_symbols:
+            return None
+    from zbtools.core.code.scopes import scopes_of
+
+    return scopes_of(language, data)
+
+
+def content_lines(matches: list[Match], unscoped: Collection[str] | None = None) -> list[str]:
     """ripgrep's layout: ``path:N:text`` for matches, ``path-N-text`` for context, ``--``
-    between non-adjacent groups; context shared by neighbouring matches is printed once."""
-    plain = _plain_lines(matches)
+    between non-adjacent groups; context shared by neighbouring matches is printed once.
+    With ``unscoped`` (show_scope: the files without scopes), before the lines of each match
+    whose enclosing definition differs from the previous match's in its file, a header
+    ``@@ path: KIND QUALNAME (lines S-E)`` (or ``@@ path: top level``), like the function a
+    ``git diff`` hunk header names; a file in ``unscoped`` gets none."""
+    plain = None if unscoped is not None else _plain_lines(matches)
     if plain is not None:
         return plain
     rows: dict[str, dict[int, tuple[str, str]]] = {}
+    # the header before a line: where a match whose scope differs from the previous one starts
+    headers: dict[str, dict[int, str]] = {}
+    last_scope: dict[str, str] = {}
     for m in matches:
         lines = rows.setdefault(m.path, {})
         first = m.line - len(m.before)
+        if unscoped is not None and m.path not in unscoped:
+            label = scope_label(m.scope)
+            if last_scope.get(m.path) != label:
+                last_scope[m.path] = label
+                at = next((n for n in range(first, m.line) if n not in lines), m.line)
+                headers.setdefault(m.path, {})[at] = f"@@ {m.path}: {label}"
         for i, text in enumerate(m.before):
             lines.setdefault(first + i, ("-", text))
         own = m.text.split("\n")
@@ -143,13 +230,24 @@ def content_lines(matches: list[Match]) -> list[str]:
     has_context = any(m.before or m.after for m in matches)
     for path, lines in rows.items():
         previous: int | None = None
+        heads = headers.get(path, {})
         for number in sorted(lines):
             if has_context and out and (previous is None or number > previous + 1):
                 out.append("--")
+            head = heads.get(number)
+            if head is not None:
+                out.append(head)
             sep, text = lines[number]
             out.append(f"{path}{sep}{number}{sep}{text}")
             previous = number
     return out
+
+
+def scope_label(scope: Scope | None) -> str:
+    """``method A.f (lines 2-4)``, or ``top level``: a header's words for a scope."""
+    if scope is None:
+        return "top level"
+    return f"{scope.kind} {scope.qualname} (lines {scope.start_line}-{scope.end_line})"
 
 
 def _plain_lines(matches: list[Match]) -> list[str] | None:
@@ -200,7 +298,8 @@ def render(result: GrepResult, limit_name: str = "head_limit") -> str:
     elif result.output_mode == "count":
         lines = [f"{c.path}:{c.count}" for c in result.counts]
     else:
-        lines = content_lines(result.matches)
+        without = result.files_without_scope
+        lines = content_lines(result.matches, None if without is None else set(without))
     notes: list[str] = []
     if not result.files_with_matches:
         note = skipped_note(result.skipped)

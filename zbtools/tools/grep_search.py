@@ -34,6 +34,14 @@ checked by its log; where the two walks could differ another engine answers) or 
 the pattern has no literal text at all, e.g. ``\\w+\\(\\w+\\)$``, else python). Every
 engine gives the same files, matches, order and counts; the result says which ran.
 
+``show_scope`` labels each match (content mode) with the innermost definition whose lines hold
+it, as grep-ast does for aider: ``scope`` with its ``kind`` (function, method, class...),
+``qualname`` (``Class.method``), ``start_line`` and ``end_line``; no ``scope`` at the top level.
+Files in a language without definitions (see outline: Python, JavaScript, TypeScript, Go, Rust,
+Java, C, C++, C#, Ruby, PHP, Bash) get no label and are listed in ``files_without_scope``. The
+text form puts a header ``@@ path: method A.f (lines 2-4)`` before the matches of each
+definition.
+
 Limits and failure modes: at most ``head_limit`` results (default 200: lines in content mode, files
 otherwise; ``truncated`` tells; ``0`` means no cap); ``total_matches`` counts what was found before
 the search stopped, so ``total_is_lower_bound`` says when more may exist (a search that stopped
@@ -53,6 +61,7 @@ from zbtools.core.search.entries import WalkSwitches
 from zbtools.toolkit.grep import (
     GrepResult,
     found,
+    label_scopes,
     matched_paths,
     render,
     to_result,
@@ -115,6 +124,10 @@ class Params(WalkSwitches):
         "multiline mode, which reads files whole: those up to 10M, or up to this size)")
     timeout: float = field(default=10.0, minimum=0.001, maximum=300,
                            help="Seconds the whole search may take before it stops")
+    show_scope: bool = field(
+        default=False, aliases=("with_scope",),
+        help="Label each match (content mode) with the innermost definition around it: kind, "
+        "dotted name, lines; files in languages without definitions get no label")
     engine: Literal["auto", "python", "rg", "native"] = field(
         default="auto", help="Who walks and matches: python (our walk, the regex module), rg "
         "(our walk, a ripgrep binary matches), native (ripgrep walks and matches; where its "
@@ -221,7 +234,10 @@ def run(params: Params, ctx: Context) -> GrepResult:
     outcome = search(job, engines)
     warn_walk_notes(outcome, ctx)
     warn_skips(outcome, ctx, params.max_filesize, multiline=params.multiline)
-    return to_result(outcome, params.output_mode)
+    result = to_result(outcome, params.output_mode)
+    if params.show_scope and params.output_mode == "content":
+        label_scopes(result, ctx)
+    return result
 
 
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -14,8 +14,12 @@ from zbtools.core import lazy_names
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 # A name is added here when code outside the package first uses it
 # (tests/test_public_surface.py): the tools that see code, the syntax guard, grep's scopes.
-__all__: list[str] = []
+__all__ = ["Scopes", "language_for", "scopes_of"]
 
-_SUBMODULE: dict[str, str] = {}
+_SUBMODULE: dict[str, str] = {
+    "Scopes": "scopes",
+    "language_for": "languages",
+    "scopes_of": "scopes",
+}
 
 __getattr__ = lazy_names(__name__, _SUBMODULE, globals())
