@@ -94,3 +94,37 @@ def test_every_grammar_loads_and_every_tags_query_compiles(name: str) -> None:
     assert grammar(language) is not None
     if language.has_symbols:
         assert tags_query(language).pattern_count > 0
+
+
+# What the grammars' own tags queries leave out, found by comparing with universal-ctags on
+# real files (benchmarks/code_accuracy.py; docs/internals/code.md#accuracy).
+ADDED: dict[str, tuple[bytes, list[tuple[str, str, int]]]] = {
+    "E.java": (b'enum E {\n  A;\n  E() {}\n  int f() { return 1; }\n}\nrecord R(int a) {}\n'
+               b'@interface Ann {}\nclass K {\n  K(int a) {}\n}\n',
+               [("enum", "E", 1), ("method", "E.E", 3), ("method", "E.f", 4), ("class", "R", 6),
+                ("interface", "Ann", 7), ("class", "K", 8), ("method", "K.K", 9)]),
+    "i.go": (b'package p\ntype I interface {\n\tM(a int) error\n\tN()\n}\n',
+             [("type", "I", 2), ("method", "I.M", 3), ("method", "I.N", 4)]),
+    "t.ts": (b'type T<K> = K | null;\nexport type U = { a: number };\nenum E { A, B }\n',
+             [("type", "T", 1), ("type", "U", 2), ("enum", "E", 3)]),
+    "s.cpp": (b'namespace n {\nclass Fwd;\nstruct S { ~S() {} };\nS::~S2() {}\n'
+              b'template<class K> int T<K>::m() { return 0; }\n'
+              b'template<class K> int T<K>::In::g() { return 0; }\n'
+              b'template<class K> struct T<K>::Node { int h() { return 1; } };\n}\n',
+              [("module", "n", 1), ("class", "n.S", 3), ("method", "n.S.~S", 3),
+               ("method", "n.S.~S2", 4), ("method", "n.T.m", 5), ("method", "n.T.In.g", 6),
+               ("class", "n.T.Node", 7), ("method", "n.T.Node.h", 7)]),
+    "k.rs": (b'enum E { A }\ntype R<T> = Result<T, E>;\n',
+             [("enum", "E", 1), ("type", "R", 2)]),
+    "e.c": (b'enum color { RED };\nenum color c;\nstruct s;\nstruct s *p;\n',
+            [("enum", "color", 1)]),
+}
+
+
+@pytest.mark.parametrize("path", sorted(ADDED))
+def test_what_the_grammars_queries_leave_out(path: str) -> None:
+    source, expected = ADDED[path]
+    language = language_for(path)
+    assert language is not None
+    found = read_symbols(language, source)
+    assert [(d.kind, d.qualname, d.start_line) for d in found.definitions] == expected

@@ -30,6 +30,12 @@ CONTAINERS = frozenset({"class", "interface", "module", "enum"})
 SCOPE_NODES = frozenset({"impl_item"})
 # what a tags query may mark of a definition, and the node that is the whole definition
 WIDEN = {"function_declarator": ("function_definition",)}
+# C and C++ types that are definitions only with a body (`class A;` declares, `struct S s;` uses)
+NEEDS_BODY = frozenset({"class_specifier", "struct_specifier", "union_specifier",
+                        "enum_specifier"})
+# kinds the node tells better than the query (Rust's and C's enums are not classes or types;
+# a Rust `type` alias is not a class): docs/internals/code.md#accuracy
+NODE_KINDS = {"enum_item": "enum", "type_item": "type", "enum_specifier": "enum"}
 # node types that hold a definition's body
 BODY_FIELDS = ("body",)
 # what precedes a definition and belongs to it: decorators, attributes
@@ -140,7 +146,7 @@ def read_symbols(language: Language, source: bytes, tree: Any = None) -> FileSym
                 name = _text(source, name_node)
                 if not name:
                     continue
-                definition = Definition(_kind(kind), name, node)
+                definition = Definition(NODE_KINDS.get(node.type) or _kind(kind), name, node)
                 found[(node.start_byte, node.end_byte)] = definition
                 _scope_from_name(definition, captures, source)
             elif role == "reference" and kind:
@@ -170,6 +176,8 @@ def _widened(node: Any) -> Any:
     (a C prototype is not a definition)."""
     wanted = WIDEN.get(node.type)
     if wanted is None:
+        if node.type in NEEDS_BODY and node.child_by_field_name("body") is None:
+            return None
         return node
     parent = node.parent
     while parent is not None and parent.type.endswith("declarator"):
@@ -189,12 +197,31 @@ def _body(node: Any) -> Any:
 
 def _scope_from_name(definition: Definition, captures: dict[str, list[Any]],
                      source: bytes) -> None:
-    """C++'s ``void Class::method() {}``: the scope the query captured is the parent's name."""
+    """C++'s ``void Class::method() {}``: the scope the query captured is the parent's name
+    (``A<K>::B`` reads ``A.B``; a scope captured with the name itself drops it)."""
     scope = captures.get("local.scope")
     if scope:
-        definition.parent = _text(source, scope[0])
+        parts = _without_template_arguments(_text(source, scope[0])).split("::")
+        if len(parts) > 1 and parts[-1].strip() == definition.name:
+            parts.pop()
+        definition.parent = ".".join(part.strip() for part in parts)
         definition.qualname = f"{definition.parent}.{definition.name}"
-        definition.kind = "method"
+        if definition.kind == "function":
+            definition.kind = "method"
+
+
+def _without_template_arguments(text: str) -> str:
+    """``SkipList<Key, Cmp<K>>::Node`` -> ``SkipList::Node``."""
+    out: list[str] = []
+    depth = 0
+    for char in text:
+        if char == "<":
+            depth += 1
+        elif char == ">" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(char)
+    return "".join(out)
 
 
 def _scope_name(node: Any, source: bytes) -> str | None:
@@ -233,6 +260,10 @@ def _nest(definitions: list[Definition], root: Any, source: bytes) -> None:
                              and definition.end_byte <= stack[-1].end_byte):
             stack.pop()
         if definition.parent is not None:  # named by the query (C++)
+            if stack:  # `namespace n { void A::m() {} }` is n.A.m
+                definition.parent = f"{stack[-1].qualname}.{definition.parent}"
+                definition.qualname = f"{definition.parent}.{definition.name}"
+                definition.depth = stack[-1].depth + 1
             stack.append(definition)
             continue
         parent = stack[-1] if stack else None
