@@ -128,3 +128,15 @@ def test_what_the_grammars_queries_leave_out(path: str) -> None:
     assert language is not None
     found = read_symbols(language, source)
     assert [(d.kind, d.qualname, d.start_line) for d in found.definitions] == expected
+
+
+@pytest.mark.parametrize("path", sorted({**SAMPLES, **ADDED}))
+def test_definitions_alone_are_the_same_definitions(path: str) -> None:
+    """``references=False`` (grep's scopes) runs the query without its reference patterns."""
+    source = {**SAMPLES, **ADDED}[path][0]
+    language = language_for(path)
+    assert language is not None
+    full = read_symbols(language, source)
+    alone = read_symbols(language, source, references=False)
+    assert [d.to_json() for d in alone.definitions] == [d.to_json() for d in full.definitions]
+    assert alone.references == []

@@ -10,7 +10,8 @@ the packages' ``__init__`` (which imports ``importlib.resources``) and without
 needs (docs/internals/code.md#loading).
 
 Map: ``Language`` and ``LANGUAGES``; ``language_for`` (a path and the file's first bytes);
-``binding`` (the ``tree_sitter`` extension module), ``grammar``, ``parser``, ``tags_query``;
+``binding`` (the ``tree_sitter`` extension module), ``grammar``, ``parser``, ``tags_query``
+(``definitions_query``: the same without its reference patterns);
 ``unsupported_language`` (the error).
 """
 
@@ -246,4 +247,21 @@ def tags_query(language: Language) -> Any:
     found = _loaded.get(key)
     if found is None:
         found = _loaded[key] = binding().Query(grammar(language), tags_source(language))
+    return found
+
+
+def definitions_query(language: Language) -> Any:
+    """The tags query with its reference patterns disabled: for a caller that needs only the
+    definitions (grep's scopes), which then skips matching every call in the file."""
+    key = "definitions:" + language.name
+    found = _loaded.get(key)
+    if found is None:
+        source = tags_source(language)
+        found = binding().Query(grammar(language), source)
+        data = source.encode("utf-8")
+        for index in range(found.pattern_count):
+            pattern = data[found.start_byte_for_pattern(index):found.end_byte_for_pattern(index)]
+            if b"@definition." not in pattern:
+                found.disable_pattern(index)
+        _loaded[key] = found
     return found

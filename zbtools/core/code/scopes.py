@@ -62,4 +62,4 @@ class Scopes:
 
 def scopes_of(language: Language, source: bytes) -> Scopes:
     """The scopes of ``source``, a file in ``language`` (one with symbols)."""
-    return Scopes(read_symbols(language, source).definitions)
+    return Scopes(read_symbols(language, source, references=False).definitions)
