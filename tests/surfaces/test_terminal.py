@@ -109,6 +109,14 @@ def test_grep_is_coloured_like_rg(project: Path) -> None:
     assert "notes.md\n1:a TODO here\n2:and TODO there\n" in run.plain
 
 
+def test_grep_scope_headings_name_each_definition(project: Path) -> None:
+    run = on_terminal(project, "grep_search", "TODO", "--show-scope")
+    assert run.code == 0
+    assert b"\x1b[36m@@ function main (lines 4-5)\x1b[0m" in run.raw  # a cyan heading
+    assert "app.py\n@@ function main (lines 4-5)\n5:    return os.getcwd()  # TODO\n" in run.plain
+    assert "notes.md\n1:a TODO here\n" in run.plain  # no definitions in Markdown: no heading
+
+
 def test_edit_diffs_are_red_and_green(project: Path) -> None:
     run = on_terminal(project, "apply_edit", "notes.md", "--old-text", "a TODO here",
                       "--new-text", "a DONE here")
