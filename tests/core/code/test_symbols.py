@@ -94,3 +94,21 @@ def test_every_grammar_loads_and_every_tags_query_compiles(name: str) -> None:
     assert grammar(language) is not None
     if language.has_symbols:
         assert tags_query(language).pattern_count > 0
+
+
+def test_comments_above_a_first_method_and_export_belong_to_the_definition() -> None:
+    source = b"class A:\n    # about m\n    @dec\n    def m(self):\n        pass\n"
+    (a, m) = read_symbols(LANGUAGES["python"], source).definitions
+    assert (m.outer_start_line, a.outer_start_line) == (2, 1)
+    ts = b"// doc\nexport function g() {}\n"
+    (g,) = read_symbols(LANGUAGES["typescript"], ts).definitions
+    assert (g.start_line, g.outer_start_line, g.outer_start_byte) == (2, 1, 0)
+
+
+def test_a_comment_ending_a_line_of_code_stays_with_that_line() -> None:
+    source = b"class A:  # note\n    def m(self):\n        pass\nprint(1)  # x\ndef f(): pass\n"
+    (_, m, f) = read_symbols(LANGUAGES["python"], source).definitions
+    assert (m.outer_start_line, f.outer_start_line) == (2, 5)
+    c = b"int x; /* c */\nint f(void) { return 0; }\n"
+    (g,) = read_symbols(LANGUAGES["c"], c).definitions
+    assert g.outer_start_line == 2
