@@ -47,7 +47,7 @@ from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Literal
+    from typing import Any, Literal
 
     from zbtools.core.call.context import Context
     from zbtools.core.editing.matching import Applied
@@ -129,8 +129,9 @@ def run(params: Params, ctx: Context) -> Result:
                             ", which is not a character", hint="send valid Unicode text",
                             details={"path": parsed.path}) from None
         after = edit.apply(source)
-        report = {"label": None, "start_line": edit.first_line, "end_line": edit.last_line,
-                  "matched_with": "symbol", "transforms": [], "disambiguated_by": None}
+        report: dict[str, Any] = {
+            "label": None, "start_line": edit.first_line, "end_line": edit.last_line,
+            "matched_with": "symbol", "transforms": [], "disambiguated_by": None}
         return Applied(after.decode("utf-8", "surrogateescape"), [report], after != source, [])
 
     outcome = edit_file_text(ctx, parsed.path, compute, [params.new_text],
