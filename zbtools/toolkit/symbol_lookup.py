@@ -215,10 +215,11 @@ def info(parsed: Parsed, definition: Definition) -> SymbolInfo:
 def nearest(ctx: Context, query: str, found: Scan) -> list[str]:
     """The dotted names nearest ``query``: among the definitions of the files already parsed,
     else of files holding a part of the name in any letter case (``parse_user``: ``parse``,
-    ``user``, a word starting ``pars`` or ending ``user``), at most ``HINT_FILES`` of them."""
+    ``user``, a word starting ``pars`` or ending ``user``; the scopes of a dotted name), at
+    most ``HINT_FILES`` of them."""
     import re
 
-    from zbtools.core.code.lookup import closest, last_name
+    from zbtools.core.code.lookup import closest, last_name, normalise
 
     definitions = [d for _, d in found.definitions()]
     names = closest(query, definitions)
@@ -230,6 +231,8 @@ def nearest(ctx: Context, query: str, found: Scan) -> list[str]:
              if len(p) >= 3}
     if len(name) >= 4:
         parts |= {rf"\b{re.escape(name[:4])}", rf"{re.escape(name[-4:])}\b"}
+    # and a dotted name its scopes: the class of a misspelt method holds its right name
+    parts |= {rf"\b{re.escape(scope)}\b" for scope in normalise(query).split(".")[:-1]}
     pattern = "|".join(sorted(parts or {re.escape(name)}, key=len, reverse=True))
     hint_scan = Scan(found.path)
     for rel in _files_holding(ctx, found.path, (pattern, False), ignore_case=True,

@@ -123,7 +123,8 @@ def run(params: Params, ctx: Context) -> Result:
         if len(matches) > 1:
             raise ambiguous(params.symbol, [info(parsed, d) for d in matches])
         try:
-            edit = plan_edit(source, matches[0], params.action, params.new_text)
+            edit = plan_edit(source, matches[0], params.action, params.new_text,
+                             parsed.language.name)
         except UnicodeEncodeError as exc:
             raise ToolError("encoding_error", f"new_text holds {exc.object[exc.start:exc.end]!r}"
                             ", which is not a character", hint="send valid Unicode text",

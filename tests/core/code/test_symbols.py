@@ -112,3 +112,9 @@ def test_a_comment_ending_a_line_of_code_stays_with_that_line() -> None:
     c = b"int x; /* c */\nint f(void) { return 0; }\n"
     (g,) = read_symbols(LANGUAGES["c"], c).definitions
     assert g.outer_start_line == 2
+
+
+def test_the_hashbang_line_is_not_a_comment_above_the_first_definition() -> None:
+    source = b"#!/bin/bash\n# greets\nf() {\n  echo\n}\n"
+    (f,) = read_symbols(LANGUAGES["bash"], source).definitions
+    assert (f.start_line, f.outer_start_line) == (3, 2)

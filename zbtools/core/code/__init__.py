@@ -15,18 +15,18 @@ from zbtools.core import lazy_names
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.code.languages import Language, language_for, unsupported_language
-    from zbtools.core.code.lookup import closest, last_name, select
+    from zbtools.core.code.lookup import closest, last_name, normalise, select
     from zbtools.core.code.symbols import Definition, FileSymbols, read_symbols
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 # A name is added here when code outside the package first uses it
 # (tests/test_public_surface.py): the tools that see code, the syntax guard, grep's scopes.
 __all__ = ["Definition", "FileSymbols", "Language", "closest", "language_for", "last_name",
-           "read_symbols", "select", "unsupported_language"]
+           "normalise", "read_symbols", "select", "unsupported_language"]
 
 _SUBMODULE = {"Definition": "symbols", "FileSymbols": "symbols", "Language": "languages",
               "closest": "lookup", "language_for": "languages", "last_name": "lookup",
-              "read_symbols": "symbols", "select": "lookup",
+              "normalise": "lookup", "read_symbols": "symbols", "select": "lookup",
               "unsupported_language": "languages"}
 
 __getattr__ = lazy_names(__name__, _SUBMODULE, globals())

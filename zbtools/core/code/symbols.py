@@ -306,6 +306,8 @@ def _outer_start(definition: Definition, root: Any, source: bytes) -> None:
         if sibling.type in COMMENT_NODES and source[
                 source.rfind(b"\n", 0, sibling.start_byte) + 1:sibling.start_byte].strip():
             break  # a comment that ends a line of code (``class A:  # note``) is not above it
+        if sibling.start_byte == 0 and source.startswith(b"#!"):
+            break  # the file's #! line
         start = sibling
         sibling = _previous(start)
     definition.outer_start_byte = start.start_byte

@@ -64,9 +64,12 @@ class SymbolEdit:
         return b"".join((source[:self.start], self.replacement, source[self.end:]))
 
 
-def plan_edit(source: bytes, definition: Definition, action: str, new_text: str) -> SymbolEdit:
-    """The byte range ``action`` replaces in ``source`` and what replaces it."""
-    return _Planner(source, definition, new_text).plan(action)
+def plan_edit(source: bytes, definition: Definition, action: str, new_text: str,
+              language: str = "") -> SymbolEdit:
+    """The byte range ``action`` replaces in ``source`` and what replaces it; ``language``
+    (its name in ``core/code/languages``) gives the indent unit of a file with no indented
+    line yet (a tab for Go, as gofmt writes)."""
+    return _Planner(source, definition, new_text, language).plan(action)
 
 
 def _indent_for(cols: int, unit: str) -> str:
@@ -121,8 +124,10 @@ def fit(lines: list[str], target: str, unit: str) -> list[str]:
 
 
 class _Planner:
-    def __init__(self, source: bytes, definition: Definition, new_text: str) -> None:
+    def __init__(self, source: bytes, definition: Definition, new_text: str,
+                 language: str) -> None:
         self.source = source
+        self.language = language
         self.d = definition
         crlf = source.count(b"\r\n")
         self.eol = b"\r\n" if crlf and crlf * 2 >= source.count(b"\n") else b"\n"
@@ -155,8 +160,10 @@ class _Planner:
     @property
     def unit(self) -> str:
         if self._unit is None:
-            text = self.source.decode("utf-8", "surrogateescape")
-            self._unit = infer_indent_unit(text.splitlines())
+            lines = self.source.decode("utf-8", "surrogateescape").splitlines()
+            indented = any(line[:1] in (" ", "\t") and line.strip() for line in lines)
+            self._unit = infer_indent_unit(lines) if indented or self.language != "go" \
+                else "\t"
         return self._unit
 
     def blank_lines_above(self, pos: int) -> int:
@@ -173,7 +180,7 @@ class _Planner:
     def blank_lines_below(self, pos: int) -> int:
         count = 0
         end = self.line_end(pos)
-        while end < len(self.source) and count <= MAX_GAP:
+        while end + 1 < len(self.source) and count <= MAX_GAP:
             below = self.line_end(end + 1)
             if self.source[end + 1:below].strip():
                 break
