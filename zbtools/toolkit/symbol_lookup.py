@@ -1,11 +1,12 @@
 """What find_symbol and edit_symbol share: the files where a name may be defined, parsed.
 
 No index is kept: the search engine grep_search uses (its walk, ignore files and skips) finds
-the files that hold the definition's own name as a whole word, and only those are read and
-parsed (docs/internals/code.md#symbol-tools). ``scan`` does that for a directory, or parses the
-one file a path names; files in a language without symbols are counted, not guessed at.
-``SymbolInfo`` is a definition as both tools report it; ``nearest`` the names a hint offers
-when nothing matched; ``not_found`` and ``ambiguous`` the two refusals.
+the files that hold the definition's own name as a whole word (and each scope of a dotted
+name), and only those are read and parsed (docs/internals/code.md#symbol-tools). ``scan``
+does that for a directory, or parses the one file a path names; files in a language without
+symbols are counted, not guessed at. ``SymbolInfo`` is a definition as both tools report it;
+``nearest`` the names a hint offers when nothing matched; ``not_found`` and ``ambiguous`` the
+two refusals.
 
 Map: ``Parsed`` (one file's definitions), ``Scan`` (what a scan found and left out), ``scan``,
 ``SymbolInfo``, ``info``, ``nearest``, ``not_found``, ``ambiguous``.
@@ -96,9 +97,10 @@ def parse_file(ctx: Context, rel: str, *, named: bool) -> Parsed | None:
     return Parsed(rel, language, data, read_symbols(language, data))
 
 
-def scan(ctx: Context, query: str, path: str | None) -> Scan:
-    """The files under ``path`` (default: the workspace) that may define ``query``, parsed."""
-    from zbtools.core.code.lookup import last_name
+def scan(ctx: Context, query: str, path: str | None, *, references: bool = False) -> Scan:
+    """The files under ``path`` (default: the workspace) that may define ``query``, parsed;
+    with ``references``, every file that holds its own name (where it may be used)."""
+    from zbtools.core.code.lookup import last_name, normalise
 
     name = last_name(query)
     if not name:
@@ -117,7 +119,17 @@ def scan(ctx: Context, query: str, path: str | None) -> Scan:
         if parsed is not None:
             found.files.append(parsed)
         return found
-    for file in _files_holding(ctx, target, _word_pattern(name)):
+    files = _files_holding(ctx, target, _word_pattern(name))
+    if not references:
+        # A dotted name's scopes are written in the file that defines it (the class around a
+        # method, a Go receiver, a Rust impl, C++'s Class::): a common method name (__init__,
+        # run) is narrowed by its class's.
+        for scope in dict.fromkeys(normalise(query).split(".")[:-1]):
+            if not files:
+                break
+            holding = set(_files_holding(ctx, target, _word_pattern(scope)))
+            files = [f for f in files if f in holding]
+    for file in files:
         _add(ctx, found, file)
     return found
 

@@ -92,7 +92,7 @@ def run(params: Params, ctx: Context) -> Result:
     from zbtools.core.code.lookup import last_name, select
     from zbtools.toolkit.symbol_lookup import info, nearest, scan
 
-    found = scan(ctx, params.symbol, params.path)
+    found = scan(ctx, params.symbol, params.path, references=params.include_references)
     matches = [info(parsed, d) for parsed in found.files
                for d in select(parsed.symbols.definitions, params.symbol, params.kind)]
     references: list[ReferenceInfo] = []

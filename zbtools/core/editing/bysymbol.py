@@ -79,7 +79,7 @@ def _indent_for(cols: int, unit: str) -> str:
 
 def fit(lines: list[str], target: str, unit: str) -> list[str]:
     """``lines`` (no line endings) re-indented so that the first non-blank one stands at
-    ``target``, in the file's indent ``unit``; blank lines become empty."""
+    ``target``, in the file's indent ``unit``; blank lines of moved text become empty."""
     nonblank = [line for line in lines if line.strip()]
     if not nonblank:
         return []
@@ -96,7 +96,7 @@ def fit(lines: list[str], target: str, unit: str) -> list[str]:
     sent_tabs = any("\t" in leading_ws(line) for line in nonblank)
     indented = any(leading_ws(line) != base for line in nonblank)
     if base == target and (sent_tabs == file_tabs or not indented):
-        return [line if line.strip() else "" for line in lines]
+        return list(lines)  # already in place: written as sent, blank lines too
     convert = indented and sent_tabs != file_tabs
     sent_unit = (relative_unit(relative_depths(nonblank))
                  or unit_columns(infer_indent_unit(nonblank))) if convert else 1
