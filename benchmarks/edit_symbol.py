@@ -193,9 +193,9 @@ def main() -> int:
                 continue
             prepare(now, text, n)
             pick.sent, pick.expected = now.sent, now.expected
-            attempts = [{"symbol": pick.qualname},
-                        {"symbol": pick.qualname, "path": pick.rel},
-                        {"symbol": pick.qualname, "path": pick.rel, "line": line}]
+            attempts: list[dict[str, Any]] = [
+                {"symbol": pick.qualname}, {"symbol": pick.qualname, "path": pick.rel},
+                {"symbol": pick.qualname, "path": pick.rel, "line": line}]
             for stage, args in zip(("name", "name+path", "name+path+line"), attempts,
                                    strict=True):
                 started = time.perf_counter()
