@@ -15,9 +15,13 @@ sent again with the file as ``path``, then with the method's ``line`` (same-name
 in one file); the first refusal of each call is counted by code. Afterwards every file is
 checked: it still parses (``ast``), every byte outside the replaced ranges is the original's
 (the copy's files are compared with the standard library's), and each replaced range holds
-exactly what was sent, at the method's indentation. Prints the counts, the refusals by code
-and the time per edit (median, p95; the standard library's search is not cached: each call
-is a one-shot call).
+exactly what was sent, at the method's indentation. The reference is the same change made
+by ``apply_edit`` in a second copy (the method's old text quoted, the file named), timed call
+for call in alternating order (its trial run is undone before the counted one; the copies
+must end byte-identical; where apply_edit refuses, the method's text stands in several places
+of the file, and the file is copied over). Prints the counts, the refusals by code, the time
+per edit (median, p95; each call is a one-shot call: no search cache) and the median of the
+per-pair ratios.
 
     .venv/bin/python benchmarks/edit_symbol.py [--count 200] [--seed 29] [--json OUT]
 """
@@ -133,14 +137,21 @@ def prepare(pick: Pick, text: str, n: int) -> None:
         pick.sent = pick.expected = added
 
 
-def call(ws: Path, args: dict[str, Any]) -> dict[str, Any]:
+def call(ws: Path, args: dict[str, Any], tool: str = "edit_symbol") -> dict[str, Any]:
     out, err = io.StringIO(), io.StringIO()
     streams = Streams(io.BytesIO(json.dumps(args).encode()), out, err, stdin_isatty=False,
                       stdout_isatty=False)
     env = dict(os.environ, ZBTOOLS_WORKSPACE=str(ws))
-    run(["edit_symbol"], streams, env)
+    run([tool], streams, env)
     envelope: dict[str, Any] = json.loads(out.getvalue())
     return envelope
+
+
+def timed(ws: Path, args: dict[str, Any], tool: str = "edit_symbol"
+          ) -> tuple[dict[str, Any], float]:
+    started = time.perf_counter()
+    envelope = call(ws, args, tool)
+    return envelope, time.perf_counter() - started
 
 
 def main() -> int:
@@ -154,6 +165,10 @@ def main() -> int:
     os.environ["ZBTOOLS_STATE_DIR"] = str(state)
     try:
         root = copy_stdlib(base)
+        # the reference: the same change made by apply_edit (old text quoted, file named) in a
+        # second copy, call for call
+        reference = base / "reference"
+        shutil.copytree(root, reference, symlinks=True)
         original: dict[str, bytes] = {}
         candidates: list[Pick] = []
         for path in sorted(root.rglob("*.py")):
@@ -181,6 +196,9 @@ def main() -> int:
         refusals: dict[str, int] = {}
         stages: dict[str, int] = {"name": 0, "name+path": 0, "name+path+line": 0, "failed": 0}
         times: list[float] = []
+        ref_times: list[float] = []
+        ratios: list[float] = []
+        ref_refusals: dict[str, int] = {}
         done: list[Pick] = []
         for n, pick in enumerate(chosen):
             text = (root / pick.rel).read_text(encoding="utf-8")
@@ -196,14 +214,33 @@ def main() -> int:
             attempts: list[dict[str, Any]] = [
                 {"symbol": pick.qualname}, {"symbol": pick.qualname, "path": pick.rel},
                 {"symbol": pick.qualname, "path": pick.rel, "line": line}]
+            quoted = {"path": pick.rel, "old_text": text[now.start:now.end],
+                      "new_text": pick.expected}
             for stage, args in zip(("name", "name+path", "name+path+line"), attempts,
                                    strict=True):
-                started = time.perf_counter()
-                envelope = call(root, {**args, "new_text": pick.sent})
-                times.append(time.perf_counter() - started)
+                if n % 2:  # pairs in both orders: the drift of a noisy machine cancels
+                    envelope, took = timed(root, {**args, "new_text": pick.sent})
+                    ref, ref_took = timed(reference, quoted, "apply_edit")
+                else:
+                    ref, ref_took = timed(reference, quoted, "apply_edit")
+                    envelope, took = timed(root, {**args, "new_text": pick.sent})
+                times.append(took)
+                if ref["ok"]:
+                    undone = call(reference, {"path": pick.rel}, "undo")
+                    assert undone["ok"], undone
                 if envelope["ok"]:
                     stages[stage] += 1
                     done.append(pick)
+                    if ref["ok"]:
+                        ref_times.append(ref_took)
+                        ratios.append(took / ref_took)
+                        call(reference, quoted, "apply_edit")
+                    else:
+                        # (the method's text stands in several classes of the file: quoted,
+                        # it names no one place; by name it does) the copies stay comparable
+                        ref_refusals[ref["error"]["code"]] = \
+                            ref_refusals.get(ref["error"]["code"], 0) + 1
+                        shutil.copyfile(root / pick.rel, reference / pick.rel)
                     break
                 code = envelope["error"]["code"]
                 refusals[f"{stage}: {code}"] = refusals.get(f"{stage}: {code}", 0) + 1
@@ -211,13 +248,22 @@ def main() -> int:
                     stages["failed"] += 1
                     break
         problems = check(root, original, done)
+        problems += [f"{rel}: differs from apply_edit's copy" for rel in original
+                     if (root / rel).read_bytes() != (reference / rel).read_bytes()
+                     and any(p.rel == rel for p in done)]
         figures = {
             "methods_available": len(candidates), "edits_asked": len(chosen),
             "edits_done": len(done), "by_stage": stages, "refusals": refusals,
             "files_edited": len({p.rel for p in done}), "problems": problems,
             "seconds_per_call_median": statistics.median(times) if times else None,
             "seconds_per_call_p95": sorted(times)[int(len(times) * 0.95)] if times else None,
-            "calls": len(times), "load": os.getloadavg()}
+            "calls": len(times),
+            "reference_apply_edit_seconds_median": statistics.median(ref_times)
+            if ref_times else None,
+            "ratio_median_edit_symbol_to_apply_edit": statistics.median(ratios)
+            if ratios else None,
+            "reference_refusals": ref_refusals,
+            "load": os.getloadavg()}
         print(json.dumps(figures, indent=2))
         if opts.json:
             opts.json.write_text(json.dumps(figures, indent=2))
