@@ -245,3 +245,27 @@ def test_refusals_through_a_real_process(ws: Path, proc: CliRunner) -> None:
     call = proc("edit_symbol", "--stdin", "nope", stdin={"new_text": "x"})
     assert call.code != 0 and call.error["code"] == "symbol_not_found"
     assert snapshot(ws) == before
+
+
+def test_in_a_batch_session_each_call_sees_the_last_edit(ws: Path, cli: CliRunner) -> None:
+    import json
+
+    (ws / "a.py").write_text("class A:\n    def old(self):\n        return 1\n")
+    (ws / "b.py").write_text("from a import A\n")
+    requests = [
+        {"id": 1, "tool": "find_symbol", "args": {"symbol": "A.old"}},
+        {"id": 2, "tool": "edit_symbol", "args": {"symbol": "A.old", "new_text":
+                                                  "def new(self):\n    return 2"}},
+        {"id": 3, "tool": "find_symbol", "args": {"symbol": "A.new"}},
+        {"id": 4, "tool": "edit_symbol", "args": {"symbol": "A.new", "action": "insert_after",
+                                                  "new_text": "def third(self):\n    pass"}},
+        {"id": 5, "tool": "find_symbol", "args": {"symbol": "old"}},
+    ]
+    call = cli("batch", stdin="".join(json.dumps(r) + "\n" for r in requests))
+    out = [json.loads(line) for line in call.out.splitlines()]
+    assert all(o["ok"] for o in out), out
+    assert out[0]["result"]["definitions"][0]["start_line"] == 2
+    assert out[2]["result"]["definitions"][0]["qualname"] == "A.new"
+    assert out[4]["result"]["definitions"] == []
+    assert (ws / "a.py").read_text() == ("class A:\n    def new(self):\n        return 2\n"
+                                         "    def third(self):\n        pass\n")
