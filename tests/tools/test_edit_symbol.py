@@ -269,3 +269,13 @@ def test_in_a_batch_session_each_call_sees_the_last_edit(ws: Path, cli: CliRunne
     assert out[4]["result"]["definitions"] == []
     assert (ws / "a.py").read_text() == ("class A:\n    def new(self):\n        return 2\n"
                                          "    def third(self):\n        pass\n")
+
+
+def test_an_exported_arrow_function_is_replaced_whole(ws: Path, cli: CliRunner) -> None:
+    path = ws / "a.ts"
+    path.write_text("// doc\nexport const h = () => 1;\nexport function g() {}\n")
+    cli("edit_symbol", stdin={"symbol": "h", "new_text": "export const h = () => 2;"}).result
+    assert path.read_text() == "export const h = () => 2;\nexport function g() {}\n"
+    cli("edit_symbol", stdin={"symbol": "g", "action": "insert_before",
+                              "new_text": "// g's doc"}).result
+    assert path.read_text() == "export const h = () => 2;\n// g's doc\nexport function g() {}\n"

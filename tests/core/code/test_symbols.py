@@ -118,3 +118,10 @@ def test_the_hashbang_line_is_not_a_comment_above_the_first_definition() -> None
     source = b"#!/bin/bash\n# greets\nf() {\n  echo\n}\n"
     (f,) = read_symbols(LANGUAGES["bash"], source).definitions
     assert (f.start_line, f.outer_start_line) == (3, 2)
+
+
+def test_a_function_held_by_a_declaration_starts_with_the_declaration() -> None:
+    source = b"// doc\nexport const h = () => 1;\nconst a = 1, b = () => 2;\n"
+    h, b = read_symbols(LANGUAGES["typescript"], source).definitions
+    assert (h.name, h.outer_start_byte, h.outer_start_line) == ("h", 0, 1)
+    assert (b.name, source[b.outer_start_byte:b.end_byte]) == ("b", b"b = () => 2")

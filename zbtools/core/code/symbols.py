@@ -38,6 +38,8 @@ PREFIX_NODES = frozenset({"decorator", "attribute_item", "attribute_list", "anno
 COMMENT_NODES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
 # what wraps a definition and moves with it: Python's decorators, JavaScript's ``export``
 OUTER_NODES = frozenset({"decorated_definition", "export_statement"})
+# a declaration of one variable holding a function is that function's outer part
+DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 SIGNATURE_CHARS = 240
 
 
@@ -295,8 +297,10 @@ def _outer_start(definition: Definition, root: Any, source: bytes) -> None:
         node = node.parent
     start = node
     parent = node.parent
-    if parent is not None and parent.type in OUTER_NODES:
-        start = parent
+    while parent is not None and (parent.type in OUTER_NODES or (
+            parent.type in DECLARATIONS and parent.named_child_count == 1)):
+        start = parent  # ``export const f = () => 1``: all of it moves with f
+        parent = parent.parent
     sibling = _previous(start)
     while sibling is not None and (sibling.type in PREFIX_NODES or sibling.type in COMMENT_NODES):
         # adjacent: nothing but one line break between them

@@ -7,7 +7,8 @@ it was (docs/internals/code.md#symbol-tools). What it writes:
 
 - **replace**: the definition with its decorators, attributes and the comments directly above
   it (``outer_start_byte``), from the start of its line to its end; the text after it on its
-  last line (a ``;``) stays. Empty new text deletes the definition and its line.
+  last line stays (a ``;`` directly after it is replaced when the new text ends with one).
+  Empty new text deletes the definition and its line.
 - **replace_body**: what is between the body's braces (a brace-delimited body; new text may
   come with or without them), or an indented body (Python, Ruby) from the line after the
   header, comment lines above its first statement included.
@@ -212,6 +213,8 @@ class _Planner:
         whole_line = self.starts_line(outer)
         start = self.line_start(outer) if whole_line else outer
         end = d.end_byte
+        if source[end:end + 1] == b";" and self.lines and self.lines[-1].rstrip().endswith(";"):
+            end += 1  # ``const f = () => 1;`` sent whole, its ``;`` too
         if not self.lines:  # a deletion: the definition's lines go, and one of two gaps
             return self.delete(start, end, whole_line)
         target = self.indent_at(outer)
