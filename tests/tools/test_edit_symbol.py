@@ -279,3 +279,18 @@ def test_an_exported_arrow_function_is_replaced_whole(ws: Path, cli: CliRunner) 
     cli("edit_symbol", stdin={"symbol": "g", "action": "insert_before",
                               "new_text": "// g's doc"}).result
     assert path.read_text() == "export const h = () => 2;\n// g's doc\nexport function g() {}\n"
+
+
+@pytest.mark.parametrize("data,encoded", [
+    (b"\xef\xbb\xbfdef f():\n    return 'caf\xc3\xa9'\n", "utf-8-sig"),
+    (b"# caf\xe9\ndef f():\n    return 1\n", "cp1252"),
+])
+def test_a_bom_or_another_encoding_is_kept(ws: Path, cli: CliRunner, data: bytes,
+                                           encoded: str) -> None:
+    path = ws / "a.py"
+    path.write_bytes(data)
+    cli("edit_symbol", stdin={"symbol": "f", "action": "replace_body",
+                              "new_text": "return 'd\u00e9j\u00e0'"}).result
+    text = data.decode(encoded)
+    body = text[text.index("return"):].rstrip("\n")
+    assert path.read_bytes() == text.replace(body, "return 'd\u00e9j\u00e0'").encode(encoded)
