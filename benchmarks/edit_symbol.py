@@ -23,7 +23,13 @@ of the file, and the file is copied over). Prints the counts, the refusals by co
 per edit (median, p95; each call is a one-shot call: no search cache) and the median of the
 per-pair ratios.
 
-    .venv/bin/python benchmarks/edit_symbol.py [--count 200] [--seed 29] [--json OUT]
+``--find-runs N`` also times ``find_symbol`` of ``N`` of those dotted names in a fresh process
+each (``python -m zbtools``, cold: the whole copy searched, the files holding the name parsed),
+paired with ``rg -l -w`` of the method's name over the same copy (the narrowing's search
+alone) and with ``python -I -c pass``.
+
+    .venv/bin/python benchmarks/edit_symbol.py [--count 200] [--seed 29] [--find-runs 0]
+        [--json OUT]
 """
 
 from __future__ import annotations
@@ -159,6 +165,8 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--find-runs", type=int, default=0,
+                        help="time find_symbol cold for this many of the names")
     opts = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="zb-edit-symbol-"))
     state = base / "state"
@@ -247,6 +255,7 @@ def main() -> int:
                 if code != "ambiguous_symbol":
                     stages["failed"] += 1
                     break
+        find = time_find(root, done[:opts.find_runs]) if opts.find_runs else {}
         problems = check(root, original, done)
         problems += [f"{rel}: differs from apply_edit's copy" for rel in original
                      if (root / rel).read_bytes() != (reference / rel).read_bytes()
@@ -262,7 +271,7 @@ def main() -> int:
             if ref_times else None,
             "ratio_median_edit_symbol_to_apply_edit": statistics.median(ratios)
             if ratios else None,
-            "reference_refusals": ref_refusals,
+            "reference_refusals": ref_refusals, **find,
             "load": os.getloadavg()}
         print(json.dumps(figures, indent=2))
         if opts.json:
@@ -270,6 +279,40 @@ def main() -> int:
         return 1 if problems else 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def time_find(root: Path, picks: list[Pick]) -> dict[str, Any]:
+    """``find_symbol`` cold, paired with ``rg -l -w`` and ``python -I -c pass``."""
+    import subprocess
+
+    from zbtools.core.search.ripgrep import find_rg
+
+    rg = find_rg(os.environ) or "rg"
+    env = dict(os.environ, ZBTOOLS_WORKSPACE=str(root), PYTHONPATH=str(REPO))
+    finds, greps, bare, ratios = [], [], [], []
+    for n, pick in enumerate(picks):
+        name = pick.qualname.rsplit(".", 1)[-1]
+        commands = [[sys.executable, "-m", "zbtools", "find_symbol", pick.qualname],
+                    [rg, "-l", "-w", "-F", name, "."], [sys.executable, "-I", "-c", "pass"]]
+        spent = [0.0, 0.0, 0.0]
+        outputs: list[subprocess.CompletedProcess[bytes] | None] = [None, None, None]
+        for i in (0, 1, 2) if n % 2 else (2, 1, 0):  # both orders: the drift cancels
+            started = time.perf_counter()
+            outputs[i] = subprocess.run(commands[i], cwd=root, env=env, capture_output=True,
+                                        check=False)
+            spent[i] = time.perf_counter() - started
+        found = outputs[0]
+        assert found is not None and found.returncode == 0, found
+        assert pick.qualname in found.stdout.decode(), found
+        finds.append(spent[0])
+        greps.append(spent[1])
+        bare.append(spent[2])
+        ratios.append(finds[-1] / greps[-1])
+    return {"find_symbol_cold_median": statistics.median(finds),
+            "rg_files_median": statistics.median(greps),
+            "python_pass_median": statistics.median(bare),
+            "ratio_median_find_symbol_to_rg": statistics.median(ratios),
+            "find_runs": len(finds)}
 
 
 def check(root: Path, original: dict[str, bytes], done: list[Pick]) -> list[str]:
