@@ -140,3 +140,33 @@ def test_definitions_alone_are_the_same_definitions(path: str) -> None:
     alone = read_symbols(language, source, references=False)
     assert [d.to_json() for d in alone.definitions] == [d.to_json() for d in full.definitions]
     assert alone.references == []
+
+def test_comments_above_a_first_method_and_export_belong_to_the_definition() -> None:
+    source = b"class A:\n    # about m\n    @dec\n    def m(self):\n        pass\n"
+    (a, m) = read_symbols(LANGUAGES["python"], source).definitions
+    assert (m.outer_start_line, a.outer_start_line) == (2, 1)
+    ts = b"// doc\nexport function g() {}\n"
+    (g,) = read_symbols(LANGUAGES["typescript"], ts).definitions
+    assert (g.start_line, g.outer_start_line, g.outer_start_byte) == (2, 1, 0)
+
+
+def test_a_comment_ending_a_line_of_code_stays_with_that_line() -> None:
+    source = b"class A:  # note\n    def m(self):\n        pass\nprint(1)  # x\ndef f(): pass\n"
+    (_, m, f) = read_symbols(LANGUAGES["python"], source).definitions
+    assert (m.outer_start_line, f.outer_start_line) == (2, 5)
+    c = b"int x; /* c */\nint f(void) { return 0; }\n"
+    (g,) = read_symbols(LANGUAGES["c"], c).definitions
+    assert g.outer_start_line == 2
+
+
+def test_the_hashbang_line_is_not_a_comment_above_the_first_definition() -> None:
+    source = b"#!/bin/bash\n# greets\nf() {\n  echo\n}\n"
+    (f,) = read_symbols(LANGUAGES["bash"], source).definitions
+    assert (f.start_line, f.outer_start_line) == (3, 2)
+
+
+def test_a_function_held_by_a_declaration_starts_with_the_declaration() -> None:
+    source = b"// doc\nexport const h = () => 1;\nconst a = 1, b = () => 2;\n"
+    h, b = read_symbols(LANGUAGES["typescript"], source).definitions
+    assert (h.name, h.outer_start_byte, h.outer_start_line) == ("h", 0, 1)
+    assert (b.name, source[b.outer_start_byte:b.end_byte]) == ("b", b"b = () => 2")

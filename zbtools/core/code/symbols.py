@@ -42,6 +42,10 @@ BODY_FIELDS = ("body",)
 PREFIX_NODES = frozenset({"decorator", "attribute_item", "attribute_list", "annotation",
                           "marker_annotation"})
 COMMENT_NODES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+# what wraps a definition and moves with it: Python's decorators, JavaScript's ``export``
+OUTER_NODES = frozenset({"decorated_definition", "export_statement"})
+# a declaration of one variable holding a function is that function's outer part
+DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 SIGNATURE_CHARS = 240
 
 
@@ -327,15 +331,34 @@ def _outer_start(definition: Definition, root: Any, source: bytes) -> None:
         node = node.parent
     start = node
     parent = node.parent
-    if parent is not None and parent.type == "decorated_definition":  # Python
-        start = parent
-    sibling = start.prev_named_sibling
+    while parent is not None and (parent.type in OUTER_NODES or (
+            parent.type in DECLARATIONS and parent.named_child_count == 1)):
+        start = parent  # ``export const f = () => 1``: all of it moves with f
+        parent = parent.parent
+    sibling = _previous(start)
     while sibling is not None and (sibling.type in PREFIX_NODES or sibling.type in COMMENT_NODES):
         # adjacent: nothing but one line break between them
         gap = source[sibling.end_byte:start.start_byte]
         if gap.count(b"\n") > 1 or gap.strip():
             break
+        if sibling.type in COMMENT_NODES and source[
+                source.rfind(b"\n", 0, sibling.start_byte) + 1:sibling.start_byte].strip():
+            break  # a comment that ends a line of code (``class A:  # note``) is not above it
+        if sibling.start_byte == 0 and source.startswith(b"#!"):
+            break  # the file's #! line
         start = sibling
-        sibling = start.prev_named_sibling
+        sibling = _previous(start)
     definition.outer_start_byte = start.start_byte
     definition.outer_start_line = start.start_point[0] + 1
+
+
+def _previous(node: Any) -> Any:
+    """The node before ``node``; for the first statement of a Python block, what stands
+    before the block (the comment lines above a class's first method are the class's
+    children, not the block's)."""
+    sibling = node.prev_named_sibling
+    parent = node.parent
+    if sibling is None and parent is not None and parent.type == "block" and \
+            parent.start_byte == node.start_byte:
+        sibling = parent.prev_named_sibling
+    return sibling

@@ -8,7 +8,8 @@ bytes, checked by ``bytescan`` and hashed by ``splicehash``), ``patchcycle`` (a 
 patch, every file checked before any is written), ``txn`` (multi-file changes and
 long appends all or nothing under ``kill -9``: the intent journal and its recovery), ``undo``
 (the journal of previous versions), ``editor`` (the headless editor's tabs, cursors and
-selections, re-anchored through matching).
+selections, re-anchored through matching), ``bysymbol`` (an edit placed by a definition:
+replace it or its body, insert before or after it).
 
 May import ``zbtools.core.files``, ``zbtools.core.call`` and ``zbtools.core.state``.
 """
@@ -17,6 +18,7 @@ from zbtools.core import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from zbtools.core.editing.bysymbol import plan_edit
     from zbtools.core.editing.cycle import EditOutcome, edit_file_text
     from zbtools.core.editing.editor import (
         Editor,
@@ -48,15 +50,16 @@ if TYPE_CHECKING:
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "Request",
            "Step", "Tab", "Undoing", "apply_patch_text", "apply_requests", "edit_active",
-           "edit_file_text", "journaled_append", "load", "order", "other_names", "record",
-           "recover", "replace_all", "replace_file", "run_transaction", "stat_key",
+           "edit_file_text", "journaled_append", "load", "order", "other_names", "plan_edit",
+           "record", "recover", "replace_all", "replace_file", "run_transaction", "stat_key",
            "sweep_dead_writers"]
 
 _SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "editor",
               "Editor": "editor", "FileModel": "matching", "Journal": "undo", "Request": "matching",
               "Tab": "editor", "apply_patch_text": "patchcycle", "apply_requests": "matching",
               "edit_active": "editor", "edit_file_text": "cycle", "journaled_append": "txn",
-              "load": "editor", "order": "editor", "other_names": "undo", "record": "undo",
+              "load": "editor", "order": "editor", "other_names": "undo",
+              "plan_edit": "bysymbol", "record": "undo",
               "recover": "txn", "replace_all": "matching", "replace_file": "txn",
               "stat_key": "editor", "sweep_dead_writers": "leftovers", "Step": "txn",
               "run_transaction": "txn", "Undoing": "undo"}
