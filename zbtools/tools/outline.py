@@ -174,10 +174,6 @@ def _map(params: Params, ctx: Context) -> Result:
         whole = True  # the kept ranking is shorter than this budget
     for note in found.notes:
         ctx.warn(note)
-    if repo.truncated:
-        ctx.warn(f"map cut to its budget: {repo.definitions_shown} of {repo.definitions_total} "
-                 f"definitions in {len(repo.files)} of {repo.files_total} files shown; raise "
-                 "max_tokens/max_lines, or outline a subdirectory or one file")
     return Result(path=found.path, kind="directory", language=None, has_errors=None,
                   definitions=None, files=[_map_file(entry) for entry in repo.files],
                   count=repo.definitions_shown, total=repo.definitions_total,
