@@ -5,7 +5,7 @@ size, ``mtime_ns`` and ``ctime_ns``, the key of the warm search cache, so a file
 changed is parsed again. Records live in memory for a process (a ``batch`` or ``mcp`` session
 keeps the index in its search cache) and on disk in the workspace's state directory, in one
 file written whole through a temp file and a rename (crash-safe: a reader sees the old file or
-the new one). The file is trusted only when everything checks: its magic, its format, its
+the new one, and a file torn by a power loss fails its check). The file is trusted only when everything checks: its magic, its format, its
 length and CRC, and its stamp (zbtools' version, the index code, the workspace root), and each
 record's language only while the grammar, ``tree_sitter`` and tags query files it was made with
 are unchanged; anything else is ignored and rebuilt, never read as records. Only records of
@@ -126,8 +126,8 @@ class CodeIndex:
     def put(self, rel: str, sig: Signature, tags: Tags, now_ns: int) -> None:
         """Keep a new record; one of a file not yet settled is used once, not kept."""
         if not settled(sig, now_ns):
-            if self.records.pop(rel, None) is not None:
-                self.dirty = True
+            # the file's record on disk, if any, no longer matches its signature: no rewrite
+            self.records.pop(rel, None)
             return
         self.records[rel] = (sig, tags)
         self._grammars.setdefault(tags[0], grammar_stamp(tags[0]))
@@ -200,7 +200,8 @@ class CodeIndex:
 
 def write_checked(path: str, value: Any) -> bool:
     """Write ``value`` (marshal) to ``path`` with a header that lets a reader check it, through
-    a temp file and a rename; False when it could not be written."""
+    a temp file and a rename; False when it could not be written. No ``fsync``: a file a crash
+    tore fails its length or CRC check and is rebuilt, so durability is not worth its cost."""
     body = marshal.dumps(value)
     head = MAGIC + HEADER.pack(FORMAT, len(body), zlib.crc32(body))
     folder, name = os.path.split(path)
@@ -212,8 +213,6 @@ def write_checked(path: str, value: Any) -> bool:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(head)
                 fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
         except BaseException:
             os.unlink(temp)
             raise
