@@ -226,8 +226,6 @@ def main() -> int:
     add_venv_arguments(parser)
     add_timing_arguments(parser, runs=5)
     parser.add_argument("--skip-accuracy", action="store_true")
-    parser.add_argument("--export", type=Path, metavar="FILE",
-                        help="write the raw samples as JSON")
     args = parser.parse_args()
     env = bench_env()
     export: dict[str, object] = {}

@@ -3,7 +3,8 @@
 Ranking (docs/internals/code.md#repository-map): a definition's score is the number of *other*
 files that reference its name (a file counts once however often it names it), divided by the
 number of files that define that name (a name defined in many files, ``run`` or ``__init__``,
-says little about which one a reference means). This is aider's idea of ranking by references
+says little about which one a reference means), times aider's name weights (a long
+``snake_case`` or ``camelCase`` name x10, a ``_private`` one x0.1). This is aider's idea of ranking by references
 with plain counts instead of a PageRank over the file graph: the same order on the definitions
 that matter, computed in one pass, so a session recomputes it after every change. Definitions
 nobody references follow, shallowest first. The map takes definitions in that order while they
@@ -137,6 +138,20 @@ def _parents(defs: tuple[DefTuple, ...]) -> list[int]:
     return parents
 
 
+def _weight(name: str) -> float:
+    """Aider's weights: a long snake_case or camelCase name is specific (x10), a private one
+    (``_name``) is seldom what a reader of the map wants (x0.1); ``join`` or ``get`` are
+    referenced everywhere through other types' methods of the same name."""
+    weight = 1.0
+    if len(name) >= 8 and (("_" in name.strip("_") and any(c.isalpha() for c in name))
+                           or (any(c.isupper() for c in name[1:])
+                               and any(c.islower() for c in name))):
+        weight = 10.0
+    if name.startswith("_"):
+        weight *= 0.1
+    return weight
+
+
 def rank(files: list[tuple[str, Tags]]) -> Ranking:
     """Every definition of ``files`` (path and record, in walk order), in the map's order."""
     referencing = Counter(chain.from_iterable(tags[2] for _, tags in files))
@@ -155,7 +170,7 @@ def rank(files: list[tuple[str, Tags]]) -> Ranking:
             if count and name in own_set:
                 count -= 1
             if count:
-                ranked.append((-count / defined_in[name], d[4], f, i))
+                ranked.append((-count * _weight(name) / defined_in[name], d[4], f, i))
             else:
                 unreferenced.append((d[4], f, i, 0.0))
         total += len(tags[1])
