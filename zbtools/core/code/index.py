@@ -3,15 +3,15 @@
 A record is valid while the file's stat signature is the one it was made from: device, inode,
 size, ``mtime_ns`` and ``ctime_ns``, the key of the warm search cache, so a file whose stat
 changed is parsed again. Records live in memory for a process (a ``batch`` or ``mcp`` session
-keeps the index in its search cache) and on disk in the workspace's state directory, in one
-file written whole through a temp file and a rename (crash-safe: a reader sees the old file or
-the new one, and a file torn by a power loss fails its check). The file is trusted only when everything checks: its magic, its format, its
-length and CRC, and its stamp (zbtools' version, the index code, the workspace root), and each
-record's language only while the grammar, ``tree_sitter`` and tags query files it was made with
-are unchanged; anything else is ignored and rebuilt, never read as records. Only records of
-files settled for ``SETTLE_NS`` (git's "racily clean" rule) are stored, so a file changed twice
-within one timestamp tick is never mistaken for the version parsed
-(docs/internals/code.md#repository-map).
+keeps the index in its search cache) and on disk in the workspace's state directory, in one file
+written whole through a temp file and a rename (crash-safe: a reader sees the old file or the
+new one, and a file torn by a power loss fails its check). The file is trusted only when
+everything checks: its magic, its format, its length and CRC, and its stamp (zbtools' version,
+the index code, the workspace root), and each record's language only while the grammar,
+``tree_sitter`` and tags query files it was made with are unchanged; anything else is ignored
+and rebuilt, never read as records. Only records of files settled for ``SETTLE_NS`` (git's
+"racily clean" rule) are stored, so a file changed twice within one timestamp tick is never
+mistaken for the version parsed (docs/internals/code.md#repository-map).
 
 The maps' rankings are kept too (``rankings`` in memory, ``code-maps.bin`` on disk, the first
 ``KEPT_CANDIDATES`` of each), with a fingerprint of the files they rank (paths, signatures,

@@ -4,17 +4,17 @@ Ranking (docs/internals/code.md#repository-map): a definition's score is the num
 files that reference its name (a file counts once however often it names it), divided by the
 number of files that define that name (a name defined in many files, ``run`` or ``__init__``,
 says little about which one a reference means), times aider's name weights (a long
-``snake_case`` or ``camelCase`` name x10, a ``_private`` one x0.1). This is aider's idea of ranking by references
-with plain counts instead of a PageRank over the file graph: the same order on the definitions
-that matter, computed in one pass, so a session recomputes it after every change. Definitions
-nobody references follow, shallowest first. The map takes definitions in that order while they
-fit the budget; a nested definition brings its enclosing ones (a method shows its class), and
-each file a header line. What is left out is counted.
+``snake_case`` or ``camelCase`` name x10, a ``_private`` one x0.1). This is aider's idea of
+ranking by references with plain counts instead of a PageRank over the file graph: the same
+order on the definitions that matter, computed in one pass, so a session recomputes it after
+every change. Definitions nobody references follow, shallowest first. The map takes definitions
+in that order while they fit the budget; a nested definition brings its enclosing ones (a method
+shows its class), and each file a header line. What is left out is counted.
 
-The map is rendered as text (``path:``, then one line per definition, indented by nesting:
-``12: def name(args)``); its size in lines and estimated tokens is what the budget limits. A
-line's tokens are estimated as its characters (with the line break) divided by 4, rounded up:
-the usual rule for code under byte-pair tokenizers, exact enough for a budget.
+The map is rendered as text (``path:``, then one line per definition, indented by nesting: ``12:
+def name(args)``); its size in lines and estimated tokens is what the budget limits. A line's
+tokens are estimated as its characters (with the line break) divided by 4, rounded up: the usual
+rule for code under byte-pair tokenizers, exact enough for a budget.
 
 Map: ``rank`` (every definition, in order: a ``Ranking``, which ``cut`` makes small enough to
 keep), ``select`` (a ``RepoMap`` of ``MapFile`` within a budget), ``build_map`` (both),
