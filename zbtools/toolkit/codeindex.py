@@ -85,7 +85,12 @@ def _keep(ctx: Context, index: CodeIndex) -> None:
     call reads the state directory again)."""
     cache = ctx.search_cache
     if cache is not None and cache.capacity > 0:
-        cache.put((_KEY, ctx.workspace.root), 0, index, index.cost())
+        key = (_KEY, ctx.workspace.root)
+        cost = index.cost()
+        if cost >= cache.capacity:
+            cache.get(key, None)  # a check it was not stored with: dropped, memory freed
+        else:
+            cache.put(key, 0, index, cost)
 
 
 def cache_path(ctx: Context) -> str:
