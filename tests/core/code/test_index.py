@@ -287,3 +287,14 @@ def test_the_map_never_exceeds_its_budget_and_shows_only_what_exists(
     total = sum(len(tags[1]) for _, tags in files)
     assert repo.definitions_shown == shown and repo.definitions_total == total
     assert repo.truncated == (shown < total)
+
+
+def test_a_kept_ranking_that_does_not_check_is_refused() -> None:
+    files = [("k.py", record([("class", "K", 0, 1, 9), ("method", "K.go", 1, 2, 3)], ())),
+             ("u.py", record([], ("go",)))]
+    good = rank(files).cut(1).to_data()
+    assert Ranking.from_data(good) is not None
+    out_of_range = (good[0], [(0, 7, 1.0)], *good[2:])
+    bad_file = ([("k.py", ("python", (("short",),), (), False))], good[1], *good[2:])
+    for data in (out_of_range, bad_file, (), None, good[:4]):
+        assert Ranking.from_data(data) is None

@@ -119,9 +119,26 @@ class Ranking:
 
     @classmethod
     def from_data(cls, data: object) -> Ranking | None:
+        """A ranking ``to_data`` made; None for anything else (every index is checked, so a
+        damaged one is refused here rather than failing a map)."""
         if not (type(data) is tuple and len(data) == 5 and type(data[0]) is list
-                and type(data[1]) is list and type(data[2]) is bool):
+                and type(data[1]) is list and type(data[2]) is bool
+                and type(data[3]) is int and type(data[4]) is int):
             return None
+        files, order = data[0], data[1]
+        sizes = []
+        for item in files:
+            if not (type(item) is tuple and len(item) == 2 and type(item[0]) is str
+                    and type(item[1]) is tuple and len(item[1]) == 4
+                    and type(item[1][0]) is str and type(item[1][1]) is tuple
+                    and all(type(d) is tuple and len(d) == 8 for d in item[1][1])):
+                return None
+            sizes.append(len(item[1][1]))
+        for item in order:
+            if not (type(item) is tuple and len(item) == 3 and type(item[0]) is int
+                    and 0 <= item[0] < len(sizes) and type(item[1]) is int
+                    and 0 <= item[1] < sizes[item[0]]):
+                return None
         return cls(*data)
 
 
