@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import marshal
 import os
-import struct
+import signal
 
 from zbtools.core.code.languages import LANGUAGES, parser, tags_query
 from zbtools.core.code.symbols import read_symbols
@@ -40,8 +40,8 @@ DEF_FIELDS = ("kind", "name", "qualname", "parent", "depth", "start_line", "end_
 # below this much source, forking costs more than it saves
 PARALLEL_BYTES = 512 * 1024
 CHUNK_BYTES = 192 * 1024
-MAX_CHUNKS = 8000  # chunk numbers must fit in a pipe's buffer (4 bytes each, 64 KiB)
-TOKEN = struct.Struct("<I")
+MAX_CHUNKS = 1000  # their numbers (4 bytes each) fit in one page, the smallest pipe buffer
+TOKEN_BYTES = 4  # a chunk number in the pipe
 
 
 def _as_tuple(d: Definition) -> DefTuple:
@@ -112,7 +112,8 @@ def parse_many(items: list[tuple[Language, bytes]], workers: int | None = None
     done = [False] * len(chunks)
     token_r, token_w = os.pipe2(os.O_CLOEXEC)
     try:
-        os.write(token_w, b"".join(TOKEN.pack(i) for i in range(len(chunks))))
+        os.write(token_w, b"".join(i.to_bytes(TOKEN_BYTES, "little")
+                                    for i in range(len(chunks))))
     finally:
         os.close(token_w)
     helpers: list[tuple[int, int]] = []
@@ -138,10 +139,10 @@ def parse_many(items: list[tuple[Language, bytes]], workers: int | None = None
 def _take(token_r: int) -> Iterator[int]:
     """Chunk numbers, one at a time, until the pipe is empty (a generator)."""
     while True:
-        raw = os.read(token_r, TOKEN.size)  # one number: reads of <= PIPE_BUF are atomic
-        if len(raw) != TOKEN.size:
+        raw = os.read(token_r, TOKEN_BYTES)  # one number: reads of <= PIPE_BUF are atomic
+        if len(raw) != TOKEN_BYTES:
             return
-        yield TOKEN.unpack(raw)[0]
+        yield int.from_bytes(raw, "little")
 
 
 def _run_chunk(items: list[tuple[Language, bytes]], chunk: tuple[int, int],
@@ -164,8 +165,8 @@ def _fork(items: list[tuple[Language, bytes]], chunks: list[tuple[int, int]],
     if pid == 0:  # the helper: parse what it takes, write the answers, exit
         code = 1
         try:
-            import signal
-
+            # nothing is imported in the helper: another thread may have held the import
+            # lock at the fork (mcp runs calls in threads)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             answers = []
             for index in _take(token_r):
