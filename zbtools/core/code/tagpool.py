@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 
 from zbtools.core.code.languages import LANGUAGES, parser, tags_query
 from zbtools.core.code.symbols import read_symbols
@@ -153,6 +152,9 @@ def _run_chunk(items: list[tuple[Language, bytes]], chunk: tuple[int, int],
 
 def _fork(items: list[tuple[Language, bytes]], chunks: list[tuple[int, int]],
           token_r: int) -> tuple[int, int] | None:
+    import signal  # here, not in the helper: another thread may hold the import lock at the
+    # fork (mcp runs calls in threads)
+
     try:
         out = os.memfd_create("zbtools-tags", os.MFD_CLOEXEC)
     except (AttributeError, OSError):
@@ -165,8 +167,6 @@ def _fork(items: list[tuple[Language, bytes]], chunks: list[tuple[int, int]],
     if pid == 0:  # the helper: parse what it takes, write the answers, exit
         code = 1
         try:
-            # nothing is imported in the helper: another thread may have held the import
-            # lock at the fork (mcp runs calls in threads)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             answers = []
             for index in _take(token_r):
