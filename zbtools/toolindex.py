@@ -42,6 +42,7 @@ NAMES: dict[str, str] = {
     "move_file": "move_file",
     "notebook_edit": "edit_notebook_cell",
     "open_file": "open_file",
+    "outline": "outline",
     "process_output": "bash_output",
     "ps": "list_processes",
     "read_file": "read_file",

@@ -11,7 +11,8 @@ needs (docs/internals/code.md#loading).
 
 Map: ``Language`` and ``LANGUAGES``; ``language_for`` (a path and the file's first bytes);
 ``binding`` (the ``tree_sitter`` extension module), ``grammar``, ``parser``, ``tags_query``
-(``definitions_query``: the same without its reference patterns);
+(``definitions_query``: the same without its reference patterns), ``grammar_files`` (what a
+cache of a language's symbols depends on);
 ``unsupported_language`` (the error).
 """
 
@@ -239,6 +240,23 @@ def tags_source(language: Language) -> str:
         with open(path, encoding="utf-8") as fh:
             parts.append(fh.read())
     return "\n".join(parts)
+
+
+def grammar_files(language: Language) -> list[str]:
+    """The files a language's parse and tags depend on (the grammar package's ``__init__``,
+    ``tree_sitter``'s, the tags query sources): their stat stamps a cache of its symbols."""
+    files = []
+    for package in ("tree_sitter", language.package):
+        folder = _package_dir(package)
+        files.append(os.path.join(folder, "__init__.py") if folder is not None else package)
+    for source in language.tags:
+        if source.startswith("zbtools:"):
+            files.append(os.path.join(QUERIES, source.removeprefix("zbtools:")))
+        else:
+            folder = _package_dir(source)
+            files.append(os.path.join(folder, "queries", "tags.scm") if folder is not None
+                         else source)
+    return files
 
 
 def tags_query(language: Language) -> Any:
