@@ -43,16 +43,15 @@ class Units:
     def cut_units(self) -> bool:
         """Cut ``data`` into units; False when it cannot be (no statements, a coding line)."""
         import ast
-        import warnings
+
+        from zbtools.core.code.syntax import quiet_compile
 
         self.cut = True
         data = self.data
         if b"coding" in b"\n".join(data.split(b"\n", 2)[:2]) or data.startswith(b"\xef\xbb\xbf"):
             return False
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = compile(data, "<edit>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = quiet_compile(data, ast.PyCF_ONLY_AST)
             assert isinstance(tree, ast.Module)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
@@ -180,12 +179,10 @@ def _indent(data: bytes, at: int) -> bytes:
 
 
 def _compiles(source: bytes, flags: int) -> bool:
-    import warnings
+    from zbtools.core.code.syntax import quiet_compile
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, "<edit>", "exec", flags, dont_inherit=True)
+        quiet_compile(source, flags)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zbtools.core.code.languages import Language
 
 MAX_PROBLEMS = 10  # reported per file: the first ones (a model fixes the first first)
@@ -65,14 +67,9 @@ def introduced(language: Language, before: bytes | None, after: bytes, *,
 # ---- Python: the compiler ------------------------------------------------------------------
 
 def python_error(data: bytes | str) -> SyntaxError | None:
-    """The compiler's first error in ``data`` (None: it compiles). Its warnings (invalid escape
-    sequences...) are not printed: they are not errors, and stderr is not ours to write."""
-    import warnings
-
+    """The compiler's first error in ``data`` (None: it compiles)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(data, "<edit>", "exec", dont_inherit=True)
+        quiet_compile(data)
     except SyntaxError as exc:
         return exc
     except ValueError as exc:  # (null bytes, on some versions)
@@ -80,6 +77,28 @@ def python_error(data: bytes | str) -> SyntaxError | None:
     except (RecursionError, MemoryError):
         return None  # too deep to tell: the guard stays silent rather than guess
     return None
+
+
+def quiet_compile(data: bytes | str, flags: int = 0) -> object:
+    """``compile`` without printing its warnings (invalid escape sequences...): they are not
+    errors, and stderr is not ours to write. Through the C module's filter list: the
+    ``warnings`` module costs a cold call more than the compile (tests/test_import_budget.py)."""
+    import _warnings
+    import sys
+
+    entry = ("ignore", None, Warning, None, 0)
+    # once ``warnings`` is imported its list is the one in force (catch_warnings rebinds it)
+    filters: list[Any] = getattr(sys.modules.get("warnings"), "filters", _warnings.filters)
+    mutated = getattr(_warnings, "_filters_mutated", None)
+    filters.insert(0, entry)
+    if mutated is not None:
+        mutated()
+    try:
+        return compile(data, "<edit>", "exec", flags, dont_inherit=True)
+    finally:
+        filters.remove(entry)
+        if mutated is not None:
+            mutated()
 
 
 def _python(before: bytes, after: bytes, key: str | None) -> list[Problem]:
