@@ -10,12 +10,16 @@ between two ``pass`` lines at the members' indentation; when they compile the wh
 line), and ``check`` says True. Anything else is None: the caller compiles the whole file.
 
 Map: ``check``, ``remember``, ``forget``; ``Units`` (a file's units, kept up to date across
-changes).
+changes); ``quiet_compile``, ``common_prefix``, ``common_suffix`` (shared with ``syntax``).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KEEP = 16  # files remembered per process
 _CACHE: dict[str, Units] = {}
@@ -43,8 +47,6 @@ class Units:
     def cut_units(self) -> bool:
         """Cut ``data`` into units; False when it cannot be (no statements, a coding line)."""
         import ast
-
-        from zbtools.core.code.syntax import quiet_compile
 
         self.cut = True
         data = self.data
@@ -124,8 +126,6 @@ def check(key: str, before: bytes, after: bytes) -> bool | None:
     if not units.top:
         return None
     limit = min(len(before), len(after))
-    from zbtools.core.code.syntax import common_prefix, common_suffix
-
     lo = common_prefix(before, after, limit)
     hi = len(before) - common_suffix(before, after, limit - lo)
     top = units.top
@@ -179,8 +179,6 @@ def _indent(data: bytes, at: int) -> bytes:
 
 
 def _compiles(source: bytes, flags: int) -> bool:
-    from zbtools.core.code.syntax import quiet_compile
-
     try:
         quiet_compile(source, flags)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -212,3 +210,55 @@ def _advance(units: Units, after: bytes, first: int, last: int, members: list[in
             moved[index - removed] = [b + delta for b in bounds]
     units.members = moved
     units.data = after
+
+
+# ---- what the guard's modules share -----------------------------------------------------------
+
+def quiet_compile(data: bytes | str, flags: int = 0) -> object:
+    """``compile`` without printing its warnings (invalid escape sequences...): they are not
+    errors, and stderr is not ours to write. Through the C module's filter list: the
+    ``warnings`` module costs a cold call more than the compile (tests/test_import_budget.py)."""
+    import _warnings
+    import sys
+
+    entry = ("ignore", None, Warning, None, 0)
+    # once ``warnings`` is imported its list is the one in force (catch_warnings rebinds it)
+    filters: list[Any] = getattr(sys.modules.get("warnings"), "filters", _warnings.filters)
+    mutated = getattr(_warnings, "_filters_mutated", None)
+    filters.insert(0, entry)
+    if mutated is not None:
+        mutated()
+    try:
+        return compile(data, "<edit>", "exec", flags, dont_inherit=True)
+    finally:
+        filters.remove(entry)
+        if mutated is not None:
+            mutated()
+
+
+def common_prefix(a: bytes, b: bytes, limit: int) -> int:
+    if a[:limit] == b[:limit]:
+        return limit
+    lo, hi = 0, limit  # a[:lo] == b[:lo], a[:hi] != b[:hi]: halve (each compare is memcmp)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    if limit <= 0:
+        return 0
+    if a[len(a) - limit:] == b[len(b) - limit:]:
+        return limit
+    lo, hi = 0, limit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[len(a) - mid:len(a) - lo] == b[len(b) - mid:len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid
+    return lo

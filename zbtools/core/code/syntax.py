@@ -18,9 +18,10 @@ Map: ``Problem``; ``introduced`` (the entry point), ``python_error``, ``tree_err
 
 from __future__ import annotations
 
+from zbtools.core.code.pychunks import common_prefix, common_suffix, quiet_compile
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
 
     from zbtools.core.code.languages import Language
 
@@ -79,30 +80,8 @@ def python_error(data: bytes | str) -> SyntaxError | None:
     return None
 
 
-def quiet_compile(data: bytes | str, flags: int = 0) -> object:
-    """``compile`` without printing its warnings (invalid escape sequences...): they are not
-    errors, and stderr is not ours to write. Through the C module's filter list: the
-    ``warnings`` module costs a cold call more than the compile (tests/test_import_budget.py)."""
-    import _warnings
-    import sys
-
-    entry = ("ignore", None, Warning, None, 0)
-    # once ``warnings`` is imported its list is the one in force (catch_warnings rebinds it)
-    filters: list[Any] = getattr(sys.modules.get("warnings"), "filters", _warnings.filters)
-    mutated = getattr(_warnings, "_filters_mutated", None)
-    filters.insert(0, entry)
-    if mutated is not None:
-        mutated()
-    try:
-        return compile(data, "<edit>", "exec", flags, dont_inherit=True)
-    finally:
-        filters.remove(entry)
-        if mutated is not None:
-            mutated()
-
-
 def _python(before: bytes, after: bytes, key: str | None) -> list[Problem]:
-    from zbtools.core.code import pychunks
+    from zbtools.core.code import pychunks  # (already loaded: the names above)
 
     verdict = pychunks.check(key, before, after) if key is not None else None
     if verdict is True:
@@ -223,34 +202,6 @@ class Change:
 
     def in_before_region(self, row: int) -> bool:
         return self.before_rows[0] <= row <= self.before_rows[1]
-
-
-def common_prefix(a: bytes, b: bytes, limit: int) -> int:
-    if a[:limit] == b[:limit]:
-        return limit
-    lo, hi = 0, limit  # a[:lo] == b[:lo], a[:hi] != b[:hi]: halve (each compare is memcmp)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    if limit <= 0:
-        return 0
-    if a[len(a) - limit:] == b[len(b) - limit:]:
-        return limit
-    lo, hi = 0, limit
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[len(a) - mid:len(a) - lo] == b[len(b) - mid:len(b) - lo]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def _tree_diff(language: Language, before: bytes, after: bytes) -> list[Problem]:
