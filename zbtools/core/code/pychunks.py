@@ -140,10 +140,8 @@ def check(key: str, before: bytes, after: bytes) -> bool | None:
         inner_last = bisect_right(members, hi - 1) - 1 if hi > lo else inner_first
         start, end = members[inner_first], members[inner_last + 1]
         chunk = after[start:end + delta]
-        # the members before and after the chunk, as the tokenizer and the parser see them
-        opening = _indent(before, start) + b"pass\n" if inner_first > 0 else b""
-        closing = _indent(before, end) + b"pass\n" if inner_last + 2 < len(members) else b""
-        source = b"class _:\n" + opening + chunk + closing
+        source = member_source(chunk, _indent(before, start) if inner_first > 0 else None,
+                               _indent(before, end) if inner_last + 2 < len(members) else None)
         tail = end < len(before)
     else:
         start, end = top[first], top[last + 1]
@@ -162,6 +160,16 @@ def check(key: str, before: bytes, after: bytes) -> bool | None:
         return None
     _advance(units, after, first, last, members, start, end, delta)
     return True
+
+
+def member_source(chunk: bytes, before: bytes | None, after: bytes | None) -> bytes:
+    """The members ``chunk`` of a class, to compile alone: under ``class _:``, between a
+    ``pass`` at the indentation of the member before (``before``; None: the class's first
+    member) and one at the indentation of the member after (None: the class's last), which
+    the tokenizer and the parser meet as they meet the real neighbours."""
+    opening = before + b"pass\n" if before is not None else b""
+    closing = after + b"pass\n" if after is not None else b""
+    return b"class _:\n" + opening + chunk + closing
 
 
 def _bail(chunk: bytes) -> bool:
