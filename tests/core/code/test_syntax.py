@@ -185,3 +185,49 @@ def test_chunk_check_of_a_file_edited_again() -> None:
     pychunks.remember(key, current)
     broken = current.replace(b"    def m(self):", b"def m(self):")
     assert introduced(python, current, broken, key=key)  # the next member's indent breaks
+
+
+@pytest.mark.parametrize("name", ["javascript", "go", "json"])
+def test_a_file_parsed_again_from_its_last_tree_agrees_with_a_fresh_parse(name: str) -> None:
+    """In a session, a file edited again is parsed from its previous tree (tree-sitter's
+    incremental parse): every answer equals that of a parse from scratch."""
+    import random
+
+    rng = random.Random(29)
+    text = CASES[name][0]
+    current = (text * 6).encode()
+    language = LANGUAGES[name]
+    key = f"test-trees-{name}"
+    introduced(language, None, current, key=key)
+    for _ in range(150):
+        lines = current.split(b"\n")
+        at = rng.randrange(len(lines))
+        choice = rng.random()
+        if choice < 0.4:
+            lines.insert(at, lines[rng.randrange(len(lines))])
+        elif choice < 0.8:
+            del lines[at]
+        else:
+            lines[at] = lines[at][: rng.randrange(len(lines[at]) + 1)]
+        after = b"\n".join(lines)
+        warm = introduced(language, current, after, key=key)
+        fresh = introduced(language, current, after)
+        assert [(p.line, p.column, p.message) for p in warm] == \
+            [(p.line, p.column, p.message) for p in fresh]
+        current = after
+
+
+def test_a_unit_that_starts_with_a_blank_line_still_knows_its_members_indent() -> None:
+    """A blank line added right at a member's start joins that member: the next check must
+    still give the member after a chunk its real indentation (found by the long invariant
+    search: a column-0 sentinel let a class-ending chunk pass)."""
+    python = LANGUAGES["python"]
+    text = (b"class A:\n    def m(self):\n        return 1\n\n    def n(self):\n"
+            b"        return 2\n\n    def o(self):\n        return 3\n")
+    key = "test-blank-start"
+    pychunks.forget(key)
+    introduced(python, None, text, key=key)
+    once = text.replace(b"\n\n    def n", b"\n\n\n    def n")
+    assert introduced(python, text, once, key=key) == []
+    broken = once.replace(b"        return 1\n", b"        return 1\nx = 1\n")
+    assert introduced(python, once, broken, key=key)

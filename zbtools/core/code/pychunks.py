@@ -179,11 +179,19 @@ def _bail(chunk: bytes) -> bool:
 
 
 def _indent(data: bytes, at: int) -> bytes:
-    """The whitespace that starts the line at byte ``at``."""
-    end = at
-    while end < len(data) and data[end] in b" \t\f":
-        end += 1
-    return data[at:end]
+    """The whitespace that starts the first line of code at or after byte ``at`` (a line
+    start): blank and comment lines are skipped, as the tokenizer skips them. (A unit may
+    start with blank lines: text inserted right at a unit's start joins that unit.)"""
+    while True:
+        end = at
+        while end < len(data) and data[end] in b" \t\f":
+            end += 1
+        if end < len(data) and data[end] in b"#\r\n":
+            newline = data.find(b"\n", end)
+            if newline != -1:
+                at = newline + 1
+                continue
+        return data[at:end]
 
 
 def _compiles(source: bytes, flags: int) -> bool:

@@ -10,7 +10,8 @@ language, and Python whose old text was already broken, is parsed with tree-sitt
 the changed bytes mapped back by the lines the change added or removed, so that an error the
 file already had is never reported again because it moved. In a long-lived process (``batch``,
 ``mcp``) a Python file edited again is checked by compiling only the top-level statements (or
-top-level class members) the change touched (``pychunks``).
+top-level class members) the change touched (``pychunks``), and a file of another language is
+parsed again from its last tree, as tree-sitter parses an edited text.
 
 Map: ``Problem``; ``introduced`` (the entry point), ``python_error``, ``tree_errors``;
 ``MAX_PROBLEMS``, ``MAX_BYTES``.
@@ -22,6 +23,7 @@ from zbtools.core.code.pychunks import common_prefix, common_suffix, quiet_compi
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
 
     from zbtools.core.code.languages import Language
 
@@ -61,7 +63,7 @@ def introduced(language: Language, before: bytes | None, after: bytes, *,
     old = before or b""
     if language.name == "python":
         return _python(old, after, key)
-    problems = _tree_diff(language, old, after)
+    problems = _tree_diff(language, old, after, key)
     return problems[:MAX_PROBLEMS]
 
 
@@ -136,11 +138,13 @@ class Error:
         self.text = text
 
 
-def tree_errors(language: Language, data: bytes) -> list[Error]:
-    """The ``ERROR`` and ``MISSING`` nodes of ``data``'s parse tree, in order."""
-    from zbtools.core.code.languages import parser
+def tree_errors(language: Language, data: bytes, tree: Any = None) -> list[Error]:
+    """The ``ERROR`` and ``MISSING`` nodes of ``data``'s parse tree (``tree``, else parsed
+    now), in order."""
+    if tree is None:
+        from zbtools.core.code.languages import parser
 
-    tree = parser(language).parse(data)
+        tree = parser(language).parse(data)
     root = tree.root_node
     if not root.has_error:
         return []
@@ -204,17 +208,53 @@ class Change:
         return self.before_rows[0] <= row <= self.before_rows[1]
 
 
-def _tree_diff(language: Language, before: bytes, after: bytes) -> list[Problem]:
+TREES_KEPT = 8  # parse trees kept per process, for a file edited again (batch, mcp)
+_TREES: dict[str, tuple[bytes, Any]] = {}
+
+
+def _parse_after(language: Language, before: bytes, after: bytes, key: str | None) -> Any:
+    """``after``'s tree: parsed again from ``before``'s when this process parsed ``before``
+    last (``key``: the file), which costs about what the change touched; kept for the next."""
+    from zbtools.core.code.languages import parser
+
+    kept = _TREES.pop(key, None) if key is not None else None
+    old_tree = None
+    if kept is not None and kept[0] == before and kept[1].language == parser(language).language:
+        old_tree = kept[1]
+        limit = min(len(before), len(after))
+        start = common_prefix(before, after, limit)
+        suffix = common_suffix(before, after, limit - start)
+        old_end, new_end = len(before) - suffix, len(after) - suffix
+        old_tree.edit(start_byte=start, old_end_byte=old_end, new_end_byte=new_end,
+                      start_point=_point(before, start), old_end_point=_point(before, old_end),
+                      new_end_point=_point(after, new_end))
+    tree = parser(language).parse(after, old_tree) if old_tree is not None else \
+        parser(language).parse(after)
+    if key is not None:
+        if len(_TREES) >= TREES_KEPT:
+            del _TREES[next(iter(_TREES))]
+        _TREES[key] = (after, tree)
+    return tree
+
+
+def _point(data: bytes, offset: int) -> tuple[int, int]:
+    """(row, byte column) of ``offset``."""
+    row = data.count(b"\n", 0, offset)
+    return row, offset - (data.rfind(b"\n", 0, offset) + 1)
+
+
+def _tree_diff(language: Language, before: bytes, after: bytes, key: str | None = None
+               ) -> list[Problem]:
     """tree-sitter's errors of ``after`` that ``before`` lacks. An error on an unchanged row
     is old when ``before`` has one of the same kind on the row it was; errors on changed rows
     are old as many of each kind as ``before``'s changed rows had."""
     from collections import Counter
 
     after = _for_tree(after)
-    new = tree_errors(language, after)
+    before = _for_tree(before)
+    new = tree_errors(language, after, _parse_after(language, before, after, key))
     if not new:
         return []
-    before = _for_tree(before)
     old = tree_errors(language, before) if before else []
     change = Change(before, after)
     kept = {(e.kind, e.row) for e in old if not change.in_before_region(e.row)}
