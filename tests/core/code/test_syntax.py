@@ -231,3 +231,10 @@ def test_a_unit_that_starts_with_a_blank_line_still_knows_its_members_indent() -
     assert introduced(python, text, once, key=key) == []
     broken = once.replace(b"        return 1\n", b"        return 1\nx = 1\n")
     assert introduced(python, once, broken, key=key)
+
+
+def test_a_file_that_is_not_utf8_is_read_as_text() -> None:
+    js = LANGUAGES["javascript"]
+    latin = "let s = 'café';\n".encode("latin-1")
+    assert introduced(js, None, latin) == []
+    assert introduced(js, latin, latin + b"let t = ;\n")

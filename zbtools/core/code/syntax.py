@@ -168,7 +168,8 @@ def tree_errors(language: Language, data: bytes, tree: Any = None) -> list[Error
 
 def _for_tree(data: bytes) -> bytes:
     """``data`` as tree-sitter reads it: UTF-8, without a byte-order mark (UTF-16 and UTF-32
-    files, known by theirs, are converted; rows and columns stay those of the text)."""
+    files, known by theirs, are converted, and a file that is not UTF-8 is read as Latin-1:
+    tree-sitter would call its other bytes errors; rows and columns stay those of the text)."""
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:]
     for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
@@ -178,6 +179,10 @@ def _for_tree(data: bytes) -> bytes:
                 return data[len(bom):].decode(codec).encode("utf-8", "surrogatepass")
             except UnicodeError:
                 return data
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1").encode("utf-8")
     return data
 
 
