@@ -230,9 +230,10 @@ def _parse_after(language: Language, before: bytes, after: bytes, key: str | Non
         start = common_prefix(before, after, limit)
         suffix = common_suffix(before, after, limit - start)
         old_end, new_end = len(before) - suffix, len(after) - suffix
+        begin = _point(before, start, 0, 0)
         old_tree.edit(start_byte=start, old_end_byte=old_end, new_end_byte=new_end,
-                      start_point=_point(before, start), old_end_point=_point(before, old_end),
-                      new_end_point=_point(after, new_end))
+                      start_point=begin, old_end_point=_point(before, old_end, start, begin[0]),
+                      new_end_point=_point(after, new_end, start, begin[0]))
     tree = parser(language).parse(after, old_tree) if old_tree is not None else \
         parser(language).parse(after)
     if key is not None:
@@ -242,9 +243,10 @@ def _parse_after(language: Language, before: bytes, after: bytes, key: str | Non
     return tree
 
 
-def _point(data: bytes, offset: int) -> tuple[int, int]:
-    """(row, byte column) of ``offset``."""
-    row = data.count(b"\n", 0, offset)
+def _point(data: bytes, offset: int, known: int, row: int) -> tuple[int, int]:
+    """(row, byte column) of ``offset``, counting from ``known``, an offset at row ``row``
+    (the rows before the change are counted once)."""
+    row += data.count(b"\n", known, offset)
     return row, offset - (data.rfind(b"\n", 0, offset) + 1)
 
 
