@@ -46,7 +46,7 @@ class Units:
 
     def cut_units(self) -> bool:
         """Cut ``data`` into units; False when it cannot be (no statements, a coding line)."""
-        import ast
+        import _ast as ast  # (the C module: ``ast`` itself imports enum and more)
 
         self.cut = True
         data = self.data
