@@ -202,6 +202,12 @@ ENVIRONMENT: dict[str, str] = {
                                 "hooks paths (default false: "
                                 "``protected_path``); also ``allow_git_writes`` under "
                                 "``[files]`` in the configuration file.",
+    "ZBTOOLS_CHECK_SYNTAX": "What the tools that write files do with a change that introduces "
+                            "parse errors in a file of a supported language: ``warn`` "
+                            "(default: write it, and say so), ``refuse`` (``syntax_error``, "
+                            "nothing written) or ``off``; also ``check_syntax`` under "
+                            "``[files]`` in the configuration file, and each tool's "
+                            "``check_syntax`` parameter.",
     "ZBTOOLS_TEST_PAUSE_BEFORE_RENAME": "For zbtools' own crash tests only, never set it "
                                         "otherwise: a number N makes the call stop for good "
                                         "before its N-th rename that publishes a change (and "

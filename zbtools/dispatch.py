@@ -456,12 +456,13 @@ def make_context(opts: Options, env: Mapping[str, str],
         env = {**env, "ZBTOOLS_APPROVAL": opts.approval}
     config = load_config(env)
     limits = load_limits(env, config)
-    protect_git = not load_files_settings(env, config)["allow_git_writes"]
+    files = load_files_settings(env, config)
     if roots:
         workspace = Workspace(roots[0], roots[1:])
     else:
         workspace = Workspace(opts.workspace or env.get("ZBTOOLS_WORKSPACE") or os.getcwd())
-    workspace.protect_git = protect_git
+    workspace.protect_git = not files["allow_git_writes"]
+    workspace.check_syntax = files["check_syntax"]
     return Context(workspace, limits=limits, env=env)
 
 

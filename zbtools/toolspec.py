@@ -115,7 +115,11 @@ class ToolSpec:
 
         _log_writes(ctx)
         with EditLock(ctx):
-            return self.run(params, ctx)
+            result = self.run(params, ctx)
+        if ctx.syntax_reports and "syntax" in self.result.fields():
+            # what the syntax guard of the call's writes found (core/editing/syntaxguard.py)
+            result.syntax = ctx.syntax_reports  # type: ignore[attr-defined]
+        return result
 
 
 def _log_writes(ctx: Context) -> None:
@@ -141,10 +145,14 @@ class Outcome:
 
 
 def apply_call_limits(params: Any, ctx: Context) -> None:
-    """A call's own ``max_bytes``/``max_lines`` override the configured limits for that call."""
+    """A call's own ``max_bytes``/``max_lines`` override the configured limits for that call,
+    and its ``check_syntax`` the configured syntax guard."""
     per_call = {key: getattr(params, key, None) for key in ("max_bytes", "max_lines")}
     if any(v is not None for v in per_call.values()):
         ctx.limits = ctx.limits.with_overrides(**per_call)
+    check = getattr(params, "check_syntax", None)
+    if check is not None:
+        ctx.check_syntax = check
 
 
 def plain_literals(text: str) -> str:

@@ -491,6 +491,10 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
     try:
         params = validate(spec.params, canonical, None if tool.declares_params else problems)
         apply_call_limits(params, ctx)
+        if not tool.identity and ctx.workspace.check_syntax == "refuse":
+            # another agent's tool: a change that breaks the parse is written with a warning,
+            # never refused (its seed has no such error; docs/internals/code.md#syntax-guard)
+            ctx.check_syntax = "warn"
         result = spec.call(params, ctx)
     except ToolError as exc:
         raise tool.adapt_error(exc) from None

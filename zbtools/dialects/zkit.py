@@ -23,10 +23,11 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool
+from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
 
 class ReadParams(Struct):
@@ -54,6 +55,20 @@ class EditParams(Struct):
     replace_all: bool = field(default=False, help="Replace every occurrence")
     anchor: str | None = field(default=None, help="LINE:HASH from read: the match must include "
                                "that line, unchanged")
+
+
+class AppendParams(Struct):
+    """write_append's parameters as zkit's seed has them: without check_syntax (a change that
+    breaks the parse is written with a warning, docs/internals/code.md#syntax-guard)."""
+
+    path: str = field(aliases=PATH_ALIASES,
+                      help="File path, relative to the workspace root or absolute inside it")
+    content: str = field(text_body=True,
+                         aliases=CONTENT_ALIASES, help="Text to add at the end of the file")
+    expected_sha256: str | None = field(
+        default=None, help="Refuse with stale_file unless the file's current sha256 is this")
+    newline: Literal["auto", "lf", "crlf", "as_is"] = field(
+        default="auto", help="Line endings: auto follows the file's style")
 
 
 class PatchParams(Struct):
@@ -85,7 +100,7 @@ def _tools() -> list[DialectTool]:
                         "Create a new file. Refuses to overwrite: an existing file is rejected; "
                         "change it with edit, or scaffold with write(path, \"\") and add chunks "
                         "with write_append.")),
-        DialectTool("write_append", "write_append", description=(
+        DialectTool("write_append", "write_append", params=AppendParams, closed=True, description=(
             "Append text to a file (creating it): scaffold with write(path, \"\"), then add "
             "large content in chunks.")),
         DialectTool("edit", "apply_edit", params=EditParams,

@@ -6,7 +6,8 @@ tool from its ``EditOutcome``; ``render`` is its text form.
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
+from zbtools.toolkit.params import SyntaxReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from zbtools.core.editing.cycle import EditOutcome
 
 
-class EditResult(Struct):
+class EditResult(SyntaxReport):
     path: str = field(help="The file, relative to the workspace root")
     changed: bool = field(help="False when the edit was already applied")
     matched_with: str = field(help="Tier of the (first) edit: exact, indentation, ...")

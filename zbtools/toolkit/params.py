@@ -1,10 +1,18 @@
 """Parameter aliases several tools accept: each spelling list written once.
 
 An alias is another name a model may use for a parameter (``file_path`` for ``path``), as the
-tool sets it imitates spell it. Tools that take the same parameter take the same aliases.
+tool sets it imitates spell it. Tools that take the same parameter take the same aliases. Also
+the parameter and the result field every writer of file contents shares (``CheckSyntax``,
+``SyntaxReport``).
 """
 
 from __future__ import annotations
+
+from zbtools.core.call.args import Struct, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 # a file's path
 PATH_ALIASES = ("file_path", "filepath", "filename")
@@ -29,3 +37,24 @@ DIR_ALIASES = ("dir", "directory")
 SEARCH_DIR_ALIASES = ("dir", "directory", "dir_path")
 LIST_DIR_ALIASES = ("dir_path", "directory", "dir")
 DEPTH_ALIASES = ("depth",)
+
+
+# ---- the syntax guard of the writers (docs/internals/code.md#syntax-guard) ---------------------
+
+
+class CheckSyntax(Struct):
+    """The parameter of every canonical tool that writes file contents."""
+
+    check_syntax: Literal["warn", "refuse", "off"] | None = field(
+        default=None, help="A change that introduces parse errors (supported languages): warn "
+        "writes it and says so, refuse writes nothing (syntax_error), off does not parse; "
+        "default: the [files] check_syntax setting (warn)")
+
+
+class SyntaxReport(Struct):
+    """The result field that says what the guard found."""
+
+    syntax: list[dict[str, Any]] | None = field(
+        default=None, omit_null=True, help="Present when the change introduced parse errors "
+        "(check_syntax warn): per file, its path, language and the problems introduced (line, "
+        "column, message, the lines around it)")

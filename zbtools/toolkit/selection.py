@@ -6,14 +6,15 @@
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
+from zbtools.toolkit.params import SyntaxReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zbtools.core.editing.editor import EditReport
 
 
-class SelectionEditResult(Struct):
+class SelectionEditResult(SyntaxReport):
     path: str = field(help="The file edited, relative to the workspace root")
     changed: bool = field(help="The file's content changed")
     start_line: int = field(help="Line where the new content starts")

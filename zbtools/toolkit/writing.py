@@ -7,11 +7,13 @@ write_append's whole operation (``AppendResult``), which save_plan_append uses o
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
+from zbtools.core.editing.syntaxguard import check_change
 from zbtools.core.errors import file_vanished, is_directory
 from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.replacing import create_file
+from zbtools.toolkit.params import SyntaxReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ def prepare_target(ctx: Context, path: str) -> Resolved:
 HASH_LIMIT = 8 * 1024 * 1024
 
 
-class AppendResult(Struct):
+class AppendResult(SyntaxReport):
     path: str = field(help="The file, relative to the workspace root")
     created: bool = field(help="The file did not exist and was created")
     bytes_appended: int = field(help="Bytes added")
@@ -53,6 +55,7 @@ def append_text(ctx: Context, path: str, content: str, *,
                 raise file_vanished(path, expected_sha256)
             text = convert_newlines(content, newline, None)
             data = FileFormat().encode(text, with_bom=False)
+            check_change(ctx, res.rel, None, data)  # (the syntax guard: before any write)
             try:
                 res.ensure_parents()
                 create_file(res, data, shown=path)
@@ -72,6 +75,8 @@ def append_text(ctx: Context, path: str, content: str, *,
                             details={"path": path})
         text = convert_newlines(content, newline, fmt)
         data = fmt.encode(text, with_bom=fmt.size == 0)
+        if old is not None:  # (a file too big to hold whole is not checked)
+            check_change(ctx, res.rel, old, old + data)
         if fmt.size and not fmt.ends_with_newline and text and not text.startswith(("\n", "\r")):
             ctx.warn("the file did not end with a newline: the appended text continues its last "
                      "line")

@@ -45,7 +45,7 @@ from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.editing.cycle import edit_file_text
 from zbtools.toolkit.edits import EditResult, render
-from zbtools.toolkit.params import NEW_ALIASES, OLD_ALIASES, PATH_ALIASES
+from zbtools.toolkit.params import NEW_ALIASES, OLD_ALIASES, PATH_ALIASES, CheckSyntax
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -77,7 +77,7 @@ class Patch(Placement):
     new_text: str = field(text_body=True, aliases=NEW_ALIASES, help="Replacement text")
 
 
-class Params(Placement):
+class Params(Placement, CheckSyntax):
     path: str | None = field(default=None, aliases=PATH_ALIASES,
                              help="File to edit (optional with a patch that names its files)")
     old_text: str | None = field(text_body=True, default=None, aliases=OLD_ALIASES,

@@ -12,11 +12,11 @@ Failure modes: ``no_match`` (with the closest candidate and what differs), ``amb
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
 from zbtools.core.editing.cycle import edit_file_text
 from zbtools.toolkit.edits import EditResult, single_result
 from zbtools.toolkit.edits import render as render_edit
-from zbtools.toolkit.params import PATH_ALIASES
+from zbtools.toolkit.params import PATH_ALIASES, CheckSyntax
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from zbtools.core.editing.matching import Applied
 
 
-class Params(Struct):
+class Params(CheckSyntax):
     path: str = field(aliases=PATH_ALIASES, help="File to edit")
     old_content: str = field(text_body=True, aliases=("old", "from"), help="Text to find")
     new_content: str = field(text_body=True, aliases=("new", "to"), help="Replacement text")

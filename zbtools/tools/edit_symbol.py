@@ -38,10 +38,11 @@ candidate with its file and line: pass a longer dotted name, a path, or line),
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
 from zbtools.core.editing.cycle import edit_file_text
 from zbtools.toolkit.edits import EditResult, single_result
 from zbtools.toolkit.edits import render as render_edit
+from zbtools.toolkit.params import CheckSyntax
 from zbtools.toolkit.symbol_lookup import SymbolInfo
 from zbtools.toolspec import ToolSpec
 
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from zbtools.toolkit.symbol_lookup import Parsed
 
 
-class Params(Struct):
+class Params(CheckSyntax):
     symbol: str = field(aliases=("name", "name_path", "symbol_name"),
                         help="The definition: a name (run) or dotted name (Runner.run)")
     new_text: str = field(text_body=True, aliases=("new_string", "new_str", "content", "body",

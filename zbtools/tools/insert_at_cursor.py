@@ -13,9 +13,9 @@ Failure modes: ``no_active_file``, ``stale_file``, ``encoding_error``, ``binary_
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
 from zbtools.core.editing.editor import edit_active
-from zbtools.toolkit.params import CONTENT_ALIASES
+from zbtools.toolkit.params import CONTENT_ALIASES, CheckSyntax
 from zbtools.toolkit.selection import SelectionEditResult, to_result
 from zbtools.toolkit.selection import render as render_edit
 from zbtools.toolspec import ToolSpec
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
 
-class Params(Struct):
+class Params(CheckSyntax):
     content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="Content to insert")
 
 

@@ -15,11 +15,11 @@ Failure modes: ``out_of_range`` (insert_line beyond the end; the details give th
 from __future__ import annotations
 
 from zbtools.contract import ToolError
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
 from zbtools.core.editing.cycle import edit_file_text
 from zbtools.toolkit.edits import EditResult, single_result
 from zbtools.toolkit.edits import render as render_edit
-from zbtools.toolkit.params import PATH_ALIASES
+from zbtools.toolkit.params import PATH_ALIASES, CheckSyntax
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from zbtools.core.editing.matching import Applied
 
 
-class Params(Struct):
+class Params(CheckSyntax):
     path: str = field(aliases=PATH_ALIASES, help="File to insert into")
     content: str = field(text_body=True,
                          aliases=("new_str", "insert_text", "text"), help="Lines to insert")

@@ -16,9 +16,9 @@ written in the file's encoding), ``binary_file``, ``permission_denied``, ``too_l
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
 from zbtools.core.editing.editor import edit_active
-from zbtools.toolkit.params import CONTENT_ALIASES
+from zbtools.toolkit.params import CONTENT_ALIASES, CheckSyntax
 from zbtools.toolkit.selection import SelectionEditResult, render, to_result
 from zbtools.toolspec import ToolSpec
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
 
-class Params(Struct):
+class Params(CheckSyntax):
     content: str = field(text_body=True, aliases=CONTENT_ALIASES, help="Replacement content")
 
 

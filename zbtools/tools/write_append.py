@@ -19,8 +19,8 @@ even for root), ``no_space``, ``outside_workspace``.
 
 from __future__ import annotations
 
-from zbtools.core.call.args import Struct, field
-from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
+from zbtools.core.call.args import field
+from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES, CheckSyntax
 from zbtools.toolkit.writing import AppendResult, append_text
 from zbtools.toolspec import ToolSpec
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
 
-class Params(Struct):
+class Params(CheckSyntax):
     path: str = field(aliases=PATH_ALIASES,
                       help="File path, relative to the workspace root or absolute inside it")
     content: str = field(text_body=True,

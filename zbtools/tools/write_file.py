@@ -29,13 +29,13 @@ import codecs
 import stat
 
 from zbtools.contract import ToolError
-from zbtools.core.call.args import Struct, field
+from zbtools.core.call.args import field
 from zbtools.core.errors import already_exists, file_vanished, is_directory
 from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
 from zbtools.core.files.hashing import sha256_hex
 from zbtools.core.files.replacing import create_file, replace_whole
 from zbtools.core.files.staleness import Guard
-from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
+from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES, CheckSyntax, SyntaxReport
 from zbtools.toolkit.writing import prepare_target
 from zbtools.toolspec import ToolSpec
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
 
-class Params(Struct):
+class Params(CheckSyntax):
     path: str = field(aliases=PATH_ALIASES,
                       help="File path, relative to the workspace root or absolute inside it")
     content: str = field(text_body=True,
@@ -61,7 +61,7 @@ class Params(Struct):
                           help="Encoding: auto keeps an existing file's; or a codec name")
 
 
-class Result(Struct):
+class Result(SyntaxReport):
     path: str = field(help="The file, relative to the workspace root")
     action: Literal["created", "overwritten", "unchanged"] = field(help="What happened")
     changed: bool = field(help="False when the file already had exactly this content")
@@ -108,6 +108,10 @@ def run(params: Params, ctx: Context) -> Result:
         target = resolve_encoding(params.encoding, fmt)
         text = convert_newlines(params.content, params.newline, fmt)
         data = target.encode(text, with_bom=True)
+        from zbtools.core.editing.syntaxguard import check_change
+
+        if old is not None or not res.exists:  # (a file too big to hold whole: unchecked)
+            check_change(ctx, res.rel, old, data)  # the syntax guard, before any write
         try:
             res.ensure_parents()
             if res.exists:

@@ -4,13 +4,13 @@ Precedence, lowest first: built-in defaults, the user config file (``$ZBTOOLS_CO
 ``~/.config/zbtools/config.toml``, ``$XDG_CONFIG_HOME`` respected), environment variables
 (``ZBTOOLS_<KEY>``), then per-call arguments. The ``[limits]`` table bounds results and the
 warm search cache; ``[exec]`` holds command execution settings, ``[files]`` whether git's own
-files may be written, ``[web]`` the web tools' settings. Every key, default and variable is in
-docs/configuration.md, docs/commands.md#settings and docs/media-and-web.md, whose tables
-``tests/test_docs.py`` checks against the declarations here. Locations are computed by hand on
-Linux because importing platformdirs costs a large part of the start-up budget
-(docs/internals/performance.md#start-up-budget); other platforms use it lazily. Failure modes:
-an unreadable or malformed config file, or a non-integer limit, is a ``usage_error`` naming the
-file or variable; nothing is silently ignored.
+files may be written and what the syntax guard does, ``[web]`` the web tools' settings. Every key,
+default and variable is in docs/configuration.md, docs/commands.md#settings and
+docs/media-and-web.md, whose tables ``tests/test_docs.py`` checks against the declarations here.
+Locations are computed by hand on Linux because importing platformdirs costs a large part of the
+start-up budget (docs/internals/performance.md#start-up-budget); other platforms use it lazily.
+Failure modes: an unreadable or malformed config file, or a non-integer limit, is a ``usage_error``
+naming the file or variable; nothing is silently ignored.
 
 Map: ``LIMIT_KEYS``, ``Limits``, ``load_limits``; ``Section`` and its ``EXEC``, ``FILES``,
 ``WEB`` declarations with ``load_exec_settings``, ``load_files_settings``,
@@ -349,7 +349,13 @@ def load_web_settings(env: Mapping[str, str], config: Mapping[str, Any] | None =
 # (.git and other git directories, hooks paths, included config files, and their hard links:
 # code git runs later); refused by default (``protected_path``).
 # Environment: ZBTOOLS_ALLOW_GIT_WRITES.
-FILES = Section("files", {"allow_git_writes": False})
+# check_syntax: what the writers do with a change that introduces parse errors in a file of a
+# supported language (docs/internals/code.md#syntax-guard): warn (write it, and say so),
+# refuse (syntax_error, nothing written) or off (no parse). A call's own check_syntax
+# parameter wins. Environment: ZBTOOLS_CHECK_SYNTAX.
+CHECK_SYNTAX = ("warn", "refuse", "off")
+FILES = Section("files", {"allow_git_writes": False, "check_syntax": "warn"},
+                choices={"check_syntax": CHECK_SYNTAX})
 FILES_DEFAULTS = FILES.defaults
 
 

@@ -61,6 +61,10 @@ class Context:
         # a terminal): called with "stdout" or "stderr" and each chunk the command writes.
         self.output_sink: Callable[[str, bytes], None] | None = None
         self.output_shown = False  # the sink has shown some output (set by the sink)
+        # The syntax guard (core/editing/syntaxguard.py): the call's own check_syntax (None:
+        # the workspace's setting), and what it found, for the result's ``syntax`` field.
+        self.check_syntax: str | None = None
+        self.syntax_reports: list[dict[str, Any]] = []
 
     @property
     def cancelled(self) -> bool:

@@ -5,7 +5,8 @@ request normalisation through the tiers and the merge to applying, its docstring
 dependency order), ``patching`` (unified diffs and Codex patch envelopes into per-file plans),
 ``cycle`` (the read-modify-write shared by the edit tools; a plain exact edit done on the
 bytes, checked by ``bytescan`` and hashed by ``splicehash``), ``patchcycle`` (a multi-file
-patch, every file checked before any is written), ``txn`` (multi-file changes and
+patch, every file checked before any is written), ``syntaxguard`` (what every writer does
+with a change that breaks the parse), ``txn`` (multi-file changes and
 long appends all or nothing under ``kill -9``: the intent journal and its recovery), ``undo``
 (the journal of previous versions), ``editor`` (the headless editor's tabs, cursors and
 selections, re-anchored through matching), ``bysymbol`` (an edit placed by a definition:
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         replace_all,
     )
     from zbtools.core.editing.patchcycle import apply_patch_text
+    from zbtools.core.editing.syntaxguard import check_change
     from zbtools.core.editing.txn import (
         Step,
         journaled_append,
@@ -49,17 +51,18 @@ if TYPE_CHECKING:
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "Request",
-           "Step", "Tab", "Undoing", "apply_patch_text", "apply_requests", "edit_active",
-           "edit_file_text", "journaled_append", "load", "order", "other_names", "plan_edit",
-           "record", "recover", "replace_all", "replace_file", "run_transaction", "stat_key",
+           "Step", "Tab", "Undoing", "apply_patch_text", "apply_requests", "check_change",
+           "edit_active", "edit_file_text", "journaled_append", "load", "order", "other_names",
+           "plan_edit", "record", "recover", "replace_all", "replace_file", "run_transaction",
+           "stat_key",
            "sweep_dead_writers"]
 
 _SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "editor",
               "Editor": "editor", "FileModel": "matching", "Journal": "undo", "Request": "matching",
               "Tab": "editor", "apply_patch_text": "patchcycle", "apply_requests": "matching",
-              "edit_active": "editor", "edit_file_text": "cycle", "journaled_append": "txn",
-              "load": "editor", "order": "editor", "other_names": "undo",
-              "plan_edit": "bysymbol", "record": "undo",
+              "check_change": "syntaxguard", "edit_active": "editor", "edit_file_text": "cycle",
+              "journaled_append": "txn", "load": "editor", "order": "editor",
+              "other_names": "undo", "plan_edit": "bysymbol", "record": "undo",
               "recover": "txn", "replace_all": "matching", "replace_file": "txn",
               "stat_key": "editor", "sweep_dead_writers": "leftovers", "Step": "txn",
               "run_transaction": "txn", "Undoing": "undo"}

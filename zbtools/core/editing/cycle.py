@@ -9,7 +9,8 @@ the file (docs/internals/performance.md#big-files); from 1 MiB its digests and l
 helper threads while the write's ``fsync`` waits on the disk, and over 16 MiB the file is
 streamed, never read whole. Failure modes: the matcher's refusals, ``encoding_error`` (text the
 file's encoding cannot hold, or non-ASCII text in a file that is not UTF-8), ``binary_file``,
-``not_found``, ``is_directory``, ``stale_file``, ``permission_denied``.
+``not_found``, ``is_directory``, ``stale_file``, ``permission_denied``, and the syntax
+guard's ``syntax_error`` (``syntaxguard``: every path checks the new bytes before writing).
 
 Map: ``EditOutcome``, ``edit_file_text`` (the cycle); ``to_tool_error``, ``check_new_text``;
 ``display``. Its byte-level checks are ``bytescan``'s, its digests ``splicehash``'s; a
@@ -124,6 +125,7 @@ def edit_file_text(ctx: Context, path: str, compute: Callable[[str], Applied],
             if spliced is not None:
                 return spliced
         new_data = decoded.encode(applied.text)
+        _guard(ctx, res, data, new_data)
         diff = unified_diff(rel, decoded.display_text(), display(applied.text, decoded))
         digest = sha256_hex(new_data)
         if dry_run:
@@ -201,6 +203,7 @@ def _bytes_fast_path(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_
         return _splice_outcome(res, simple, needle, context, lines_before[0] + 1,
                                context_before, digest, dry_run)
 
+    _guard(ctx, res, data, pieces)
     # The result's sha256 is a full extra pass (~25 ms per 50 MB): like reads of huge files,
     # edits of files over HASH_RESULT_BYTES report null and keep the cost near a copy's.
     hashed = new_size <= HASH_RESULT_BYTES
@@ -277,6 +280,7 @@ def _spliced_edit(ctx: Context, res: Resolved, data: bytes, read_st: os.stat_res
     replacement = decoded.encode(splice.middle, with_bom=False)
     view = memoryview(data)
     pieces = [view[:first], memoryview(replacement), view[end:]]
+    _guard(ctx, res, data, pieces)
     if dry_run:
         return EditOutcome(res.rel, applied, diff, hash_parts(pieces), True, True)
     digest = _write_splice(
@@ -442,6 +446,17 @@ def _splice_outcome(res: Resolved, simple: tuple[str, str], needle: bytes,
                               "matched_with": "exact", "transforms": [],
                               "disambiguated_by": None}
     return EditOutcome(res.rel, Applied("", [report], True, []), diff, digest, True, dry_run)
+
+
+def _guard(ctx: Context, res: Resolved, before: bytes, after: bytes | list[memoryview]
+           ) -> None:
+    """The syntax guard (``syntaxguard``) of the new bytes (or their pieces), before anything
+    is written: a refusal leaves the file as it was. Nothing is joined for a file it skips."""
+    from zbtools.core.editing.syntaxguard import check_change, wanted
+
+    if wanted(ctx, res.rel, before[:256]):
+        check_change(ctx, res.rel, before, after if isinstance(after, bytes) else
+                     b"".join(after))
 
 
 PROBE_HITS = 64  # occurrences of the probe past which old text is located with bytes.find

@@ -480,7 +480,10 @@ def edit_active(ctx: Context, content: str, *, replace: bool, tool: str) -> Edit
             new_data = loaded.data
             if new != old:
                 new_data = loaded.decoded.encode(new)
+                from zbtools.core.editing.syntaxguard import check_change
                 from zbtools.core.editing.txn import replace_file
+
+                check_change(ctx, res.rel, loaded.data, new_data)  # before the write
 
                 replace_file(ctx, res, new_data, expected_sha256=loaded.sha256, shown=tab.path,
                              tool="replace_selection" if replace else "insert_at_cursor")

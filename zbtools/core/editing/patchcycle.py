@@ -7,7 +7,8 @@ several (or a rename) through the intent journal (``txn``,
 docs/internals/files.md#intent-journal). Each change is journaled for ``undo``, editor tabs
 follow a moved or deleted file, and every directory descriptor is closed whatever fails.
 Failure modes: ``patch_parse_error``, the engine's refusals, ``already_exists``,
-``invalid_arguments`` (hunks without a file and no default path), and ``cycle``'s.
+``invalid_arguments`` (hunks without a file and no default path), ``syntax_error`` (the syntax
+guard, ``syntaxguard``, over every file before any is written), and ``cycle``'s.
 
 Map: ``FileChange``, ``PatchOutcome``, ``apply_patch_text``. Imports ``cycle``; ``matching``,
 ``patching``, ``txn``, ``undo`` and ``zbtools.core.state.store`` on use.
@@ -228,6 +229,11 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
     try:
         for patch in patches:
             _prepare(ctx, patch, patch.path, _label(patch.path, len(patches)), changes)
+        from zbtools.core.editing.syntaxguard import check_changes
+
+        # every file's new bytes are known and none is written: a refusal leaves them all
+        check_changes(ctx, [(c.dest_rel or c.rel, c.before, c.after) for c in changes
+                            if c.after is not None and c.action != "deleted"])
         if dry_run:
             return PatchOutcome(changes, True)
         if len(changes) > 1 or any(c.action == "renamed" for c in changes):

@@ -374,6 +374,9 @@ class Workspace:
     """
 
     protect_git = True  # writes refuse .git internals (the [files] allow_git_writes setting)
+    # what writers do with a change that breaks the parse: warn, refuse, off (the [files]
+    # check_syntax setting; a call's own parameter overrides it through its Context)
+    check_syntax = "warn"
 
     def __init__(self, root: str, extra_roots: Sequence[str] = ()) -> None:
         self._roots = [_Root(root)]
