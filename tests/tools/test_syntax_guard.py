@@ -228,3 +228,18 @@ def test_what_a_cold_edit_imports(ws: Path, path: str, content: str, args: dict[
     assert any(m.startswith("tree_sitter") for m in modules) == tree_sitter
     if not tree_sitter:
         assert "warnings" not in modules
+
+
+def test_a_call_outside_a_session_keeps_nothing_for_the_next_edit(
+        ws: Path, cli: CliRunner) -> None:
+    """A harness running many calls in one Python process must not accumulate the guard's
+    parses: only a session (batch, mcp) keeps them (docs/internals/code.md#syntax-guard)."""
+    from zbtools.core.code import pychunks, syntax
+
+    pychunks._CACHE.clear()
+    syntax._TREES.clear()
+    (ws / "a.py").write_text(PY)
+    (ws / "b.js").write_text("let a = 1;\n")
+    assert cli("apply_edit", stdin=edit_args("a.py", "x + 1", "x + 2")).result["changed"]
+    assert cli("apply_edit", stdin=edit_args("b.js", "1", "2")).result["changed"]
+    assert not pychunks._CACHE and not syntax._TREES

@@ -66,7 +66,10 @@ def check_changes(ctx: Context, changes: Sequence[tuple[str, bytes | None, bytes
             continue
         from zbtools.core.code.syntax import introduced
 
-        key = f"{ctx.workspace.root}\0{path}"
+        # What the check keeps for the next edit of the file (its parse, its Python units)
+        # pays only in a session (batch, mcp: a search cache); a one-shot call has no next
+        # edit, and a process running many calls (a harness in Python) must not hold them.
+        key = f"{ctx.workspace.root}\0{path}" if ctx.search_cache is not None else None
         problems = introduced(language, before, after, key=key)
         if problems:
             reports.append({"path": path, "language": language.name,
