@@ -19,7 +19,12 @@ from __future__ import annotations
 # ``collections`` and ``typing`` is not cheap either (tests/test_import_budget.py).
 from _collections_abc import Mapping, Sequence
 
-from zbtools.core.editing.matching.indentation import infer_indent_unit
+from zbtools.core.editing.matching.indentation import (
+    LineIndent,
+    infer_indent_unit,
+    line_indent,
+    unit_of_indents,
+)
 from zbtools.core.editing.matching.lazylines import LazyLines
 from zbtools.core.editing.matching.linekeys import LINE_KEYS, typography_key
 
@@ -47,6 +52,7 @@ class FileModel:
         self._majority_eol: str | None = None
         self._indent_unit: str | None = None
         self._units: dict[int, str] = {}
+        self._indents: dict[int, list[LineIndent]] = {}
         self._lf_view: str | None = None
         self._line_starts: list[int] | None = None
         self._text_starts: list[int] | None = None
@@ -166,10 +172,22 @@ class FileModel:
         block = max(line, 0) // UNIT_BLOCK
         unit = self._units.get(block)
         if unit is None:
-            lo = max(block - 2, 0) * UNIT_BLOCK
-            unit = infer_indent_unit(lines[lo:(block + 3) * UNIT_BLOCK])
+            indents: list[LineIndent] = []
+            for near in range(max(block - 2, 0), block + 3):
+                indents += self._block_indents(near)
+            unit = unit_of_indents(indents)
             self._units[block] = unit
         return unit
+
+    def _block_indents(self, block: int) -> list[LineIndent]:
+        """Each line's ``line_indent`` in one block, measured once: neighbouring regions
+        overlap, and a patch of many hunks asks for every region of a big file."""
+        found = self._indents.get(block)
+        if found is None:
+            found = self._indents[block] = [
+                line_indent(text)
+                for text in self.lines[block * UNIT_BLOCK:(block + 1) * UNIT_BLOCK]]
+        return found
 
     @property
     def text(self) -> str:

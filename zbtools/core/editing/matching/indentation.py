@@ -41,26 +41,41 @@ def columns(indent: str) -> int:
     return col
 
 
+# What the unit is inferred from, per line: None for a blank line, else (width of its leading
+# whitespace, it starts with a tab, it holds a tab).
+LineIndent = tuple[int, bool, bool] | None
+
+
+def line_indent(line: str) -> LineIndent:
+    if not line.strip():
+        return None
+    indent = leading_ws(line)
+    return len(indent), indent.startswith("\t"), "\t" in indent
+
+
 def infer_indent_unit(lines: Iterable[str]) -> str:
     """``"\\t"`` when tab-led indents dominate, else spaces: the smallest common step."""
+    return unit_of_indents([line_indent(line) for line in lines])
+
+
+def unit_of_indents(indents: Sequence[LineIndent]) -> str:
+    """``infer_indent_unit`` of lines given by their ``line_indent`` (a caller that looks at
+    overlapping regions measures each line once)."""
     tabs = spaces = 0
     widths: dict[int, int] = {}
-    for line in lines:
-        if not line.strip():
+    for indent in indents:
+        if indent is None or not indent[0]:
             continue
-        indent = leading_ws(line)
-        if not indent:
-            continue
-        if indent.startswith("\t"):
+        if indent[1]:
             tabs += 1
         else:
             spaces += 1
-            widths[len(indent)] = widths.get(len(indent), 0) + 1
+            widths[indent[0]] = widths.get(indent[0], 0) + 1
     if tabs > spaces:
         return "\t"
     if not widths:
         return "    "
-    step = _common_step(lines)
+    step = _common_step(indents)
     if step:
         return " " * step
     for step in (2, 4, 8, 3):
@@ -73,18 +88,17 @@ def infer_indent_unit(lines: Iterable[str]) -> str:
     return " " * min(widths)
 
 
-def _common_step(lines: Iterable[str]) -> int:
+def _common_step(indents: Sequence[LineIndent]) -> int:
     """The most frequent indent increase between consecutive non-blank space-indented lines."""
     counts: dict[int, int] = {}
     previous: int | None = None
-    for line in lines:
-        if not line.strip():
+    for indent in indents:
+        if indent is None:
             continue
-        indent = leading_ws(line)
-        if "\t" in indent:
+        width, _, has_tab = indent
+        if has_tab:
             previous = None
             continue
-        width = len(indent)
         if previous is not None and width > previous:
             delta = width - previous
             if delta in (2, 3, 4, 8):

@@ -42,7 +42,7 @@ class LazyLines(Sequence[str]):
     chunk (a whole-file consumer asks ``FileModel.all_lines`` instead, which splits the text
     once)."""
 
-    __slots__ = ("_chunks", "_firsts", "_len", "_starts", "_text")
+    __slots__ = ("_chunks", "_firsts", "_len", "_offsets", "_starts", "_text")
 
     def __init__(self, text: str, count: int) -> None:
         starts, firsts = [0], [0]
@@ -61,6 +61,9 @@ class LazyLines(Sequence[str]):
         self._firsts = firsts
         self._len = count
         self._chunks: dict[int, list[str]] = {}
+        # per chunk, each line's offset from the chunk's start: a patch of many hunks asks
+        # for many line starts in one chunk, each then costs a lookup, not a sum
+        self._offsets: dict[int, list[int]] = {}
 
     def _chunk(self, c: int) -> list[str]:
         lines = self._chunks.get(c)
@@ -111,8 +114,13 @@ class LazyLines(Sequence[str]):
         if line >= self._len:
             return len(self._text)
         c = bisect.bisect_right(self._firsts, line) - 1
-        k = line - self._firsts[c]
-        return self._starts[c] + sum(map(len, self._chunk(c)[:k])) + k
+        offsets = self._offsets.get(c)
+        if offsets is None:
+            import itertools
+
+            offsets = self._offsets[c] = [0, *itertools.accumulate(
+                len(text) + 1 for text in self._chunk(c))]
+        return self._starts[c] + offsets[line - self._firsts[c]]
 
     def line_near(self, offset: int, known: int, known_line: int) -> int:
         """``line_of(offset)``, counting the line breaks from ``known`` (an earlier offset,
