@@ -70,15 +70,7 @@ class Definition(Struct):
     signature: str = field(help="The text from the start to the body, whitespace collapsed")
 
 
-class MapDefinition(Struct):
-    kind: str = field(help="As in a file's outline")
-    name: str = field(help="The definition's own name")
-    qualname: str = field(help="Dotted name with its enclosing definitions: Class.method")
-    parent: str | None = field(help="The enclosing definition's qualname, or null")
-    depth: int = field(help="Nesting: 0 at the top of the file")
-    start_line: int = field(help="First line (the def/class line, after decorators), 1-based")
-    end_line: int = field(help="Last line, inclusive")
-    signature: str = field(help="The text from the start to the body, whitespace collapsed")
+class MapDefinition(Definition):
     score: float = field(help="Other files referencing the name, divided by the files "
                          "defining it, times 10 for a long snake_case or camelCase name and "
                          "0.1 for a _private one (0: unreferenced, or shown for a nested one)")
