@@ -101,6 +101,15 @@ def test_nothing_found_is_an_empty_list_with_the_closest_names(ws: Path,
     assert text.code == 1  # --exit-status: nothing found
 
 
+def test_a_miss_says_which_files_holding_the_name_do_not_parse(ws: Path,
+                                                                cli: CliRunner) -> None:
+    (ws / "a.py").write_text("class A:\n    def run(self):\n        return 1\n\n"
+                             "    def stop(self):\n        return (\n")
+    result = cli("find_symbol", stdin={"symbol": "stop"}).result
+    assert result["definitions"] == [] and result["parse_errors"] == ["a.py"]
+    assert "a.py hold the name but do not parse cleanly" in result["hint"]
+
+
 def test_a_file_in_another_language_is_unsupported(ws: Path, cli: CliRunner) -> None:
     (ws / "notes.txt").write_text("run\n")
     before = snapshot(ws)

@@ -114,12 +114,19 @@ def run(params: Params, ctx: Context) -> Result:
                                                      kind=ref.kind, text=text))
     closest: list[str] = []
     hint = None
+    broken = [f.path for f in found.files if f.symbols.has_errors]
     if not matches:
         closest = nearest(ctx, params.symbol, found)
         hint = (f"no definition of {params.symbol!r}"
                 + (f" of kind {params.kind}" if params.kind else "")
                 + (f"; closest names: {', '.join(closest)}" if closest else
                    "; try a shorter name, or grep_search for the text"))
+        if broken:
+            # a parse error can hide the very definition asked for: say where to look
+            shown = ", ".join(broken[:3]) + (f" and {len(broken) - 3} more" if len(broken) > 3
+                                             else "")
+            hint += (f"; {shown} hold the name but do not parse cleanly, so a definition there "
+                     "may be missing: read the lines around the name")
     skipped = Skips(unsupported_language=found.unsupported_language,
                     too_large=found.too_large, unreadable=found.unreadable)
     if found.too_large:
@@ -131,7 +138,7 @@ def run(params: Params, ctx: Context) -> Result:
         truncated=len(matches) > params.max_results or total_references > len(references),
         references=references, total_references=total_references,
         files_parsed=len(found.files), skipped=skipped,
-        parse_errors=[f.path for f in found.files if f.symbols.has_errors],
+        parse_errors=broken,
         closest=closest, hint=hint)
 
 
