@@ -12,8 +12,8 @@ import pytest
 
 from tests.conftest import REPO, CliRunner
 from tests.test_import_budget import loaded_full
+from zbtools.core.code import languages as code_languages
 from zbtools.core.search.ripgrep import find_rg
-from zbtools.toolkit import grep as grepkit
 
 RG = find_rg(os.environ)
 needs_rg = pytest.mark.skipif(RG is None, reason="no rg binary (no ripgrep wheel here)")
@@ -143,7 +143,7 @@ def test_a_file_over_the_parse_cap_gets_no_label(ws: Path, cli: CliRunner,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     (ws / "big.py").write_text("def f():\n    return NEEDLE\n" + "# padding\n" * 20)
     (ws / "small.py").write_text("def g():\n    return NEEDLE\n")
-    monkeypatch.setattr(grepkit, "SCOPE_MAX_BYTES", 100)
+    monkeypatch.setattr(code_languages, "MAX_PARSE_BYTES", 100)
     result = cli("grep_search", "NEEDLE", "--show-scope").result
     assert labels(result) == {"big.py": None, "small.py": ("function", "g", 1)}
     assert result["files_without_scope"] == ["big.py"]

@@ -142,7 +142,6 @@ def to_result(outcome: Outcome, mode: str) -> GrepResult:
 
 
 # a larger file is not parsed for show_scope (tree-sitter parses a few MB/s)
-SCOPE_MAX_BYTES = 8 << 20
 
 
 def label_scopes(result: GrepResult, ctx: Context) -> None:
@@ -169,11 +168,11 @@ def label_scopes(result: GrepResult, ctx: Context) -> None:
 
 def _file_scopes(path: str, ctx: Context) -> Scopes | None:
     """The scopes of the file at ``path``; None when its language has no definitions, or it
-    cannot be read or is over ``SCOPE_MAX_BYTES``."""
+    cannot be read or is too big to parse (``MAX_PARSE_BYTES``)."""
     import os
 
     from zbtools.contract import ToolError
-    from zbtools.core.code.languages import language_for
+    from zbtools.core.code.languages import MAX_PARSE_BYTES, language_for
     from zbtools.core.files.reading import read_bytes
 
     language = language_for(path)
@@ -183,7 +182,7 @@ def _file_scopes(path: str, ctx: Context) -> Scopes | None:
         return None
     try:
         with ctx.workspace.resolve(path) as res:
-            data = read_bytes(res, max_bytes=SCOPE_MAX_BYTES, shown=path)
+            data = read_bytes(res, max_bytes=MAX_PARSE_BYTES, shown=path)
     except ToolError:
         return None  # removed or grown since the search: no label rather than a guess
     if language is None:

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from zbtools.core.search.request import Engine
 
 # a file over this is not parsed (counted in too_large): a parse runs at about 3 MB/s
-MAX_PARSE_BYTES = 8 * 1024 * 1024
 NO_CAP = 2**62
 SEARCH_TIMEOUT = 30.0
 # how many files a hint's second search parses for the closest names
@@ -76,7 +75,7 @@ class Scan:
 def parse_file(ctx: Context, rel: str, *, named: bool) -> Parsed | None:
     """The file ``rel`` read and parsed; None when it has no symbols' language (raises
     ``unsupported_language`` instead when ``named``: the caller asked for this file)."""
-    from zbtools.core.code.languages import language_for, unsupported_language
+    from zbtools.core.code.languages import MAX_PARSE_BYTES, language_for, unsupported_language
     from zbtools.core.code.symbols import read_symbols
     from zbtools.core.files.reading import read_bytes_stat
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from zbtools.core.code.languages import (
         LANGUAGES,
+        MAX_PARSE_BYTES,
         Language,
         language_for,
         unsupported_language,
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 # A name is added here when code outside the package first uses it
 # (tests/test_public_surface.py): the tools that see code, the syntax guard, grep's scopes.
-__all__ = ["CACHE_NAME", "KEPT_CANDIDATES", "KEPT_RANKINGS", "LANGUAGES", "RANKINGS_NAME",
+__all__ = ["CACHE_NAME", "KEPT_CANDIDATES", "KEPT_RANKINGS", "LANGUAGES", "MAX_PARSE_BYTES",
+           "RANKINGS_NAME",
            "CodeIndex", "DefTuple", "Definition", "FileSymbols", "Language", "MapFile",
            "Ranking", "Scopes", "Signature", "Tags", "closest", "file_tags", "grammar_stamp",
            "introduced", "language_for", "last_name", "normalise", "parse_many", "rank",
@@ -55,7 +57,8 @@ __all__ = ["CACHE_NAME", "KEPT_CANDIDATES", "KEPT_RANKINGS", "LANGUAGES", "RANKI
 
 _SUBMODULE: dict[str, str] = {
     "CACHE_NAME": "index", "KEPT_CANDIDATES": "index", "KEPT_RANKINGS": "index",
-    "LANGUAGES": "languages", "RANKINGS_NAME": "index", "CodeIndex": "index",
+    "LANGUAGES": "languages", "MAX_PARSE_BYTES": "languages", "RANKINGS_NAME": "index",
+    "CodeIndex": "index",
     "DefTuple": "tagpool", "Definition": "symbols", "FileSymbols": "symbols",
     "Language": "languages", "MapFile": "repomap", "Ranking": "repomap", "Scopes": "scopes",
     "Signature": "index", "Tags": "tagpool", "closest": "lookup", "file_tags": "tagpool",

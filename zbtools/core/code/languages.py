@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 QUERIES = os.path.join(os.path.dirname(__file__), "queries")
+# A bigger file is not parsed, by the syntax guard, find_symbol or grep's scopes: a parse would
+# cost seconds, and such a file is generated or data.
+MAX_PARSE_BYTES = 8 * 1024 * 1024
 
 
 class Language:

@@ -14,11 +14,12 @@ top-level class members) the change touched (``pychunks``), and a file of anothe
 parsed again from its last tree, as tree-sitter parses an edited text.
 
 Map: ``Problem``; ``introduced`` (the entry point), ``python_error``, ``tree_errors``;
-``MAX_PROBLEMS``, ``MAX_BYTES``.
+``MAX_PROBLEMS``.
 """
 
 from __future__ import annotations
 
+from zbtools.core.code.languages import MAX_PARSE_BYTES
 from zbtools.core.code.pychunks import common_prefix, common_suffix, quiet_compile
 
 TYPE_CHECKING = False
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from zbtools.core.code.languages import Language
 
 MAX_PROBLEMS = 10  # reported per file: the first ones (a model fixes the first first)
-MAX_BYTES = 8 * 1024 * 1024  # a bigger file is not checked (a parse would cost seconds)
 CONTEXT_LINES = 1  # lines shown each side of a problem's line
 
 
@@ -58,7 +58,7 @@ def introduced(language: Language, before: bytes | None, after: bytes, *,
     first, at most ``MAX_PROBLEMS``. ``key`` names the file for the Python chunk cache (a
     later change of the same file, whose old bytes are this change's new ones, compiles only
     what it touched)."""
-    if len(after) > MAX_BYTES:
+    if len(after) > MAX_PARSE_BYTES:
         return []
     old = before or b""
     if language.name == "python":
@@ -93,17 +93,17 @@ def _python(before: bytes, after: bytes, key: str | None) -> list[Problem]:
         pychunks.remember(key, after)
         return []
     pychunks.forget(key)
-    if python_error(before) is None:
+    old_error = python_error(before)
+    if old_error is None:
         return [_python_problem(error, after)]
     # Both versions broken: the compiler stops at its first error, so tree-sitter compares them
     # all; the compiler's first error still counts when it moved to a line of its own.
     from zbtools.core.code.languages import LANGUAGES
 
     problems = _tree_diff(LANGUAGES["python"], before, after)
-    old_error = python_error(before)
     change = Change(before, after)
     new_line = (error.lineno or 1) - 1
-    old_line = ((old_error.lineno if old_error is not None else None) or 1) - 1
+    old_line = (old_error.lineno or 1) - 1
     mapped = change.to_before_row(new_line)
     if mapped is None:
         same = change.in_before_region(old_line)

@@ -454,7 +454,8 @@ def _guard(ctx: Context, res: Resolved, before: bytes, after: bytes | list[memor
     is written: a refusal leaves the file as it was. Nothing is joined for a file it skips."""
     from zbtools.core.editing.syntaxguard import check_change, wanted
 
-    if wanted(ctx, res.rel, before[:256]):
+    size = len(after) if isinstance(after, bytes) else sum(len(piece) for piece in after)
+    if wanted(ctx, res.rel, before[:256], size):
         check_change(ctx, res.rel, before, after if isinstance(after, bytes) else
                      b"".join(after))
 

@@ -8,7 +8,7 @@ tool parameter, else the workspace's ``[files] check_syntax`` setting): ``off`` 
 nothing; ``warn`` lets the write happen, adds a warning a model reads and keeps a report for
 the result's ``syntax`` field (``ToolSpec.call`` fills it); ``refuse`` raises ``syntax_error``
 with every file's problems, so that nothing is written (all files of a patch, or none). A file
-in no supported language, or over ``MAX_BYTES``, is not checked.
+in no supported language, or too big to parse (``MAX_PARSE_BYTES``), is not checked.
 
 Map: ``mode``, ``wanted``, ``check_changes``, ``check_change``.
 """
@@ -32,15 +32,15 @@ def mode(ctx: Context) -> str:
     return ctx.check_syntax or ctx.workspace.check_syntax
 
 
-def wanted(ctx: Context, path: str, head: bytes = b"") -> bool:
-    """Whether a change of ``path`` (whose first bytes are ``head``) is checked at all: the
-    guard is on and the file is in a supported language. Lets a writer that holds its new
-    bytes in pieces skip joining them."""
+def wanted(ctx: Context, path: str, head: bytes = b"", size: int = 0) -> bool:
+    """Whether a change of ``path`` (whose first bytes are ``head``, its new size ``size``) is
+    checked at all: the guard is on, the file is in a supported language and not too big to
+    parse. Lets a writer that holds its new bytes in pieces skip joining them."""
     if mode(ctx) == "off":
         return False
-    from zbtools.core.code.languages import language_for
+    from zbtools.core.code.languages import MAX_PARSE_BYTES, language_for
 
-    return language_for(path, head) is not None
+    return size <= MAX_PARSE_BYTES and language_for(path, head) is not None
 
 
 def check_change(ctx: Context, path: str, before: bytes | None, after: bytes) -> None:
