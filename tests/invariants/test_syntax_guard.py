@@ -2,11 +2,13 @@
 
 Random line-level edits (a line deleted, duplicated, moved, a line of the file or a short
 statement inserted at some indentation, a character inserted) of real Python sources (files of
-the standard library this interpreter ships), applied one after another to the same file as an
-agent in a ``batch`` session would: "introduced" is reported exactly when the old text compiles
-and the new one does not, and never when the new one compiles; the chunk check of a file edited
-again (``core/code/pychunks.py``) is on throughout. Through the real tool, ``check_syntax:
-refuse`` refuses exactly those changes and a refusal never changes the file.
+the standard library this interpreter ships, and a file of the shapes a function's body takes:
+async generators, scope statements, one-line bodies, tabs), applied one after another to the
+same file as an agent in a ``batch`` session would: "introduced" is reported exactly when the
+old text compiles and the new one does not, and never when the new one compiles; the chunk
+check of a file edited again (``core/code/pychunks.py``) is on throughout. Through the real
+tool, ``check_syntax: refuse`` refuses exactly those changes and a refusal never changes the
+file.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ PYTHON = LANGUAGES["python"]
 SNIPPETS = [b"x = 1", b"pass", b"return x", b"yield", b"break", b"else:", b"def g():",
             b"class C:", b"import os", b"@decorator", b"global y", b"nonlocal y", b"try:",
             b"except Exception:", b"await x", b"from __future__ import annotations", b"(",
-            b")", b"'''", b"x = [", b"]", b"if x:", b"    pass", b"# a comment", b""]
+            b")", b"'''", b"x = [", b"]", b"if x:", b"    pass", b"# a comment", b"",
+            b"return 1", b"yield 1", b"f(a=1, a=2)", b"a, *b, *c = x", b"async def h():",
+            b"except:", b"continue"]
 
 
 def compiles(data: bytes) -> bool:
@@ -59,6 +63,8 @@ def _sources() -> list[Path]:
 
 
 SOURCES = _sources()
+# the shapes of function bodies the chunk check must get right, edited on their own too
+FUNCTIONS = Path(__file__).resolve().parents[1] / "data" / "guard_sources" / "functions.py.txt"
 INDENTS = [b"", b"    ", b"        ", b"\t"]
 
 # (kind, where, other, snippet index, indent index)
@@ -122,9 +128,10 @@ def check_sequence(source: Path, plan: list[tuple[str, float, float, int, int]])
             current = new  # go on from the new version, as the next edit of a session would
 
 
-def search(examples: int, **overrides: Any) -> None:
+def search(examples: int, sources: list[Path] | None = None, **overrides: Any) -> None:
     @invariant(examples=examples, **overrides)
-    @given(source=st.sampled_from(SOURCES), plan=st.lists(edits, min_size=1, max_size=10))
+    @given(source=st.sampled_from(sources or [*SOURCES, FUNCTIONS]),
+           plan=st.lists(edits, min_size=1, max_size=10))
     def guard_agrees_with_compile(source: Path, plan: list[tuple[str, float, float, int, int]]
                                   ) -> None:
         check_sequence(source, plan)
@@ -135,6 +142,29 @@ def search(examples: int, **overrides: Any) -> None:
 def test_the_python_guard_agrees_with_compile() -> None:
     assert len(SOURCES) >= 20
     search(examples=150)
+
+
+SCOPED = [b"return 1", b"yield 1", b"await x", b"nonlocal y", b"global y", b"break",
+          b"continue", b"f(a=1, a=2)", b"x = 1", b"else:"]
+
+
+def every_scoped_snippet_on_every_line() -> None:
+    """Each statement whose validity depends on the function around it, inserted before each
+    line of the function-shapes file at that line's indentation, and each block opener at
+    column 0 (the statements after it change scope): a single edit, checked from the
+    remembered file (so through the chunk check) against ``compile``."""
+    lines = FUNCTIONS.read_bytes().split(b"\n")
+    placed = [(snippet, len(INDENTS)) for snippet in SCOPED] + \
+        [(snippet, 0) for snippet in (b"class C:", b"def g():", b"if x:", b"x = 1")]
+    for i in range(len(lines)):
+        for snippet, indent in placed:
+            plan = [("snippet", (i + 0.5) / len(lines), 0.0, SNIPPETS.index(snippet), indent)]
+            check_sequence(FUNCTIONS, plan)
+
+
+def test_the_guard_agrees_with_compile_in_function_bodies() -> None:
+    every_scoped_snippet_on_every_line()
+    search(examples=50, sources=[FUNCTIONS])
 
 
 def test_refuse_through_the_tool_never_changes_the_file(tmp_path: Path) -> None:
@@ -171,4 +201,13 @@ def test_a_planted_bug_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pychunks, "member_source",
                         lambda chunk, before, after: real(chunk, before, None))
     failure = planted_bug_is_caught(lambda: search(examples=400, **QUICK))
+    assert isinstance(failure, AssertionError), failure
+
+
+def test_a_planted_bug_in_a_function_body_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a ``pass`` standing for the statement after a function-body chunk, a chunk that
+    opens a class at column 0 compiles alone while the statements after it, now in the class,
+    may not (a ``return``): the search must notice."""
+    monkeypatch.setattr(pychunks, "IN_FUNCTION", b"pass\n")
+    failure = planted_bug_is_caught(every_scoped_snippet_on_every_line)
     assert isinstance(failure, AssertionError), failure

@@ -4,7 +4,9 @@ A long-lived process (``batch``, ``mcp``) that checked a file keeps its bytes (`
 When the next change of that file starts from exactly those bytes, the file is cut into units
 (once, from its ``ast``): its top-level statements, and the members of its top-level classes.
 The units the change touched are compiled alone, a class's members under a ``class _:`` line
-between two ``pass`` lines at the members' indentation; when they compile the whole file does
+between two ``pass`` lines at the members' indentation, and a change inside one function's body
+(a top-level function or a method, not async) only the body statements it touched, under a
+``def _():`` line at the function's own indentation; when they compile the whole file does
 (docs/internals/code.md#syntax-guard gives the argument and where it stops: a change near a
 ``from __future__`` import, a ``global`` or ``nonlocal`` statement, a file with a coding
 line), and ``check`` says True. Anything else is None: the caller compiles the whole file.
@@ -27,20 +29,26 @@ _CACHE: dict[str, Units] = {}
 MAX_SHARE = 0.5
 # a statement whose scope may reach past the chunk: the whole file is compiled
 BAIL = rb"(?m)(?:^|;)[ \t]*(?:global|nonlocal)\b"
+# the sentinel for the statement after a function-body chunk: valid in a function body only
+IN_FUNCTION = b"return\n"
 
 
 class Units:
     """A file known to compile: its bytes and, once cut, its units as byte offsets of line
     starts. ``top``: each top-level unit's start, then the end of the file; ``members``: for a
-    top-level class (by its index in ``top``), each member's start, then the class's end."""
+    top-level class (by its index in ``top``), each member's start, then the class's end;
+    ``bodies``: for a function (top-level or a method, not ``async``, by its unit's start) with
+    no ``global`` or ``nonlocal`` statement, the start of each statement of its body and the
+    unit's end, counted from the unit's start (a change elsewhere moves only the key)."""
 
-    __slots__ = ("cut", "data", "flags", "future", "members", "top")
+    __slots__ = ("bodies", "cut", "data", "flags", "future", "members", "top")
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.cut = False
         self.top: list[int] = []
         self.members: dict[int, list[int]] = {}
+        self.bodies: dict[int, list[int]] = {}
         self.flags = 0
         self.future = -1  # the index of the last unit holding a __future__ import
 
@@ -77,11 +85,28 @@ class Units:
                 last_end = max(last_end, stmt.end_lineno or stmt.lineno)
             return out
 
+        def body(stmt: ast.stmt, start: int, end: int) -> None:
+            # only a body whose first statement starts a line of its own (not ``def f(): x``);
+            # not an async one, whose statements depend on each other (``await`` needs it,
+            # ``return 1`` is an error once a ``yield`` is anywhere in it)
+            if not isinstance(stmt, ast.FunctionDef) or not stmt.body:
+                return
+            head = stmt.body[0]
+            line = starts[head.lineno - 1]
+            if head.lineno <= stmt.lineno or data[line:line + head.col_offset].strip():
+                return
+            inner = boundaries(stmt.body)
+            if inner and inner[0] == line and not _bail(data[start:end]):
+                self.bodies[start] = [b - start for b in (*inner, end)]
+
         top = boundaries(tree.body)
         if not top:
             return False
         self.top = [*top, len(data)]
         for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef):
+                index = bisect_right(self.top, starts[stmt.lineno - 1]) - 1
+                body(stmt, self.top[index], self.top[index + 1])
             if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
                 import __future__
 
@@ -94,7 +119,11 @@ class Units:
                 index = bisect_right(self.top, starts[stmt.lineno - 1]) - 1
                 inner = boundaries(stmt.body)
                 if inner:
-                    self.members[index] = [*inner, self.top[index + 1]]
+                    bounds = self.members[index] = [*inner, self.top[index + 1]]
+                    for member in stmt.body:
+                        at = bisect_right(bounds, starts[member.lineno - 1]) - 1
+                        if 0 <= at < len(bounds) - 1:
+                            body(member, bounds[at], bounds[at + 1])
         return True
 
 
@@ -139,12 +168,19 @@ def check(key: str, before: bytes, after: bytes) -> bool | None:
         inner_first = bisect_right(members, lo) - 1
         inner_last = bisect_right(members, hi - 1) - 1 if hi > lo else inner_first
         start, end = members[inner_first], members[inner_last + 1]
+        if inner_first == inner_last and _statements(units, before, after, start, end, lo, hi,
+                                                     _indent(before, start)):
+            _advance(units, after, first, last, members, start, end, delta, statements=True)
+            return True
         chunk = after[start:end + delta]
         source = member_source(chunk, _indent(before, start) if inner_first > 0 else None,
                                _indent(before, end) if inner_last + 2 < len(members) else None)
         tail = end < len(before)
     else:
         start, end = top[first], top[last + 1]
+        if first == last and _statements(units, before, after, start, end, lo, hi, None):
+            _advance(units, after, first, last, None, start, end, delta, statements=True)
+            return True
         chunk = after[start:end + delta]
         if b"coding" in b"\n".join(chunk.split(b"\n", 2)[:2]):
             return None
@@ -159,6 +195,50 @@ def check(key: str, before: bytes, after: bytes) -> bool | None:
     if not _compiles(source, units.flags):
         return None
     _advance(units, after, first, last, members, start, end, delta)
+    return True
+
+
+def _statements(units: Units, before: bytes, after: bytes, start: int, end: int, lo: int,
+                hi: int, member_indent: bytes | None) -> bool:
+    """True when the change (bytes ``lo`` to ``hi`` of ``before``) lies in the body of the
+    function that is the unit ``start``-``end`` (``member_indent``: the indentation of a
+    method's class members; None: a top-level function) and the body statements it touched
+    compile alone, under ``def _():`` at the function's own indentation, after a ``pass`` at the
+    indentation of the statement before (none for the first), then a ``return`` at the
+    indentation of the statement after (none after the last), which only a function body
+    takes, and a ``pass`` at the indentation of the code after the function (none at the end
+    of the file): a chunk that leaves the function, or leaves the lines after it at an
+    indentation no open block has, fails alone as the file would whole
+    (docs/internals/code.md#syntax-guard)."""
+    bounds = units.bodies.get(start)
+    if bounds is None:
+        return False
+    lo -= start
+    hi -= start
+    if not bounds[0] <= lo or hi > bounds[-1] or (hi == lo and lo == bounds[-1]):
+        return False
+    first = bisect_right(bounds, lo) - 1
+    last = bisect_right(bounds, hi - 1) - 1 if hi > lo else first
+    last = min(last, len(bounds) - 2)
+    delta = len(after) - len(before)
+    chunk_start, chunk_end = start + bounds[first], start + bounds[last + 1]
+    chunk = after[chunk_start:chunk_end + delta]
+    if chunk_end < len(before) and not chunk.endswith(b"\n"):
+        return False
+    # a scope statement reaches the function's other statements (a function holding one has
+    # no ``bodies`` entry): one in the new text, and the whole function is compiled
+    if b"__future__" in chunk or ((b"global" in chunk or b"nonlocal" in chunk) and
+                                  _bail(chunk)):
+        return False
+    header = b"def _():\n" if member_indent is None else b"class _:\n" + member_indent + \
+        b"def _():\n"
+    opening = _indent(before, start + bounds[first - 1]) + b"pass\n" if first > 0 else b""
+    closing = _indent(before, chunk_end) + IN_FUNCTION if last + 2 < len(bounds) else b""
+    if start + bounds[-1] < len(before):
+        closing += _indent(before, start + bounds[-1]) + b"pass\n"
+    if not _compiles(header + opening + chunk + closing, units.flags):
+        return False
+    bounds[first + 1:] = [b + delta for b in bounds[last + 1:]]
     return True
 
 
@@ -203,9 +283,10 @@ def _compiles(source: bytes, flags: int) -> bool:
 
 
 def _advance(units: Units, after: bytes, first: int, last: int, members: list[int] | None,
-             start: int, end: int, delta: int) -> None:
+             start: int, end: int, delta: int, *, statements: bool = False) -> None:
     """The units of ``after``: the units the change touched merged into one, those after it
-    moved by ``delta`` bytes."""
+    moved by ``delta`` bytes. ``statements``: the change was checked in the body of the
+    function ``start``-``end``, whose statements ``_statements`` already merged."""
     top = units.top
     if members is not None:
         inner_first = members.index(start)
@@ -225,6 +306,13 @@ def _advance(units: Units, after: bytes, first: int, last: int, members: list[in
         elif index >= shifted_from:
             moved[index - removed] = [b + delta for b in bounds]
     units.members = moved
+    bodies: dict[int, list[int]] = {}
+    for key, bounds in units.bodies.items():
+        if key < start or (key == start and statements):
+            bodies[key] = bounds
+        elif key >= end:
+            bodies[key + delta] = bounds
+    units.bodies = bodies
     units.data = after
 
 
