@@ -147,8 +147,9 @@ def to_result(outcome: Outcome, mode: str) -> GrepResult:
 def label_scopes(result: GrepResult, ctx: Context) -> None:
     """``show_scope``: each match's innermost enclosing definition (``Match.scope``), and the
     files whose matches cannot have one (``files_without_scope``). Each file with matches is
-    read and parsed once per call and nothing is kept, so a label never comes from an older
-    version of the file (docs/internals/code.md#grep-scopes)."""
+    read once per call and parsed (a session keeps a parse against the bytes it was made
+    from, ``parsecache``), so a label never comes from an older version of the file
+    (docs/internals/code.md#grep-scopes)."""
     by_path: dict[str, list[Match]] = {}
     for m in result.matches:
         by_path.setdefault(m.path, []).append(m)
@@ -190,8 +191,10 @@ def _file_scopes(path: str, ctx: Context) -> Scopes | None:
         if language is None or not language.has_symbols:
             return None
     from zbtools.core.code.scopes import scopes_of
+    from zbtools.toolkit.parsecache import session_parse
 
-    return scopes_of(language, data)
+    found = language
+    return session_parse(ctx, "scopes", path, data, lambda: scopes_of(found, data))
 
 
 def content_lines(matches: list[Match], unscoped: Collection[str] | None = None) -> list[str]:

@@ -93,7 +93,11 @@ def parse_file(ctx: Context, rel: str, *, named: bool) -> Parsed | None:
             if named:
                 raise unsupported_language(rel)
             return None
-    return Parsed(rel, language, data, read_symbols(language, data))
+    from zbtools.toolkit.parsecache import session_parse
+
+    found = language
+    return Parsed(rel, language, data,
+                  session_parse(ctx, "symbols", rel, data, lambda: read_symbols(found, data)))
 
 
 def scan(ctx: Context, query: str, path: str | None, *, references: bool = False) -> Scan:

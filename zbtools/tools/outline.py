@@ -125,7 +125,7 @@ def run(params: Params, ctx: Context) -> Result:
             data, rel = _read(res, params.path)
     if directory:
         return _map(params, ctx)
-    return _outline(rel, data)
+    return _outline(ctx, rel, data)
 
 
 def _read(res: Resolved, shown: str) -> tuple[bytes, str]:
@@ -134,17 +134,18 @@ def _read(res: Resolved, shown: str) -> tuple[bytes, str]:
     return read_bytes(res, max_bytes=MAX_FILE_BYTES, shown=shown), res.rel
 
 
-def _outline(rel: str, data: bytes) -> Result:
+def _outline(ctx: Context, rel: str, data: bytes) -> Result:
     from zbtools.core.code.languages import language_for, unsupported_language
 
     language = language_for(rel, data[:256])
     if language is None or not language.has_symbols:
         raise unsupported_language(rel)
     from zbtools.core.code.tagpool import file_tags
+    from zbtools.toolkit.parsecache import session_parse
 
-    # parsed every time (a few ms): a batch sync group may show a version not on disk yet,
-    # which no stat signature describes
-    tags = file_tags(language, data)
+    # kept against the bytes, not a stat signature: a batch sync group may show a version not
+    # on disk yet
+    tags = session_parse(ctx, "tags", rel, data, lambda: file_tags(language, data))
     definitions = [_definition(d) for d in tags[1]]
     return Result(path=rel, kind="file", language=language.name, has_errors=tags[3],
                   definitions=definitions, files=None, count=len(definitions),
