@@ -1,0 +1,191 @@
+"""The two Gemini CLI tools composed of several canonical tool calls: ``read_many_files`` and
+``save_memory`` (docs/dialects.md#gemini); their tool declarations are in ``gemini``.
+
+* ``read_many``: the files that ``include`` (and the older ``paths``) name or match, read with
+  read_file and joined with Gemini's ``--- PATH ---`` separators.
+* ``save_memory``, ``memory_content``, ``sanitize_fact``: a fact added as a ``- fact`` line under
+  "## Gemini Added Memories" of ``MEMORY_FILE``, as Gemini CLI adds it to its GEMINI.md.
+"""
+
+from __future__ import annotations
+
+from zbtools.contract import ToolError
+from zbtools.core.call.args import Struct, field
+from zbtools.dialects.gemini import (
+    READ_BYTES,
+    FileFilteringOptions,
+    _anchored,
+    _call,
+    _invalid,
+    _respects_git,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    from zbtools.core.call.context import Context
+
+# Where save_memory keeps its facts: inside the workspace's own state folder, next to the plans
+# (docs/dialects.md#gemini), never in the user's home or a project's GEMINI.md.
+MEMORY_FILE = ".zbtools/memory/GEMINI.md"
+PROJECT_MEMORY_FILE = ".zbtools/memory/MEMORY.md"
+MEMORY_SECTION_HEADER = "## Gemini Added Memories"
+MAX_MANY_FILES = 1000
+
+
+class ReadManyParams(Struct):
+    include: list[str] | None = field(default=None, help="An array of glob patterns or paths. "
+                                      'Examples: ["src/**/*.ts"], ["README.md", "docs/"]')
+    paths: list[str] | None = field(default=None, help="Older form: glob patterns or paths, "
+                                    "read together with include")
+    exclude: list[str] | None = field(default=None, help="Optional. Glob patterns for "
+                                      "files/directories to exclude. Example: \"**/*.log\"")
+    recursive: bool = field(default=True, help="Optional. Whether to search recursively "
+                            "(primarily controlled by `**` in glob patterns). Defaults to true.")
+    useDefaultExcludes: bool = field(default=True, help="Optional. Whether to apply a list of "
+                                     "default exclusion patterns (e.g., node_modules, .git, "
+                                     "binary files). Defaults to true.")
+    file_filtering_options: FileFilteringOptions | None = field(
+        default=None, help="Whether to respect ignore patterns from .gitignore or .geminiignore")
+
+
+class SaveMemoryParams(Struct):
+    fact: str = field(help="The specific fact or piece of information to remember. Should be a "
+                      "clear, self-contained statement.")
+    scope: Literal["global", "project"] | None = field(
+        default=None, help="Where to save the memory: 'global' (default) or 'project'.")
+
+
+# -- results of the tools composed here -----------------------------------------------------------
+
+
+class SkippedFile(Struct):
+    path: str = field(help="The file, relative to the workspace root")
+    reason: str = field(help="Why it was not read")
+
+
+class ReadManyResult(Struct):
+    content: str = field(help="Each file as '--- PATH ---', a blank line, its text, a blank "
+                         "line; then '--- End of content ---'")
+    files: list[str] = field(help="The files read, in order")
+    skipped: list[SkippedFile] = field(help="Files matched but not read, with the reason")
+    truncated: bool = field(help="More files matched than one call reads (1000)")
+
+
+class MemoryResult(Struct):
+    success: bool = field(help="The fact was saved")
+    message: str = field(help="What was remembered")
+    path: str = field(help="The memory file, relative to the workspace root")
+    fact: str = field(help="The fact as saved (on one line, without a leading '-')")
+
+
+# -- read_many_files ------------------------------------------------------------------------------
+
+
+def read_many(params: ReadManyParams, ctx: Context) -> ReadManyResult:
+    import stat
+
+    patterns = [p for p in [*(params.paths or []), *(params.include or [])] if p.strip()]
+    if not patterns:
+        raise _invalid("params/include must NOT have fewer than 1 items",
+                       'e.g. {"include": ["src/**/*.ts", "README.md"]}', "include")
+    walk: dict[str, Any] = {"include_hidden": True,
+                            "include_ignored": not _respects_git(params.file_filtering_options)}
+    if not params.useDefaultExcludes:
+        walk["exclude_dirs"] = []
+    chosen: list[str] = []
+    for pattern in patterns:
+        with ctx.workspace.resolve(pattern) as res:
+            kind = res.st.st_mode if res.exists and res.st is not None else None
+            rel = res.rel if kind is not None else ""
+        if kind is not None and stat.S_ISREG(kind):
+            chosen.append(rel)
+            continue
+        if kind is not None and stat.S_ISDIR(kind):
+            base, glob = rel, "**/*" if params.recursive else "*"
+        else:
+            base, glob = ".", _anchored(pattern)
+        found = _call("find_files_glob", {"pattern": glob, "path": base, "limit": 0,
+                                          "exclude": params.exclude or None, **walk}, ctx)
+        chosen.extend(m.path if base == "." else f"{base}/{m.path}".removeprefix("./")
+                      for m in found.matches)
+    files = sorted(dict.fromkeys(chosen))
+    truncated = len(files) > MAX_MANY_FILES
+    parts: list[str] = []
+    read: list[str] = []
+    skipped: list[SkippedFile] = []
+    for path in files[:MAX_MANY_FILES]:
+        try:
+            got = _call("read_file", {"path": path, "max_bytes": READ_BYTES}, ctx)
+        except ToolError as exc:
+            skipped.append(SkippedFile(path=path, reason=exc.message))
+            continue
+        if got.kind != "text":
+            skipped.append(SkippedFile(path=path, reason=f"not a text file ({got.kind})"))
+            continue
+        note = ("[WARNING: This file was truncated. To view the full content, use the "
+                "'read_file' tool on this specific file.]\n\n" if got.truncated else "")
+        parts.append(f"--- {path} ---\n\n{note}{got.content}\n\n")
+        read.append(path)
+    parts.append("\n--- End of content ---" if read else
+                 "No files matching the criteria were found or all were skipped.")
+    return ReadManyResult(content="".join(parts), files=read, skipped=skipped,
+                          truncated=truncated)
+
+
+# -- save_memory ----------------------------------------------------------------------------------
+
+
+def sanitize_fact(fact: str) -> str:
+    """The fact on one line, without leading dashes or angle brackets (Gemini CLI's rule)."""
+    import re
+
+    text = re.sub(r"[\r\n]", " ", fact).strip()
+    text = re.sub(r"^(-+\s*)+", "", text).strip()
+    return re.sub(r"[<>]", " ", text)
+
+
+def memory_content(current: str, fact: str, scope: str | None = None) -> str:
+    """``current`` with ``fact`` added as Gemini CLI adds it: a ``- fact`` line at the end of the
+    "## Gemini Added Memories" section (made at the end of the file when missing); in the
+    project file, a ``- fact`` line at the end."""
+    item = f"- {sanitize_fact(fact)}"
+    if scope == "project":
+        if not current:
+            return f"{item}\n"
+        return f"{current}{item}\n" if current.endswith("\n") else f"{current}\n{item}\n"
+    at = current.find(MEMORY_SECTION_HEADER)
+    if at == -1:
+        if not current or current.endswith("\n\n"):
+            separator = ""
+        elif current.endswith("\n"):
+            separator = "\n"
+        else:
+            separator = "\n\n"
+        return f"{current}{separator}{MEMORY_SECTION_HEADER}\n{item}\n"
+    start = at + len(MEMORY_SECTION_HEADER)
+    end = current.find("\n## ", start)
+    if end == -1:
+        end = len(current)
+    before = current[:start].rstrip()
+    section = current[start:end].rstrip() + f"\n{item}"
+    return f"{before}\n{section.lstrip()}\n{current[end:]}".rstrip() + "\n"
+
+
+def save_memory(params: SaveMemoryParams, ctx: Context) -> MemoryResult:
+    from zbtools.core.files.reading import read_bytes
+
+    if not params.fact.strip():
+        raise _invalid('Parameter "fact" must be a non-empty string.',
+                       "give the fact to remember", "fact")
+    path = PROJECT_MEMORY_FILE if params.scope == "project" else MEMORY_FILE
+    current = ""
+    with ctx.workspace.resolve(path, create_parents=True) as res:
+        if res.exists:
+            current = read_bytes(res, shown=path).decode("utf-8", errors="replace")
+    content = memory_content(current, params.fact, params.scope)
+    _call("write_file", {"path": path, "content": content, "newline": "as_is"}, ctx)
+    fact = sanitize_fact(params.fact)
+    return MemoryResult(success=True, message=f'Okay, I\'ve remembered that: "{fact}"',
+                        path=path, fact=fact)
