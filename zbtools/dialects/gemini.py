@@ -27,6 +27,17 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool, RouterTool
+from zbtools.dialects.gemini_composed import (
+    READ_BYTES,
+    FileFilteringOptions,
+    ReadManyParams,
+    SaveMemoryParams,
+    anchored,
+    invalid,
+    read_many,
+    respects_git,
+    save_memory,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,9 +46,6 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
 
-# Gemini's read_file returns its first 2,000 lines whatever their size (lines cut at 2,000
-# characters): its own limit comes before the configured result budget.
-READ_BYTES = 2000 * 2000
 GREP_DEFAULT_MAX = 100
 # What Gemini's read_file returns as inline data (SVG is read as text), and its largest file
 # (20 MB there; 16 MiB, the most a zbtools result carries, here)
@@ -48,21 +56,7 @@ MAX_URLS = 20
 DAY_SECONDS = 24 * 60 * 60
 
 
-def _invalid(message: str, hint: str, argument: str) -> ToolError:
-    return ToolError("invalid_arguments", message, hint=hint, details={"problems": [
-        {"problem": "invalid_value", "argument": argument, "message": message}]})
-
-
 # -- parameters -----------------------------------------------------------------------------------
-
-
-class FileFilteringOptions(Struct):
-    respect_git_ignore: bool | None = field(
-        default=None, help="Optional: Whether to respect .gitignore patterns when listing files. "
-        "Only available in git repositories. Defaults to true.")
-    respect_gemini_ignore: bool | None = field(
-        default=None, help="Optional: Whether to respect .geminiignore patterns when listing "
-        "files. Defaults to true.")
 
 
 class ListDirectoryParams(Struct):
@@ -232,33 +226,16 @@ def _no_route(params: Any, ctx: Context) -> tuple[str, dict[str, Any]]:  # pragm
     raise AssertionError("a composed tool runs itself")
 
 
-def _call(name: str, args: dict[str, Any], ctx: Context) -> Any:
-    """Run the canonical tool ``name`` (validated, within the call's limits)."""
-    from zbtools.core.call.args import validate
-    from zbtools.registry import find
-    from zbtools.toolspec import apply_call_limits
-
-    spec = find(name)
-    assert spec is not None  # listed only when its canonical tools exist
-    params = validate(spec.params, args)
-    apply_call_limits(params, ctx)
-    return spec.call(params, ctx)
-
-
 # -- list_directory -------------------------------------------------------------------------------
-
-
-def _respects_git(options: FileFilteringOptions | None) -> bool:
-    return options is None or options.respect_git_ignore is not False
 
 
 def _route_ls(params: ListDirectoryParams, ctx: Context) -> tuple[str, dict[str, Any]]:
     if not params.dir_path.strip():
-        raise _invalid("The 'dir_path' parameter must be non-empty.",
+        raise invalid("The 'dir_path' parameter must be non-empty.",
                        "give the directory to list, e.g. \".\"", "dir_path")
     return "list_directory", {"path": params.dir_path, "max_depth": 1, "limit": 0,
                               "include_hidden": True, "exclude_dirs": [],
-                              "include_ignored": not _respects_git(params.file_filtering_options)}
+                              "include_ignored": not respects_git(params.file_filtering_options)}
 
 
 def _locale_key(name: str) -> tuple[str, str]:
@@ -289,20 +266,20 @@ def _read(params: ReadFileParams, out: dict[str, Any]) -> None:
         out["as_base64"] = True
         out["max_base64_bytes"] = MAX_INLINE_BYTES
     if not params.file_path.strip():
-        raise _invalid("The 'file_path' parameter must be non-empty.",
+        raise invalid("The 'file_path' parameter must be non-empty.",
                        "give the path of the file to read", "file_path")
     start, end = params.start_line, params.end_line
     if start is not None and start < 1:
-        raise _invalid("start_line must be at least 1", "start_line 1 is the first line",
+        raise invalid("start_line must be at least 1", "start_line 1 is the first line",
                        "start_line")
     if end is not None and end < 1:
-        raise _invalid("end_line must be at least 1", "end_line 1 is the first line", "end_line")
+        raise invalid("end_line must be at least 1", "end_line 1 is the first line", "end_line")
     if start is not None and end is not None and start > end:
-        raise _invalid("start_line cannot be greater than end_line",
+        raise invalid("start_line cannot be greater than end_line",
                        f"e.g. start_line {end} and end_line {start}", "start_line")
     if start is not None or end is not None:
         if params.offset is not None or params.limit is not None:
-            raise _invalid("give start_line/end_line or offset/limit, not both",
+            raise invalid("give start_line/end_line or offset/limit, not both",
                            "use start_line and end_line (1-based, inclusive)", "start_line")
         first = start or 1
         out["offset"] = first
@@ -311,11 +288,11 @@ def _read(params: ReadFileParams, out: dict[str, Any]) -> None:
         return
     if params.offset is not None:
         if params.offset < 0:
-            raise _invalid("Offset must be a non-negative number", "offset 0 is the first line",
+            raise invalid("Offset must be a non-negative number", "offset 0 is the first line",
                            "offset")
         out["offset"] = params.offset + 1
     if params.limit is not None and params.limit < 1:
-        raise _invalid("Limit must be a positive number", "omit limit to read up to 2000 lines",
+        raise invalid("Limit must be a positive number", "omit limit to read up to 2000 lines",
                        "limit")
 
 
@@ -336,12 +313,6 @@ def _glob(params: GlobParams, out: dict[str, Any]) -> None:
     out["include_ignored"] = params.respect_git_ignore is False
 
 
-def _anchored(pattern: str) -> str:
-    """A glob as Gemini matches it: a pattern without '/' names entries of the directory
-    searched only (``*.md``), where the canonical tool would match at any depth."""
-    return pattern if "/" in pattern else f"./{pattern}"
-
-
 def _exists(ctx: Context, path: str) -> bool:
     try:
         with ctx.workspace.resolve(path, create_parents=True) as res:
@@ -352,7 +323,7 @@ def _exists(ctx: Context, path: str) -> bool:
 
 def _route_glob(params: GlobParams, ctx: Context) -> tuple[str, dict[str, Any]]:
     if not params.pattern.strip():
-        raise _invalid("The 'pattern' parameter cannot be empty.", "e.g. '**/*.py'", "pattern")
+        raise invalid("The 'pattern' parameter cannot be empty.", "e.g. '**/*.py'", "pattern")
     pattern = params.pattern
     if any(c in pattern for c in "[]{}()*?") and _exists(ctx, f"{params.dir_path or '.'}/"
                                                           f"{pattern}"):
@@ -360,7 +331,7 @@ def _route_glob(params: GlobParams, ctx: Context) -> tuple[str, dict[str, Any]]:
         import re
 
         pattern = re.sub(r"([][{}()*?])", r"\\\1", pattern)
-    out: dict[str, Any] = {"pattern": _anchored(pattern), "sort": "mtime", "limit": 0,
+    out: dict[str, Any] = {"pattern": anchored(pattern), "sort": "mtime", "limit": 0,
                            "include_hidden": True, "exclude_dirs": [".git", "node_modules"],
                            "case_sensitive": bool(params.case_sensitive)}
     _glob(params, out)
@@ -479,7 +450,7 @@ def _route_replace(params: ReplaceParams, ctx: Context) -> tuple[str, dict[str, 
 
     path = params.file_path
     if not path.strip():
-        raise _invalid("The 'file_path' parameter must be non-empty.",
+        raise invalid("The 'file_path' parameter must be non-empty.",
                        "give the path of the file to modify", "file_path")
     extra = _placeholders(params.new_string) - _placeholders(params.old_string)
     if extra:
@@ -516,7 +487,7 @@ def _route_replace(params: ReplaceParams, ctx: Context) -> tuple[str, dict[str, 
 
 def _replace_error(error: ToolError) -> ToolError:
     """Gemini's own wording for the failures a model is trained to recover from."""
-    if error.code == "no_change":
+    if error.code == "no_change" and "identical" in error.message:
         error.message = "No changes to apply. The old_string and new_string are identical."
         error.hint = "nothing to do; send the text you want in new_string"
     elif error.code == "no_match":
@@ -539,6 +510,34 @@ def _replace_error(error: ToolError) -> ToolError:
     return error
 
 
+# -- every tool's errors -----------------------------------------------------------------------
+
+# canonical phrases and names a canonical error may carry -> Gemini's (hints name only the tools
+# and parameters the dialect has: docs/internals/surfaces.md#dialect-layer)
+SPEAK: tuple[tuple[str, str], ...] = (
+    ("use get_file_info or read_file on files", "use read_file on files"),
+    ("get_file_info", "list_directory"), ("find_files_glob", "glob"), ("find_files", "glob"),
+    ("apply_edit", "replace"), ("write_append", "replace"), ("create_directory", "write_file"),
+    ("bash", "run_shell_command"), ("old_text", "old_string"), ("new_text", "new_string"),
+    ("cwd", "dir_path"),
+)
+
+
+def _speak(error: ToolError) -> ToolError:
+    import re
+
+    for canonical, own in SPEAK:
+        pattern = re.compile(rf"(?<![\w-]){re.escape(canonical)}(?![\w-])")
+        error.message = pattern.sub(own, error.message)
+        if error.hint:
+            error.hint = pattern.sub(own, error.hint)
+    return error
+
+
+def _speaking(adapt: Callable[[ToolError], ToolError] | None) -> Callable[[ToolError], ToolError]:
+    return (lambda error: _speak(adapt(error))) if adapt is not None else _speak
+
+
 # -- run_shell_command, web_fetch, write_todos ----------------------------------------------------
 
 
@@ -546,7 +545,7 @@ def _shell(params: ShellParams, out: dict[str, Any]) -> None:
     for key in ("dir_path", "is_background"):
         out.pop(key, None)
     if not params.command.strip():
-        raise _invalid("Command cannot be empty.", 'e.g. {"command": "ls -la"}', "command")
+        raise invalid("Command cannot be empty.", 'e.g. {"command": "ls -la"}', "command")
     if params.dir_path is not None:
         out["cwd"] = params.dir_path
     if params.is_background:
@@ -572,14 +571,14 @@ def _web_fetch(params: WebFetchParams, out: dict[str, Any]) -> None:
     out.pop("prompt", None)
     urls = _urls(params.prompt)
     if not urls:
-        raise _invalid("The 'prompt' must contain at least one valid URL (starting with "
+        raise invalid("The 'prompt' must contain at least one valid URL (starting with "
                        "http:// or https://).", 'e.g. {"prompt": "Summarize '
                        'https://example.com/article"}', "prompt")
     if len(urls) > MAX_URLS:
-        raise _invalid(f"The 'prompt' names {len(urls)} URLs; at most {MAX_URLS} are allowed.",
+        raise invalid(f"The 'prompt' names {len(urls)} URLs; at most {MAX_URLS} are allowed.",
                        "name fewer URLs", "prompt")
     if len(urls) > 1:
-        raise _invalid(f"The 'prompt' names {len(urls)} URLs; this web_fetch fetches one URL "
+        raise invalid(f"The 'prompt' names {len(urls)} URLs; this web_fetch fetches one URL "
                        "per call.", f"call web_fetch once per URL, starting with {urls[0]}",
                        "prompt")
     out["url"] = urls[0]
@@ -588,7 +587,7 @@ def _web_fetch(params: WebFetchParams, out: dict[str, Any]) -> None:
 def _todos(params: WriteTodosParams, out: dict[str, Any]) -> None:
     out.pop("todos", None)
     if sum(1 for t in params.todos if t.status == "in_progress") > 1:
-        raise _invalid('Invalid parameters: Only one task can be "in_progress" at a time.',
+        raise invalid('Invalid parameters: Only one task can be "in_progress" at a time.',
                        "mark the others pending or completed", "todos")
     steps = []
     for todo in params.todos:
@@ -603,15 +602,9 @@ def _todos(params: WriteTodosParams, out: dict[str, Any]) -> None:
 
 
 def _tools() -> list[DialectTool]:
-    from zbtools.dialects.gemini_composed import (
-        ReadManyParams,
-        SaveMemoryParams,
-        read_many,
-        save_memory,
-    )
-
     return [
         GeminiTool("list_directory", ("list_directory",), params=ListDirectoryParams,
+                   adapt_error=_speak,
                    route=_route_ls, post=_post_ls, read_only=True, destructive=False,
                    idempotent=True, parallel_safe=True, description=(
                        "Lists the names of files and subdirectories directly within a specified "
@@ -619,18 +612,19 @@ def _tools() -> list[DialectTool]:
                        "patterns.")),
         DialectTool("read_file", "read_file", params=ReadFileParams,
                     renames={"file_path": "path"}, translate=_read,
-                    defaults={"max_bytes": READ_BYTES}, adapt_error=_read_error,
+                    defaults={"max_bytes": READ_BYTES}, adapt_error=_speaking(_read_error),
                     error_names={"offset": "start_line", "limit": "end_line"}, description=(
                         "Reads and returns the content of a specified file. If the file is "
                         "large, the content will be truncated; read more of it with the "
                         "'start_line' and 'end_line' parameters (1-based, inclusive). Handles "
                         "text, images, audio files and PDF files.")),
-        DialectTool("write_file", "write_file", params=WriteFileParams,
+        DialectTool("write_file", "write_file", params=WriteFileParams, adapt_error=_speak,
                     renames={"file_path": "path"}, description=(
                         "Writes the complete content to a file, automatically creating missing "
                         "parent directories. Overwrites existing files. Use 'replace' for "
                         "targeted edits to large files.")),
         GeminiTool("glob", ("find_files_glob",), params=GlobParams, route=_route_glob,
+                   adapt_error=_speak,
                    post=_post_glob, read_only=True, destructive=False, idempotent=True,
                    parallel_safe=True, category="search", description=(
                        "Efficiently finds files matching specific glob patterns (e.g., "
@@ -638,12 +632,13 @@ def _tools() -> list[DialectTool]:
                        "(newest first). Ideal for quickly locating files based on their name or "
                        "path structure, especially in large codebases.")),
         GeminiTool("grep_search", ("grep_search",), params=GrepParams, route=_route_grep,
+                   adapt_error=_speak,
                    post=_post_grep, aliases=("search_file_content",), read_only=True,
                    destructive=False, idempotent=True, parallel_safe=True, category="search",
                    description="Searches for a regular expression pattern within file contents. "
                    "Max 100 matches."),
         GeminiTool("replace", ("apply_edit", "write_file"), params=ReplaceParams,
-                   route=_route_replace, adapt_error=_replace_error, category="edit",
+                   route=_route_replace, adapt_error=_speaking(_replace_error), category="edit",
                    error_names={"old_text": "old_string", "new_text": "new_string"},
                    description=(
                        "Replaces text within a file. By default, the tool expects to find and "
@@ -653,6 +648,7 @@ def _tools() -> list[DialectTool]:
                        "change to ensure precise targeting. An empty `old_string` creates a "
                        "new file.")),
         DialectTool("run_shell_command", "bash", params=ShellParams, translate=_shell,
+                    adapt_error=_speak,
                     defaults={"merge_stderr": True},
                     error_names={"cwd": "dir_path", "background": "is_background"},
                     description=(
@@ -661,13 +657,16 @@ def _tools() -> list[DialectTool]:
                         "true. Do NOT use `&` to background commands. Returns the combined "
                         "stdout/stderr and the exit code.")),
         DialectTool("web_fetch", "web_fetch", params=WebFetchParams, translate=_web_fetch,
+                    adapt_error=_speak,
                     description=(
                         "Fetches content from the URL in the prompt (http:// or https://) and "
                         "returns it as text. GitHub 'blob' URLs are fetched as raw files.")),
-        DialectTool("google_web_search", "web_search", params=WebSearchParams, description=(
+        DialectTool("google_web_search", "web_search", params=WebSearchParams,
+                    adapt_error=_speak, description=(
             "Performs a web search and returns the results. This tool is useful for finding "
             "information on the internet based on a query.")),
         GeminiTool("read_many_files", ("find_files_glob", "read_file"), params=ReadManyParams,
+                   adapt_error=_speak,
                    run=read_many, read_only=True, destructive=False, idempotent=True,
                    parallel_safe=True, description=(
                        "Reads content from multiple files specified by glob patterns or paths "
@@ -676,12 +675,14 @@ def _tools() -> list[DialectTool]:
                        "last file. Default excludes (node_modules, .git...) apply unless "
                        "'useDefaultExcludes' is false.")),
         GeminiTool("save_memory", ("write_file",), params=SaveMemoryParams, run=save_memory,
+                   adapt_error=_speak,
                    destructive=False, category="plans", description=(
                        "Saves a specific piece of information or fact to your long-term "
                        "memory: a '- fact' line under '## Gemini Added Memories' in "
                        ".zbtools/memory/GEMINI.md of the workspace. Use it when the user asks "
                        "you to remember something.")),
         DialectTool("write_todos", "update_plan", params=WriteTodosParams, translate=_todos,
+                    adapt_error=_speak,
                     closed=True, description=(
                         "Lists the subtasks of the current request and their status (pending, "
                         "in_progress, completed, cancelled); the list replaces the existing "

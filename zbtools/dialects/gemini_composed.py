@@ -1,6 +1,9 @@
-"""The two Gemini CLI tools composed of several canonical tool calls: ``read_many_files`` and
-``save_memory`` (docs/dialects.md#gemini); their tool declarations are in ``gemini``.
+"""The two Gemini CLI tools composed of several canonical tool calls, ``read_many_files`` and
+``save_memory`` (docs/dialects.md#gemini), and what the ``gemini`` module, where their tool
+declarations are, shares with them.
 
+* ``invalid``, ``call_canonical`` (one canonical tool's call), ``respects_git``, ``anchored``,
+  ``FileFilteringOptions``: what both modules use.
 * ``read_many``: the files that ``include`` (and the older ``paths``) name or match, read with
   read_file and joined with Gemini's ``--- PATH ---`` separators.
 * ``save_memory``, ``memory_content``, ``sanitize_fact``: a fact added as a ``- fact`` line under
@@ -11,14 +14,6 @@ from __future__ import annotations
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.dialects.gemini import (
-    READ_BYTES,
-    FileFilteringOptions,
-    _anchored,
-    _call,
-    _invalid,
-    _respects_git,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +27,46 @@ MEMORY_FILE = ".zbtools/memory/GEMINI.md"
 PROJECT_MEMORY_FILE = ".zbtools/memory/MEMORY.md"
 MEMORY_SECTION_HEADER = "## Gemini Added Memories"
 MAX_MANY_FILES = 1000
+# Gemini's read_file returns its first 2,000 lines whatever their size (lines cut at 2,000
+# characters): its own limit comes before the configured result budget.
+READ_BYTES = 2000 * 2000
+
+
+def invalid(message: str, hint: str, argument: str) -> ToolError:
+    return ToolError("invalid_arguments", message, hint=hint, details={"problems": [
+        {"problem": "invalid_value", "argument": argument, "message": message}]})
+
+
+class FileFilteringOptions(Struct):
+    respect_git_ignore: bool | None = field(
+        default=None, help="Optional: Whether to respect .gitignore patterns when listing files. "
+        "Only available in git repositories. Defaults to true.")
+    respect_gemini_ignore: bool | None = field(
+        default=None, help="Optional: Whether to respect .geminiignore patterns when listing "
+        "files. Defaults to true.")
+
+
+def call_canonical(name: str, args: dict[str, Any], ctx: Context) -> Any:
+    """Run the canonical tool ``name`` (validated, within the call's limits)."""
+    from zbtools.core.call.args import validate
+    from zbtools.registry import find
+    from zbtools.toolspec import apply_call_limits
+
+    spec = find(name)
+    assert spec is not None  # listed only when its canonical tools exist
+    params = validate(spec.params, args)
+    apply_call_limits(params, ctx)
+    return spec.call(params, ctx)
+
+
+def respects_git(options: FileFilteringOptions | None) -> bool:
+    return options is None or options.respect_git_ignore is not False
+
+
+def anchored(pattern: str) -> str:
+    """A glob as Gemini matches it: a pattern without '/' names entries of the directory
+    searched only (``*.md``), where the canonical tool would match at any depth."""
+    return pattern if "/" in pattern else f"./{pattern}"
 
 
 class ReadManyParams(Struct):
@@ -83,33 +118,41 @@ class MemoryResult(Struct):
 # -- read_many_files ------------------------------------------------------------------------------
 
 
+def _kind(ctx: Context, path: str) -> tuple[int | None, str]:
+    """The mode and workspace path of what ``path`` names, or (None, "") for a pattern."""
+    try:
+        with ctx.workspace.resolve(path, create_parents=True) as res:
+            if res.exists and res.st is not None:
+                return res.st.st_mode, res.rel
+    except ToolError:  # under a file, or outside the workspace: the glob reports it
+        pass
+    return None, ""
+
+
 def read_many(params: ReadManyParams, ctx: Context) -> ReadManyResult:
     import stat
 
     patterns = [p for p in [*(params.paths or []), *(params.include or [])] if p.strip()]
     if not patterns:
-        raise _invalid("params/include must NOT have fewer than 1 items",
+        raise invalid("params/include must NOT have fewer than 1 items",
                        'e.g. {"include": ["src/**/*.ts", "README.md"]}', "include")
     walk: dict[str, Any] = {"include_hidden": True,
-                            "include_ignored": not _respects_git(params.file_filtering_options)}
+                            "include_ignored": not respects_git(params.file_filtering_options)}
     if not params.useDefaultExcludes:
         walk["exclude_dirs"] = []
     chosen: list[str] = []
     for pattern in patterns:
-        with ctx.workspace.resolve(pattern) as res:
-            kind = res.st.st_mode if res.exists and res.st is not None else None
-            rel = res.rel if kind is not None else ""
+        kind, rel = _kind(ctx, pattern)
         if kind is not None and stat.S_ISREG(kind):
             chosen.append(rel)
             continue
         if kind is not None and stat.S_ISDIR(kind):
             base, glob = rel, "**/*" if params.recursive else "*"
         else:
-            base, glob = ".", _anchored(pattern)
-        found = _call("find_files_glob", {"pattern": glob, "path": base, "limit": 0,
+            base, glob = ".", anchored(pattern)
+        found = call_canonical("find_files_glob", {"pattern": glob, "path": base, "limit": 0,
                                           "exclude": params.exclude or None, **walk}, ctx)
-        chosen.extend(m.path if base == "." else f"{base}/{m.path}".removeprefix("./")
-                      for m in found.matches)
+        chosen.extend(m.path for m in found.matches)
     files = sorted(dict.fromkeys(chosen))
     truncated = len(files) > MAX_MANY_FILES
     parts: list[str] = []
@@ -117,7 +160,7 @@ def read_many(params: ReadManyParams, ctx: Context) -> ReadManyResult:
     skipped: list[SkippedFile] = []
     for path in files[:MAX_MANY_FILES]:
         try:
-            got = _call("read_file", {"path": path, "max_bytes": READ_BYTES}, ctx)
+            got = call_canonical("read_file", {"path": path, "max_bytes": READ_BYTES}, ctx)
         except ToolError as exc:
             skipped.append(SkippedFile(path=path, reason=exc.message))
             continue
@@ -177,7 +220,7 @@ def save_memory(params: SaveMemoryParams, ctx: Context) -> MemoryResult:
     from zbtools.core.files.reading import read_bytes
 
     if not params.fact.strip():
-        raise _invalid('Parameter "fact" must be a non-empty string.',
+        raise invalid('Parameter "fact" must be a non-empty string.',
                        "give the fact to remember", "fact")
     path = PROJECT_MEMORY_FILE if params.scope == "project" else MEMORY_FILE
     current = ""
@@ -185,7 +228,7 @@ def save_memory(params: SaveMemoryParams, ctx: Context) -> MemoryResult:
         if res.exists:
             current = read_bytes(res, shown=path).decode("utf-8", errors="replace")
     content = memory_content(current, params.fact, params.scope)
-    _call("write_file", {"path": path, "content": content, "newline": "as_is"}, ctx)
+    call_canonical("write_file", {"path": path, "content": content, "newline": "as_is"}, ctx)
     fact = sanitize_fact(params.fact)
     return MemoryResult(success=True, message=f'Okay, I\'ve remembered that: "{fact}"',
                         path=path, fact=fact)
