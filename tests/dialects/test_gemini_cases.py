@@ -43,6 +43,7 @@ DEPARTURES: dict[str, str] = {
         "a new_string line that reads as an omission placeholder is refused even inside a "
         "string literal",
     "read-binary": "a binary file is refused (binary_file), not answered with a message",
+    "many-geminiignore": ".geminiignore is not read: only .gitignore, .ignore and .rgignore",
     "read-geminiignore": ".geminiignore is not read: only .gitignore, .ignore and .rgignore",
     "ls-geminiignore": ".geminiignore is not read: only .gitignore, .ignore and .rgignore",
     "glob-geminiignore": ".geminiignore is not read: only .gitignore, .ignore and .rgignore",
@@ -67,6 +68,8 @@ ERRORS: dict[str, set[str]] = {
 CODES: dict[str, set[str]] = {
     "glob-missing-dir": {"not_found"},
     "glob-not-a-dir": {"not_a_directory"},
+    "grep-invalid-regex": {"regex_error"},
+    "grep-missing-path": {"not_found"},
     "edit-placeholder-rejected": {"placeholder_in_new"},
     "edit-placeholder-extra-rejected": {"placeholder_in_new"},
 }
@@ -82,8 +85,9 @@ def _generated(spec: dict[str, Any]) -> bytes:
     if "hex" in spec:
         return bytes.fromhex(str(spec["hex"]))
     if "lines" in spec:
+        first = int(spec.get("first", 1))
         return "\n".join(spec["lines"].replace("{n}", str(n))
-                         for n in range(1, spec["count"] + 1)).encode()
+                         for n in range(first, first + spec["count"])).encode()
     text: str = spec["text"]
     return text.replace("{a*2500}", "a" * 2500).encode()
 
@@ -176,10 +180,32 @@ def _problems(case: dict[str, Any], reply: dict[str, Any], before: dict[str, byt
             bad.append(f"listed {listed}, expected {want}")
         if "paths_set" in expect and sorted(listed) != sorted(expect["paths_set"]):
             bad.append(f"found {sorted(listed)}, expected {sorted(expect['paths_set'])}")
+    if case["tool"] in ("grep_search", "read_many_files"):
+        bad.extend(_found(expect, result))
     for name, size in expect.get("sizes", {}).items():
         sizes = {e["name"]: e["size"] for e in result["entries"]}
         if sizes.get(name) != size:
             bad.append(f"{name} size {sizes.get(name)}, expected {size}")
+    return bad
+
+
+def _found(expect: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    """What a search or a read of many files returned, against the expectation."""
+    bad: list[str] = []
+    lines = [[m["path"], m["line"], m["text"]] for m in result.get("matches", [])]
+    if "matches" in expect and lines != expect["matches"]:
+        bad.append(f"matched {lines}, expected {expect['matches']}")
+    bad.extend(f"no match {m}" for m in expect.get("matches_include", []) if m not in lines)
+    if "read" in expect and result.get("files") != expect["read"]:
+        bad.append(f"read {result.get('files')}, expected {expect['read']}")
+    inline = [[f["path"], f["mime"], f["data"]] for f in result.get("inline_data", [])]
+    if "inline" in expect and inline != expect["inline"]:
+        bad.append(f"inline data {inline}, expected {expect['inline']}")
+    listed = result.get("skipped")
+    skipped = {s["path"]: s["reason"] for s in listed} if isinstance(listed, list) else {}
+    for path, reason in expect.get("skipped", {}).items():
+        if reason not in skipped.get(path, ""):
+            bad.append(f"{path} not skipped for {reason!r}: {skipped}")
     return bad
 
 

@@ -28,6 +28,8 @@ from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool, RouterTool
 from zbtools.dialects.gemini_composed import (
+    INLINE_TYPES,
+    MAX_INLINE_BYTES,
     READ_BYTES,
     FileFilteringOptions,
     ReadManyParams,
@@ -47,11 +49,6 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
 GREP_DEFAULT_MAX = 100
-# What Gemini's read_file returns as inline data (SVG is read as text), and its largest file
-# (20 MB there; 16 MiB, the most a zbtools result carries, here)
-INLINE_TYPES = {"png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "wav", "aiff", "aif", "aac",
-                "ogg", "flac", "pdf"}
-MAX_INLINE_BYTES = 16 * 1024 * 1024
 MAX_URLS = 20
 DAY_SECONDS = 24 * 60 * 60
 
@@ -371,25 +368,29 @@ def _route_grep(params: GrepParams, ctx: Context) -> tuple[str, dict[str, Any]]:
         # lines are filtered here first, so the cap is applied after them
         "output_mode": "content" if filtered or not params.names_only else "files_with_matches",
         "head_limit": 0 if filtered else total,
-        "include_ignored": bool(params.no_ignore),
+        "include_ignored": bool(params.no_ignore), "include_hidden": True,
     }
-    if params.include_pattern:
-        out["glob"] = params.include_pattern
+    # rg --hidden, with log and temp files left out unless no_ignore (Gemini's own excludes)
+    globs = [params.include_pattern] if params.include_pattern else []
+    if not params.no_ignore:
+        globs += ["!*.log", "!*.tmp"]
+    if globs:
+        out["glob"] = ",".join(globs)
     for own, canonical in (("context", "context"), ("after", "after_context"),
                            ("before", "before_context")):
         value = getattr(params, own)
         if value is not None:
             out[canonical] = value
     if params.exclude_pattern is not None:
-        _regex(params.exclude_pattern)  # a bad one fails before the search
+        _regex(params.exclude_pattern, params.case_sensitive)  # a bad one fails first
     return "grep_search", out
 
 
-def _regex(pattern: str) -> Any:
+def _regex(pattern: str, case_sensitive: bool | None) -> Any:
     import re
 
     try:
-        return re.compile(pattern)
+        return re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
     except re.error as exc:
         raise ToolError("regex_error", f"exclude_pattern is not a valid regular expression: "
                         f"{exc}", hint="fix exclude_pattern, or leave it out",
@@ -400,7 +401,8 @@ def _post_grep(params: GrepParams, result: Any) -> Any:
     if params.exclude_pattern is None and params.max_matches_per_file is None:
         return result
     total = params.total_max_matches or GREP_DEFAULT_MAX
-    exclude = _regex(params.exclude_pattern) if params.exclude_pattern is not None else None
+    exclude = (_regex(params.exclude_pattern, params.case_sensitive)
+               if params.exclude_pattern is not None else None)
     per_file: dict[str, int] = {}
     kept = []
     for match in result.matches:

@@ -27,6 +27,11 @@ MEMORY_FILE = ".zbtools/memory/GEMINI.md"
 PROJECT_MEMORY_FILE = ".zbtools/memory/MEMORY.md"
 MEMORY_SECTION_HEADER = "## Gemini Added Memories"
 MAX_MANY_FILES = 1000
+# What Gemini's read_file returns as inline data (SVG is read as text), and its largest file
+# (20 MB there; 16 MiB, the most a zbtools result carries, here)
+INLINE_TYPES = {"png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "wav", "aiff", "aif", "aac",
+                "ogg", "flac", "pdf"}
+MAX_INLINE_BYTES = 16 * 1024 * 1024
 # Gemini's read_file returns its first 2,000 lines whatever their size (lines cut at 2,000
 # characters): its own limit comes before the configured result budget.
 READ_BYTES = 2000 * 2000
@@ -100,10 +105,19 @@ class SkippedFile(Struct):
     reason: str = field(help="Why it was not read")
 
 
+class InlineFile(Struct):
+    path: str = field(help="The file, relative to the workspace root")
+    mime: str = field(help="Its MIME type")
+    data: str = field(help="Its bytes, base64-encoded")
+
+
 class ReadManyResult(Struct):
     content: str = field(help="Each file as '--- PATH ---', a blank line, its text, a blank "
                          "line; then '--- End of content ---'")
     files: list[str] = field(help="The files read, in order")
+    inline_data: list[InlineFile] = field(help="The images, audio files and PDFs read, which "
+                                          "Gemini passes to the model whole: asked for by "
+                                          "extension or name")
     skipped: list[SkippedFile] = field(help="Files matched but not read, with the reason")
     truncated: bool = field(help="More files matched than one call reads (1000)")
 
@@ -130,17 +144,60 @@ def _kind(ctx: Context, path: str) -> tuple[int | None, str]:
 
 
 def read_many(params: ReadManyParams, ctx: Context) -> ReadManyResult:
-    import stat
-
-    patterns = [p for p in [*(params.paths or []), *(params.include or [])] if p.strip()]
+    patterns = [*(params.paths or []), *(params.include or [])]
     if not patterns:
         raise invalid("params/include must NOT have fewer than 1 items",
-                       'e.g. {"include": ["src/**/*.ts", "README.md"]}', "include")
+                      'e.g. {"include": ["src/**/*.ts", "README.md"]}', "include")
+    for i, pattern in enumerate(patterns):
+        if not pattern:
+            raise invalid(f"params/include/{i} must NOT have fewer than 1 characters",
+                          "remove the empty pattern", "include")
+    files, skipped = _matched(params, patterns, ctx)
+    truncated = len(files) > MAX_MANY_FILES
+    parts: list[str] = []
+    read: list[str] = []
+    inline: list[InlineFile] = []
+    for path in files[:MAX_MANY_FILES]:
+        asset = path.rsplit(".", 1)[-1].lower() in INLINE_TYPES
+        if asset and not _asked_for(path, patterns):
+            skipped.append(SkippedFile(path=path, reason="asset file (image/pdf/audio) was not "
+                                       "explicitly requested by name or extension"))
+            continue
+        args: dict[str, Any] = ({"path": path, "as_base64": True,
+                                 "max_base64_bytes": MAX_INLINE_BYTES} if asset else
+                                {"path": path, "max_bytes": READ_BYTES})
+        try:
+            got = call_canonical("read_file", args, ctx)
+        except ToolError as exc:
+            skipped.append(SkippedFile(path=path, reason=exc.message))
+            continue
+        if asset:
+            inline.append(InlineFile(path=path, mime=got.mime, data=got.data))
+        elif got.kind != "text":
+            skipped.append(SkippedFile(path=path, reason=f"not a text file ({got.kind})"))
+            continue
+        else:
+            note = ("[WARNING: This file was truncated. To view the full content, use the "
+                    "'read_file' tool on this specific file.]\n\n" if got.truncated else "")
+            parts.append(f"--- {path} ---\n\n{note}{got.content}\n\n")
+        read.append(path)
+    parts.append("\n--- End of content ---" if read else
+                 "No files matching the criteria were found or all were skipped.")
+    return ReadManyResult(content="".join(parts), files=read, inline_data=inline,
+                          skipped=skipped, truncated=truncated)
+
+
+def _matched(params: ReadManyParams, patterns: list[str],
+             ctx: Context) -> tuple[list[str], list[SkippedFile]]:
+    """The files the patterns name or match, in path order, and the patterns that failed."""
+    import stat
+
     walk: dict[str, Any] = {"include_hidden": True,
                             "include_ignored": not respects_git(params.file_filtering_options)}
     if not params.useDefaultExcludes:
         walk["exclude_dirs"] = []
     chosen: list[str] = []
+    failed: list[SkippedFile] = []
     for pattern in patterns:
         kind, rel = _kind(ctx, pattern)
         if kind is not None and stat.S_ISREG(kind):
@@ -150,31 +207,23 @@ def read_many(params: ReadManyParams, ctx: Context) -> ReadManyResult:
             base, glob = rel, "**/*" if params.recursive else "*"
         else:
             base, glob = ".", anchored(pattern)
-        found = call_canonical("find_files_glob", {"pattern": glob, "path": base, "limit": 0,
-                                          "exclude": params.exclude or None, **walk}, ctx)
-        chosen.extend(m.path for m in found.matches)
-    files = sorted(dict.fromkeys(chosen))
-    truncated = len(files) > MAX_MANY_FILES
-    parts: list[str] = []
-    read: list[str] = []
-    skipped: list[SkippedFile] = []
-    for path in files[:MAX_MANY_FILES]:
         try:
-            got = call_canonical("read_file", {"path": path, "max_bytes": READ_BYTES}, ctx)
-        except ToolError as exc:
-            skipped.append(SkippedFile(path=path, reason=exc.message))
+            found = call_canonical("find_files_glob", {
+                "pattern": glob, "path": base, "limit": 0, "exclude": params.exclude or None,
+                **walk}, ctx)
+        except ToolError as exc:  # outside the workspace, say: that pattern reads nothing
+            failed.append(SkippedFile(path=pattern, reason=exc.message))
             continue
-        if got.kind != "text":
-            skipped.append(SkippedFile(path=path, reason=f"not a text file ({got.kind})"))
-            continue
-        note = ("[WARNING: This file was truncated. To view the full content, use the "
-                "'read_file' tool on this specific file.]\n\n" if got.truncated else "")
-        parts.append(f"--- {path} ---\n\n{note}{got.content}\n\n")
-        read.append(path)
-    parts.append("\n--- End of content ---" if read else
-                 "No files matching the criteria were found or all were skipped.")
-    return ReadManyResult(content="".join(parts), files=read, skipped=skipped,
-                          truncated=truncated)
+        chosen.extend(m.path for m in found.matches)
+    return sorted(dict.fromkeys(chosen)), failed
+
+
+def _asked_for(path: str, patterns: list[str]) -> bool:
+    """Gemini reads an image, audio file or PDF only when a pattern names its extension or
+    its name."""
+    name = path.rsplit("/", 1)[-1].lower()
+    ext = "." + name.rsplit(".", 1)[-1]
+    return any(ext in p.lower() or name in p.lower() for p in patterns)
 
 
 # -- save_memory ----------------------------------------------------------------------------------
