@@ -37,6 +37,7 @@ from zbtools.dialects.gemini_composed import (
     anchored,
     invalid,
     read_many,
+    read_many_text,
     respects_git,
     save_memory,
 )
@@ -201,16 +202,21 @@ class GeminiTool(RouterTool):
                  route: Callable[[Any, Context], tuple[str, dict[str, Any]]] | None = None,
                  post: Callable[[Any, Any], Any] | None = None,
                  run: Callable[[Any, Context], Struct] | None = None,
+                 text: Callable[[Any], str] | None = None,
                  category: str = "files", **kwargs: Any) -> None:
         super().__init__(name, targets, route=route or _no_route, params=params,
                          description=description, **kwargs)
         self._post = post
         self._whole = run
+        self._text = text
         self._category = category
 
     @property
     def category(self) -> str:
         return self._category
+
+    def _render(self, result: Any) -> str:
+        return self._text(result) if self._text is not None else super()._render(result)
 
     def _run(self, params: Any, ctx: Context) -> Struct:
         if self._whole is not None:
@@ -298,6 +304,16 @@ def _read_error(error: ToolError) -> ToolError:
         error.hint = ("this is not a text file: run_shell_command (e.g. `file`, `xxd | head`) "
                       "can describe it")
     return error
+
+
+def _write(params: WriteFileParams, out: dict[str, Any]) -> None:
+    if not params.file_path.strip():
+        raise invalid('Missing or empty "file_path"', "give the path of the file to write",
+                      "file_path")
+    if _placeholders(params.content):
+        raise invalid("`content` contains an omission placeholder (for example 'rest of methods "
+                      "...'). Provide complete file content.", "write out the whole file in "
+                      "content: it replaces the file", "content")
 
 
 # -- glob -----------------------------------------------------------------------------------------
@@ -620,7 +636,8 @@ def _tools() -> list[DialectTool]:
                         "large, the content will be truncated; read more of it with the "
                         "'start_line' and 'end_line' parameters (1-based, inclusive). Handles "
                         "text, images, audio files and PDF files.")),
-        DialectTool("write_file", "write_file", params=WriteFileParams, adapt_error=_speak,
+        DialectTool("write_file", "write_file", params=WriteFileParams, translate=_write,
+                    adapt_error=_speak,
                     renames={"file_path": "path"}, description=(
                         "Writes the complete content to a file, automatically creating missing "
                         "parent directories. Overwrites existing files. Use 'replace' for "
@@ -669,15 +686,15 @@ def _tools() -> list[DialectTool]:
             "information on the internet based on a query.")),
         GeminiTool("read_many_files", ("find_files_glob", "read_file"), params=ReadManyParams,
                    adapt_error=_speak,
-                   run=read_many, read_only=True, destructive=False, idempotent=True,
-                   parallel_safe=True, description=(
+                   run=read_many, text=read_many_text, read_only=True, destructive=False,
+                   idempotent=True, parallel_safe=True, description=(
                        "Reads content from multiple files specified by glob patterns or paths "
                        "(the 'include' argument). Text files are concatenated, each after a "
                        "'--- {filePath} ---' separator; '--- End of content ---' follows the "
                        "last file. Default excludes (node_modules, .git...) apply unless "
                        "'useDefaultExcludes' is false.")),
         GeminiTool("save_memory", ("write_file",), params=SaveMemoryParams, run=save_memory,
-                   adapt_error=_speak,
+                   text=lambda result: f"{result.message}\n", adapt_error=_speak,
                    destructive=False, category="plans", description=(
                        "Saves a specific piece of information or fact to your long-term "
                        "memory: a '- fact' line under '## Gemini Added Memories' in "

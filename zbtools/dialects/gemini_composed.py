@@ -4,8 +4,8 @@ declarations are, shares with them.
 
 * ``invalid``, ``call_canonical`` (one canonical tool's call), ``respects_git``, ``anchored``,
   ``FileFilteringOptions``: what both modules use.
-* ``read_many``: the files that ``include`` (and the older ``paths``) name or match, read with
-  read_file and joined with Gemini's ``--- PATH ---`` separators.
+* ``read_many``, ``read_many_text``: the files that ``include`` (and the older ``paths``) name
+  or match, read with read_file and joined with Gemini's ``--- PATH ---`` separators.
 * ``save_memory``, ``memory_content``, ``sanitize_fact``: a fact added as a ``- fact`` line under
   "## Gemini Added Memories" of ``MEMORY_FILE``, as Gemini CLI adds it to its GEMINI.md.
 """
@@ -185,6 +185,15 @@ def read_many(params: ReadManyParams, ctx: Context) -> ReadManyResult:
                  "No files matching the criteria were found or all were skipped.")
     return ReadManyResult(content="".join(parts), files=read, inline_data=inline,
                           skipped=skipped, truncated=truncated)
+
+
+def read_many_text(result: ReadManyResult) -> str:
+    """The text a model reads: the files' content as Gemini joins it, then what was left out."""
+    lines = [result.content]
+    lines += [f"[{f.mime} data of {f.path}: {len(f.data)} base64 characters]"
+              for f in result.inline_data]
+    lines += [f"skipped {s.path}: {s.reason}" for s in result.skipped]
+    return "\n".join(lines) + "\n"
 
 
 def _matched(params: ReadManyParams, patterns: list[str],
