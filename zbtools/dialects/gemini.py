@@ -32,7 +32,9 @@ from zbtools.dialects.gemini_composed import (
     MAX_INLINE_BYTES,
     READ_BYTES,
     FileFilteringOptions,
+    MemoryResult,
     ReadManyParams,
+    ReadManyResult,
     SaveMemoryParams,
     anchored,
     invalid,
@@ -203,17 +205,27 @@ class GeminiTool(RouterTool):
                  post: Callable[[Any, Any], Any] | None = None,
                  run: Callable[[Any, Context], Struct] | None = None,
                  text: Callable[[Any], str] | None = None,
+                 result: type[Struct] | None = None,
                  category: str = "files", **kwargs: Any) -> None:
         super().__init__(name, targets, route=route or _no_route, params=params,
                          description=description, **kwargs)
         self._post = post
         self._whole = run
         self._text = text
+        self._result = result
         self._category = category
 
     @property
     def category(self) -> str:
         return self._category
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """A composed tool's own result; None: the result of the canonical tool it runs."""
+        if self._result is None:
+            return None
+        from zbtools.schema import struct_schema
+
+        return struct_schema(self._result, closed=False, output=True)
 
     def _render(self, result: Any) -> str:
         return self._text(result) if self._text is not None else super()._render(result)
@@ -464,7 +476,7 @@ def _placeholders(text: str) -> set[str]:
 def _route_replace(params: ReplaceParams, ctx: Context) -> tuple[str, dict[str, Any]]:
     import stat
 
-    from zbtools.core.errors import already_exists, not_found
+    from zbtools.core.errors import already_exists, is_directory, not_found
 
     path = params.file_path
     if not path.strip():
@@ -478,8 +490,7 @@ def _route_replace(params: ReplaceParams, ctx: Context) -> tuple[str, dict[str, 
         exists = res.exists
         is_dir = exists and res.st is not None and stat.S_ISDIR(res.st.st_mode)
     if is_dir:
-        raise ToolError("is_directory", f"{path}: Path is a directory, not a file",
-                        hint="give the path of a file in file_path", details={"path": path})
+        raise is_directory(path, "write")
     if not exists:
         if params.old_string == "":
             return "write_file", {"path": path, "content": params.new_string,
@@ -685,8 +696,8 @@ def _tools() -> list[DialectTool]:
             "Performs a web search and returns the results. This tool is useful for finding "
             "information on the internet based on a query.")),
         GeminiTool("read_many_files", ("find_files_glob", "read_file"), params=ReadManyParams,
-                   adapt_error=_speak,
-                   run=read_many, text=read_many_text, read_only=True, destructive=False,
+                   adapt_error=_speak, run=read_many, text=read_many_text,
+                   result=ReadManyResult, read_only=True, destructive=False,
                    idempotent=True, parallel_safe=True, description=(
                        "Reads content from multiple files specified by glob patterns or paths "
                        "(the 'include' argument). Text files are concatenated, each after a "
@@ -694,6 +705,7 @@ def _tools() -> list[DialectTool]:
                        "last file. Default excludes (node_modules, .git...) apply unless "
                        "'useDefaultExcludes' is false.")),
         GeminiTool("save_memory", ("write_file",), params=SaveMemoryParams, run=save_memory,
+                   result=MemoryResult,
                    text=lambda result: f"{result.message}\n", adapt_error=_speak,
                    destructive=False, category="plans", description=(
                        "Saves a specific piece of information or fact to your long-term "
