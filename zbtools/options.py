@@ -70,7 +70,8 @@ FORMATS = ("json", "text", "human")
 APPROVAL_POLICIES = ("allow", "confirm", "deny")
 COLORS = ("auto", "always", "never")
 # the dialects zbtools.dialects implements, the first the default (``zblade``)
-DIALECTS: tuple[str, ...] = ("zblade", "claude", "zkit", "fiz", "anthropic", "codex")
+DIALECTS: tuple[str, ...] = ("zblade", "claude", "zkit", "fiz", "anthropic", "codex",
+                             "gemini")
 
 GLOBAL_OPTIONS: tuple[GlobalOption, ...] = (
     GlobalOption(

@@ -252,6 +252,16 @@ CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
               ("update_plan", {"plan": [{"step": "one", "status": "in_progress"}]}),
               ("apply_patch", {"input": "*** Begin Patch\n*** Add File: cx.txt\n+x\n"
                                         "*** End Patch\n"})],
+    "gemini": [("read_file", {"file_path": "a.txt", "start_line": 2}),
+               ("list_directory", {"dir_path": "."}), ("glob", {"pattern": "*.txt"}),
+               ("grep_search", {"pattern": "ALPHA", "exclude_pattern": "zzz"}),
+               ("write_file", {"file_path": "gw.txt", "content": "x\n"}),
+               ("replace", {"file_path": "gw.txt", "instruction": "y", "old_string": "x",
+                            "new_string": "y"}),
+               ("run_shell_command", {"command": "echo hi"}),
+               ("read_many_files", {"include": ["*.txt"]}),
+               ("save_memory", {"fact": "likes tests"}),
+               ("write_todos", {"todos": [{"description": "one", "status": "pending"}]})],
 }
 
 

@@ -43,6 +43,8 @@ DESCRIPTIONS: dict[str, str] = {
     "fiz": "fiz's built-in tools: bash, edit, find, grep, ls, patch, read, task, write",
     "anthropic": "Anthropic's text editor tool str_replace_based_edit_tool",
     "codex": "OpenAI Codex CLI: apply_patch (*** Begin Patch), shell, update_plan",
+    "gemini": "Gemini CLI's built-in tools: read_file, replace, glob, grep_search, "
+              "run_shell_command...",
 }
 
 

@@ -63,13 +63,13 @@ ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
 
 
 def output_schema(tool: DialectTool) -> dict[str, Any]:
-    """The MCP ``outputSchema`` of ``tool``: its result (for a routing tool, the result of any
-    tool it may route to; an object when the dialect reshapes the result) or the error
-    envelope."""
+    """The MCP ``outputSchema`` of ``tool``: its result (for a routing tool that does not
+    declare its own, the result of any tool it may route to; an object when the dialect
+    reshapes the result) or the error envelope."""
     from zbtools.dialects import RouterTool
 
     results: list[dict[str, Any]] = []
-    if isinstance(tool, RouterTool):
+    if isinstance(tool, RouterTool) and tool.output_schema() is None:
         from zbtools.registry import find
         from zbtools.schema import struct_schema
 
