@@ -24,7 +24,7 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.dialects import Dialect, DialectTool, RouterTool
+from zbtools.dialects import Dialect, DialectTool, RouterTool, create_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _route(params: Params, ctx: Context) -> tuple[str, dict[str, Any]]:
         if params.file_text is None:
             raise _bad(command, "file_text is required", "give the file's content in file_text",
                        "file_text")
-        return "write_file", {"path": path, "content": params.file_text, "overwrite": False}
+        return "write_file", {"path": path, "content": params.file_text}  # the rule: no overwrite
     if command == "str_replace":
         _unused(params, command, {"old_str", "new_str"})
         if params.old_str is None:
@@ -151,4 +151,8 @@ def _tools() -> list[DialectTool]:
             "the last edit of the file."))]
 
 
-DIALECT = Dialect("anthropic", _tools)
+# create never overwrites, and neither does any canonical name an anthropic call reaches
+# (docs/dialects.md#one-promise-whatever-the-name)
+DIALECT = Dialect("anthropic", _tools, rules=(create_only(
+    "anthropic", "change an existing file with the str_replace command (or insert); create "
+    "never overwrites"),))
