@@ -23,7 +23,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from zbtools.dialects import Dialect, DialectTool
+    # a Dialect and a DialectTool: zbtools.dialects imports this module, never the reverse
+    Dialect = Any
+    DialectTool = Any
 
 _CANONICAL: tuple[frozenset[str], frozenset[str]] | None = None
 _OWN: dict[str, frozenset[str]] = {}
