@@ -142,7 +142,8 @@ def _tools() -> list[DialectTool]:
         NAME, ("read_file", "read_file_range", "list_directory", "write_file", "apply_edit",
                "insert_text", "undo"),
         params=Params, route=_route, aliases=("str_replace_editor",),
-        error_names={"old_text": "old_str", "new_text": "new_str"},
+        error_names={"old_text": "old_str", "new_text": "new_str",
+                     "start_line": "view_range start", "end_line": "view_range end"},
         description=(
             "Custom editing tool for viewing, creating and editing files. `view` shows a file "
             "with line numbers (cat -n) or lists a directory two levels deep; `create` makes a "
@@ -153,6 +154,11 @@ def _tools() -> list[DialectTool]:
 
 # create never overwrites, and neither does any canonical name an anthropic call reaches
 # (docs/dialects.md#one-promise-whatever-the-name)
-DIALECT = Dialect("anthropic", _tools, rules=(create_only(
+# its errors name the command that does the canonical tool's work
+DIALECT = Dialect("anthropic", _tools, names={
+    "read_file": "the view command", "read_file_range": "the view command",
+    "list_directory": "the view command", "write_file": "the create command",
+    "create_file": "the create command", "apply_edit": "the str_replace command",
+    "insert_text": "the insert command", "undo": "the undo_edit command"}, rules=(create_only(
     "anthropic", "change an existing file with the str_replace command (or insert); create "
     "never overwrites"),))
