@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Wording"]
 
-# A name stands alone: not inside a path or a file name (``docs/read_file.md``, ``old_text.py``).
+# A name stands alone: not inside a path or a file name (``src/read_file``, ``old_text.py``).
 _BEFORE = r"(?<![\w./-])"
 _AFTER = r"(?![\w/-]|\.\w)"
 _ALTERNATIVE = re.compile(r"(,? or )")
