@@ -140,7 +140,7 @@ def dialect_words(dialect: str) -> set[str]:
 def forbidden_patterns(dialect: str) -> list[tuple[str, re.Pattern[str]]]:
     from zbtools.registry import all_tools
 
-    canonical = set()
+    canonical: set[str] = set()
     for spec in all_tools():
         canonical.update(spec.names)
         canonical.update(spec.params.fields())
@@ -275,3 +275,38 @@ def test_following_the_read_hint_reads_every_line_once(ws: Path, dialect: str, t
         assert hinted == {envelope["result"]["next_offset"]}, envelope
         args = {path: "f.txt", "limit": limit, "offset": hinted.pop()}
     assert got == text
+
+
+def test_anthropic_view_says_how_to_go_on_with_view_range(ws: Path) -> None:
+    """Anthropic's view has no offset: its note names view_range, and following it reads on."""
+    text = "".join(f"line {i}\n" for i in range(25))
+    (ws / "f.txt").write_text(text)
+    args: dict[str, Any] = {"command": "view", "path": "f.txt"}
+    got = ""
+    for _ in range(5):
+        call = run_inprocess(["--dialect", "anthropic", "--format", "text",
+                              "str_replace_based_edit_tool"], stdin=json.dumps(args),
+                             workspace=ws, env={"ZBTOOLS_MAX_LINES": LINE_CAP})
+        lines = call.out.splitlines()
+        got += "".join(line.split("\t", 1)[1] + "\n" for line in lines if "\t" in line)
+        note = lines[-1] if lines[-1].startswith("[") else ""
+        found = re.search(r"continue with view_range=\[(\d+), -1\]", note)
+        if found is None:
+            break
+        assert "offset" not in note
+        args = {"command": "view", "path": "f.txt", "view_range": [int(found.group(1)), -1]}
+    assert got == text
+
+
+def test_a_hint_keeps_the_advice_the_tool_can_follow() -> None:
+    from zbtools.core.call.wording import Wording
+
+    wording = Wording({"old_text": "old_str", "occurrence": None, "get_file_info": None,
+                       "max_lines": None, "offset": "offset"}, shifts={"offset": -1})
+    assert wording.advice("add context; occurrence: 1 picks the first") == "add context"
+    assert wording.advice("resend old_text, or use get_file_info") == "resend old_str"
+    assert wording.advice("use get_file_info or read it") == ""
+    assert wording.advice("cut (max_lines); continue with offset=11") == \
+        "cut; continue with offset=10"
+    assert wording.text("see docs/old_text.md and old_text.py") == \
+        "see docs/old_text.md and old_text.py"

@@ -135,7 +135,8 @@ class DialectTool:
     Python identifier (Claude's ``-A``); the wire name is accepted as an alias. ``error_names``
     maps a canonical tool or parameter name to the word the tool's errors use instead (beyond
     ``renames`` and the dialect's tool names); ``shifts`` adds to a number written after a
-    parameter in an error or a warning (fiz's 0-based ``offset``: -1).
+    parameter in an error or a warning (fiz's 0-based ``offset``: -1), and ``forms`` writes
+    ``name=N`` the dialect's way (``view_range=[N, -1]``).
     """
 
     def __init__(
@@ -154,6 +155,7 @@ class DialectTool:
         error_names: Mapping[str, str] | None = None,
         wire_names: Mapping[str, str] | None = None,
         shifts: Mapping[str, int] | None = None,
+        forms: Mapping[str, str] | None = None,
         closed: bool | None = None,
         aliases: tuple[str, ...] = (),
         read_only: bool | None = None,
@@ -177,6 +179,7 @@ class DialectTool:
         self.error_names.update(error_names or {})
         self.wire_names = dict(wire_names or {})
         self.shifts = dict(shifts or {})
+        self.forms = dict(forms or {})
         self.closed = closed
         # set by the Dialect that holds it: its rules, and whether it is one of its own tools
         # (else a canonical tool reached by its canonical name, speaking canonical words)
@@ -379,6 +382,18 @@ class DialectTool:
         wording = self.wording()
         return wording.advice(warning) or wording.text(warning)
 
+    def own_notes(self, text: str) -> str:
+        """The canonical rendering with its notes (``[... continue with offset=N]``) in the
+        dialect's words: the tool's own rendering says how to go on the dialect's way. Its
+        numbers are the adapted result's (fiz's 0-based ``next_offset``): not shifted again."""
+        if "\n[" not in text and not text.startswith("["):
+            return text
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("[") and line.endswith("]"):
+                lines[i] = "[" + self.wording().advice(line[1:-1], shift=False).strip() + "]"
+        return "\n".join(line for line in lines if line != "[]")
+
     @property
     def rules(self) -> tuple[Rule, ...]:
         """The dialect's rules: they hold for every canonical call this tool makes."""
@@ -475,7 +490,7 @@ class RouterTool(DialectTool):
         for name in self._targets:
             spec = find(name)
             if spec is not None and isinstance(result, spec.result) and spec.render_text:
-                return spec.render_text(result)
+                return self.own_notes(spec.render_text(result))
         from zbtools.textout import default_render
 
         return default_render(result.to_json())
@@ -623,6 +638,8 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
         if len(ctx.warnings) > first_warning and tool.own:
             ctx.warnings[first_warning:] = [tool.adapt_warning(w)
                                             for w in ctx.warnings[first_warning:]]
+    if tool.own and not isinstance(tool, RouterTool) and spec.render_text is not None:
+        spec = _speaking(spec, tool)
     raw = result.to_json()
     payload = tool.from_canonical(dict(raw))
     changed = {key: value for key, value in payload.items()
@@ -634,3 +651,13 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
         clone.__dict__.update(vars(result), **changed)
         result = clone
     return Outcome(spec, result, payload)
+
+
+def _speaking(spec: ToolSpec, tool: DialectTool) -> ToolSpec:
+    """``spec`` whose text rendering writes its notes in ``tool``'s words."""
+    render = spec.render_text
+    assert render is not None
+    speaking = object.__new__(type(spec))
+    speaking.__dict__.update(vars(spec))
+    speaking.render_text = lambda result: tool.own_notes(render(result))
+    return speaking

@@ -142,6 +142,7 @@ def _tools() -> list[DialectTool]:
         NAME, ("read_file", "read_file_range", "list_directory", "write_file", "apply_edit",
                "insert_text", "undo"),
         params=Params, route=_route, aliases=("str_replace_editor",),
+        forms={"offset": "view_range=[{}, -1]", "start_line": "view_range=[{}, -1]"},
         error_names={"old_text": "old_str", "new_text": "new_str",
                      "start_line": "view_range start", "end_line": "view_range end"},
         description=(

@@ -79,7 +79,7 @@ def wording(tool: DialectTool) -> Wording:
     """How ``tool`` names the canonical tools and parameters its errors mention."""
     dialect = tool.dialect
     if dialect is None:  # a tool outside any dialect: its own renames only
-        return Wording(tool.error_names, tool.shifts)
+        return Wording(tool.error_names, tool.shifts, tool.forms)
     tool_names, param_names = canonical_words()
     own = dialect_words(dialect)
     from zbtools.registry import find
@@ -99,4 +99,4 @@ def wording(tool: DialectTool) -> Wording:
         if word not in own and word not in names:
             names[word] = None
     names.update(tool.error_names)
-    return Wording(names, tool.shifts)
+    return Wording(names, tool.shifts, tool.forms)

@@ -9,8 +9,9 @@ alternative (``..., or X``) or a parenthesis. The convention the raising code ke
 name is recognised (docs/internals/surfaces.md#dialect-layer): a name with an underscore is
 written as it is, a one-word parameter as ``name: value``, ``name=value`` or ``name[i]``.
 
-* ``Wording(names, shifts)``: ``names`` maps a canonical word to the tool's (None: it has none);
-  ``shifts`` adds to the numbers written after a parameter (fiz's 0-based ``offset``: -1).
+* ``Wording(names, shifts, forms)``: ``names`` maps a canonical word to the tool's (None: it has
+  none); ``shifts`` adds to the number written after a parameter (fiz's 0-based ``offset``:
+  -1); ``forms`` writes ``name=N`` the tool's way (Anthropic: ``view_range=[N, -1]``).
 * ``Wording.text`` (renames, for a message), ``Wording.advice`` (renames and drops, for a hint
   or a warning; may be empty), ``Wording.error`` (a ``ToolError`` reworded in place).
 
@@ -40,9 +41,11 @@ class Wording:
     """How one tool names things: ``names`` canonical word -> its own (None: it has none)."""
 
     def __init__(self, names: Mapping[str, str | None],
-                 shifts: Mapping[str, int] | None = None) -> None:
+                 shifts: Mapping[str, int] | None = None,
+                 forms: Mapping[str, str] | None = None) -> None:
         self.names = dict(names)
         self.shifts = dict(shifts or {})
+        self.forms = dict(forms or {})
         # a word with an underscore, or one renamed, is a name wherever it stands; a plain word
         # the tool lacks only as a parameter given a value (``occurrence: 2``, ``offset=10``,
         # ``patches[0]``): "limit" is also English
@@ -55,17 +58,20 @@ class Wording:
         if plain:
             parts.append(_BEFORE + "(" + "|".join(map(re.escape, plain)) + r")(?=: |=|\[)")
         self._words = re.compile("|".join(parts)) if parts else None
-        self._shifted = (re.compile(_BEFORE + "(" + "|".join(map(re.escape, self.shifts))
-                                    + r")(=|: )(-?\d+)") if self.shifts else None)
+        valued = {*self.shifts, *self.forms}
+        self._shifted = (re.compile(_BEFORE + "(" + "|".join(map(re.escape, valued))
+                                    + r")(=|: )(-?\d+)") if valued else None)
 
     def _rename(self, match: re.Match[str]) -> str:
         word = match.group(match.lastindex or 0)
         own = self.names.get(word)
         return own if own is not None else match.group(0)
 
-    def _shift(self, match: re.Match[str]) -> str:
-        value = int(match.group(3)) + self.shifts[match.group(1)]
-        return f"{match.group(1)}{match.group(2)}{value}"
+    def _shift(self, match: re.Match[str], shift: bool = True) -> str:
+        name = match.group(1)
+        value = int(match.group(3)) + (self.shifts.get(name, 0) if shift else 0)
+        form = self.forms.get(name)
+        return form.format(value) if form is not None else f"{name}{match.group(2)}{value}"
 
     def _lacks(self, text: str) -> bool:
         """True when ``text`` still names something this tool has no word for."""
@@ -74,19 +80,20 @@ class Wording:
         return any(self.names.get(m.group(m.lastindex or 0)) is None
                    for m in self._words.finditer(text))
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, *, shift: bool = True) -> str:
         """``text`` with every name this tool has a word for renamed (a message: nothing is
-        dropped, it says what happened)."""
+        dropped, it says what happened). ``shift=False``: its numbers are the tool's already
+        (a rendering of the adapted result)."""
         if self._shifted is not None:
-            text = self._shifted.sub(self._shift, text)
+            text = self._shifted.sub(lambda m: self._shift(m, shift), text)
         if self._words is not None:
             text = self._words.sub(self._rename, text)
         return text
 
-    def advice(self, text: str) -> str:
+    def advice(self, text: str, *, shift: bool = True) -> str:
         """``text`` renamed, without the advice naming what this tool lacks ("" if nothing is
         left)."""
-        text = self.text(text)
+        text = self.text(text, shift=shift)
         if not self._lacks(text):
             return text
         text = _PARENTHESIS.sub(lambda m: "" if self._lacks(m.group(0)) else m.group(0), text)
