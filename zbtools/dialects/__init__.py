@@ -382,17 +382,27 @@ class DialectTool:
         wording = self.wording()
         return wording.advice(warning) or wording.text(warning)
 
-    def own_notes(self, text: str) -> str:
-        """The canonical rendering with its notes (``[... continue with offset=N]``) in the
-        dialect's words: the tool's own rendering says how to go on the dialect's way. Its
-        numbers are the adapted result's (fiz's 0-based ``next_offset``): not shifted again."""
-        if "\n[" not in text and not text.startswith("["):
+    def own_notes(self, text: str, result: Any = None) -> str:
+        """The canonical rendering of ``result`` with its notes (``[... continue with
+        offset=N]``) in the dialect's words: the tool's own rendering says how to go on the
+        dialect's way. Its numbers are the adapted result's (fiz's 0-based ``next_offset``):
+        not shifted again."""
+        if not text.endswith("]\n"):
             return text
+        shown = [v for v in vars(result).values() if isinstance(v, str)] if result else []
         lines = text.split("\n")
-        for i, line in enumerate(lines):
-            if line.startswith("[") and line.endswith("]"):
-                lines[i] = "[" + self.wording().advice(line[1:-1], shift=False).strip() + "]"
-        return "\n".join(line for line in lines if line != "[]")
+        # only the notes block the rendering ends with, and never a line the result carries
+        # (a command's output, a file's text): those are shown as they are
+        i = len(lines) - 2
+        while i >= 0 and lines[i].startswith("[") and lines[i].endswith("]"):
+            if not any(lines[i] in value for value in shown):
+                note = self.wording().advice(lines[i][1:-1], shift=False).strip()
+                if note:
+                    lines[i] = f"[{note}]"
+                else:  # nothing left the dialect can follow
+                    del lines[i]
+            i -= 1
+        return "\n".join(lines)
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -490,7 +500,7 @@ class RouterTool(DialectTool):
         for name in self._targets:
             spec = find(name)
             if spec is not None and isinstance(result, spec.result) and spec.render_text:
-                return self.own_notes(spec.render_text(result))
+                return self.own_notes(spec.render_text(result), result)
         from zbtools.textout import default_render
 
         return default_render(result.to_json())
@@ -659,5 +669,5 @@ def _speaking(spec: ToolSpec, tool: DialectTool) -> ToolSpec:
     assert render is not None
     speaking = object.__new__(type(spec))
     speaking.__dict__.update(vars(spec))
-    speaking.render_text = lambda result: tool.own_notes(render(result))
+    speaking.render_text = lambda result: tool.own_notes(render(result), result)
     return speaking
