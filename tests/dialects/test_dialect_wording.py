@@ -111,7 +111,32 @@ def calls(schema: dict[str, Any], seed: int) -> list[dict[str, Any]]:
                 for key in required:  # a router's command or operation: each of them
                     for choice in schema["properties"][key].get("enum", []):
                         out.append({**args, key: choice})
+    if "command" in required and "enum" not in schema["properties"]["command"]:
+        return out[:12]  # a shell: each call starts a process; its errors are few
+    out += sweep(schema)
     out += [build(schema, rnd) for _ in range(30)]
+    return out
+
+
+def sweep(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """On m.py (its ``a = 1`` twice), each text argument with each text of the pool, under each
+    command a router has: the not found, the found twice, the empty."""
+    props: dict[str, Any] = schema.get("properties", {})
+    required = schema.get("required", [])
+    paths = [p for p in props if p in PATHS or p.endswith("path")]
+    texts = [p for p, v in props.items() if v.get("type") == "string" and "enum" not in v
+             and p not in paths]
+    routed = next((p for p in required if "enum" in props[p]), None)
+    out = []
+    for choice in props[routed]["enum"] if routed else [None]:
+        for name in texts:
+            for value in TEXT:
+                args: dict[str, Any] = {p: "m.py" for p in paths if p in required}
+                args.update({p: "b = 2" for p in texts if p in required})
+                if routed:
+                    args[routed] = choice
+                args[name] = value
+                out.append(args)
     return out
 
 
@@ -172,42 +197,55 @@ def texts(envelope: dict[str, Any]) -> list[str]:
     return out
 
 
-def requests(dialect: str) -> list[dict[str, Any]]:
+def requests(dialect: str) -> list[list[dict[str, Any]]]:
+    """Per tool of the dialect, the requests of one batch."""
     out = []
     for n, tool in enumerate(get_dialect(dialect, {}).tools()):
         if tool.category == "web" or tool.spec.name in ("web_fetch", "web_search"):
             continue  # no network in the tests; their errors are the canonical tools' own
-        for m, args in enumerate(calls(tool.input_schema(), seed=n)):
-            out.append({"id": [tool.name, m], "tool": tool.name, "args": args})
+        out.append([{"id": [tool.name, m], "tool": tool.name, "args": args}
+                    for m, args in enumerate(calls(tool.input_schema(), seed=n))])
     return out
+
+
+# What the generated calls must have met, where the dialect has a tool that can fail so
+EXPECTED = {"claude": {"no_match", "ambiguous_match", "out_of_range", "not_found",
+                       "is_directory"},
+            "zkit": {"no_match", "ambiguous_match", "out_of_range", "not_found",
+                     "already_exists", "process_not_found"},
+            "fiz": {"no_match", "ambiguous_match", "out_of_range", "not_found"},
+            "anthropic": {"no_match", "already_exists", "out_of_range", "not_found"},
+            "codex": {"patch_parse_error"}}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "zblade"])
-def test_no_error_or_warning_names_what_the_dialect_lacks(ws: Path, dialect: str) -> None:
-    reqs = requests(dialect)
-    for rel, text in FILES.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text)
-    # HOME too: a tool keeping memory or settings there writes into the test's own folder
-    call = run_inprocess(["--dialect", dialect, "--format", "text", "batch"],
-                         stdin="".join(json.dumps(r) + "\n" for r in reqs), workspace=ws,
-                         env={"ZBTOOLS_MAX_LINES": LINE_CAP, "HOME": str(ws.parent / "home")})
-    out = [json.loads(line) for line in call.out.splitlines()]
-    assert len(out) == len(reqs)
+def test_no_error_or_warning_names_what_the_dialect_lacks(tmp_path: Path, dialect: str) -> None:
     patterns = forbidden_patterns(dialect)
     bad = []
     seen_codes = set()
-    for request, envelope in zip(reqs, out, strict=True):
-        if not envelope["ok"]:
-            seen_codes.add(envelope["error"]["code"])
-            assert envelope["error"]["hint"], envelope
-        for text in texts(envelope):
-            for word, pattern in patterns:
-                if pattern.search(text):
-                    bad.append((request["tool"], word, text, request["args"]))
+    for n, reqs in enumerate(requests(dialect)):
+        ws = tmp_path / f"ws{n}"  # each tool starts from the same files
+        for rel, text in FILES.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(text)
+        # HOME too: a tool keeping memory or settings there writes into the test's own folder
+        call = run_inprocess(["--dialect", dialect, "--format", "text", "batch"],
+                             stdin="".join(json.dumps(r) + "\n" for r in reqs), workspace=ws,
+                             env={"ZBTOOLS_MAX_LINES": LINE_CAP, "HOME": str(tmp_path)})
+        out = [json.loads(line) for line in call.out.splitlines()]
+        assert len(out) == len(reqs)
+        for request, envelope in zip(reqs, out, strict=True):
+            if not envelope["ok"]:
+                seen_codes.add(envelope["error"]["code"])
+                assert envelope["error"]["hint"], envelope
+            for text in texts(envelope):
+                for word, pattern in patterns:
+                    if pattern.search(text):
+                        bad.append((request["tool"], word, text, request["args"]))
     assert not bad, "\n".join(sorted({repr(b[:3]) for b in bad}))
-    assert "invalid_arguments" in seen_codes and len(seen_codes) >= 3, seen_codes
+    assert "invalid_arguments" in seen_codes, seen_codes
+    assert EXPECTED.get(dialect, set()) <= seen_codes, EXPECTED[dialect] - seen_codes
 
 
 def test_edit_file_speaks_its_own_parameter_names(ws: Path, cli: CliRunner) -> None:
