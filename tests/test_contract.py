@@ -460,7 +460,7 @@ def test_an_integer_for_a_number_argument_is_still_accepted(ws: Path, cli: CliRu
 BUILT_CODES = {"is_directory", "not_found", "stale_file", "already_exists", "protected_path",
                "workspace_root_protected"}
 HAND_BUILT = {"zbtools/tools/undo.py": 1, "zbtools/tools/save_plan.py": 1,
-              "zbtools/tools/save_plan_append.py": 1, "zbtools/dialects/zkit.py": 1}
+              "zbtools/tools/save_plan_append.py": 1}
 
 
 def test_recurring_errors_are_built_by_their_function() -> None:

@@ -187,7 +187,7 @@ def test_schema_command(cli: CliRunner) -> None:
     assert mcp[0]["name"] == "str_replace_based_edit_tool"
     bad = cli("schema", "--format", "yaml")
     assert bad.code == 2 and bad.error["code"] == "usage_error"
-    missing = cli("--dialect", "claude", "schema", "Bash")
+    missing = cli("--dialect", "claude", "schema", "Teleport")  # Bash folds to bash
     assert missing.error["code"] == "unknown_tool"
     assert cli("schema", "--bogus").error["code"] == "usage_error"
 

@@ -552,6 +552,7 @@ class ToolCall:
         end_start_up()
         outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                             json_payload=fmt != "text")
+        self.spec = outcome.spec  # a dialect tool's rendering speaks the dialect's words
         return success(tool, outcome, ctx), outcome.result
 
     def close(self) -> None:

@@ -48,10 +48,14 @@ def module_names() -> list[str]:
 
 
 def find(name: str) -> ToolSpec | None:
-    """The tool called ``name`` (or with that alias), importing as little as possible."""
+    """The tool called ``name`` (or with that alias), importing as little as possible.
+
+    Names fold case and ``-`` (``Bash``, ``read-file``): every canonical name and alias is lower
+    case (a test holds them to it), so no two of them fold together (docs/dialects.md#tool-names).
+    """
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         return None
-    name = name.replace("-", "_")
+    name = name.replace("-", "_").lower()
     try:
         from zbtools.toolindex import NAMES
     except ImportError:  # pragma: no cover - index not generated yet

@@ -634,7 +634,8 @@ def test_canonical_parameters_pass_through_a_dialect_tool(ws: Path, cli: CliRunn
 def test_unknown_tools_and_arguments_name_the_dialect(ws: Path, cli: CliRunner) -> None:
     unknown = cli("--dialect", "fiz", "Read", stdin={})
     assert unknown.error["code"] == "invalid_arguments"  # Read -> read (case-insensitive)
-    missing = cli("--dialect", "claude", "Bash", stdin={"command": "ls"})
+    # (Bash itself folds to the canonical bash: names fold case, docs/dialects.md#tool-names)
+    missing = cli("--dialect", "claude", "Teleport", stdin={"command": "ls"})
     assert missing.error["code"] == "unknown_tool"
     assert "Read" in missing.error["details"]["tools"]
     bad = cli("--dialect", "fiz", "read", stdin={"path": "a", "offest": 1})

@@ -4,18 +4,24 @@ The canonical tools are Zaguán Blade's (docs/internals/sources.md#zblade, diale
 Every other dialect is a thin layer over the same engine: it names its tools and parameters as
 its agent's documentation does, translates a call into the canonical tool's arguments
 (``to_canonical``) and adapts the canonical result where its semantics differ
-(``from_canonical``). Listings show only a dialect's own tools, while lookups also resolve every
-canonical name and alias; undeclared canonical parameters pass through; a tool that routes to
-several canonical tools picks one at run time; and only the selected dialect's module is ever
-imported (docs/internals/surfaces.md#dialect-layer). What users see is in docs/dialects.md.
-Used by the command line, ``batch``, ``schema``, ``prompt`` and ``mcp``; never imports a surface.
+(``from_canonical``). Listings (and MCP calls) know only a dialect's own tools, while command-line
+and ``batch`` lookups also resolve every canonical name and alias, in any case; a dialect's
+``Rule`` (zkit's and Anthropic's create-only writes) holds whatever name reaches the engine;
+errors and warnings speak the dialect's names (``vocabulary``); undeclared canonical parameters
+pass through; a tool that routes to several canonical tools picks one at run time; and only the
+selected dialect's module is ever imported (docs/internals/surfaces.md#dialect-layer). What users
+see is in docs/dialects.md. Used by the command line, ``batch``, ``schema``, ``prompt`` and
+``mcp``; never imports a surface.
 
 * ``get_dialect``: a dialect by name (None: ``$ZBTOOLS_DIALECT``, else ``DEFAULT_DIALECT``).
-* ``Dialect``: ``tools()``, ``lookup(name)`` and ``unavailable()``.
+* ``Dialect``: ``tools()``, ``lookup(name, own_only=)`` and ``unavailable()``.
 * ``DialectTool``: one tool (``name``, ``description``, ``input_schema()``, the annotations,
-  ``to_canonical``, ``from_canonical``, ``spec``); ``RouterTool``: one that routes by argument.
+  ``to_canonical``, ``from_canonical``, ``adapt_error``, ``spec``); ``RouterTool``: one that
+  routes by argument.
+* ``Rule``, ``create_only``: a promise of a dialect, kept on every canonical call it makes.
 * ``invoke``: run a dialect tool's call, its result as the dialect reports it.
-* ``definitions`` (submodule): a dialect's tools as API tool definitions.
+* ``definitions`` (submodule): a dialect's tools as API tool definitions; ``vocabulary``
+  (submodule, loaded on an error or a warning): the words a dialect tool speaks.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.call.wording import Wording
     from zbtools.toolspec import ToolSpec
 
 DEFAULT_DIALECT = "zblade"
@@ -52,6 +59,72 @@ class Routed(Struct):
     """The result of a routing tool: the result of the canonical tool it chose."""
 
 
+class Rule:
+    """A promise of a dialect that holds whatever name reaches the engine
+    (docs/dialects.md#one-promise-whatever-the-name).
+
+    Every canonical call the dialect makes, by its own tools or by a canonical name, gets
+    ``fixed`` for each of those parameters its canonical tool declares, whatever the call says;
+    an error with a code in ``codes`` from such a call says why (``note``) and what the dialect
+    offers instead (``hint``).
+    """
+
+    def __init__(self, name: str, fixed: Mapping[str, Any], codes: tuple[str, ...],
+                 note: str, hint: str) -> None:
+        self.name = name
+        self.fixed = dict(fixed)
+        self.codes = codes
+        self.note = note
+        self.hint = hint
+
+    def enforce(self, params: type[Struct], args: dict[str, Any]) -> bool:
+        """Set the fixed arguments ``params`` declares in ``args`` (in place, every alias of
+        theirs dropped); True when the rule applied."""
+        from zbtools.core.call.args import alias_table
+
+        fields = params.fields()
+        mine = {key: value for key, value in self.fixed.items() if key in fields}
+        if not mine:
+            return False
+        table = alias_table(params)
+        for key in [k for k in args if table.get(k, k) in mine]:
+            del args[key]
+        args.update(mine)
+        return True
+
+    def explain(self, error: ToolError) -> ToolError:
+        if error.code in self.codes and self.note not in error.message:
+            error.message = f"{error.message} ({self.note})"
+            error.hint = self.hint
+        return error
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
+
+
+def create_only(dialect: str, hint: str) -> Rule:
+    """The rule of a dialect whose writes never replace a file: every canonical ``overwrite``
+    is false (write_file and create_file, copy_file, move_file, and any tool declaring it)."""
+    return Rule("create_only", {"overwrite": False}, ("already_exists",),
+                f"the {dialect} dialect never replaces an existing file", hint)
+
+
+def call_canonical(spec: ToolSpec, args: dict[str, Any], ctx: Context, rules: tuple[Rule, ...],
+                   problems: list[dict[str, Any]] | None = None) -> Struct:
+    """Run the canonical tool ``spec`` with ``args`` under the dialect's ``rules``."""
+    from zbtools.core.call.args import validate
+
+    applied = [rule for rule in rules if rule.enforce(spec.params, args)]
+    params = validate(spec.params, args, problems)
+    apply_call_limits(params, ctx)
+    try:
+        return spec.call(params, ctx)
+    except ToolError as exc:
+        for rule in applied:
+            exc = rule.explain(exc)
+        raise
+
+
 class DialectTool:
     """One tool of a dialect: its name, documented parameters and mapping onto a canonical tool.
 
@@ -61,7 +134,11 @@ class DialectTool:
     says, ``defaults`` sets them unless the call gives them, and
     ``translate(params, out)`` may rewrite ``out`` (the canonical arguments) for anything else.
     ``wire_names`` maps a field to the property name the schema shows when that name is not a
-    Python identifier (Claude's ``-A``); the wire name is accepted as an alias.
+    Python identifier (Claude's ``-A``); the wire name is accepted as an alias. ``error_names``
+    maps a canonical tool or parameter name to the word the tool's errors use instead (beyond
+    ``renames`` and the dialect's tool names); ``shifts`` adds to a number written after a
+    parameter in an error or a warning (fiz's 0-based ``offset``: -1), and ``forms`` writes
+    ``name=N`` the dialect's way (``view_range=[N, -1]``).
     """
 
     def __init__(
@@ -79,6 +156,8 @@ class DialectTool:
         adapt_error: Callable[[ToolError], ToolError] | None = None,
         error_names: Mapping[str, str] | None = None,
         wire_names: Mapping[str, str] | None = None,
+        shifts: Mapping[str, int] | None = None,
+        forms: Mapping[str, str] | None = None,
         closed: bool | None = None,
         aliases: tuple[str, ...] = (),
         read_only: bool | None = None,
@@ -101,7 +180,14 @@ class DialectTool:
                             if "_" in canonical and canonical != name}
         self.error_names.update(error_names or {})
         self.wire_names = dict(wire_names or {})
+        self.shifts = dict(shifts or {})
+        self.forms = dict(forms or {})
         self.closed = closed
+        # set by the Dialect that holds it: its rules, and whether it is one of its own tools
+        # (else a canonical tool reached by its canonical name, speaking canonical words)
+        self.dialect: Dialect | None = None
+        self.own = True
+        self._wording: Wording | None = None
         self.aliases = aliases
         self._flags = {"read_only": read_only, "destructive": destructive,
                        "idempotent": idempotent, "parallel_safe": parallel_safe}
@@ -280,20 +366,58 @@ class DialectTool:
         return self._adapt(result) if self._adapt is not None else result
 
     def adapt_error(self, error: ToolError) -> ToolError:
-        """Reword a canonical error for the dialect (e.g. name the dialect's recovery tool), and
-        call its parameters by the dialect's names: a Claude ``Edit`` miss says ``old_string``,
-        the name in the model's schema, not the canonical ``old_text``."""
+        """Reword a canonical error for the dialect (e.g. name the dialect's recovery tool), in
+        the dialect's words: its tools and parameters by its names (a Claude ``Edit`` miss says
+        ``old_string``, not the canonical ``old_text``), advice it cannot follow dropped
+        (docs/internals/surfaces.md#dialect-layer)."""
         if self._adapt_error is not None:
             error = self._adapt_error(error)
-        own = self.error_names
-        if own:
-            import re
+        if not self.own:
+            return error
+        return self.wording().error(error, f"{self.name}'s schema lists what it takes")
 
-            words = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, own)) + r")(?![\w-])")
-            error.message = words.sub(lambda m: own[m.group(1)], error.message)
-            if error.hint:
-                error.hint = words.sub(lambda m: own[m.group(1)], error.hint)
-        return error
+    def adapt_warning(self, warning: str) -> str:
+        """A warning of the canonical tool in the dialect's words (its advice as far as the
+        dialect can follow it, else what happened)."""
+        if not self.own:
+            return warning
+        wording = self.wording()
+        return wording.advice(warning) or wording.text(warning)
+
+    def own_notes(self, text: str, result: Any = None) -> str:
+        """The canonical rendering of ``result`` with its notes (``[... continue with
+        offset=N]``) in the dialect's words: the tool's own rendering says how to go on the
+        dialect's way. Its numbers are the adapted result's (fiz's 0-based ``next_offset``):
+        not shifted again."""
+        if not text.endswith("]\n"):
+            return text
+        shown = [v for v in vars(result).values() if isinstance(v, str)] if result else []
+        lines = text.split("\n")
+        # only the notes block the rendering ends with, and never a line the result carries
+        # (a command's output, a file's text): those are shown as they are
+        i = len(lines) - 2
+        while i >= 0 and lines[i].startswith("[") and lines[i].endswith("]"):
+            if not any(lines[i] in value for value in shown):
+                note = self.wording().advice(lines[i][1:-1], shift=False).strip()
+                if note:
+                    lines[i] = f"[{note}]"
+                else:  # nothing left the dialect can follow
+                    del lines[i]
+            i -= 1
+        return "\n".join(lines)
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The dialect's rules: they hold for every canonical call this tool makes."""
+        return self.dialect.rules if self.dialect is not None else ()
+
+    def wording(self) -> Wording:
+        """The words this tool speaks (``vocabulary``, built on first use)."""
+        if self._wording is None:
+            from zbtools.dialects.vocabulary import wording
+
+            self._wording = wording(self)
+        return self._wording
 
     def __repr__(self) -> str:
         return f"DialectTool({self.name!r} -> {self.target!r})"
@@ -364,16 +488,13 @@ class RouterTool(DialectTool):
         return renamed
 
     def _run(self, params: Any, ctx: Context) -> Struct:
-        from zbtools.core.call.args import validate
         from zbtools.registry import find
 
         name, canonical = self._route(params, ctx)
         spec = find(name)
         if spec is None:  # pragma: no cover - tools() lists routers only when all targets exist
             raise ToolError("unknown_tool", f"{self.name}: {name} is not available")
-        target = validate(spec.params, canonical)
-        apply_call_limits(target, ctx)
-        return spec.call(target, ctx)
+        return call_canonical(spec, canonical, ctx, self.rules)
 
     def _render(self, result: Any) -> str:
         from zbtools.registry import find
@@ -381,27 +502,38 @@ class RouterTool(DialectTool):
         for name in self._targets:
             spec = find(name)
             if spec is not None and isinstance(result, spec.result) and spec.render_text:
-                return spec.render_text(result)
+                return self.own_notes(spec.render_text(result), result)
         from zbtools.textout import default_render
 
         return default_render(result.to_json())
 
 
 class Dialect:
-    """A named set of dialect tools."""
+    """A named set of dialect tools, with the rules every call of the dialect keeps.
+
+    ``names`` maps a canonical tool name to the words the dialect's errors use for it, where
+    the tool it maps to is not the one to name (Anthropic's ``view`` command).
+    """
 
     def __init__(self, name: str, tools: Callable[[], list[DialectTool]],
-                 unavailable: Mapping[str, str] | None = None, description: str = "") -> None:
+                 unavailable: Mapping[str, str] | None = None, description: str = "",
+                 rules: tuple[Rule, ...] = (), names: Mapping[str, str] | None = None) -> None:
         self.name = name
         self._make = tools
         self._tools: list[DialectTool] | None = None
         self._unavailable = dict(unavailable or {})
         self.description = description or DESCRIPTIONS.get(name, name)
+        self.rules = rules
+        self.names = dict(names or {})
         self._canonical: dict[str, DialectTool] = {}
 
     def _all(self) -> list[DialectTool]:
         if self._tools is None:
-            self._tools = self._make()
+            tools = self._make()
+            for tool in tools:
+                tool.dialect = self
+                tool.own = self.name != DEFAULT_DIALECT  # zblade's words are the canonical ones
+            self._tools = tools
         return self._tools
 
     def tools(self) -> list[DialectTool]:
@@ -416,11 +548,13 @@ class Dialect:
                 out[tool.name] = f"its canonical tool {tool.target} is not in this zbtools"
         return out
 
-    def lookup(self, tool_name: str) -> DialectTool | None:
-        """The dialect tool called ``tool_name``; else the canonical tool of that name or alias.
+    def lookup(self, tool_name: str, *, own_only: bool = False) -> DialectTool | None:
+        """The dialect tool called ``tool_name``; else (unless ``own_only``: MCP) the canonical
+        tool of that name or alias.
 
-        Exact dialect names first, then their aliases, then a case-insensitive match of a
-        dialect name (``read`` for Claude's ``Read``), then the canonical registry.
+        Names fold case and ``-`` (docs/dialects.md#tool-names): the dialect's own tools come
+        first, an exact name, then an exact alias, then a name or alias equal but for case;
+        then the canonical tools, whose names are all lower case.
         """
         if self.name == DEFAULT_DIALECT:  # the canonical tools: no need to load them all
             return self._wrap(tool_name)
@@ -431,11 +565,11 @@ class Dialect:
         for tool in tools:
             if tool_name in tool.aliases:
                 return tool
-        folded = tool_name.casefold().replace("-", "_")
+        folded = fold_name(tool_name)
         for tool in tools:
-            if tool.name.casefold() == folded:
+            if any(fold_name(n) == folded for n in (tool.name, *tool.aliases)):
                 return tool
-        return self._wrap(tool_name)
+        return None if own_only else self._wrap(tool_name)
 
     def _wrap(self, tool_name: str) -> DialectTool | None:
         """The canonical tool ``tool_name`` (a name or alias) as an identity dialect tool."""
@@ -448,11 +582,18 @@ class Dialect:
             return None
         wrapped = DialectTool(spec.name, spec.name, aliases=spec.aliases)
         wrapped._spec = spec
+        wrapped.dialect = self
+        wrapped.own = False  # reached by its canonical name: it speaks canonical words
         self._canonical[tool_name] = wrapped
         return wrapped
 
     def __repr__(self) -> str:
         return f"Dialect({self.name!r})"
+
+
+def fold_name(name: str) -> str:
+    """A tool name as lookups compare it: case folded, ``-`` as ``_``."""
+    return name.casefold().replace("-", "_")
 
 
 _LOADED: dict[str, Dialect] = {}
@@ -484,22 +625,33 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
 
     ``problems`` found earlier (command-line flags) are reported with the arguments' own.
     Raises ``ToolError`` (already adapted to the dialect) for every documented failure; the
-    caller owns ``ctx`` (its warnings are the call's warnings).
+    caller owns ``ctx`` (its warnings are the call's warnings, reworded here for the dialect).
     """
     from zbtools.core.call.args import validate
 
-    canonical = tool.to_canonical(args, problems)
-    spec = tool.spec
+    first_warning = len(ctx.warnings)
     try:
-        params = validate(spec.params, canonical, None if tool.declares_params else problems)
-        apply_call_limits(params, ctx)
+        canonical = tool.to_canonical(args, problems)
+        spec = tool.spec
         if not tool.identity and ctx.workspace.check_syntax == "refuse":
             # another agent's tool: a change that breaks the parse is written with a warning,
             # never refused (its seed has no such error; docs/internals/code.md#syntax-guard)
             ctx.check_syntax = "warn"
-        result = spec.call(params, ctx)
+        if isinstance(tool, RouterTool):  # its route runs the canonical call, under the rules
+            params = validate(spec.params, canonical, None)
+            apply_call_limits(params, ctx)
+            result = spec.call(params, ctx)
+        else:
+            result = call_canonical(spec, canonical, ctx, tool.rules,
+                                    None if tool.declares_params else problems)
     except ToolError as exc:
         raise tool.adapt_error(exc) from None
+    finally:
+        if len(ctx.warnings) > first_warning and tool.own:
+            ctx.warnings[first_warning:] = [tool.adapt_warning(w)
+                                            for w in ctx.warnings[first_warning:]]
+    if tool.own and not isinstance(tool, RouterTool) and spec.render_text is not None:
+        spec = _speaking(spec, tool)
     raw = result.to_json()
     payload = tool.from_canonical(dict(raw))
     changed = {key: value for key, value in payload.items()
@@ -511,3 +663,13 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
         clone.__dict__.update(vars(result), **changed)
         result = clone
     return Outcome(spec, result, payload)
+
+
+def _speaking(spec: ToolSpec, tool: DialectTool) -> ToolSpec:
+    """``spec`` whose text rendering writes its notes in ``tool``'s words."""
+    render = spec.render_text
+    assert render is not None
+    speaking = object.__new__(type(spec))
+    speaking.__dict__.update(vars(spec))
+    speaking.render_text = lambda result: tool.own_notes(render(result), result)
+    return speaking

@@ -24,7 +24,7 @@ import stat
 
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.dialects import Dialect, DialectTool, RouterTool
+from zbtools.dialects import Dialect, DialectTool, RouterTool, create_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def _route(params: Params, ctx: Context) -> tuple[str, dict[str, Any]]:
         if params.file_text is None:
             raise _bad(command, "file_text is required", "give the file's content in file_text",
                        "file_text")
-        return "write_file", {"path": path, "content": params.file_text, "overwrite": False}
+        return "write_file", {"path": path, "content": params.file_text}  # the rule: no overwrite
     if command == "str_replace":
         _unused(params, command, {"old_str", "new_str"})
         if params.old_str is None:
@@ -142,7 +142,9 @@ def _tools() -> list[DialectTool]:
         NAME, ("read_file", "read_file_range", "list_directory", "write_file", "apply_edit",
                "insert_text", "undo"),
         params=Params, route=_route, aliases=("str_replace_editor",),
-        error_names={"old_text": "old_str", "new_text": "new_str"},
+        forms={"offset": "view_range=[{}, -1]", "start_line": "view_range=[{}, -1]"},
+        error_names={"old_text": "old_str", "new_text": "new_str",
+                     "start_line": "view_range start", "end_line": "view_range end"},
         description=(
             "Custom editing tool for viewing, creating and editing files. `view` shows a file "
             "with line numbers (cat -n) or lists a directory two levels deep; `create` makes a "
@@ -151,4 +153,13 @@ def _tools() -> list[DialectTool]:
             "the last edit of the file."))]
 
 
-DIALECT = Dialect("anthropic", _tools)
+# create never overwrites, and neither does any canonical name an anthropic call reaches
+# (docs/dialects.md#one-promise-whatever-the-name)
+# its errors name the command that does the canonical tool's work
+DIALECT = Dialect("anthropic", _tools, names={
+    "read_file": "the view command", "read_file_range": "the view command",
+    "list_directory": "the view command", "write_file": "the create command",
+    "create_file": "the create command", "apply_edit": "the str_replace command",
+    "insert_text": "the insert command", "undo": "the undo_edit command"}, rules=(create_only(
+    "anthropic", "change an existing file with the str_replace command (or insert); create "
+    "never overwrites"),))

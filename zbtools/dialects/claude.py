@@ -128,6 +128,8 @@ def _tools() -> list[DialectTool]:
         DialectTool("Grep", "grep_search", params=GrepParams, translate=_grep,
                     defaults={"exclude_dirs": []},
                     wire_names={"A": "-A", "B": "-B", "C": "-C", "n": "-n", "i": "-i"},
+                    error_names={"before_context": "-B", "after_context": "-A",
+                                 "case_insensitive": "-i"},
                     description=(
                         "Content search powered by ripgrep. Full regex syntax, file type "
                         "filtering, context lines (-A, -B, -C) and multiline matching.")),

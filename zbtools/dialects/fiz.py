@@ -257,7 +257,7 @@ def _tools() -> list[DialectTool]:
                        "Make targeted edits to a file. Supports: replace (default), "
                        "replace_all, prepend, and append operations.")),
         DialectTool("read", "read_file", params=ReadParams, translate=_read, adapt=_read_result,
-                    adapt_error=_read_error,
+                    adapt_error=_read_error, shifts={"offset": -1},
                     description="Read file contents. Use instead of cat/head/tail."),
         DialectTool("task", "task", params=TaskParams, description=(
             "Track subtasks in a multi-step plan: create, update, get, list.")),

@@ -8,7 +8,8 @@ where zkit's behaviour differs. What users see, and where it departs from zkit (
 in docs/dialects.md. ``DIALECT`` is the dialect; its tools map as follows:
 
 * ``read`` -> read_file with ``LINE:HASH`` line anchors on by default, for ``edit``'s ``anchor``.
-* ``write`` -> write_file, create-only (``already_exists`` names ``edit`` and ``write_append``).
+* ``write`` -> write_file, create-only (``already_exists`` names ``edit`` and ``write_append``):
+  the dialect's rule, kept by every canonical call too.
 * ``edit`` -> apply_edit with ``old_string``/``new_string``, ``replace_all`` and ``anchor``.
 * ``apply_patch`` -> apply_edit's ``patch`` (a unified diff, or a Codex envelope).
 * ``bash`` -> bash with ``on_timeout: background``: a command still running at the timeout
@@ -20,14 +21,13 @@ in docs/dialects.md. ``DIALECT`` is the dialect; its tools map as follows:
 
 from __future__ import annotations
 
-from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
-from zbtools.dialects import Dialect, DialectTool
+from zbtools.dialects import Dialect, DialectTool, create_only
 from zbtools.toolkit.params import CONTENT_ALIASES, PATH_ALIASES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Literal
+    from typing import Literal
 
 
 class ReadParams(Struct):
@@ -77,25 +77,13 @@ class PatchParams(Struct):
                              help="File to patch when the diff does not name it")
 
 
-def _write_error(error: ToolError) -> ToolError:
-    if error.code == "already_exists":
-        return ToolError("already_exists", error.message + " (write creates new files only)",
-                         hint="read the file and change it with edit, or add to it with "
-                         "write_append; write never overwrites", details=error.details)
-    return error
-
-
-def _write(params: WriteParams, out: dict[str, Any]) -> None:
-    out["overwrite"] = False
-
-
 def _tools() -> list[DialectTool]:
     return [
         DialectTool("read", "read_file", params=ReadParams, description=(
             "Read a file with offset/limit paging; each line carries a stable LINE:HASH anchor "
             "for anchored edits.")),
-        DialectTool("write", "write_file", params=WriteParams, translate=_write,
-                    adapt_error=_write_error, destructive=False, idempotent=False,
+        DialectTool("write", "write_file", params=WriteParams,
+                    destructive=False, idempotent=False,
                     description=(
                         "Create a new file. Refuses to overwrite: an existing file is rejected; "
                         "change it with edit, or scaffold with write(path, \"\") and add chunks "
@@ -146,4 +134,8 @@ def _tools() -> list[DialectTool]:
     ]
 
 
-DIALECT = Dialect("zkit", _tools)
+# write is create-only, and so is every canonical name a zkit call reaches (write_file,
+# create_file, copy_file, move_file: docs/dialects.md#one-promise-whatever-the-name)
+DIALECT = Dialect("zkit", _tools, rules=(create_only(
+    "zkit", "read the file and change it with edit, or add to it with write_append; write never "
+    "overwrites"),))

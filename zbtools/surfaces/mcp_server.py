@@ -271,7 +271,9 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
-        tool = dialect.lookup(params.name)
+        # a client is offered the dialect's own tools, and may call only those: a canonical
+        # name outside them is unknown here (docs/internals/surfaces.md#dialect-layer)
+        tool = dialect.lookup(params.name, own_only=True)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the "
                            f"{dialect.name} dialect has: {', '.join(t.name for t in tools)}")

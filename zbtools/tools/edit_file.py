@@ -34,7 +34,28 @@ class Params(CheckSyntax):
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
 
 
+# The engine edit_file shares with apply_edit words its errors in apply_edit's names; edit_file
+# speaks its own and drops advice it cannot follow (docs/internals/surfaces.md#dialect-layer).
+OWN_WORDS: dict[str, str | None] = {
+    "old_text": "old_content", "new_text": "new_content", "patches": None, "patch": None,
+    "start_line": None, "end_line": None, "occurrence": None, "anchor": None,
+    "end_anchor": None, "replace_all": None, "expected_count": None}
+
+
 def run(params: Params, ctx: Context) -> EditResult:
+    from zbtools.contract import ToolError
+
+    try:
+        return _run(params, ctx)
+    except ToolError as exc:
+        from zbtools.core.call.wording import Wording
+
+        raise Wording(OWN_WORDS).error(exc, "re-read the file and resend old_content as the "
+                                       "file has it, with a neighbouring line if it is not "
+                                       "unique") from None
+
+
+def _run(params: Params, ctx: Context) -> EditResult:
     from zbtools.core.editing import matching
 
     request = matching.Request(params.old_content, params.new_content)

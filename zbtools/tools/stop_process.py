@@ -51,7 +51,8 @@ def run(params: Params, ctx: Context) -> Result:
         raise ToolError("invalid_arguments", "give the id of a process, or all: true",
                         hint="list_processes shows the ids")
     if params.id is not None and params.all:
-        raise ToolError("invalid_arguments", "give either id or all: true, not both")
+        raise ToolError("invalid_arguments", "give either id or all: true, not both",
+                        hint="drop all to stop that one process, or drop id to stop every one")
     ids = [params.id] if params.id is not None else [
         str(m["id"]) for m in jobs.list_jobs(ctx) if m.get("status") in jobs.ACTIVE]
     out = []

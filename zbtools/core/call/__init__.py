@@ -3,7 +3,8 @@
 ``args`` (parameter declarations, validation and coercion), ``config`` (limits and settings from
 defaults, the config file and the environment), ``context`` (the per-call workspace, limits,
 state directory and warnings), ``fastjson`` (the hot-path JSON codec), ``truncate`` (head/tail
-cuts and spill files), ``optional`` (importing optional libraries with a clear error).
+cuts and spill files), ``optional`` (importing optional libraries with a clear error),
+``wording`` (an error's names put in a tool's own vocabulary).
 
 May import ``zbtools.core.files``.
 """
@@ -40,13 +41,15 @@ if TYPE_CHECKING:
     from zbtools.core.call.optional import missing, require
     from zbtools.core.call.terminal import visible, visible_name
     from zbtools.core.call.truncate import count_lines, cut_text
+    from zbtools.core.call.wording import Wording
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "ExecSettings", "FieldSpec", "Limits",
-           "Struct", "TypeSpec", "WebSettings", "alias_table", "coerce_flag", "count_lines",
-           "cut_text", "did_you_mean", "dumps_ascii", "field", "json_type_name", "load_config",
-           "load_exec_settings", "load_files_settings", "load_limits", "load_web_settings",
-           "loads_strict", "missing", "require", "validate", "visible", "visible_name"]
+           "Struct", "TypeSpec", "WebSettings", "Wording", "alias_table", "coerce_flag",
+           "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "field", "json_type_name",
+           "load_config", "load_exec_settings", "load_files_settings", "load_limits",
+           "load_web_settings", "loads_strict", "missing", "require", "validate", "visible",
+           "visible_name"]
 
 _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "context",
               "ExecSettings": "config", "FieldSpec": "args", "Limits": "config", "Struct": "args",
@@ -57,6 +60,6 @@ _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "con
               "load_files_settings": "config", "load_limits": "config",
               "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",
               "require": "optional", "validate": "args", "visible": "terminal",
-              "visible_name": "terminal"}
+              "visible_name": "terminal", "Wording": "wording"}
 
 __getattr__ = lazy_names(__name__, _SUBMODULE, globals())

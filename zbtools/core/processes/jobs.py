@@ -54,8 +54,8 @@ def jobs_root(ctx: Context) -> str:
 def job_dir(ctx: Context, job_id: str) -> str:
     if not isinstance(job_id, str) or not valid_id(job_id):
         raise ToolError("process_not_found", f"{job_id!r} is not a process id",
-                        hint="ids are the 12-character values returned by bash/run_command "
-                        "with background: true; list_processes shows them")
+                        hint="ids are the 12-character values returned by bash, or by "
+                        "run_command with background: true; list_processes shows them")
     path = os.path.join(jobs_root(ctx), job_id)
     if not os.path.isdir(path):
         raise ToolError("process_not_found", f"no background process {job_id} in this "

@@ -259,9 +259,11 @@ def choose(model: FileModel, cands: list[Candidate], request: Request) -> Candid
         "ambiguous_match",
         f"{request.label}old_text matches {len(chosen)} places ({chosen[0].tier}): "
         f"{places}{more}",
+        # clauses that stand alone: a tool without start_line or occurrence drops that advice
+        # (docs/internals/surfaces.md#dialect-layer)
         hint="add a line that appears only at the place you mean (each candidate is listed "
-        f"with the nearest line that tells it apart), or pass start_line (e.g. "
-        f"start_line={example}) or occurrence",
+        f"with the nearest line that tells it apart); start_line={example} picks the one "
+        "starting there; occurrence: 1 picks the first",
         details={"tier": chosen[0].tier, "count": len(chosen), "candidates": described})
 
 
