@@ -428,6 +428,32 @@ def _ls_error(error: ToolError) -> ToolError:
 # MultiEdit
 
 
+def _apply_in_sequence(edits: list[MultiEditItem], requests: list[Any], text: str,
+                       first: int = 0) -> Any:
+    """Apply ``edits[first:]`` to ``text`` one after another, as Claude Code does: each to the
+    text the one before left. Raises the first edit's refusal (nothing is written then)."""
+    from zbtools.core.editing import matching
+
+    reports: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    changed = False
+    for i in range(first, len(edits)):
+        edit, request = edits[i], requests[i]
+        try:
+            step = (matching.replace_all(text, request, None) if edit.replace_all
+                    else matching.apply_requests(text, [request]))
+        except matching.MatchError as exc:
+            if not exc.message.startswith(request.label):
+                exc.message = request.label + exc.message
+            exc.details.setdefault("edit", i)
+            raise
+        text = step.text
+        reports += [dict(r, edit=i) for r in step.reports]
+        warnings += step.warnings
+        changed = changed or step.changed
+    return matching.Applied(text, reports, changed, warnings)
+
+
 def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
     from zbtools.core.editing import matching
     from zbtools.core.editing.cycle import edit_file_text
@@ -438,29 +464,19 @@ def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
                        "...}", "edits", problem="missing_argument")
     requests = [matching.Request(e.old_string, e.new_string, label=f"edits[{i}]: ")
                 for i, e in enumerate(params.edits)]
-
-    def compute(text: str) -> matching.Applied:
-        # in sequence, as Claude Code applies them: each edit to the text the one before left
-        reports: list[dict[str, Any]] = []
-        warnings: list[str] = []
-        changed = False
-        for i, (edit, request) in enumerate(zip(params.edits, requests, strict=True)):
-            try:
-                step = (matching.replace_all(text, request, None) if edit.replace_all
-                        else matching.apply_requests(text, [request]))
-            except matching.MatchError as exc:
-                if not exc.message.startswith(request.label):
-                    exc.message = request.label + exc.message
-                exc.details.setdefault("edit", i)
+    if params.edits[0].old_string == "":
+        try:
+            with ctx.workspace.resolve(params.file_path) as res:
+                missing = not res.exists
+        except ToolError as exc:  # a missing parent directory: write_file makes it
+            if exc.code != "not_found":
                 raise
-            text = step.text
-            reports += [dict(r, edit=i) for r in step.reports]
-            warnings += step.warnings
-            changed = changed or step.changed
-        return matching.Applied(text, reports, changed, warnings)
-
-    outcome = edit_file_text(ctx, params.file_path, compute, [r.new for r in requests],
-                             expected_sha256=None, dry_run=False)
+            missing = True
+        if missing:
+            return _multi_edit_create(params, requests, ctx)
+    outcome = edit_file_text(ctx, params.file_path,
+                             lambda text: _apply_in_sequence(params.edits, requests, text),
+                             [r.new for r in requests], expected_sha256=None, dry_run=False)
     for warning in outcome.applied.warnings:
         ctx.warn(warning)
     reports = outcome.applied.reports
@@ -473,6 +489,51 @@ def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
         start_line=first["start_line"], end_line=first["end_line"], edits=reports,
         replacements=len(reports), diff=outcome.diff, sha256=outcome.sha256, dry_run=False,
         files=[{"path": outcome.path, "action": "updated", "edits": len(reports)}])
+
+
+def _multi_edit_create(params: MultiEditParams, requests: list[Any], ctx: Context) -> Struct:
+    """A new file, as Claude Code's MultiEdit makes one: the first edit's empty old_string
+    stands for the missing file, its new_string is the content, the other edits apply to it."""
+    from zbtools.core.editing.matching import MatchError
+    from zbtools.toolkit.edits import EditResult
+
+    text = params.edits[0].new_string
+    try:
+        applied = _apply_in_sequence(params.edits, requests, text, first=1)
+    except MatchError as exc:
+        raise ToolError(exc.code, exc.message, hint=exc.hint,  # type: ignore[arg-type]
+                        details=exc.details) from None
+    for warning in applied.warnings:
+        ctx.warn(warning)
+    written = _call(ctx, "write_file", {"path": params.file_path, "content": applied.text,
+                                        "overwrite": False})
+    lines = applied.text.count("\n") + (0 if applied.text.endswith("\n") else 1)
+    reports = [{"label": "edits[0]", "start_line": 1, "end_line": lines,
+                "matched_with": "created", "transforms": [], "disambiguated_by": None,
+                "edit": 0}, *applied.reports]
+    return EditResult(
+        path=written.path, changed=True, matched_with="created", start_line=1, end_line=lines,
+        edits=reports, replacements=len(reports),
+        diff=_creation_diff(written.path, applied.text), sha256=written.sha256,
+        dry_run=False, files=[{"path": written.path, "action": "created",
+                               "edits": len(reports)}])
+
+
+def _creation_diff(path: str, text: str) -> str:
+    """The unified diff that creates ``path`` with ``text``."""
+    lines = text.splitlines(keepends=True)
+    out = f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n"
+    out += "".join("+" + line for line in lines)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        out += "\n\\ No newline at end of file\n"
+    return out
+
+
+def _multi_edit_error(error: ToolError) -> ToolError:
+    if "old_text is empty" in error.message:
+        error.hint = ("an empty old_string stands for a file that does not exist yet (first "
+                      "edit only); to change this file, give the exact text to replace")
+    return error
 
 
 def _multi_edit_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -505,6 +566,14 @@ def _notebook(params: NotebookEditParams, out: dict[str, Any]) -> None:
                        "cell_id", problem="missing_argument")
     if mode == "delete":
         out.pop("source", None)  # required by the schema, unused by a delete
+
+
+def _notebook_error(error: ToolError) -> ToolError:
+    if error.code == "unknown_id":
+        error.hint = "read the notebook with Read: each cell's header shows its id=..."
+    elif error.code == "ambiguous_id":
+        error.hint = "several cells share this id: give each cell its own id (Edit the .ipynb)"
+    return error
 
 
 def _notebook_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -658,7 +727,7 @@ def _tools() -> list[DialectTool]:
                         "not unique (provide more context) unless replace_all is set; preserves "
                         "exact indentation.")),
         _Wrapped("MultiEdit", "apply_edit", run=_multi_edit, params=MultiEditParams,
-                 adapt=_multi_edit_result,
+                 adapt=_multi_edit_result, adapt_error=_multi_edit_error,
                  error_names={"old_text": "old_string", "new_text": "new_string",
                               "patches": "edits"},
                  read_only=False, destructive=True, idempotent=False, parallel_safe=False,
@@ -674,19 +743,21 @@ def _tools() -> list[DialectTool]:
         DialectTool("NotebookEdit", "edit_notebook_cell", params=NotebookEditParams,
                     renames={"notebook_path": "path", "new_source": "source",
                              "edit_mode": "mode"},
-                    translate=_notebook, adapt=_notebook_result, closed=True,
-                    error_names={"cell_index": "cell_id"},
+                    translate=_notebook, adapt=_notebook_result, adapt_error=_notebook_error,
+                    closed=True,
                     description=(
                         "Replaces, inserts or deletes one cell of a Jupyter notebook (.ipynb). "
                         "Name the cell by cell_id; edit_mode=insert adds a new cell (cell_type "
                         "required) after cell_id, or first when cell_id is omitted.")),
         DialectTool("WebFetch", "web_fetch", params=WebFetchParams, translate=_web_fetch,
-                    adapt=_web_fetch_result, closed=True, description=(
+                    adapt=_web_fetch_result, closed=True,
+                    error_names={"web_fetch": "WebFetch"}, description=(
                         "Fetches a URL and returns its content converted to markdown as "
                         "response (no model runs on it here: read the answer to your prompt "
-                        "from the page). Read-only; long pages come in parts.")),
+                        "from the page). Read-only; a long page is cut at the result limit.")),
         _Wrapped("WebSearch", "web_search", run=_web_search, params=WebSearchParams,
-                 adapt=_web_search_result, read_only=True, destructive=False, idempotent=True,
+                 adapt=_web_search_result, error_names={"web_search": "WebSearch"},
+                 read_only=True, destructive=False, idempotent=True,
                  parallel_safe=True, description=(
                      "Searches the web and returns result titles, URLs and snippets; "
                      "allowed_domains and blocked_domains filter the results by domain.")),
