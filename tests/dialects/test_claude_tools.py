@@ -117,6 +117,10 @@ def test_bash_output_gives_what_is_new_since_the_last_check(ws: Path, cli: CliRu
     wait_done(cli, ok["shellId"])
     done = claude(cli, "BashOutput", {"bash_id": ok["shellId"]}).result
     assert (done["output"], done["status"], done["exitCode"]) == ("done\n", "completed", 0)
+    text = cli("--dialect", "claude", "--text", "Bash", stdin={
+        "command": "sleep 1", "run_in_background": True}).out
+    assert "read more with BashOutput, stop with KillShell" in text
+    assert not FOREIGN.search(text)
 
 
 def test_bash_output_and_kill_shell_errors_speak_claude(ws: Path, cli: CliRunner) -> None:
@@ -400,6 +404,8 @@ def test_todo_write_sets_the_list_and_counts_it(ws: Path, cli: CliRunner) -> Non
     assert result["message"]
     assert [s["title"] for s in cli("get_plan", stdin={}).result["steps"]] == [
         "Write tests", "Fix the bug", "Release"]
+    assert cli("--dialect", "claude", "--text", "TodoWrite", stdin={"todos": []}).out == \
+        "no todos\n"
 
 
 def test_todo_write_errors_speak_claude_and_keep_the_list(ws: Path, cli: CliRunner) -> None:

@@ -247,6 +247,42 @@ class _Wrapped(RouterTool):
         return self._spec
 
 
+class _Worded(DialectTool):
+    """A dialect tool whose text rendering is the canonical one with Claude's words: the
+    background note of ``bash`` names BashOutput and KillShell, not bash_output and
+    stop_process."""
+
+    def __init__(self, *args: Any, words: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._words = words
+
+    @property
+    def spec(self) -> ToolSpec:
+        if self._spec is None:
+            import copy
+
+            spec = copy.copy(_spec(self.target))
+            spec.render_text = _reworded(spec.render_text, self._words)
+            self._spec = spec
+        return self._spec
+
+
+def _reworded(render: Callable[[Any], str] | None,
+              words: list[tuple[str, str]]) -> Callable[[Any], str] | None:
+    if render is None:  # pragma: no cover - every target renders text
+        return None
+
+    def reworded(result: Any) -> str:
+        import re
+
+        text = render(result)
+        for pattern, replacement in words:
+            text = re.sub(pattern, replacement, text)
+        return text
+
+    return reworded
+
+
 def _no_route(params: Any, ctx: Context) -> tuple[str, dict[str, Any]]:  # pragma: no cover
     raise AssertionError("a wrapped tool runs its own run()")
 
@@ -674,14 +710,15 @@ def _todo_error(error: ToolError) -> ToolError:
 def _tools() -> list[DialectTool]:
     shell_errors = {"bash_output": "BashOutput", "stop_process": "KillShell"}
     return [
-        DialectTool("Bash", "bash", params=BashParams,
-                    renames={"timeout": "timeout_ms", "run_in_background": "background"},
-                    translate=_bash, adapt=_bash_result, error_names=shell_errors,
-                    description=(
-                        "Executes a bash command with an optional timeout (milliseconds, "
-                        "default 120000, max 600000); run_in_background returns a shellId for "
-                        "BashOutput and KillShell. Returns the combined output and exit "
-                        "code.")),
+        _Worded("Bash", "bash", params=BashParams,
+                 renames={"timeout": "timeout_ms", "run_in_background": "background"},
+                 translate=_bash, adapt=_bash_result, error_names=shell_errors,
+                 words=[(r"bash_output \(cursor \d+\)", "BashOutput"),
+                        (r"\bstop_process\b", "KillShell")],
+                 description=(
+                     "Executes a bash command with an optional timeout (milliseconds, default "
+                     "120000, max 600000); run_in_background returns a shellId for BashOutput "
+                     "and KillShell. Returns the combined output and exit code.")),
         _Wrapped("BashOutput", "bash_output", run=_bash_output, params=BashOutputParams,
                  adapt=_bash_output_result, adapt_error=_shell_error, read_only=True,
                  destructive=False, idempotent=False, parallel_safe=False, description=(
@@ -761,12 +798,13 @@ def _tools() -> list[DialectTool]:
                  parallel_safe=True, description=(
                      "Searches the web and returns result titles, URLs and snippets; "
                      "allowed_domains and blocked_domains filter the results by domain.")),
-        DialectTool("TodoWrite", "update_plan", params=TodoWriteParams, translate=_todos,
-                    adapt=_todo_result, adapt_error=_todo_error, closed=True,
-                    error_names={"steps": "todos", "title": "content"}, description=(
-                        "Creates and updates the structured task list of this session: send "
-                        "the whole list each time, each todo pending, in_progress or "
-                        "completed, with only one in_progress at a time.")),
+        _Worded("TodoWrite", "update_plan", params=TodoWriteParams, translate=_todos,
+                adapt=_todo_result, adapt_error=_todo_error, closed=True,
+                error_names={"steps": "todos", "title": "content"},
+                words=[(r"no plan yet \(update_plan sets one\)", "no todos")], description=(
+                    "Creates and updates the structured task list of this session: send the "
+                    "whole list each time, each todo pending, in_progress or completed, with "
+                    "only one in_progress at a time.")),
     ]
 
 
