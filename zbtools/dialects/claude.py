@@ -1,6 +1,7 @@
 """The ``claude`` dialect (docs/internals/sources.md#claude): Claude Code's built-in tools Bash,
 BashOutput, KillShell, Glob, Grep, LS, Read, Edit, MultiEdit, Write, NotebookEdit, WebFetch,
-WebSearch and TodoWrite, with the parameter names and result fields of Anthropic's tool reference.
+WebSearch and TodoWrite, with the parameter names and result fields of the "Tool Input/Output
+Types" of Anthropic's Agent SDK reference and the behaviour Claude Code's tool descriptions give.
 
 What users see, and where it departs from Claude Code (whitespace-tolerant edits, no
 read-before-edit rule: ``expected_sha256`` refuses a stale write instead, relative paths
