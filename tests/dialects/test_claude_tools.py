@@ -34,7 +34,8 @@ TOOLS = ["Bash", "BashOutput", "KillShell", "Glob", "Grep", "LS", "Read", "Edit"
 FOREIGN = re.compile(r"\b(list_processes|bash_output|stop_process|run_command|read_file|"
                      r"get_file_info|write_append|create_directory|update_plan|get_plan|"
                      r"save_plan|web_fetch|web_search|timeout_ms|old_text|new_text|patches|"
-                     r"cell_index|updates|include_hidden|exclude_dirs)\b")
+                     r"cell_index|updates|include_hidden|exclude_dirs|find_files|start_line|"
+                     r"occurrence|raw: true)\b")
 
 
 def claude(cli: CliRunner, tool: str, args: dict[str, Any], **kw: Any) -> Call:
@@ -106,7 +107,7 @@ def test_bash_output_gives_what_is_new_since_the_last_check(ws: Path, cli: CliRu
     started = claude(cli, "Bash", {"command": "printf 'one\\ntwo\\nthree\\n'; exit 4",
                                    "run_in_background": True}).result
     shell = started["shellId"]
-    assert started["exitCode"] is None and started["output"] == ""
+    assert started["background"] is True and started["killed"] is False
     wait_done(cli, shell)
     first = claude(cli, "BashOutput", {"bash_id": shell, "filter": "^t"}).result
     assert first["output"] == "two\nthree\n"  # "one" is dropped for good
@@ -226,6 +227,12 @@ def test_multi_edit_fails_as_a_whole_in_claudes_words(ws: Path, cli: CliRunner) 
     assert "old_string" in same["message"]
     assert problem_names(failed(claude(cli, "MultiEdit", {"file_path": "m.py", "edits": []}),
                                 "invalid_arguments")) == {"edits"}
+    twice = failed(claude(cli, "MultiEdit", {"file_path": "m.py", "edits": [
+        {"old_string": " = ", "new_string": "="}]}), "ambiguous_match")
+    assert "replace_all" in twice["hint"]
+    gone = failed(claude(cli, "MultiEdit", {"file_path": "gone.py", "edits": [
+        {"old_string": "a", "new_string": "b"}]}), "not_found")
+    assert "LS" in gone["hint"]
     assert snapshot(ws) == before
 
 
@@ -324,6 +331,12 @@ def test_notebook_edit_errors_speak_claude(ws: Path, cli: CliRunner) -> None:
     unknown = failed(claude(cli, "NotebookEdit", {"notebook_path": "n.ipynb", "cell_id": "zz",
                                                   "new_source": "x"}), "unknown_id")
     assert "Read" in unknown["hint"]
+    (ws / "t.txt").write_text("x\n")
+    before = snapshot(ws)
+    failed(claude(cli, "NotebookEdit", {"notebook_path": "t.txt", "cell_id": "c1",
+                                        "new_source": "x"}), "unsupported_format")
+    failed(claude(cli, "NotebookEdit", {"notebook_path": "no.ipynb", "cell_id": "c1",
+                                        "new_source": "x"}), "not_found")
     assert snapshot(ws) == before
 
 

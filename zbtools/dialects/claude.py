@@ -307,6 +307,19 @@ def _call(ctx: Context, name: str, args: dict[str, Any]) -> Any:
     return spec.run(params, ctx)
 
 
+def _claude_words(error: ToolError) -> ToolError:
+    """The hints the canonical tools give, where they name what Claude's tools lack."""
+    if error.code == "not_found" and error.hint and "list_directory" in error.hint:
+        error.hint = "check the path with LS or Glob"
+    elif error.code == "ambiguous_match":
+        error.hint = ("add a neighbouring line that only the place you mean has, or set "
+                      "replace_all to change every one")
+    elif error.code == "unsupported_format" and error.hint and "raw" in error.hint:
+        error.hint = "NotebookEdit edits Jupyter notebooks (.ipynb, nbformat 4); use Edit on " \
+                     "other files"
+    return error
+
+
 # Bash, BashOutput, KillShell
 
 
@@ -377,7 +390,7 @@ def _shell_error(error: ToolError) -> ToolError:
     if error.code == "process_not_found":
         error.hint = ("a shell id is the shellId that Bash returns with run_in_background: "
                       "true")
-    return error
+    return _claude_words(error)
 
 
 def _kill_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -459,7 +472,7 @@ def _ls_render(result: Any) -> str:
 def _ls_error(error: ToolError) -> ToolError:
     if error.code == "not_a_directory":
         error.hint = "LS lists directories; read a file with Read"
-    return error
+    return _claude_words(error)
 
 
 # MultiEdit
@@ -570,7 +583,7 @@ def _multi_edit_error(error: ToolError) -> ToolError:
     if "old_text is empty" in error.message:
         error.hint = ("an empty old_string stands for a file that does not exist yet (first "
                       "edit only); to change this file, give the exact text to replace")
-    return error
+    return _claude_words(error)
 
 
 def _multi_edit_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -610,7 +623,7 @@ def _notebook_error(error: ToolError) -> ToolError:
         error.hint = "read the notebook with Read: each cell's header shows its id=..."
     elif error.code == "ambiguous_id":
         error.hint = "several cells share this id: give each cell its own id (Edit the .ipynb)"
-    return error
+    return _claude_words(error)
 
 
 def _notebook_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -705,7 +718,7 @@ def _todo_error(error: ToolError) -> ToolError:
                          "in the same TodoWrite call", details=error.details)
     if "the title is" in error.message:
         error.hint = "give every todo a short content"
-    return error
+    return _claude_words(error)
 
 
 def _tools() -> list[DialectTool]:
@@ -713,7 +726,8 @@ def _tools() -> list[DialectTool]:
     return [
         _Worded("Bash", "bash", params=BashParams,
                  renames={"timeout": "timeout_ms", "run_in_background": "background"},
-                 translate=_bash, adapt=_bash_result, error_names=shell_errors,
+                 translate=_bash, adapt=_bash_result, adapt_error=_claude_words,
+                 error_names=shell_errors,
                  words=[(r"bash_output \(cursor \d+\)", "BashOutput"),
                         (r"\bstop_process\b", "KillShell")],
                  description=(
@@ -788,13 +802,14 @@ def _tools() -> list[DialectTool]:
                         "Name the cell by cell_id; edit_mode=insert adds a new cell (cell_type "
                         "required) after cell_id, or first when cell_id is omitted.")),
         DialectTool("WebFetch", "web_fetch", params=WebFetchParams, translate=_web_fetch,
-                    adapt=_web_fetch_result, closed=True,
+                    adapt=_web_fetch_result, adapt_error=_claude_words, closed=True,
                     error_names={"web_fetch": "WebFetch"}, description=(
                         "Fetches a URL and returns its content converted to markdown as "
                         "response (no model runs on it here: read the answer to your prompt "
                         "from the page). Read-only; a long page is cut at the result limit.")),
         _Wrapped("WebSearch", "web_search", run=_web_search, params=WebSearchParams,
-                 adapt=_web_search_result, error_names={"web_search": "WebSearch"},
+                 adapt=_web_search_result, adapt_error=_claude_words,
+                 error_names={"web_search": "WebSearch"},
                  read_only=True, destructive=False, idempotent=True,
                  parallel_safe=True, description=(
                      "Searches the web and returns result titles, URLs and snippets; "
