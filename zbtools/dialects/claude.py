@@ -323,11 +323,6 @@ def _claude_words(error: ToolError) -> ToolError:
 # Bash, BashOutput, KillShell
 
 
-def _bash(params: BashParams, out: dict[str, Any]) -> None:
-    if params.run_in_background is False:
-        out.pop("background", None)
-
-
 def _bash_result(result: dict[str, Any]) -> dict[str, Any]:
     out = dict(result)
     stdout, stderr = result.get("stdout") or "", result.get("stderr") or ""
@@ -726,7 +721,7 @@ def _tools() -> list[DialectTool]:
     return [
         _Worded("Bash", "bash", params=BashParams,
                  renames={"timeout": "timeout_ms", "run_in_background": "background"},
-                 translate=_bash, adapt=_bash_result, adapt_error=_claude_words,
+                 adapt=_bash_result, adapt_error=_claude_words,
                  error_names=shell_errors,
                  words=[(r"bash_output \(cursor \d+\)", "BashOutput"),
                         (r"\bstop_process\b", "KillShell")],
