@@ -223,8 +223,8 @@ class _Wrapped(RouterTool):
     def __init__(self, name: str, target: str, *, run: Callable[[Any, Context], Struct],
                  params: type[Struct], description: str,
                  render: Callable[[Any], str] | None = None, **kwargs: Any) -> None:
-        super().__init__(name, (target,), route=_no_route, params=params,
-                         description=description, **kwargs)
+        super().__init__(name, (target,), route=None,  # type: ignore[arg-type] # never routes
+                         params=params, description=description, **kwargs)
         self._run_own = run
         self._render_own = render
 
@@ -263,29 +263,20 @@ class _Worded(DialectTool):
             import copy
 
             spec = copy.copy(_spec(self.target))
-            spec.render_text = _reworded(spec.render_text, self._words)
+            render = spec.render_text
+            assert render is not None  # every canonical tool renders text
+
+            def reworded(result: Any) -> str:
+                import re
+
+                text = render(result)
+                for pattern, replacement in self._words:
+                    text = re.sub(pattern, replacement, text)
+                return text
+
+            spec.render_text = reworded
             self._spec = spec
         return self._spec
-
-
-def _reworded(render: Callable[[Any], str] | None,
-              words: list[tuple[str, str]]) -> Callable[[Any], str] | None:
-    if render is None:  # pragma: no cover - every target renders text
-        return None
-
-    def reworded(result: Any) -> str:
-        import re
-
-        text = render(result)
-        for pattern, replacement in words:
-            text = re.sub(pattern, replacement, text)
-        return text
-
-    return reworded
-
-
-def _no_route(params: Any, ctx: Context) -> tuple[str, dict[str, Any]]:  # pragma: no cover
-    raise AssertionError("a wrapped tool runs its own run()")
 
 
 def _spec(name: str) -> ToolSpec:
@@ -370,15 +361,9 @@ def _bash_output(params: BashOutputParams, ctx: Context) -> Struct:
 
 
 def _bash_output_result(result: dict[str, Any]) -> dict[str, Any]:
-    out = dict(result)
-    if result.get("running"):
-        out["status"] = "running"
-    elif result.get("status") == "exited" and result.get("exit_code") == 0:
-        out["status"] = "completed"
-    else:
-        out["status"] = "failed"
-    out["exitCode"] = result.get("exit_code")
-    return out
+    done = result.get("status") == "exited" and result.get("exit_code") == 0
+    status = "running" if result.get("running") else "completed" if done else "failed"
+    return {**result, "status": status, "exitCode": result.get("exit_code")}
 
 
 def _shell_error(error: ToolError) -> ToolError:
@@ -389,16 +374,12 @@ def _shell_error(error: ToolError) -> ToolError:
 
 
 def _kill_result(result: dict[str, Any]) -> dict[str, Any]:
-    out = dict(result)
-    stopped = result.get("stopped") or [{}]
-    first = stopped[0]
-    out["shell_id"] = first.get("id")
-    if first.get("was_running"):
-        out["message"] = f"Successfully killed shell: {first.get('id')} ({first.get('command')})"
-    else:
-        out["message"] = (f"Shell {first.get('id')} had already ended ({first.get('status')}); "
-                          "nothing to kill")
-    return out
+    first = (result.get("stopped") or [{}])[0]
+    message = (f"Successfully killed shell: {first.get('id')} ({first.get('command')})"
+               if first.get("was_running") else
+               f"Shell {first.get('id')} had already ended ({first.get('status')}); nothing "
+               "to kill")
+    return {**result, "shell_id": first.get("id"), "message": message}
 
 
 # LS
@@ -439,14 +420,8 @@ def _ignore_matcher(patterns: list[str]) -> Callable[[str, str], bool]:
     cleaned = [p.strip().rstrip("/") for p in patterns if p.strip().rstrip("/")]
 
     def matches(name: str, rel: str) -> bool:
-        for pattern in cleaned:
-            if "/" in pattern:
-                if fnmatchcase(rel, pattern.removeprefix("./")) or \
-                        fnmatchcase(rel, pattern.removeprefix("**/")):
-                    return True
-            elif fnmatchcase(name, pattern):
-                return True
-        return False
+        return any(fnmatchcase(rel, p.removeprefix("./")) or fnmatchcase(rel, p.removeprefix(
+            "**/")) if "/" in p else fnmatchcase(name, p) for p in cleaned)
 
     return matches
 
@@ -502,7 +477,6 @@ def _apply_in_sequence(edits: list[MultiEditItem], requests: list[Any], text: st
 def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
     from zbtools.core.editing import matching
     from zbtools.core.editing.cycle import edit_file_text
-    from zbtools.toolkit.edits import EditResult
 
     if not params.edits:
         raise _invalid("edits is empty", 'give at least one {"old_string": ..., "new_string": '
@@ -524,23 +498,27 @@ def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
                              [r.new for r in requests], expected_sha256=None, dry_run=False)
     for warning in outcome.applied.warnings:
         ctx.warn(warning)
-    reports = outcome.applied.reports
-    first: dict[str, Any] = reports[0] if reports else {
-        "start_line": 0, "end_line": 0, "matched_with": "none"}
+    return _edit_result(outcome.path, outcome.applied.reports, "updated",
+                        changed=outcome.changed, diff=outcome.diff, sha256=outcome.sha256)
+
+
+def _edit_result(path: str, reports: list[dict[str, Any]], action: str, **rest: Any) -> Struct:
+    """apply_edit's result for the edits ``reports`` describes, ``action`` done to ``path``."""
+    from zbtools.toolkit.edits import EditResult
+
+    first: dict[str, Any] = reports[0] if reports else {"start_line": 0, "end_line": 0,
+                                                        "matched_with": "none"}
     tiers = {r["matched_with"] for r in reports}
-    return EditResult(
-        path=outcome.path, changed=outcome.changed,
-        matched_with=first["matched_with"] if len(tiers) == 1 else "mixed",
-        start_line=first["start_line"], end_line=first["end_line"], edits=reports,
-        replacements=len(reports), diff=outcome.diff, sha256=outcome.sha256, dry_run=False,
-        files=[{"path": outcome.path, "action": "updated", "edits": len(reports)}])
+    return EditResult(path=path, matched_with=first["matched_with"] if len(tiers) == 1 else
+                      "mixed", start_line=first["start_line"], end_line=first["end_line"],
+                      edits=reports, replacements=len(reports), dry_run=False,
+                      files=[{"path": path, "action": action, "edits": len(reports)}], **rest)
 
 
 def _multi_edit_create(params: MultiEditParams, requests: list[Any], ctx: Context) -> Struct:
     """A new file, as Claude Code's MultiEdit makes one: the first edit's empty old_string
     stands for the missing file, its new_string is the content, the other edits apply to it."""
     from zbtools.core.editing.matching import MatchError
-    from zbtools.toolkit.edits import EditResult
 
     text = params.edits[0].new_string
     try:
@@ -556,12 +534,8 @@ def _multi_edit_create(params: MultiEditParams, requests: list[Any], ctx: Contex
     reports = [{"label": "edits[0]", "start_line": 1, "end_line": lines,
                 "matched_with": "created", "transforms": [], "disambiguated_by": None,
                 "edit": 0}, *applied.reports]
-    return EditResult(
-        path=written.path, changed=True, matched_with="created", start_line=1, end_line=lines,
-        edits=reports, replacements=len(reports),
-        diff=_creation_diff(written.path, applied.text), sha256=written.sha256,
-        dry_run=False, files=[{"path": written.path, "action": "created",
-                               "edits": len(reports)}])
+    return _edit_result(written.path, reports, "created", changed=True,
+                        diff=_creation_diff(written.path, applied.text), sha256=written.sha256)
 
 
 def _creation_diff(path: str, text: str) -> str:
