@@ -187,7 +187,7 @@ def test_schema_command(cli: CliRunner) -> None:
     assert mcp[0]["name"] == "str_replace_based_edit_tool"
     bad = cli("schema", "--format", "yaml")
     assert bad.code == 2 and bad.error["code"] == "usage_error"
-    missing = cli("--dialect", "claude", "schema", "Teleport")  # Bash folds to bash
+    missing = cli("--dialect", "claude", "schema", "ExitPlanMode")
     assert missing.error["code"] == "unknown_tool"
     assert cli("schema", "--bogus").error["code"] == "usage_error"
 
@@ -196,4 +196,5 @@ def test_schema_command_in_a_real_process(proc: CliRunner) -> None:
     call = proc("schema", "--format", "openai-strict", "--dialect", "claude")
     assert call.code == 0, call
     assert [d["function"]["name"] for d in json.loads(call.out)] == [
-        "Read", "Write", "Edit", "Glob", "Grep"]
+        "Bash", "BashOutput", "KillShell", "Glob", "Grep", "LS", "Read", "Edit", "MultiEdit",
+        "Write", "NotebookEdit", "WebFetch", "WebSearch", "TodoWrite"]

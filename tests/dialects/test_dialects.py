@@ -57,7 +57,9 @@ def test_documented_tool_names() -> None:
     def names(d: str) -> list[str]:
         return [t.name for t in get_dialect(d).tools()]
 
-    assert names("claude") == ["Read", "Write", "Edit", "Glob", "Grep"]
+    assert names("claude") == ["Bash", "BashOutput", "KillShell", "Glob", "Grep", "LS", "Read",
+                               "Edit", "MultiEdit", "Write", "NotebookEdit", "WebFetch",
+                               "WebSearch", "TodoWrite"]
     assert names("fiz") == ["bash", "edit", "find", "grep", "ls", "patch", "read", "task",
                             "write"]
     assert names("zkit")[:15] == [
@@ -634,8 +636,7 @@ def test_canonical_parameters_pass_through_a_dialect_tool(ws: Path, cli: CliRunn
 def test_unknown_tools_and_arguments_name_the_dialect(ws: Path, cli: CliRunner) -> None:
     unknown = cli("--dialect", "fiz", "Read", stdin={})
     assert unknown.error["code"] == "invalid_arguments"  # Read -> read (case-insensitive)
-    # (Bash itself folds to the canonical bash: names fold case, docs/dialects.md#tool-names)
-    missing = cli("--dialect", "claude", "Teleport", stdin={"command": "ls"})
+    missing = cli("--dialect", "claude", "ExitPlanMode", stdin={"plan": "ls"})
     assert missing.error["code"] == "unknown_tool"
     assert "Read" in missing.error["details"]["tools"]
     bad = cli("--dialect", "fiz", "read", stdin={"path": "a", "offest": 1})

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 DEFAULT_DIALECT = "zblade"
 DESCRIPTIONS: dict[str, str] = {
     "zblade": "the canonical Zaguán Blade tools",
-    "claude": "Claude Code's file tools: Read, Write, Edit, Glob, Grep",
+    "claude": "Claude Code's built-in tools: Bash, Read, Edit, MultiEdit, Grep, TodoWrite...",
     "zkit": "zkit's coding toolset: read, write (create-only), edit, bash, plans...",
     "fiz": "fiz's built-in tools: bash, edit, find, grep, ls, patch, read, task, write",
     "anthropic": "Anthropic's text editor tool str_replace_based_edit_tool",

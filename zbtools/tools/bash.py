@@ -67,9 +67,10 @@ def run(params: Params, ctx: Context) -> CommandResult:
                   require_sandbox=params.require_sandbox, network=params.network)
     result = to_result(execute(ctx, req))
     if result.timed_out and params.timeout_ms is not None and params.timeout_ms < 1000:
-        # `timeout: 30` meant as seconds (run_command's unit) is 30 ms here: say so.
-        ctx.warn(f"timeout_ms is in milliseconds: {params.timeout_ms} ms; for "
-                 f"{params.timeout_ms} seconds pass timeout_ms: {params.timeout_ms * 1000}")
+        # `timeout: 30` meant as seconds (run_command's unit) is 30 ms here: say so, without
+        # naming the parameter (fiz's timeout_ms, Claude's timeout, Codex's timeout_ms)
+        ctx.warn(f"the timeout is in milliseconds: {params.timeout_ms} ms; for "
+                 f"{params.timeout_ms} seconds give {params.timeout_ms * 1000}")
     return result
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from zbtools.core.editing.matching import (
         Applied,
         FileModel,
+        MatchError,
         Request,
         apply_requests,
         replace_all,
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
     from zbtools.core.editing.undo import Journal, Undoing, other_names, record
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
-__all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "Request",
+__all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journal", "MatchError",
+           "Request",
            "Step", "Tab", "Undoing", "apply_patch_text", "apply_requests", "check_change",
            "edit_active", "edit_file_text", "journaled_append", "load", "order", "other_names",
            "plan_edit", "record", "recover", "replace_all", "replace_file", "run_transaction",
@@ -58,7 +60,8 @@ __all__ = ["Applied", "EditOutcome", "EditReport", "Editor", "FileModel", "Journ
            "sweep_dead_writers"]
 
 _SUBMODULE = {"Applied": "matching", "EditOutcome": "cycle", "EditReport": "editor",
-              "Editor": "editor", "FileModel": "matching", "Journal": "undo", "Request": "matching",
+              "Editor": "editor", "FileModel": "matching", "Journal": "undo",
+              "MatchError": "matching", "Request": "matching",
               "Tab": "editor", "apply_patch_text": "patchcycle", "apply_requests": "matching",
               "check_change": "syntaxguard", "edit_active": "editor", "edit_file_text": "cycle",
               "journaled_append": "txn", "load": "editor", "order": "editor",
