@@ -289,7 +289,9 @@ def readers() -> list[tuple[str, str, str]]:
     return out
 
 
-HINTED = re.compile(r"continue with offset=(-?\d+)")
+# (Gemini's read_file says start_line, its current parameter, also when called with the older
+# offset and limit)
+HINTED = re.compile(r"continue with (offset|start_line)=(-?\d+)")
 
 
 @pytest.mark.parametrize(("dialect", "tool", "path"), readers())
@@ -311,14 +313,17 @@ def test_following_the_read_hint_reads_every_line_once(ws: Path, dialect: str, t
             env=env).out)
         assert envelope["ok"], envelope
         got += envelope["result"]["content"]
-        hinted = {int(m.group(1)) for t in [*envelope["warnings"], envelope["text"]]
+        hinted = {(m.group(1), int(m.group(2))) for t in [*envelope["warnings"], envelope["text"]]
                   for m in HINTED.finditer(t)}
         if not envelope["result"]["truncated"]:
             assert not hinted, envelope
             break
         # the result, its warning and its rendering name one offset: the dialect's own
-        assert hinted == {envelope["result"]["next_offset"]}, envelope
-        args = {path: "f.txt", "limit": limit, "offset": hinted.pop()}
+        assert {n for _, n in hinted} == {envelope["result"]["next_offset"]}, envelope
+        assert len(hinted) == 1, envelope
+        name, at = hinted.pop()
+        args = {path: "f.txt", "limit": limit, "offset": at} if name == "offset" else \
+            {path: "f.txt", "start_line": at, "end_line": at + limit - 1}
     assert got == text
 
 
@@ -361,3 +366,16 @@ def test_a_commands_own_output_is_never_reworded(ws: Path, cli: CliRunner) -> No
     call = cli("--dialect", "fiz", "--format", "text", "bash",
                "--command", "echo '[read_file]'; echo '[]'")
     assert call.out.startswith("[read_file]\n[]\n[exit code 0; ")
+
+
+def test_a_program_named_in_a_hint_is_not_renamed_as_a_tool(ws: Path, cli: CliRunner) -> None:
+    """``ls``, ``bash`` and ``find`` are tools' aliases and also programs and English words:
+    a command line in a hint and prose in a message keep them."""
+    gemini = cli("--dialect", "gemini", "run_shell_command", stdin={"command": " "}).error
+    assert '"ls -la"' in gemini["hint"], gemini
+    codex = cli("--dialect", "codex", "shell", stdin={"command": []}).error
+    assert '["bash", "-lc", "ls -la"]' in codex["hint"], codex
+    (ws / "a.txt").write_text("one\n")
+    missing = cli("--dialect", "gemini", "replace", stdin={
+        "file_path": "a.txt", "old_string": "two", "new_string": "three"}).error
+    assert "could not find" in missing["message"], missing

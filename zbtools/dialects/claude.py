@@ -589,7 +589,7 @@ def _notebook(params: NotebookEditParams, out: dict[str, Any]) -> None:
 
 def _notebook_error(error: ToolError) -> ToolError:
     if error.code == "unknown_id":
-        error.hint = "read the notebook with Read: each cell's header shows its id=..."
+        error.hint = "read the notebook with Read: each cell's header shows its cell id"
     elif error.code == "ambiguous_id":
         error.hint = "several cells share this id: give each cell its own id (Edit the .ipynb)"
     return _claude_words(error)

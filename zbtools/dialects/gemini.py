@@ -663,6 +663,7 @@ def _tools() -> list[DialectTool]:
                        "path structure, especially in large codebases.")),
         GeminiTool("grep_search", ("grep_search",), params=GrepParams, route=_route_grep,
                    adapt_error=_speak,
+                   error_names={"after_context": "after", "before_context": "before"},
                    post=_post_grep, aliases=("search_file_content",), read_only=True,
                    destructive=False, idempotent=True, parallel_safe=True, category="search",
                    description="Searches for a regular expression pattern within file contents. "

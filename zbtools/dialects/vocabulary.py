@@ -93,7 +93,10 @@ def wording(tool: DialectTool) -> Wording:
     translated.update(dialect.names)
     names: dict[str, str | None] = {}
     for word in tool_names:
-        if word not in own:
+        # a one-word name (``ls``, ``find``, ``grep``, ``bash``) is also a program's name or an
+        # English word (``{"command": "ls -la"}``, "could not find"): renamed only where the
+        # dialect says so
+        if word not in own and ("_" in word or not word.isalpha() or word in dialect.names):
             names[word] = translated.get(word)
     for word in param_names:
         if word not in own and word not in names:

@@ -7,9 +7,7 @@ parameters. A tool that speaks other names (a dialect's tool, or ``edit_file``, 
 it lacks is dropped, as a whole clause (the parts of a hint are separated by ``; ``), an
 alternative (``..., or X``) or a parenthesis. The convention the raising code keeps, so that a
 name is recognised (docs/internals/surfaces.md#dialect-layer): a name with an underscore is
-written as it is, a one-word parameter as ``name: value``, ``name=value`` or ``name[i]``; a
-one-word tool name (``bash``) or alias (``ls``, ``find``) is never renamed, being also a program's
-name or an English word.
+written as it is, a one-word parameter as ``name: value``, ``name=value`` or ``name[i]``.
 
 * ``Wording(names, shifts, forms)``: ``names`` maps a canonical word to the tool's (None: it has
   none); ``shifts`` adds to the number written after a parameter (fiz's 0-based ``offset``:
@@ -48,12 +46,11 @@ class Wording:
         self.names = dict(names)
         self.shifts = dict(shifts or {})
         self.forms = dict(forms or {})
-        # a word with an underscore is a name wherever it stands; a plain word only as a
-        # parameter given a value (``occurrence: 2``, ``offset=10``, ``patches[0]``), renamed
-        # or not: "limit" and "find" are also English, and ``ls`` or ``bash`` in a command
-        # line (``{"command": "ls -la"}``) is the program, not the tool
-        bare = sorted((w for w in self.names if "_" in w or not w.isalpha()),
-                      key=len, reverse=True)
+        # a word with an underscore, or one renamed, is a name wherever it stands; a plain word
+        # the tool lacks only as a parameter given a value (``occurrence: 2``, ``offset=10``,
+        # ``patches[0]``): "limit" is also English
+        bare = sorted((w for w, own in self.names.items()
+                       if "_" in w or not w.isalpha() or own is not None), key=len, reverse=True)
         plain = sorted((w for w in self.names if w not in bare), key=len, reverse=True)
         parts = []
         if bare:
