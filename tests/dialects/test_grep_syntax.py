@@ -8,7 +8,6 @@ process; one real subprocess with ``FutureWarning`` turned into an error; one MC
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
