@@ -8,6 +8,7 @@ process; one real subprocess with ``FutureWarning`` turned into an error; one MC
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ TEXT = "The cat\nabc 123\nxyz\nlast\n"
 # pattern -> the lines rg -n finds in TEXT
 CASES = {r"\x{54}": [1], "[[:^digit:]]": [1, 2, 3, 4], "[a-z&&[^aeiou]]": [1, 2, 3, 4],
          r"last\z": [4], r"[[:digit:]]{3}\z": [2], r"\<ca": [1], r"(?i)t(?-i)HE": []}
-CALLS = {  # dialect -> (tool, arguments for a pattern, how to read the matched lines)
+CALLS: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {  # dialect -> (tool, args)
     "claude": ("Grep", lambda p: {"pattern": p, "path": "f.txt", "output_mode": "content"}),
     "zkit": ("grep", lambda p: {"pattern": p, "path": "f.txt"}),
     "fiz": ("grep", lambda p: {"pattern": p, "dir": ".", "glob": "f.txt"}),
