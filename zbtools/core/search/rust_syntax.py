@@ -93,7 +93,10 @@ class _Set:
             return "[\\s\\S]" if self.negated else "(?!)"
         if self.negated and _complete(self.parts):
             return "(?!)"  # the regex module matches any character with [^\\s\\S]
-        return "[" + ("^" if self.negated else "") + "".join(self.parts) + "]"
+        parts = self.parts
+        if len(parts) > 1 and parts[-1] == "\\-":
+            parts = [*parts[:-1], "-"]  # a last - is literal to both: [\\w-] stays as written
+        return "[" + ("^" if self.negated else "") + "".join(parts) + "]"
 
     def negate(self) -> _Set:
         if self.expr is None:
