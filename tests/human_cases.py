@@ -384,6 +384,8 @@ def dialect_cases() -> list[Case]:
         d("codex", "update_plan", "plan", {"plan": [{"step": "a\x1b[2J",
                                                      "status": "in_progress"}]}),
         d("codex", "update_plan", "bad", {"plan": "x"}, "invalid_arguments"),
+        d("codex", "view_image", "image", {"path": "pic.png"}),
+        d("codex", "view_image", "not an image", {"path": "crlf.txt"}, "unsupported_format"),
         d("anthropic", "str_replace_based_edit_tool", "view",
           {"command": "view", "path": "hostile.txt"}),
         d("anthropic", "str_replace_based_edit_tool", "view a directory",

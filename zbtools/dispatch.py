@@ -368,8 +368,9 @@ def unknown_tool_error(command: str, opts: Options, env: Mapping[str, str]) -> T
 
 def too_large(source: str, limit: int) -> ToolError:
     return ToolError("too_large", f"{source} is larger than {limit} bytes",
-                     hint="send less content per call (write_append adds to a file in "
-                     "chunks), or raise ZBTOOLS_MAX_REQUEST_BYTES", details={"limit": limit})
+                     hint="send less content per call (write a big file in parts: create it, "
+                     "then append the rest), or raise ZBTOOLS_MAX_REQUEST_BYTES",
+                     details={"limit": limit})
 
 
 def raw_text(data: bytes, source: str, limit: int) -> str:

@@ -69,7 +69,7 @@ def test_documented_tool_names() -> None:
     assert set(names("zkit")) | set(get_dialect("zkit").unavailable()) >= {"web_fetch",
                                                                            "web_search"}
     assert names("anthropic") == ["str_replace_based_edit_tool"]
-    assert names("codex") == ["apply_patch", "shell", "update_plan"]
+    assert names("codex") == ["apply_patch", "shell", "update_plan", "view_image"]
     assert names("zblade") == sorted(s.name for s in all_tools())
 
 

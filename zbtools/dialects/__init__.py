@@ -49,7 +49,7 @@ DESCRIPTIONS: dict[str, str] = {
     "zkit": "zkit's coding toolset: read, write (create-only), edit, bash, plans...",
     "fiz": "fiz's built-in tools: bash, edit, find, grep, ls, patch, read, task, write",
     "anthropic": "Anthropic's text editor tool str_replace_based_edit_tool",
-    "codex": "OpenAI Codex CLI: apply_patch (*** Begin Patch), shell, update_plan",
+    "codex": "OpenAI Codex CLI: apply_patch (*** Begin Patch), shell, update_plan, view_image",
     "gemini": "Gemini CLI's built-in tools: read_file, replace, glob, grep_search, "
               "run_shell_command...",
 }

@@ -10,8 +10,12 @@
   approval policy and sandbox are configured, not requested per call.
 * ``update_plan`` -> update_plan: ``plan: [{step, status}]`` sets the whole plan,
   ``explanation`` the note.
+* ``view_image`` -> read_file: ``path`` to a picture (PNG, JPEG, GIF, WebP, BMP), returned as
+  image content; ``detail`` ``high`` (the default) downscales a picture over read_file's size
+  limits as Codex resizes to fit, ``original`` keeps its exact resolution (``too_large`` over
+  the limits). Any other file is ``unsupported_format``.
 
-Not mapped: ``view_image`` (zbtools reads text only) and Codex's experimental tools.
+Not mapped: Codex's experimental tools.
 """
 
 from __future__ import annotations
@@ -89,6 +93,33 @@ def _plan(params: UpdatePlanParams, out: dict[str, Any]) -> None:
     out["steps"] = [{"title": item.step, "status": item.status} for item in params.plan]
 
 
+class ViewImageParams(Struct):
+    path: str = field(help="Local filesystem path to an image file.")
+    detail: Literal["high", "original"] | None = field(
+        default=None, help="Image detail level. Defaults to `high`; use `original` to preserve "
+        "exact resolution.")
+
+
+def _view_image(params: ViewImageParams, out: dict[str, Any]) -> None:
+    out.pop("detail", None)
+    out["downscale"] = params.detail != "original"
+
+
+def _only_images(result: dict[str, Any]) -> dict[str, Any]:
+    if result.get("kind") != "image":
+        raise ToolError("unsupported_format", f"{result.get('path')}: not an image: view_image "
+                        "shows PNG, JPEG, GIF, WebP and BMP files",
+                        hint='read other files with shell, e.g. ["bash", "-lc", "cat PATH"]',
+                        details={"path": result.get("path")})
+    return result
+
+
+def _image_error(error: ToolError) -> ToolError:
+    if error.code == "too_large" and error.hint:
+        error.hint = "leave detail out (or pass detail: \"high\") for a smaller copy"
+    return error
+
+
 def _tools() -> list[DialectTool]:
     return [
         DialectTool("apply_patch", "apply_edit", params=ApplyPatchParams,
@@ -106,9 +137,11 @@ def _tools() -> list[DialectTool]:
                     closed=True, description=(
                         "Updates the task plan: the full list of steps, each with a status "
                         "(pending, in_progress, completed); at most one step in_progress.")),
+        DialectTool("view_image", "read_file", params=ViewImageParams, translate=_view_image,
+                    adapt=_only_images, adapt_error=_image_error, closed=True, description=(
+                        "View a local image file from the filesystem when visual inspection "
+                        "is needed. Use this for images already available on disk.")),
     ]
 
 
-DIALECT = Dialect("codex", _tools, unavailable={
-    "view_image": "zbtools reads text files only",
-})
+DIALECT = Dialect("codex", _tools)

@@ -3,7 +3,8 @@
 ``tools/list`` offers every tool of the selected dialect with its schemas and annotations;
 ``tools/call`` maps the dialect's arguments onto the canonical tool and runs it in-process
 through ``zbtools.dispatch.call_tool``, as the command line does, answering with the text
-rendering, the result as structured content and, for images and audio, a media block. A
+rendering, the result as structured content and, for a read's bytes, an image, audio or
+embedded resource block (``media_content``). A
 documented failure is an MCP tool error carrying the error envelope; only an unknown tool name
 is a protocol error. What clients see is in docs/mcp.md; the private protocol streams are
 docs/internals/surfaces.md#mcp-streams, the threads, roots, progress and cancellation
@@ -54,8 +55,8 @@ class Runner:
     def call(self, tool: DialectTool, arguments: dict[str, Any],
              roots: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
              progress: Callable[[float, float | None, str | None], None] | None = None
-             ) -> tuple[bool, str, dict[str, Any]]:
-        """(is_error, text, structured content) of one call.
+             ) -> tuple[bool, str, dict[str, Any], str]:
+        """(is_error, text, structured content, workspace root) of one call.
 
         ``roots``: the client's roots (None: ``--workspace`` or the current directory);
         ``cancelled`` and ``progress`` reach the tool through its context."""
@@ -76,7 +77,7 @@ class Runner:
             outcome = call_tool(tool.spec, tool, arguments, ctx)
             envelope = success(tool.name, outcome, ctx)
             text = render_text(outcome.spec, tool.name, envelope, outcome.result, ctx)
-            return False, text, outcome.payload
+            return False, text, outcome.payload, ctx.workspace.root
         except Exception as exc:  # the server outlives a bug in one tool
             envelope = error_envelope(tool.name, failure(
                 exc, debug=self.debug, stderr=sys.stderr, hint="a bug in zbtools; restart the "
@@ -84,7 +85,35 @@ class Runner:
         finally:
             if ctx is not None:
                 ctx.workspace.close()
-        return True, render_error(envelope["error"]), envelope
+        return True, render_error(envelope["error"]), envelope, ""
+
+
+def media_content(structured: dict[str, Any], root: str) -> list[mcp_types.ContentBlock]:
+    """The blocks that carry a read's bytes, as the reference filesystem server answers
+    ``read_media_file``: an image read, or ``as_base64`` of a picture, as image content;
+    ``as_base64`` of a sound as audio content; of any other file as an embedded resource
+    (``file://`` URI, MIME type, the bytes as ``blob``), the spec's block for bytes where the
+    reference server sends its own ``blob`` type. None for other results."""
+    from mcp import types
+
+    kind = structured.get("kind")
+    data = structured.get("data")
+    mime = str(structured.get("mime") or "")
+    if kind not in ("image", "binary") or not isinstance(data, str) or not mime:
+        return []
+    if mime.startswith("image/"):
+        return [types.ImageContent(type="image", data=data, mime_type=mime)]
+    if kind == "image":
+        return []
+    if mime.startswith("audio/"):
+        return [types.AudioContent(type="audio", data=data, mime_type=mime)]
+    import os
+    from pathlib import Path
+
+    path = str(structured.get("path") or "")
+    uri = Path(os.path.join(root, path) if root else os.path.abspath(path)).as_uri()
+    return [types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
+        uri=uri, mime_type=mime, blob=data))]
 
 
 def tool_definition(tool: DialectTool) -> mcp_types.Tool:
@@ -245,14 +274,14 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
         return types.ListToolsResult(tools=definitions)
 
     async def run(ctx: ServerRequestContext[Any], tool: DialectTool,
-                  arguments: dict[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+                  arguments: dict[str, Any]) -> tuple[bool, str, dict[str, Any], str]:
         paths = await roots.current()
         cancel = threading.Event()
         finished = threading.Event()
         progress = progress_reporter(ctx.session) \
             if progress_token(ctx.meta) is not None else None
 
-        def work() -> tuple[bool, str, dict[str, Any]]:
+        def work() -> tuple[bool, str, dict[str, Any], str]:
             try:
                 return runner.call(tool, arguments, paths, cancel.is_set, progress)
             finally:
@@ -283,24 +312,11 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
         else:
             async with exclusive:
                 outcome = await run(ctx, tool, arguments)
-        is_error, text, structured = outcome
+        is_error, text, structured, root = outcome
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
-        if (not is_error and structured.get("kind") == "image"
-                and isinstance(structured.get("data"), str) and structured.get("mime")):
-            # An image read: the model sees the picture itself, not only its description.
-            content.append(types.ImageContent(type="image", data=structured["data"],
-                                              mime_type=str(structured["mime"])))
-        elif (not is_error and structured.get("kind") == "binary"
-                and isinstance(structured.get("data"), str)
-                and str(structured.get("mime", "")).startswith(("image/", "audio/"))):
-            # as_base64 of a picture or a sound: the block the model can take in as such
-            mime = str(structured["mime"])
-            if mime.startswith("audio/"):
-                content.append(types.AudioContent(type="audio", data=structured["data"],
-                                                  mime_type=mime))
-            else:
-                content.append(types.ImageContent(type="image", data=structured["data"],
-                                                  mime_type=mime))
+        if not is_error:
+            # the bytes themselves, beside the text and the JSON result (structured content)
+            content.extend(media_content(structured, root))
         return types.CallToolResult(content=content, structured_content=structured,
                                     is_error=is_error)
 

@@ -1,6 +1,6 @@
 """Search the codebase for a regular expression and show each match with 2 lines of context.
 
-A simpler face of grep_search for quick lookups: ``query`` is a regular expression (Python/PCRE
+A simpler face of grep_search for quick lookups: ``query`` is a regular expression (ripgrep's
 syntax), searched line by line in every text file below ``path`` (default ``.``, the workspace
 root); ``file_pattern`` keeps only the files whose base name matches one of its comma-separated
 globs (``*.rs,*.toml``). Each result has ``path``, ``line``, ``text`` and the 2 lines

@@ -1,8 +1,10 @@
 """Search file contents with a regular expression, like ripgrep: matching lines with their numbers.
 
 Searches every text file below ``path`` (default ``.``; a single file works too) for
-``pattern`` (a regular expression, Python/PCRE syntax; ``fixed_strings`` searches the text
-literally, ``case_insensitive`` ignores case). Matching is per line, like grep: one result per
+``pattern`` (a regular expression in ripgrep's syntax, e.g. ``\\x{54}``, ``[[:alpha:]]``,
+``[a-z&&[^aeiou]]``, ``\\z``, read as rg reads it; beyond it, Python's lookaround and
+backreferences; ``fixed_strings`` searches the text literally, ``case_insensitive`` ignores
+case). Matching is per line, like grep: one result per
 matching line; ``multiline`` lets a match span lines (``.`` then matches newlines too).
 ``output_mode`` picks the answer: ``content`` (default: each matching line with ``path``,
 ``line``, ``text`` and, with ``before_context``/``after_context``/``context``, the lines around

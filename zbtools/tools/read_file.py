@@ -15,8 +15,9 @@ that line, refused with ``stale_anchor`` if the line changed.
 ``as_base64: true`` returns any file whole (binary, audio, video, an unknown format) as base64
 ``data`` with its ``mime`` type (from its magic bytes, else its name; ``kind: "binary"``), up
 to ``max_base64_bytes`` (1 MiB by default, at most 16 MiB; a larger file is refused with
-``too_large``, never cut). Audio and video files are never shown as text, even without a NUL
-byte (``binary_file``).
+``too_large``, never cut); over MCP the bytes also come as a block: image, audio, or an
+embedded resource with the file's URI. Audio and video files are never shown as text, even
+without a NUL byte (``binary_file``).
 
 Also reads images (PNG, JPEG, GIF, WebP, BMP: ``kind: "image"`` with ``mime``, ``width``,
 ``height`` and the bytes as base64 ``data``; SVG is text), PDFs (``kind: "pdf"``: the text of

@@ -9,8 +9,9 @@ The write is atomic (temp file, fsync, rename): readers see the old or the new f
 one, and a failure (disk full, permission) leaves the old file and the directories exactly as they
 were. Replacing keeps the file's permission bits, its encoding and byte-order mark, and its line
 endings (``newline: auto`` turns bare LF into CRLF in a CRLF file; ``lf``, ``crlf`` or ``as_is``
-choose explicitly); ``encoding`` can convert it (e.g. ``utf-8``). New files are written as given,
-in UTF-8. Writing identical bytes changes nothing (``changed: false``).
+choose explicitly); ``encoding`` can convert it (e.g. ``utf-8``, which drops a byte-order mark).
+``newline: as_is`` with ``encoding: utf-8`` writes the content exactly as received. New files
+are written as given, in UTF-8. Writing identical bytes changes nothing (``changed: false``).
 
 Failure modes: ``already_exists`` (overwrite false), ``is_directory``, ``not_a_directory`` (a
 parent is a file), ``stale_file``, ``permission_denied`` (read-only file or directory),
@@ -107,6 +108,8 @@ def run(params: Params, ctx: Context) -> Result:
             fmt, old = probe_format(res, shown=params.path)
         target = resolve_encoding(params.encoding, fmt)
         text = convert_newlines(params.content, params.newline, fmt)
+        if target.bom and text.startswith("\ufeff"):
+            text = text[1:]  # the content's own byte-order mark is the one the file keeps
         data = target.encode(text, with_bom=True)
         from zbtools.core.editing.syntaxguard import check_change
 

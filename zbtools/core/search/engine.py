@@ -13,7 +13,8 @@ around the match. A pattern that runs out of time stops the search (``timed_out`
 with ``regex_timeout`` when no file could be searched. Files are decoded as UTF-8 with
 replacement characters.
 
-Map: ``compile_pattern``, ``LiteralPattern``, ``parse_stdlib``, ``line_local``,
+Map: ``compile_pattern``, ``python_source`` (ripgrep's syntax, ``rust_syntax``),
+``LiteralPattern``, ``parse_stdlib``, ``line_local``,
 ``required_literal`` (patterns); ``Searcher`` (``search_file``, ``search_stream``,
 ``search_bytes``, ``search_text``), ``Hit``, ``cut_line``, ``read_open``.
 """
@@ -92,11 +93,14 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: b
         flags |= regex.IGNORECASE
     if multiline:
         flags |= regex.DOTALL
-    source = regex.escape(pattern) if fixed_strings else pattern
+    source = regex.escape(pattern) if fixed_strings else \
+        python_source(pattern, ignore_case=ignore_case, multiline=multiline)
     try:
         return regex.compile(source, flags)
     except regex.error as exc:
         pos = getattr(exc, "pos", None)
+        if source != pattern:
+            pos = None  # a position in the translation would point at the wrong character
         details: dict[str, Any] = {"pattern": pattern, "error": str(getattr(exc, "msg", exc))}
         if pos is not None:
             details["position"] = pos
@@ -104,6 +108,23 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: b
         raise ToolError("regex_error", f"invalid regular expression{where}: {details['error']}",
                         hint="fix the pattern, or pass fixed_strings: true to search for the "
                         "text literally", details=details) from None
+
+
+def python_source(pattern: str, *, ignore_case: bool = False, multiline: bool = False) -> str:
+    """The ``regex`` source for ``pattern``: ripgrep's syntax translated
+    (``rust_syntax.translate``), or the pattern itself when it is not Rust syntax (lookaround,
+    backreferences...: read as Python syntax). ``regex_error`` for Rust syntax that a search
+    over text cannot match as ripgrep does."""
+    from zbtools.core.search.rust_syntax import Unsupported, translate
+
+    try:
+        source = translate(pattern, multiline=multiline, ignore_case=ignore_case)
+    except Unsupported as exc:
+        raise ToolError("regex_error", f"unsupported regular expression: {exc}",
+                        hint="remove (?-u) from the pattern: files are searched as UTF-8 text, "
+                        "character by character",
+                        details={"pattern": pattern, "error": str(exc)}) from None
+    return pattern if source is None else source
 
 
 def cut_line(line: str, column: int = 0, limit: int = MAX_LINE_CHARS) -> str:
@@ -176,8 +197,14 @@ def parse_stdlib(pattern: str) -> tuple[Any, Any] | None:
         from re import _parser as parser  # type: ignore[attr-defined]  # 3.11-3.13, guarded
     except ImportError:  # pragma: no cover
         return None
+    import warnings
+
     try:
-        return parser, parser.parse(pattern, 0)
+        with warnings.catch_warnings():
+            # "[[" and "&&" warn (FutureWarning) that their meaning may change: ripgrep's
+            # meaning is the one kept (python_source), never shown as a warning
+            warnings.simplefilter("ignore")
+            return parser, parser.parse(pattern, 0)
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
 
@@ -193,6 +220,8 @@ def line_local(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
         return False
     if fixed_strings:
         return True
+    if not _reads_as_written(pattern):
+        return False  # ripgrep syntax the python engine reads translated, or not Rust's
     got = parse_stdlib(pattern)
     if got is None:
         return False
@@ -231,6 +260,16 @@ def line_local(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
     return ok(parsed.data)
 
 
+def _reads_as_written(pattern: str) -> bool:
+    """Whether ``pattern`` is Rust syntax that the python engine compiles unchanged."""
+    from zbtools.core.search.rust_syntax import Unsupported, translate
+
+    try:
+        return translate(pattern) == pattern
+    except Unsupported:
+        return False
+
+
 def required_literal(pattern: str) -> bytes | None:
     """A literal every match must contain (docs/internals/performance.md#required-literal), or None.
 
@@ -238,6 +277,10 @@ def required_literal(pattern: str) -> bytes | None:
     parser (``re._parser``). Patterns it cannot parse (``regex``-only syntax), alternations,
     inline flags and runs shorter than 3 characters give None: then every file is searched.
     """
+    try:
+        pattern = python_source(pattern)  # the literal of what the python engine matches
+    except ToolError:
+        return None
     got = parse_stdlib(pattern)
     if got is None:
         return None
