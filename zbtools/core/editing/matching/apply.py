@@ -64,23 +64,26 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             except MatchError as miss:
                 if miss.code != "no_match":
                     raise
-                segments = locate_elided(model, request)
+                segments = locate_elided(model, request) if request.allows("elision") \
+                    else None
                 if segments is not None:
                     located += segments
                     continue
-                done = already_applied(model, request)
+                done = already_applied(model, request) if \
+                    request.allows("already_applied") else None
                 if done is None:
                     raise
                 located.append(as_already_applied(done, request))
                 continue
-            if insertion_already_applied(model, found):
+            if request.allows("already_applied") and insertion_already_applied(model, found):
                 raise _insertion_made(found)
             located.append(found)
         except MatchError as err:
             failures.append((i, err))
     if failures:
         combined = _combine_failures(requests, failures, located)
-        if len(requests) > 1 and all(err.code == "no_match" for _, err in failures):
+        if len(requests) > 1 and all(err.code == "no_match" for _, err in failures) and \
+                all(r.allows("sequential") for r in requests):
             sequential = _apply_sequentially(text, requests, {i for i, _ in failures})
             if sequential is not None:
                 return sequential
@@ -203,6 +206,7 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
         again = Request(request.old, request.new, start_line=None, end_line=None,
                         occurrence=request.occurrence, label=request.label)
         again.anchors = [] if i in failed else list(request.anchors)
+        again.tiers = request.tiers
         try:
             step = apply_requests(current, [again])
         except MatchError:
@@ -291,7 +295,8 @@ def replace_all(text: str, request: Request, expected_count: int | None) -> Appl
         pos = view.find(request.old, cursor)
     tier = "exact"
     if count == 0:
-        cands = find_lines(model, request.old, "trailing_whitespace")
+        cands = find_lines(model, request.old, "trailing_whitespace") if \
+            request.allows("trailing_whitespace") else []
         if not cands:
             raise diagnose(model, request)
         tier = "trailing_whitespace"

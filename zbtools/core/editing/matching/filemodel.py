@@ -26,7 +26,7 @@ from zbtools.core.editing.matching.indentation import (
     unit_of_indents,
 )
 from zbtools.core.editing.matching.lazylines import LazyLines
-from zbtools.core.editing.matching.linekeys import LINE_KEYS, typography_key
+from zbtools.core.editing.matching.linekeys import LINE_KEYS, QUOTES, typography_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class FileModel:
         self._units: dict[int, str] = {}
         self._indents: dict[int, list[LineIndent]] = {}
         self._lf_view: str | None = None
+        self._quote_view: tuple[str | None] | None = None
         self._line_starts: list[int] | None = None
         self._text_starts: list[int] | None = None
         self._line_count: int | None = None
@@ -206,6 +207,15 @@ class FileModel:
             text = self._text
             self._lf_view = text.replace("\r\n", "\n") if self.has_cr else text
         return self._lf_view
+
+    @property
+    def quote_view(self) -> str | None:
+        """``lf_view`` with the four curly quotes read as straight ones (None: it has none)."""
+        if self._quote_view is None:
+            view = self.lf_view
+            folded = view.translate(QUOTES) if not view.isascii() else view
+            self._quote_view = (folded,) if folded != view else (None,)
+        return self._quote_view[0]
 
     @property
     def line_starts(self) -> list[int]:

@@ -54,6 +54,15 @@ def _rx(name: str) -> re.Pattern[str]:
     return pattern
 
 
+# Every tolerance a request may be limited to (docs/internals/matching.md#limited-tiers):
+# the ladder's tiers, in order, then what else reads old text other than as sent.
+ALL_TIERS = ("exact", "quotes", "trailing_whitespace", "indentation", "inner_whitespace",
+             "typography", "unescape", "elision", "near_miss", "similarity", "already_applied",
+             "line_numbers", "sequential")
+# What a request allows when no limit is set: everything but ``quotes`` (the canonical
+# ladder folds quotes in ``typography``; ``quotes`` is Claude Code's substring fold).
+DEFAULT_TIERS = frozenset(ALL_TIERS) - {"quotes"}
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -79,6 +88,18 @@ class Request:
         self.ends_elision = False  # an elision's last segment: it ends where old text does
         self.starts_line = False  # an elision segment after a marker: it starts a line
         self.whole_lines = False  # a patch hunk: old matches whole lines, never mid-line
+        # the tolerances allowed (None: ``DEFAULT_TIERS``); ``exact`` is always allowed
+        self.tiers: frozenset[str] | None = None
+
+    def allows(self, tier: str) -> bool:
+        """Whether this request may be matched or read with ``tier``."""
+        return tier == "exact" or tier in (self.tiers if self.tiers is not None
+                                           else DEFAULT_TIERS)
+
+    @property
+    def limited(self) -> bool:
+        """Whether a caller limited the tiers (an exact match is then a plain replacement)."""
+        return self.tiers is not None and self.tiers != DEFAULT_TIERS
 
 
 def _lf(text: str) -> str:
@@ -159,6 +180,9 @@ def has_placeholder(new: str, old: str) -> str | None:
 
 def normalize_request(request: Request) -> Request:
     old, new = _lf(request.old), _lf(request.new)
+    if not request.allows("line_numbers"):
+        request.old, request.new = old, new
+        return request
     stripped, first = strip_line_numbers(old)
     if first is not None and stripped != old:
         old = stripped
