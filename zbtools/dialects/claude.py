@@ -33,6 +33,10 @@ class ReadParams(Struct):
                               "(optional)")
 
 
+# Edit's matching tolerances (docs/dialects.md#tiers): Claude Code's own curly-quote fold, and
+# the indentation and trailing-whitespace slips models make, reported by matched_with.
+EDIT_TIERS = ["quotes", "trailing_whitespace", "indentation"]
+
 # Claude's Read returns its 2,000 lines whatever their size (each line cut at 2,000 characters):
 # its own limit comes before the configured 50 KB result budget.
 READ_BYTES = 2000 * 2000
@@ -113,7 +117,7 @@ def _tools() -> list[DialectTool]:
                         "existing files; Edit is preferred for modifications.")),
         DialectTool("Edit", "apply_edit", params=EditParams,
                     renames={"file_path": "path", "old_string": "old_text",
-                             "new_string": "new_text"},
+                             "new_string": "new_text"}, fixed={"tiers": EDIT_TIERS},
                     description=(
                         "Performs exact string replacements in files. Fails if old_string is "
                         "not unique (provide more context) unless replace_all is set; preserves "

@@ -44,6 +44,14 @@ EXCLUDE_HELP = ("Override default excluded directories. By default, skips .git, 
                 "node_modules, and vendor/. Set to empty array [] to search all directories.")
 
 
+# Matching tolerances (docs/dialects.md#tiers): edit's "exact text" keeps the indentation and
+# trailing-whitespace slips (reported by matched_with); patch's search "must match exactly
+# (including whitespace)": nothing but the exact tier. Neither retries edits in sequence: each
+# is matched against the original file.
+EDIT_TIERS = ["trailing_whitespace", "indentation"]
+PATCH_TIERS: list[str] = []
+
+
 class BashParams(Struct):
     command: str = field(help="Shell command to execute")
     timeout_ms: int | None = field(default=None, help="Timeout in milliseconds (default 120000)")
@@ -200,7 +208,7 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
                        'e.g. {"path": "a.go", "search": "x := 1", "content": "x := 2"}',
                        "search")
     args: dict[str, Any] = {"path": params.path, "old_text": params.search,
-                            "new_text": params.content}
+                            "new_text": params.content, "tiers": PATCH_TIERS}
     if operation == "replace_all":
         args["replace_all"] = True
     elif params.search and _exact_count(ctx, params.path, params.search) > 1:
@@ -238,6 +246,7 @@ def _tools() -> list[DialectTool]:
             "git. Do not use this for file discovery or file reading; use the find, grep, ls, "
             "and read tools instead. Returns stdout, stderr, and exit code.")),
         DialectTool("edit", "apply_edit", params=EditParams, translate=_edit, closed=True,
+                    fixed={"tiers": EDIT_TIERS},
                     error_names={"patches": "edits", "old_text": "oldText",
                                  "new_text": "newText"},
                     description="Make targeted edits to a file using exact string replacement."),
