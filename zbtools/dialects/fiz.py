@@ -12,7 +12,9 @@ map as follows:
   legacy ``old_string``/``new_string`` (both forms, or neither, is ``invalid_arguments``).
 * ``patch`` -> by ``operation``: apply_edit (replace, replace_all), write_append (append),
   insert_text at the start (prepend).
-* ``find`` -> find_files_glob, ``grep`` -> grep_search (``dir`` -> ``path``), skipping only the
+* ``find`` -> find_files_glob, case-sensitive, a pattern without ``/`` matching in ``dir`` only
+  (``*`` never crosses a directory; ``**`` does); ``grep`` -> grep_search (``dir`` -> ``path``);
+  both skipping only the
   directories fiz names (``FIZ_EXCLUDED``, replaced by ``exclude_dirs``); ``ls`` ->
   list_directory showing every entry.
 * ``bash`` -> bash (``timeout_ms``), ``task`` -> task, ``write`` -> write_file.
@@ -160,6 +162,14 @@ def _edit(params: EditParams, out: dict[str, Any]) -> None:
     out["new_text"] = params.new_string
 
 
+def _find(params: FindParams, out: dict[str, Any]) -> None:
+    """fiz's patterns are matched against the whole relative path: ``*`` never crosses a
+    directory, so a pattern without ``/`` names entries of ``dir`` itself (``**`` is how fiz
+    searches deeper), where the canonical tool would take ``*.txt`` as ``**/*.txt``."""
+    if "/" not in params.pattern.rstrip("/") and not params.pattern.startswith("**"):
+        out["pattern"] = "./" + params.pattern
+
+
 def _read(params: ReadParams, out: dict[str, Any]) -> None:
     if params.offset is not None:
         if params.offset < 0:
@@ -251,7 +261,7 @@ def _tools() -> list[DialectTool]:
                                  "new_text": "newText"},
                     description="Make targeted edits to a file using exact string replacement."),
         DialectTool("find", "find_files_glob", params=FindParams, renames={"dir": "path"},
-                    defaults=SEED_LISTING,
+                    defaults=SEED_LISTING, translate=_find, fixed={"case_sensitive": True},
                     description="Find files by path pattern. Use this instead of shell find or "
                     "ls when locating files by name."),
         DialectTool("grep", "grep_search", params=GrepParams, renames={"dir": "path"},

@@ -127,7 +127,9 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[Fil
             for request in requests:
                 request.tiers = frozenset(["exact", *tiers])
         check_new_text([r.new for r in requests], decoded.invalid_utf8, shown)
-        applied = apply_requests(decoded.text, requests) if requests else None
+        # a lone CR ends a line in a patch (docs/internals/matching.md#file-model)
+        applied = apply_requests(decoded.text, requests, cr_ends_lines=True) if requests \
+            else None
     except MatchError as err:
         raise to_tool_error(err) from None
     new_text = applied.text if applied is not None else decoded.text

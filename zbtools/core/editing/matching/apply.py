@@ -40,13 +40,19 @@ if TYPE_CHECKING:
     from zbtools.core.editing.matching.merge import Edit
 
 
-def apply_requests(text: str, requests: list[Request]) -> Applied:
-    """Locate every request against the original text, refuse overlaps, apply all or nothing."""
-    model = FileModel(text)
+def apply_requests(text: str, requests: list[Request], cr_ends_lines: bool = False) -> Applied:
+    """Locate every request against the original text, refuse overlaps, apply all or nothing.
+
+    ``cr_ends_lines``: a lone CR ends a line, in the file and in the requests (a patch's
+    hunks, docs/internals/matching.md#file-model)."""
+    model = FileModel(text, cr_ends_lines)
     located: list[Located] = []
     failures: list[tuple[int, MatchError]] = []
     for i, request in enumerate(requests):
         normalize_request(request)
+        if cr_ends_lines:  # CRLF is LF already: what CR is left ends a line
+            request.old, request.new = request.old.replace("\r", "\n"), \
+                request.new.replace("\r", "\n")
         try:
             if request.old == request.new:
                 raise MatchError("no_change", f"{request.label}old_text and new_text are "
@@ -84,7 +90,8 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
         combined = _combine_failures(requests, failures, located)
         if len(requests) > 1 and all(err.code == "no_match" for _, err in failures) and \
                 all(r.allows("sequential") for r in requests):
-            sequential = _apply_sequentially(text, requests, {i for i, _ in failures})
+            sequential = _apply_sequentially(text, requests, {i for i, _ in failures},
+                                             cr_ends_lines)
             if sequential is not None:
                 return sequential
         raise combined
@@ -192,7 +199,8 @@ def _applied_or_not(loc: Located) -> MatchError:
                                 for c in (done, cand)]})
 
 
-def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:
+def _apply_sequentially(text: str, requests: list[Request], failed: set[int],
+                        cr_ends_lines: bool = False) -> Applied | None:
     """docs/internals/matching.md#sequential-patches: patches written as a sequence (each against
     the previous result).
 
@@ -208,7 +216,7 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
         again.anchors = [] if i in failed else list(request.anchors)
         again.tiers = request.tiers
         try:
-            step = apply_requests(current, [again])
+            step = apply_requests(current, [again], cr_ends_lines)
         except MatchError:
             return None
         current = step.text
