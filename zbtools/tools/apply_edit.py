@@ -51,6 +51,7 @@ from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any, Literal
 
     from zbtools.core.call.context import Context
@@ -102,7 +103,7 @@ class Params(Placement, CheckSyntax):
               "every one but quotes); e.g. [\"exact\"] for a plain exact replacement")
 
 
-def _limit(requests: list[Any], tiers: list[str] | None) -> list[Any]:
+def _limit(requests: list[Any], tiers: Sequence[str] | None) -> list[Any]:
     """The tiers a caller (a dialect's exact tool: docs/dialects.md#tiers) allows."""
     if tiers is not None:
         for request in requests:

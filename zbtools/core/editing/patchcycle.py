@@ -29,6 +29,7 @@ from zbtools.core.files.staging import sync_group
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from zbtools.core.call.context import Context
@@ -76,7 +77,7 @@ def _label(change_path: str, count: int) -> str:
 
 
 def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[FileChange],
-             tiers: list[str] | None = None) -> None:
+             tiers: Sequence[str] | None = None) -> None:
     """Add ``patch``'s change to ``changes`` before resolving anything, so that the caller
     closes its directory descriptors whatever fails on the way (a refused file of a patch
     must not leak them in a batch or MCP session)."""
@@ -207,7 +208,7 @@ def _commit_all(ctx: Context, changes: list[FileChange]) -> None:
 
 
 def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
-                     dry_run: bool, tiers: list[str] | None = None) -> PatchOutcome:
+                     dry_run: bool, tiers: Sequence[str] | None = None) -> PatchOutcome:
     """Parse a unified diff or Codex patch, validate every file, then write them all."""
     from zbtools.core.editing.matching import MatchError
     from zbtools.core.editing.patching import parse_patch

@@ -8,10 +8,11 @@ several, else refuses as ``ambiguous_match`` listing at most ``MAX_CANDIDATES_LI
 with a line that tells it apart (docs/internals/matching.md#i1); a hint never creates a match.
 Also the constants several tiers read (the near-miss and similarity bounds).
 
-Map: ``Candidate``, ``Located``, ``find_exact``, ``find_quoted``, ``find_lines``, ``find_candidates``,
-``hint_window``, ``describe``, ``choose``; ``near_conflict`` (a near miss that cannot be read
-one way: ``edit_conflict``). Imports ``errors``, ``filemodel``, ``linekeys``,
-``indentation`` and ``requests``; every other tier builds on it.
+Map: ``Candidate``, ``Located``, ``find_exact``, ``find_quoted`` (the opt-in ``quotes`` tier),
+``find_lines``, ``find_candidates``, ``hint_window``, ``describe``, ``choose``;
+``near_conflict`` (a near miss that cannot be read one way: ``edit_conflict``). Imports
+``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; every other tier
+builds on it.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ and per tier the normalised lines and an index from normalised line to line numb
 on first use. A big text without a CR is split a chunk at a time (``lazylines``), and the
 tiers' lookups in a big file find the lines holding one word of the request with ``str.find``
 instead of indexing every line. A lone ``\\r`` is content, unless the model is made with
-``cr_ends_lines`` (a patch's): then it ends a line, and that line keeps it as its ending. Nothing here refuses; decoding bytes
-is ``zbtools.core.files.decoding``'s job.
+``cr_ends_lines`` (a patch's): then it ends a line, and that line keeps it as its ending.
+Nothing here refuses; decoding bytes is ``zbtools.core.files.decoding``'s job.
 
 Map: ``FileModel``; ``count_at_most`` (a key's line count, bounded); ``LazyKeys``,
 ``LazyIndex``, ``LazyPositions`` (a big file's keys and index, computed when asked). Imports
