@@ -227,8 +227,8 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
 
 
 def _exact_count(ctx: Context, path: str, search: str) -> int:
-    """How often ``search`` stands in the file byte for byte (0 when it cannot be read: the
-    edit itself then reports why)."""
+    """How often ``search`` stands in the file byte for byte, overlapping places counted, up
+    to 2 (0 when it cannot be read: the edit itself then reports why)."""
     from zbtools.core.files.reading import read_bytes
 
     try:
@@ -238,7 +238,9 @@ def _exact_count(ctx: Context, path: str, search: str) -> int:
             data = read_bytes(res, shown=path)
     except ToolError:
         return 0
-    return data.count(search.encode("utf-8"))
+    needle = search.encode("utf-8")
+    first = data.find(needle)
+    return 0 if first < 0 else 1 if data.find(needle, first + 1) < 0 else 2
 
 
 def _patch_error(error: ToolError) -> ToolError:
