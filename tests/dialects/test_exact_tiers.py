@@ -70,8 +70,9 @@ def tolerated(text: str, old: str, quotes: bool, whitespace: bool) -> bool:
         return True
     if not whitespace:
         return False
-    fold = (lambda s: s.translate(QUOTES).strip(" \t")) if quotes else \
-        (lambda s: s.strip(" \t"))
+    def fold(line: str) -> str:
+        return (line.translate(QUOTES) if quotes else line).strip(" \t")
+
     pattern = [fold(line) for line in _lines(old)]
     lines = [fold(line) for line in _lines(text)]
     return bool(pattern) and any(lines[i:i + len(pattern)] == pattern

@@ -11,6 +11,7 @@ never crosses a directory, and letter case counts (docs/dialects.md).
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def oracle(text: str, edits: list[tuple[str, str]]) -> str | None:
         last = text.count("\n", 0, start + len(old) - 1)
         spans.append((start, start + len(old), first, last, new))
     spans.sort()
-    for a, b in zip(spans, spans[1:], strict=False):
+    for a, b in itertools.pairwise(spans):
         if b[2] <= a[3]:  # a common line
             return None
     out, cursor = [], 0

@@ -1,7 +1,8 @@
 """The ``claude`` dialect (docs/internals/sources.md#claude): Claude Code's file tools Read, Write,
 Edit, Glob and Grep.
 
-What users see, and where it departs from Claude Code (whitespace-tolerant edits, no
+What users see, and where it departs from Claude Code (whitespace-tolerant edits besides
+Claude Code's own curly-quote fold, ``EDIT_TIERS``, docs/dialects.md#tiers; no
 read-before-edit rule: ``expected_sha256`` refuses a stale write instead, relative paths
 accepted), is in docs/dialects.md. ``DIALECT`` is the dialect; its tools map as follows:
 

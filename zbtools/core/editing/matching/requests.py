@@ -1,10 +1,12 @@
 """Request normalisation: one edit's old and new text, made ready for the tiers to compare.
 
 Owns ``Request`` (old and new text, the ``start_line``/``end_line``/``occurrence`` hints, a label
-that prefixes messages, and the fields other producers set: ``@@`` scope lines, an insertion
-point, hash anchors, the bounds of an elision segment) and ``normalize_request``: CRLF to LF, a
-leading BOM dropped, and ``cat -n`` (or read-with-hashes) line-number prefixes stripped when
-every non-blank line of old text carries consecutive ones; the first number then becomes a
+that prefixes messages, the tolerances it allows (``tiers``, ``allows``: ``ALL_TIERS``,
+``DEFAULT_TIERS``, docs/internals/matching.md#limited-tiers), and the fields other producers
+set: ``@@`` scope lines, an insertion point, hash anchors, the bounds of an elision segment)
+and ``normalize_request``: CRLF to LF, a leading BOM dropped, and ``cat -n`` (or
+read-with-hashes) line-number prefixes stripped when every non-blank line of old text carries
+consecutive ones (and ``line_numbers`` is allowed); the first number then becomes a
 ``start_line`` hint and ``line_numbers_stripped`` is recorded in ``transforms``. Also the text
 tests the engine applies to a request: ``strip_line_numbers``, ``has_placeholder`` (an
 omission placeholder in new text that old text lacks), ``unescape_once`` (one level of
