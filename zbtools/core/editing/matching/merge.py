@@ -125,8 +125,8 @@ def _render(model: FileModel, located: Located) -> Edit:
         line_start = model.line_start(first)
         region_view = model.lf_view[line_start:model.line_start(last)]
         a, b = cand.span[0] - line_start, cand.span[1] - line_start
-        new_text = request.new if cand.tier == "exact" else \
-            _quote_merge(request.old, region_view[a:b], request.new)
+        new_text = _quote_merge(request.old, region_view[a:b], request.new) \
+            if cand.tier == "quotes" else request.new
         new_region = region_view[:a] + new_text + region_view[b:]
         old_lines = region_view.split("\n")
         new_lines = new_region.split("\n")
@@ -233,10 +233,15 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
                for line in later)
 
 
+QUOTE_MERGE_MAX_CHARS = 8_000
+
+
 def _quote_merge(old: str, found: str, new: str) -> str:
     """The ``quotes`` tier's new text: old -> new changes replayed onto the file's text, so
     its curly quotes survive where the caller left the text alone (``found`` is old text as
     the file spells it, one character for one)."""
+    if len(old) + len(new) > QUOTE_MERGE_MAX_CHARS:  # a character diff grows as their product
+        return new
     import difflib
 
     out = []
