@@ -122,7 +122,8 @@ def test_to_and_from_canonical() -> None:
     edit = fiz.lookup("edit")
     assert edit is not None
     assert edit.to_canonical({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]}) == {
-        "path": "a", "patches": [{"old_text": "x", "new_text": "y"}]}
+        "path": "a", "patches": [{"old_text": "x", "new_text": "y"}],
+        "tiers": ["trailing_whitespace", "indentation"]}
     grep = get_dialect("claude").lookup("Grep")
     assert grep is not None
     assert grep.to_canonical({"pattern": "x", "-A": 2, "-i": True, "-n": True}) == {
@@ -698,14 +699,14 @@ def test_claude_read_documents_pages_for_pdfs() -> None:
 
 
 def test_fiz_patch_ambiguity_is_explained_in_fiz_terms(ws: Path, cli: CliRunner) -> None:
-    """No exact duplicate, two places under another indentation: refused, never the first of
-    them, and the hint names what fiz's schema offers."""
+    """No exact duplicate, two places under another indentation: search "must match exactly
+    (including whitespace)", so it is refused, never the first of them, and the hint names
+    what fiz's schema offers."""
     text = "def f():\n    x = 1\n    y = 2\n\ndef g():\n    x = 1\n    y = 2\n"
     put(ws, "h.py", text)
     call = cli("--dialect", "fiz", "patch",
                stdin={"path": "h.py", "search": "  x = 1\n  y = 2", "content": "  x = 3"})
-    assert call.error["code"] == "ambiguous_match"
-    assert "replace_all" in call.error["hint"]
+    assert call.error["code"] == "no_match"
     for word in ("occurrence", "start_line", "old_text"):
         assert word not in call.error["hint"]
     assert (ws / "h.py").read_text() == text

@@ -103,8 +103,11 @@ class EditCase:
     @property
     def exact_request(self) -> bool:
         """No mistake changes what old text says: it is the file's text (up to the
-        normalisations every tier starts with: line endings, line-number prefixes)."""
-        return not set(self.mistakes) - {"numbers", "eol", "cut"}
+        normalisations every tier starts with: line endings, line-number prefixes; Claude's
+        Edit reads a pasted prefix as text to find, as Claude Code does:
+        docs/dialects.md#tiers)."""
+        exact = {"eol", "cut"} if self.tool == "Edit" else {"numbers", "eol", "cut"}
+        return not set(self.mistakes) - exact
 
     def arguments(self) -> tuple[list[str], dict[str, Any]]:
         """The command line and the JSON arguments that send this request."""

@@ -729,11 +729,15 @@ def test_a_typo_is_looked_past_at_the_target_not_at_a_near_duplicate(proc: CliRu
     before = f"{decoy}\n\n{block}"
     old = block.replace("len(items)", "len(itmes)")
     case = _case(before, old, old.replace("/ count", "/ max(count, 1)"),
-                 f"{decoy}\n\n{block.replace('/ count', '/ max(count, 1)')}", (5, 8),
-                 tool="Edit")
+                 f"{decoy}\n\n{block.replace('/ count', '/ max(count, 1)')}", (5, 8))
     envelope, after = _send(proc, ws, case)
     assert envelope["ok"], envelope
     assert after == case.intended
+    # Claude's Edit is exact (docs/dialects.md#tiers): it looks past no typo, anywhere
+    exact = _case(before, old, case.new, before, (5, 8), tool="Edit")
+    envelope, after = _send(proc, ws, exact)
+    assert envelope["error"]["code"] == "no_match", envelope
+    assert after == exact.before
 
 
 def test_an_exact_copy_elsewhere_makes_the_edit_ambiguous(proc: CliRunner, ws: Path) -> None:

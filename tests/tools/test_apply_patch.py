@@ -240,14 +240,16 @@ def test_a_codex_update_section_without_hunks_is_refused_not_a_silent_success(
     assert (ws / "y.txt").read_text() == "old\n" and not (ws / "x.txt").exists()
 
 
-def test_a_lone_cr_is_not_a_line_break_for_a_patch(ws: Path, cli: CliRunner) -> None:
-    """A patch's lines are whole lines broken at LF (CRLF) only, as Codex reads them: ``two``
-    is not a line of ``one\\rtwo``, and a hunk never matches from the middle of a line."""
+def test_a_lone_cr_ends_a_line_for_a_patch(ws: Path, cli: CliRunner) -> None:
+    """A patch's lines are broken at LF, CRLF and a lone CR, as newer Codex reads them
+    (docs/internals/matching.md#file-model): ``two`` is a line of ``one\\rtwo`` and keeps
+    its neighbour's CR; a hunk never matches from the middle of a line."""
     f = put(ws, "f.txt", b"one\rtwo\nthree\n")
     call = cli("--dialect", "codex", "apply_patch", stdin={
         "input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-two\n+TWO\n*** End Patch\n"})
-    assert call.error["code"] == "no_match", call
-    assert f.read_bytes() == b"one\rtwo\nthree\n"
+    assert call.code == 0, call
+    assert f.read_bytes() == b"one\rTWO\nthree\n"
+    f.write_bytes(b"one\rtwo\nthree\n")
     mid = put(ws, "g.txt", "atwo\nthree\n")
     call = cli("apply_edit", stdin={"patch": "--- a/g.txt\n+++ b/g.txt\n@@\n-two\n+TWO\n"})
     assert call.error["code"] == "no_match", call
@@ -261,14 +263,14 @@ def test_a_lone_cr_is_not_a_line_break_for_a_patch(ws: Path, cli: CliRunner) -> 
 
 def test_a_no_match_never_names_lines_past_the_end_of_the_file(ws: Path,
                                                                cli: CliRunner) -> None:
-    put(ws, "f.txt", b"x\ny\na\rb\rc\n")  # three lines
+    put(ws, "f.txt", b"x\ny\na\rb\rc\n")  # five lines, to a patch (a lone CR ends one)
     call = cli("--dialect", "codex", "apply_patch", stdin={
-        "input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\rb\n-zz\n+X\n*** End Patch\n"})
+        "input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-c\n-zz\n+X\n*** End Patch\n"})
     error = call.error
     assert error["code"] == "no_match"
-    assert error["details"]["closest"]["end_line"] <= 3
-    assert "lines 3-3" in error["message"] and "3-4" not in error["message"]
-    assert "3-4" not in error["hint"]
+    assert error["details"]["closest"]["end_line"] <= 5
+    assert "lines 5-5" in error["message"] and "5-6" not in error["message"]
+    assert "5-6" not in error["hint"]
 
 
 def test_a_refused_patch_file_leaves_no_descriptor_open(ws: Path, cli: CliRunner) -> None:

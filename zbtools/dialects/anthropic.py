@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from zbtools.core.call.context import Context
 
 NAME = "str_replace_based_edit_tool"
+# str_replace's matching tolerances (docs/dialects.md#tiers): exact, but for the indentation and
+# trailing-whitespace slips (reported by matched_with).
+EDIT_TIERS = ["trailing_whitespace", "indentation"]
 
 
 class Params(Struct):
@@ -115,7 +118,8 @@ def _route(params: Params, ctx: Context) -> tuple[str, dict[str, Any]]:
             raise _bad(command, "old_str is required", "give the exact text to replace",
                        "old_str")
         return "apply_edit", {"path": path, "old_text": params.old_str,
-                              "new_text": params.new_str if params.new_str is not None else ""}
+                              "new_text": params.new_str if params.new_str is not None else "",
+                              "tiers": EDIT_TIERS}
     if command == "insert":
         _unused(params, command, {"insert_line", "new_str", "insert_text"})
         if params.insert_line is None:

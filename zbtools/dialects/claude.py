@@ -3,7 +3,8 @@ BashOutput, KillShell, Glob, Grep, LS, Read, Edit, MultiEdit, Write, NotebookEdi
 WebSearch and TodoWrite, with the parameter names and result fields of the "Tool Input/Output
 Types" of Anthropic's Agent SDK reference and the behaviour Claude Code's tool descriptions give.
 
-What users see, and where it departs from Claude Code (whitespace-tolerant edits, no
+What users see, and where it departs from Claude Code (whitespace-tolerant edits besides
+Claude Code's own curly-quote fold, ``EDIT_TIERS``, docs/dialects.md#tiers; no
 read-before-edit rule: ``expected_sha256`` refuses a stale write instead, relative paths
 accepted, ``WebFetch`` returning the page instead of a small model's answer), is in
 docs/dialects.md. Results are the canonical results with Claude's documented fields added
@@ -53,6 +54,10 @@ class ReadParams(Struct):
     pages: str | None = field(default=None, help="Page range of a PDF, e.g. \"1-5\" "
                               "(optional)")
 
+
+# Edit's matching tolerances (docs/dialects.md#tiers): Claude Code's own curly-quote fold, and
+# the indentation and trailing-whitespace slips models make, reported by matched_with.
+EDIT_TIERS = ["quotes", "trailing_whitespace", "indentation"]
 
 # Claude's Read returns its 2,000 lines whatever their size (each line cut at 2,000 characters):
 # its own limit comes before the configured 50 KB result budget.
@@ -483,6 +488,8 @@ def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
                        "...}", "edits", problem="missing_argument")
     requests = [matching.Request(e.old_string, e.new_string, label=f"edits[{i}]: ")
                 for i, e in enumerate(params.edits)]
+    for request in requests:  # each edit follows Edit's rules (docs/dialects.md#tiers)
+        request.tiers = frozenset(["exact", *EDIT_TIERS])
     if params.edits[0].old_string == "":
         try:
             with ctx.workspace.resolve(params.file_path) as res:
@@ -744,7 +751,7 @@ def _tools() -> list[DialectTool]:
                         "part of a large file.")),
         DialectTool("Edit", "apply_edit", params=EditParams,
                     renames={"file_path": "path", "old_string": "old_text",
-                             "new_string": "new_text"},
+                             "new_string": "new_text"}, fixed={"tiers": EDIT_TIERS},
                     description=(
                         "Performs exact string replacements in files. Fails if old_string is "
                         "not unique (provide more context) unless replace_all is set; preserves "

@@ -28,6 +28,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+# apply_patch's matching tolerances (docs/dialects.md#tiers): Codex's own (trailing, then all
+# surrounding whitespace, then Unicode punctuation), which here are the line tiers T2-T5.
+PATCH_TIERS = ["trailing_whitespace", "indentation", "inner_whitespace", "typography"]
 SHELLS = {"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/bin/zsh",
           "/usr/bin/zsh"}
 
@@ -123,7 +126,8 @@ def _image_error(error: ToolError) -> ToolError:
 def _tools() -> list[DialectTool]:
     return [
         DialectTool("apply_patch", "apply_edit", params=ApplyPatchParams,
-                    translate=_apply_patch, closed=True, description=(
+                    translate=_apply_patch, closed=True, fixed={"tiers": PATCH_TIERS},
+                    description=(
                         "Use the `apply_patch` tool to edit files. The patch is an envelope: "
                         "*** Begin Patch, then for each file *** Add File: PATH (lines prefixed "
                         "with +), *** Delete File: PATH, or *** Update File: PATH (optionally "

@@ -12,7 +12,9 @@ map as follows:
   legacy ``old_string``/``new_string`` (both forms, or neither, is ``invalid_arguments``).
 * ``patch`` -> by ``operation``: apply_edit (replace, replace_all), write_append (append),
   insert_text at the start (prepend).
-* ``find`` -> find_files_glob, ``grep`` -> grep_search (``dir`` -> ``path``), skipping only the
+* ``find`` -> find_files_glob, case-sensitive, a pattern without ``/`` matching in ``dir`` only
+  (``*`` never crosses a directory; ``**`` does); ``grep`` -> grep_search (``dir`` -> ``path``);
+  both skipping only the
   directories fiz names (``FIZ_EXCLUDED``, replaced by ``exclude_dirs``); ``ls`` ->
   list_directory showing every entry.
 * ``bash`` -> bash (``timeout_ms``), ``task`` -> task, ``write`` -> write_file.
@@ -42,6 +44,14 @@ SHOW_ALL: dict[str, Any] = {"exclude_dirs": [], "include_hidden": True,
                             "include_ignored": True}
 EXCLUDE_HELP = ("Override default excluded directories. By default, skips .git, .hg, .svn, "
                 "node_modules, and vendor/. Set to empty array [] to search all directories.")
+
+
+# Matching tolerances (docs/dialects.md#tiers): edit's "exact text" keeps the indentation and
+# trailing-whitespace slips (reported by matched_with); patch's search "must match exactly
+# (including whitespace)": nothing but the exact tier. Neither retries edits in sequence: each
+# is matched against the original file.
+EDIT_TIERS = ["trailing_whitespace", "indentation"]
+PATCH_TIERS: list[str] = []
 
 
 class BashParams(Struct):
@@ -152,6 +162,14 @@ def _edit(params: EditParams, out: dict[str, Any]) -> None:
     out["new_text"] = params.new_string
 
 
+def _find(params: FindParams, out: dict[str, Any]) -> None:
+    """fiz's patterns are matched against the whole relative path: ``*`` never crosses a
+    directory, so a pattern without ``/`` names entries of ``dir`` itself (``**`` is how fiz
+    searches deeper), where the canonical tool would take ``*.txt`` as ``**/*.txt``."""
+    if "/" not in params.pattern.rstrip("/") and not params.pattern.startswith("**"):
+        out["pattern"] = "./" + params.pattern
+
+
 def _read(params: ReadParams, out: dict[str, Any]) -> None:
     if params.offset is not None:
         if params.offset < 0:
@@ -200,7 +218,7 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
                        'e.g. {"path": "a.go", "search": "x := 1", "content": "x := 2"}',
                        "search")
     args: dict[str, Any] = {"path": params.path, "old_text": params.search,
-                            "new_text": params.content}
+                            "new_text": params.content, "tiers": PATCH_TIERS}
     if operation == "replace_all":
         args["replace_all"] = True
     elif params.search and _exact_count(ctx, params.path, params.search) > 1:
@@ -209,8 +227,8 @@ def _route_patch(params: PatchParams, ctx: Context) -> tuple[str, dict[str, Any]
 
 
 def _exact_count(ctx: Context, path: str, search: str) -> int:
-    """How often ``search`` stands in the file byte for byte (0 when it cannot be read: the
-    edit itself then reports why)."""
+    """How often ``search`` stands in the file byte for byte, overlapping places counted, up
+    to 2 (0 when it cannot be read: the edit itself then reports why)."""
     from zbtools.core.files.reading import read_bytes
 
     try:
@@ -220,7 +238,9 @@ def _exact_count(ctx: Context, path: str, search: str) -> int:
             data = read_bytes(res, shown=path)
     except ToolError:
         return 0
-    return data.count(search.encode("utf-8"))
+    needle = search.encode("utf-8")
+    first = data.find(needle)
+    return 0 if first < 0 else 1 if data.find(needle, first + 1) < 0 else 2
 
 
 def _patch_error(error: ToolError) -> ToolError:
@@ -238,11 +258,12 @@ def _tools() -> list[DialectTool]:
             "git. Do not use this for file discovery or file reading; use the find, grep, ls, "
             "and read tools instead. Returns stdout, stderr, and exit code.")),
         DialectTool("edit", "apply_edit", params=EditParams, translate=_edit, closed=True,
+                    fixed={"tiers": EDIT_TIERS},
                     error_names={"patches": "edits", "old_text": "oldText",
                                  "new_text": "newText"},
                     description="Make targeted edits to a file using exact string replacement."),
         DialectTool("find", "find_files_glob", params=FindParams, renames={"dir": "path"},
-                    defaults=SEED_LISTING,
+                    defaults=SEED_LISTING, translate=_find, fixed={"case_sensitive": True},
                     description="Find files by path pattern. Use this instead of shell find or "
                     "ls when locating files by name."),
         DialectTool("grep", "grep_search", params=GrepParams, renames={"dir": "path"},

@@ -473,6 +473,11 @@ def _placeholders(text: str) -> set[str]:
     return found
 
 
+# Gemini's replace: the exact text, then each line trimmed, then the words with any whitespace
+# between them (docs/dialects.md#tiers); its fuzzy match is a departure
+REPLACE_TIERS = ["trailing_whitespace", "indentation", "inner_whitespace"]
+
+
 def _route_replace(params: ReplaceParams, ctx: Context) -> tuple[str, dict[str, Any]]:
     import stat
 
@@ -502,7 +507,7 @@ def _route_replace(params: ReplaceParams, ctx: Context) -> tuple[str, dict[str, 
                              "already exists.", hint="give the text to replace in old_string, "
                              "or use write_file to replace the whole file")
     args: dict[str, Any] = {"path": path, "old_text": params.old_string,
-                            "new_text": params.new_string}
+                            "new_text": params.new_string, "tiers": REPLACE_TIERS}
     expected = params.expected_replacements
     if params.allow_multiple:
         args["replace_all"] = True

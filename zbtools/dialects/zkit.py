@@ -77,6 +77,11 @@ class PatchParams(Struct):
                              help="File to patch when the diff does not name it")
 
 
+# edit's and apply_patch's matching tolerances (docs/dialects.md#tiers): whitespace-sensitive
+# but for the indentation and trailing-whitespace slips, reported by matched_with.
+EDIT_TIERS = ["trailing_whitespace", "indentation"]
+
+
 def _tools() -> list[DialectTool]:
     return [
         DialectTool("read", "read_file", params=ReadParams, description=(
@@ -93,10 +98,11 @@ def _tools() -> list[DialectTool]:
             "large content in chunks.")),
         DialectTool("edit", "apply_edit", params=EditParams,
                     renames={"old_string": "old_text", "new_string": "new_text"},
+                    fixed={"tiers": EDIT_TIERS},
                     description=(
                         "String-replace edit with optional line/hash anchor from read output. "
                         "Near misses fail with the closest candidate and what differs.")),
-        DialectTool("apply_patch", "apply_edit", params=PatchParams,
+        DialectTool("apply_patch", "apply_edit", params=PatchParams, fixed={"tiers": EDIT_TIERS},
                     description="Apply a unified diff to files in the workspace."),
         DialectTool("grep", "grep_search", description=(
             "Workspace-rooted regex search of file contents with glob filtering.")),

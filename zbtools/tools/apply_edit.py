@@ -6,7 +6,8 @@ and nothing is written unless every one applies. ``old_text`` must identify exac
 copy it from a read (line-number prefixes from ``read_file --format text`` are stripped). When it
 matches several places the call is refused and every candidate is listed with a line that tells
 it apart; add context, or pass ``start_line``/``end_line`` (a hint that only chooses among equal
-candidates) or ``occurrence``. ``replace_all: true`` replaces every exact occurrence
+candidates) or ``occurrence``. ``tiers`` limits the tolerances below (an exact match is then a plain
+replacement). ``replace_all: true`` replaces every exact occurrence
 (``expected_count`` refuses when the count differs). ``dry_run: true`` returns the diff without
 writing. Pass the ``sha256`` of your last read as ``expected_sha256`` to refuse if the file
 changed.
@@ -50,7 +51,8 @@ from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Sequence
+    from typing import Any, Literal
 
     from zbtools.core.call.context import Context
     from zbtools.core.editing.matching import Applied
@@ -94,6 +96,19 @@ class Params(Placement, CheckSyntax):
     dry_run: bool = field(default=False, help="Report the diff without writing")
     expected_sha256: str | None = field(
         default=None, help="Refuse with stale_file unless the file's current sha256 is this")
+    tiers: list[Literal["exact", "quotes", "trailing_whitespace", "indentation",
+                        "inner_whitespace", "typography", "unescape", "elision", "near_miss",
+                        "similarity", "already_applied", "line_numbers", "sequential"]] | None = \
+        field(default=None, help="Only these matching tolerances (exact is always on; default: "
+              "every one but quotes); e.g. [\"exact\"] for a plain exact replacement")
+
+
+def _limit(requests: list[Any], tiers: Sequence[str] | None) -> list[Any]:
+    """The tiers a caller (a dialect's exact tool: docs/dialects.md#tiers) allows."""
+    if tiers is not None:
+        for request in requests:
+            request.tiers = frozenset(["exact", *tiers])
+    return requests
 
 
 def _requests(params: Params) -> list[Any]:
@@ -139,7 +154,8 @@ def _run_patch(params: Params, ctx: Context) -> EditResult:
         raise ToolError("invalid_arguments", "replace_all and expected_sha256 do not apply to a "
                         "patch", hint="drop them; a patch's context lines guard it")
     assert params.patch is not None
-    outcome = apply_patch_text(ctx, params.patch, params.path, dry_run=params.dry_run)
+    outcome = apply_patch_text(ctx, params.patch, params.path, dry_run=params.dry_run,
+                               tiers=params.tiers)
     edits: list[dict[str, Any]] = []
     for change in outcome.changes:
         edits += [{"file": change.rel, **report} for report in change.reports]
@@ -167,7 +183,7 @@ def run(params: Params, ctx: Context) -> EditResult:
                         hint="give the file to edit as path",
                         details={"problems": [{"problem": "missing_argument", "argument": "path",
                                                "message": "missing path"}]})
-    requests = _requests(params)
+    requests = _limit(_requests(params), params.tiers)
     if params.replace_all and len(requests) != 1:
         raise ToolError("invalid_arguments", "replace_all works with one old_text/new_text",
                         hint="send one edit with replace_all, or several patches without it")

@@ -29,6 +29,7 @@ from zbtools.core.files.staging import sync_group
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from zbtools.core.call.context import Context
@@ -75,8 +76,8 @@ def _label(change_path: str, count: int) -> str:
     return f"{change_path}: " if count > 1 else ""
 
 
-def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[FileChange]
-             ) -> None:
+def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[FileChange],
+             tiers: Sequence[str] | None = None) -> None:
     """Add ``patch``'s change to ``changes`` before resolving anything, so that the caller
     closes its directory descriptors whatever fails on the way (a refused file of a patch
     must not leak them in a batch or MCP session)."""
@@ -123,8 +124,13 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[Fil
         return
     try:
         requests = hunk_requests(patch, label)
+        if tiers is not None:  # a dialect's limit (docs/dialects.md#tiers)
+            for request in requests:
+                request.tiers = frozenset(["exact", *tiers])
         check_new_text([r.new for r in requests], decoded.invalid_utf8, shown)
-        applied = apply_requests(decoded.text, requests) if requests else None
+        # a lone CR ends a line in a patch (docs/internals/matching.md#file-model)
+        applied = apply_requests(decoded.text, requests, cr_ends_lines=True) if requests \
+            else None
     except MatchError as err:
         raise to_tool_error(err) from None
     new_text = applied.text if applied is not None else decoded.text
@@ -202,7 +208,7 @@ def _commit_all(ctx: Context, changes: list[FileChange]) -> None:
 
 
 def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
-                     dry_run: bool) -> PatchOutcome:
+                     dry_run: bool, tiers: Sequence[str] | None = None) -> PatchOutcome:
     """Parse a unified diff or Codex patch, validate every file, then write them all."""
     from zbtools.core.editing.matching import MatchError
     from zbtools.core.editing.patching import parse_patch
@@ -228,7 +234,7 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
     changes: list[FileChange] = []
     try:
         for patch in patches:
-            _prepare(ctx, patch, patch.path, _label(patch.path, len(patches)), changes)
+            _prepare(ctx, patch, patch.path, _label(patch.path, len(patches)), changes, tiers)
         from zbtools.core.editing.syntaxguard import check_changes
 
         # every file's new bytes are known and none is written: a refusal leaves them all

@@ -40,13 +40,19 @@ if TYPE_CHECKING:
     from zbtools.core.editing.matching.merge import Edit
 
 
-def apply_requests(text: str, requests: list[Request]) -> Applied:
-    """Locate every request against the original text, refuse overlaps, apply all or nothing."""
-    model = FileModel(text)
+def apply_requests(text: str, requests: list[Request], cr_ends_lines: bool = False) -> Applied:
+    """Locate every request against the original text, refuse overlaps, apply all or nothing.
+
+    ``cr_ends_lines``: a lone CR ends a line, in the file and in the requests (a patch's
+    hunks, docs/internals/matching.md#file-model)."""
+    model = FileModel(text, cr_ends_lines)
     located: list[Located] = []
     failures: list[tuple[int, MatchError]] = []
     for i, request in enumerate(requests):
         normalize_request(request)
+        if cr_ends_lines:  # CRLF is LF already: what CR is left ends a line
+            request.old, request.new = request.old.replace("\r", "\n"), \
+                request.new.replace("\r", "\n")
         try:
             if request.old == request.new:
                 raise MatchError("no_change", f"{request.label}old_text and new_text are "
@@ -64,24 +70,28 @@ def apply_requests(text: str, requests: list[Request]) -> Applied:
             except MatchError as miss:
                 if miss.code != "no_match":
                     raise
-                segments = locate_elided(model, request)
+                segments = locate_elided(model, request) if request.allows("elision") \
+                    else None
                 if segments is not None:
                     located += segments
                     continue
-                done = already_applied(model, request)
+                done = already_applied(model, request) if \
+                    request.allows("already_applied") else None
                 if done is None:
                     raise
                 located.append(as_already_applied(done, request))
                 continue
-            if insertion_already_applied(model, found):
+            if request.allows("already_applied") and insertion_already_applied(model, found):
                 raise _insertion_made(found)
             located.append(found)
         except MatchError as err:
             failures.append((i, err))
     if failures:
         combined = _combine_failures(requests, failures, located)
-        if len(requests) > 1 and all(err.code == "no_match" for _, err in failures):
-            sequential = _apply_sequentially(text, requests, {i for i, _ in failures})
+        if len(requests) > 1 and all(err.code == "no_match" for _, err in failures) and \
+                all(r.allows("sequential") for r in requests):
+            sequential = _apply_sequentially(text, requests, {i for i, _ in failures},
+                                             cr_ends_lines)
             if sequential is not None:
                 return sequential
         raise combined
@@ -189,7 +199,8 @@ def _applied_or_not(loc: Located) -> MatchError:
                                 for c in (done, cand)]})
 
 
-def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) -> Applied | None:
+def _apply_sequentially(text: str, requests: list[Request], failed: set[int],
+                        cr_ends_lines: bool = False) -> Applied | None:
     """docs/internals/matching.md#sequential-patches: patches written as a sequence (each against
     the previous result).
 
@@ -203,8 +214,9 @@ def _apply_sequentially(text: str, requests: list[Request], failed: set[int]) ->
         again = Request(request.old, request.new, start_line=None, end_line=None,
                         occurrence=request.occurrence, label=request.label)
         again.anchors = [] if i in failed else list(request.anchors)
+        again.tiers = request.tiers
         try:
-            step = apply_requests(current, [again])
+            step = apply_requests(current, [again], cr_ends_lines)
         except MatchError:
             return None
         current = step.text
@@ -291,7 +303,8 @@ def replace_all(text: str, request: Request, expected_count: int | None) -> Appl
         pos = view.find(request.old, cursor)
     tier = "exact"
     if count == 0:
-        cands = find_lines(model, request.old, "trailing_whitespace")
+        cands = find_lines(model, request.old, "trailing_whitespace") if \
+            request.allows("trailing_whitespace") else []
         if not cands:
             raise diagnose(model, request)
         tier = "trailing_whitespace"

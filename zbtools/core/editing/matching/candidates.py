@@ -8,17 +8,18 @@ several, else refuses as ``ambiguous_match`` listing at most ``MAX_CANDIDATES_LI
 with a line that tells it apart (docs/internals/matching.md#i1); a hint never creates a match.
 Also the constants several tiers read (the near-miss and similarity bounds).
 
-Map: ``Candidate``, ``Located``, ``find_exact``, ``find_lines``, ``find_candidates``,
-``hint_window``, ``describe``, ``choose``; ``near_conflict`` (a near miss that cannot be read
-one way: ``edit_conflict``). Imports ``errors``, ``filemodel``, ``linekeys``,
-``indentation`` and ``requests``; every other tier builds on it.
+Map: ``Candidate``, ``Located``, ``find_exact``, ``find_quoted`` (the opt-in ``quotes`` tier),
+``find_lines``, ``find_candidates``, ``hint_window``, ``describe``, ``choose``;
+``near_conflict`` (a near miss that cannot be read one way: ``edit_conflict``). Imports
+``errors``, ``filemodel``, ``linekeys``, ``indentation`` and ``requests``; every other tier
+builds on it.
 """
 
 from __future__ import annotations
 
 from zbtools.core.editing.matching.errors import SNIPPET_CHARS, MatchError
 from zbtools.core.editing.matching.indentation import relative_depths, same_structure, unit_columns
-from zbtools.core.editing.matching.linekeys import LINE_KEYS
+from zbtools.core.editing.matching.linekeys import LINE_KEYS, QUOTES
 from zbtools.core.editing.matching.requests import Request, pattern_lines
 
 TYPE_CHECKING = False
@@ -95,6 +96,29 @@ def find_exact(model: FileModel, old: str, limit: int = 1000,
     return found
 
 
+def find_quoted(model: FileModel, old: str, whole_lines: bool = False,
+                limit: int = 1000) -> list[Candidate]:
+    """Every occurrence of ``old`` once the four curly quotes are read as straight ones on
+    both sides (the ``quotes`` tier, docs/internals/matching.md#limited-tiers): a substring
+    match like T1's, its span the same offsets (one character for one)."""
+    folded = old.translate(QUOTES)
+    view = model.quote_view
+    if view is None:  # no curly quote in the file: only a curly old text could differ
+        if folded == old:
+            return []
+        view = model.lf_view
+    found: list[Candidate] = []
+    pos = view.find(folded)
+    while pos != -1 and len(found) < limit:
+        end = pos + len(folded)
+        first = model.line_of(pos)
+        last = model.line_of(end - 1) if end > pos else first
+        if not whole_lines or pos == model.line_start(first):
+            found.append(Candidate("quotes", first, last + 1, (pos, end)))
+        pos = view.find(folded, pos + 1)
+    return found
+
+
 def find_lines(model: FileModel, old: str, tier: str) -> list[Candidate]:
     """Whole-line windows equal to ``old`` under the tier's normalisation."""
     pattern = pattern_lines(old)
@@ -155,6 +179,8 @@ def find_candidates(model: FileModel, old: str, tier: str,
                     whole_lines: bool = False) -> list[Candidate]:
     if tier == "exact":
         return find_exact(model, old, whole_lines=whole_lines)
+    if tier == "quotes":
+        return find_quoted(model, old, whole_lines=whole_lines)
     return find_lines(model, old, tier)
 
 

@@ -42,7 +42,10 @@ def diagnose(model: FileModel, request: Request) -> MatchError:
     """``no_match`` with the closest candidate, the first divergence and a specific cause."""
     old = request.old
     pattern = pattern_lines(old)
-    details: dict[str, Any] = {"tiers_tried": [*TIERS, *(["unescape"] if "\\" in old else [])]}
+    tried = [t for t in (TIERS[0], "quotes", *TIERS[1:]) if request.allows(t)]
+    if "\\" in old and request.allows("unescape"):
+        tried.append("unescape")
+    details: dict[str, Any] = {"tiers_tried": tried}
     notes: list[str] = []
     if "\\n" in old and "\n" not in old.strip("\n"):
         notes.append("old_text contains literal backslash-n sequences (\\n) where the file has "

@@ -115,6 +115,7 @@ def locate_elided(model: FileModel, request: Request) -> list[Located] | None:
             old_part = "".join(line + "\n" for line in old_lists[k])
             new_part = "".join(line + "\n" for line in new_lists[k])
         part = Request(old_part, new_part, label=f"{request.label}segment {k + 1}: ")
+        part.tiers = request.tiers
         if out:
             part.after_line = after
         else:

@@ -5,8 +5,9 @@ endings, with the majority ending, the inferred indent unit, the LF view and its
 and per tier the normalised lines and an index from normalised line to line numbers, each built
 on first use. A big text without a CR is split a chunk at a time (``lazylines``), and the
 tiers' lookups in a big file find the lines holding one word of the request with ``str.find``
-instead of indexing every line. A lone ``\\r`` is content. Nothing here refuses; decoding bytes
-is ``zbtools.core.files.decoding``'s job.
+instead of indexing every line. A lone ``\\r`` is content, unless the model is made with
+``cr_ends_lines`` (a patch's): then it ends a line, and that line keeps it as its ending.
+Nothing here refuses; decoding bytes is ``zbtools.core.files.decoding``'s job.
 
 Map: ``FileModel``; ``count_at_most`` (a key's line count, bounded); ``LazyKeys``,
 ``LazyIndex``, ``LazyPositions`` (a big file's keys and index, computed when asked). Imports
@@ -26,7 +27,7 @@ from zbtools.core.editing.matching.indentation import (
     unit_of_indents,
 )
 from zbtools.core.editing.matching.lazylines import LazyLines
-from zbtools.core.editing.matching.linekeys import LINE_KEYS, typography_key
+from zbtools.core.editing.matching.linekeys import LINE_KEYS, QUOTES, typography_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,8 +46,10 @@ class FileModel:
     tiers that need them pay for them).
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, cr_ends_lines: bool = False) -> None:
         self._text = text
+        # a lone CR ends a line too (a patch's hunks: docs/internals/matching.md#file-model)
+        self._cr_lines = cr_ends_lines and "\r" in text.replace("\r\n", "")
         self._lines: list[str] | None = None
         self._eols: list[str] | None = None
         self._majority_eol: str | None = None
@@ -54,6 +57,7 @@ class FileModel:
         self._units: dict[int, str] = {}
         self._indents: dict[int, list[LineIndent]] = {}
         self._lf_view: str | None = None
+        self._quote_view: tuple[str | None] | None = None
         self._line_starts: list[int] | None = None
         self._text_starts: list[int] | None = None
         self._line_count: int | None = None
@@ -88,7 +92,17 @@ class FileModel:
         text = self._text
         parts = text.split("\n")
         last = parts.pop()  # "" when the text ends with a line break (or is empty)
-        if self.has_cr:
+        if self._cr_lines:
+            lines, eols = [], []
+            for part in parts:
+                body, end = (part[:-1], "\r\n") if part.endswith("\r") else (part, "\n")
+                *ended, tail = body.split("\r")
+                lines += [*ended, tail]
+                eols += ["\r"] * len(ended) + [end]
+            *ended, last = last.split("\r")
+            lines += ended
+            eols += ["\r"] * len(ended)
+        elif self.has_cr:
             lines = [p[:-1] if p.endswith("\r") else p for p in parts]
             eols = ["\r\n" if p.endswith("\r") else "\n" for p in parts]
         else:
@@ -141,6 +155,8 @@ class FileModel:
         """``len(self.lines)``, without splitting the text."""
         if self._lines is not None:
             return len(self._lines)
+        if self._cr_lines:
+            return len(self.all_lines())
         if self._line_count is None:
             text = self._text
             self._line_count = text.count("\n") + (1 if text and not text.endswith("\n")
@@ -201,11 +217,23 @@ class FileModel:
 
     @property
     def lf_view(self) -> str:
-        """The text with every CRLF shown as LF (lone CRs stay content)."""
+        """The text with every CRLF shown as LF (lone CRs stay content, unless they end
+        lines: then they are shown as LF too)."""
         if self._lf_view is None:
             text = self._text
             self._lf_view = text.replace("\r\n", "\n") if self.has_cr else text
+            if self._cr_lines:
+                self._lf_view = self._lf_view.replace("\r", "\n")
         return self._lf_view
+
+    @property
+    def quote_view(self) -> str | None:
+        """``lf_view`` with the four curly quotes read as straight ones (None: it has none)."""
+        if self._quote_view is None:
+            view = self.lf_view
+            folded = view.translate(QUOTES) if not view.isascii() else view
+            self._quote_view = (folded,) if folded != view else (None,)
+        return self._quote_view[0]
 
     @property
     def line_starts(self) -> list[int]:

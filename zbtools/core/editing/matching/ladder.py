@@ -2,7 +2,8 @@
 
 ``locate`` runs the ladder for one normalised request (docs/internals/matching.md#tiers):
 ``@@`` scope lines and ``LINE:HASH`` anchors narrow the search, then T1-T5 and T6 (old text
-unescaped once); the first tier with candidates decides (``candidates.choose``), and a hint
+unescaped once), each only when the request allows it (docs/internals/matching.md#limited-tiers);
+the first tier with candidates decides (``candidates.choose``), and a hint
 never creates a match. When nothing matches and no scope, anchor or elision bound restricts the
 search, it tries a near miss, then T8, then "already applied"; a window found while new text
 stands carries that place, so "already applied" is never answered while a tier would apply old
@@ -46,12 +47,17 @@ if TYPE_CHECKING:
     from zbtools.core.editing.matching.filemodel import FileModel
 
 ELISION_MAX_GAP = 2000
+# The ladder's tiers in order: ``quotes`` (opt-in) right after the exact tier it loosens.
+LADDER = (TIERS[0], "quotes", *TIERS[1:])
+SUBSTRING_TIERS = ("exact", "quotes")  # tiers that match inside a line, with a span
 
 
 def _find_scope_line(model: FileModel, scope: str, lo: int, hi: int,
                      request: Request) -> int:
     """The one line in [lo, hi) matching ``scope`` (T1-T5 on whole lines), else refuse."""
     for tier in TIERS:
+        if not request.allows(tier):
+            continue
         if tier == "exact":
             hits = [i for i in range(lo, hi) if model.lines[i] == scope]
         else:
@@ -172,16 +178,17 @@ def locate(model: FileModel, request: Request) -> Located:
         raise MatchError("no_match", f"{request.label}old_text is only whitespace, which "
                          "cannot identify a place", hint="include the neighbouring lines")
     attempts: list[tuple[str, str]] = [(old, "")]
-    if "\\" in old:
+    if "\\" in old and request.allows("unescape"):
         unescaped = unescape_once(old)
         if unescaped != old:
             attempts.append((unescaped, "unescape"))
+    tiers = [tier for tier in LADDER if request.allows(tier)]
     for text, how in attempts:
-        for tier in TIERS:
+        for tier in tiers:
             cands = find_candidates(model, text, tier, request.whole_lines)
-            if request.whole_lines and tier == "exact":
+            if request.whole_lines and tier in SUBSTRING_TIERS:
                 cands = [c for c in cands if _on_line_bounds(model, c)]
-            elif request.starts_line and tier == "exact":
+            elif request.starts_line and tier in SUBSTRING_TIERS:
                 # A segment after a marker is whole lines of old text: found inside a line
                 # (after indentation), it is the indentation tier's, re-indented as such.
                 cands = [c for c in cands
@@ -225,12 +232,12 @@ def locate(model: FileModel, request: Request) -> Located:
         # or a similar window that holds new text is merged, and the merge tells whether the
         # edit is made (it changes nothing) or not (it is applied, or refused when the window
         # is a look-alike of old text elsewhere).
-        done = already_applied(model, request)
-        near = find_near(model, request)
+        done = already_applied(model, request) if request.allows("already_applied") else None
+        near = find_near(model, request) if request.allows("near_miss") else None
         if near is not None:
             near.applied_at = done
             return near
-        similar = find_similar(model, request)
+        similar = find_similar(model, request) if request.allows("similarity") else None
         if similar is not None:
             if done is not None:
                 if not overlaps(similar.candidate, done):

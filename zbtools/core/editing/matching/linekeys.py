@@ -11,6 +11,7 @@ The map::
 
     TIERS, LINE_KEYS             the tiers, and each one's key
     TYPOGRAPHY                   the characters T5 maps to ASCII (the merge writes them back)
+    QUOTES                       the curly quotes the ``quotes`` tier folds
     rstrip_key, strip_key        T2, T3
     collapse_key, typography_key T4, T5
 
@@ -39,6 +40,10 @@ TYPOGRAPHY = str.maketrans({
     "\u3000": " ", "\u200b": "", "\ufeff": "",
     "\u2026": "...",
 })
+
+
+# The ``quotes`` tier folds only these four, as Claude Code's Edit does (docs/dialects.md#tiers).
+QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 def rstrip_key(line: str) -> str:

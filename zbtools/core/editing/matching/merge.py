@@ -114,7 +114,8 @@ def _render(model: FileModel, located: Located) -> Edit:
             out[-1] = (out[-1][0], "")
             return Edit(located, at - 1, at, out, transforms)
         return Edit(located, at, at, [(line, eol) for line in new_lines], transforms)
-    if cand.span is not None and _whole_line_drift(model, cand, request.old, request.new):
+    if cand.tier == "exact" and not request.limited and \
+            _whole_line_drift(model, cand, request.old, request.new):
         # Reported as what it is: the indentation tier's reading, not the exact tier's.
         cand = located.candidate = Candidate("indentation", cand.start, cand.end)
         located.tier = cand.tier
@@ -124,7 +125,9 @@ def _render(model: FileModel, located: Located) -> Edit:
         line_start = model.line_start(first)
         region_view = model.lf_view[line_start:model.line_start(last)]
         a, b = cand.span[0] - line_start, cand.span[1] - line_start
-        new_region = region_view[:a] + request.new + region_view[b:]
+        new_text = _quote_merge(request.old, region_view[a:b], request.new) \
+            if cand.tier == "quotes" else request.new
+        new_region = region_view[:a] + new_text + region_view[b:]
         old_lines = region_view.split("\n")
         new_lines = new_region.split("\n")
         ends_nl = new_region.endswith("\n") or (new_region == "" and region_view.endswith("\n"))
@@ -228,6 +231,24 @@ def _whole_line_drift(model: FileModel, cand: Candidate, old: str, new: str) -> 
     # which the plain replacement writes as sent).
     return any(columns(leading_ws(line)) < depth and columns(leading_ws(line)) <= sent
                for line in later)
+
+
+QUOTE_MERGE_MAX_CHARS = 8_000
+
+
+def _quote_merge(old: str, found: str, new: str) -> str:
+    """The ``quotes`` tier's new text: old -> new changes replayed onto the file's text, so
+    its curly quotes survive where the caller left the text alone (``found`` is old text as
+    the file spells it, one character for one)."""
+    if len(old) + len(new) > QUOTE_MERGE_MAX_CHARS:  # a character diff grows as their product
+        return new
+    import difflib
+
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new,
+                                                      autojunk=False).get_opcodes():
+        out.append(found[i1:i2] if op == "equal" else new[j1:j2])
+    return "".join(out)
 
 
 def _typography_merge(old: str, found: str, new: str, table: dict[int, str]) -> str:

@@ -1,10 +1,12 @@
 """Request normalisation: one edit's old and new text, made ready for the tiers to compare.
 
 Owns ``Request`` (old and new text, the ``start_line``/``end_line``/``occurrence`` hints, a label
-that prefixes messages, and the fields other producers set: ``@@`` scope lines, an insertion
-point, hash anchors, the bounds of an elision segment) and ``normalize_request``: CRLF to LF, a
-leading BOM dropped, and ``cat -n`` (or read-with-hashes) line-number prefixes stripped when
-every non-blank line of old text carries consecutive ones; the first number then becomes a
+that prefixes messages, the tolerances it allows (``tiers``, ``allows``: ``ALL_TIERS``,
+``DEFAULT_TIERS``, docs/internals/matching.md#limited-tiers), and the fields other producers
+set: ``@@`` scope lines, an insertion point, hash anchors, the bounds of an elision segment)
+and ``normalize_request``: CRLF to LF, a leading BOM dropped, and ``cat -n`` (or
+read-with-hashes) line-number prefixes stripped when every non-blank line of old text carries
+consecutive ones (and ``line_numbers`` is allowed); the first number then becomes a
 ``start_line`` hint and ``line_numbers_stripped`` is recorded in ``transforms``. Also the text
 tests the engine applies to a request: ``strip_line_numbers``, ``has_placeholder`` (an
 omission placeholder in new text that old text lacks), ``unescape_once`` (one level of
@@ -54,6 +56,15 @@ def _rx(name: str) -> re.Pattern[str]:
     return pattern
 
 
+# Every tolerance a request may be limited to (docs/internals/matching.md#limited-tiers):
+# the ladder's tiers, in order, then what else reads old text other than as sent.
+ALL_TIERS = ("exact", "quotes", "trailing_whitespace", "indentation", "inner_whitespace",
+             "typography", "unescape", "elision", "near_miss", "similarity", "already_applied",
+             "line_numbers", "sequential")
+# What a request allows when no limit is set: everything but ``quotes`` (the canonical
+# ladder folds quotes in ``typography``; ``quotes`` is Claude Code's substring fold).
+DEFAULT_TIERS = frozenset(ALL_TIERS) - {"quotes"}
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -79,6 +90,18 @@ class Request:
         self.ends_elision = False  # an elision's last segment: it ends where old text does
         self.starts_line = False  # an elision segment after a marker: it starts a line
         self.whole_lines = False  # a patch hunk: old matches whole lines, never mid-line
+        # the tolerances allowed (None: ``DEFAULT_TIERS``); ``exact`` is always allowed
+        self.tiers: frozenset[str] | None = None
+
+    def allows(self, tier: str) -> bool:
+        """Whether this request may be matched or read with ``tier``."""
+        return tier == "exact" or tier in (self.tiers if self.tiers is not None
+                                           else DEFAULT_TIERS)
+
+    @property
+    def limited(self) -> bool:
+        """Whether a caller limited the tiers (an exact match is then a plain replacement)."""
+        return self.tiers is not None and self.tiers != DEFAULT_TIERS
 
 
 def _lf(text: str) -> str:
@@ -159,6 +182,9 @@ def has_placeholder(new: str, old: str) -> str | None:
 
 def normalize_request(request: Request) -> Request:
     old, new = _lf(request.old), _lf(request.new)
+    if not request.allows("line_numbers"):
+        request.old, request.new = old, new
+        return request
     stripped, first = strip_line_numbers(old)
     if first is not None and stripped != old:
         old = stripped
