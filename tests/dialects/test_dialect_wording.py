@@ -213,7 +213,9 @@ EXPECTED = {"claude": {"no_match", "ambiguous_match", "out_of_range", "not_found
                        "is_directory"},
             "zkit": {"no_match", "ambiguous_match", "out_of_range", "not_found",
                      "already_exists", "process_not_found"},
-            "fiz": {"no_match", "ambiguous_match", "out_of_range", "not_found"},
+            # (fiz patch takes the first place search stands: its generated calls meet no
+            # ambiguity; its edit's is checked below)
+            "fiz": {"no_match", "out_of_range", "not_found"},
             "anthropic": {"no_match", "already_exists", "out_of_range", "not_found"},
             "codex": {"patch_parse_error"}}
 
@@ -379,3 +381,14 @@ def test_a_program_named_in_a_hint_is_not_renamed_as_a_tool(ws: Path, cli: CliRu
     missing = cli("--dialect", "gemini", "replace", stdin={
         "file_path": "a.txt", "old_string": "two", "new_string": "three"}).error
     assert "could not find" in missing["message"], missing
+
+
+def test_an_ambiguous_fiz_edit_speaks_fiz(ws: Path, cli: CliRunner) -> None:
+    (ws / "a.py").write_text("x = 1\ny = 2\nx = 1\n")
+    error = cli("--dialect", "fiz", "edit", stdin={
+        "path": "a.py", "edits": [{"oldText": "x = 1", "newText": "x = 3"}]}).error
+    assert error["code"] == "ambiguous_match" and error["hint"], error
+    assert "oldText" in error["message"]
+    for word, pattern in forbidden_patterns("fiz"):
+        assert not pattern.search(error["message"] + error["hint"]), (word, error)
+    assert (ws / "a.py").read_text() == "x = 1\ny = 2\nx = 1\n"
