@@ -59,7 +59,13 @@ def render_index() -> str:
         "NAMES: dict[str, str] = {",
     ]
     lines += [f"    {name!r}: {module!r}," for name, module in name_index().items()]
-    lines += ["}", ""]
+    lines += ["}", "",
+              "# every canonical parameter name: the words a dialect's errors may not use "
+              "unless it", "# speaks them, known without importing every tool",
+              "PARAMS: frozenset[str] = frozenset({"]
+    params = sorted({name for spec in all_tools() for name in spec.params.fields()})
+    lines += [f"    {name!r}," for name in params]
+    lines += ["})", ""]
     return "\n".join(lines).replace("'", '"')
 
 

@@ -7,8 +7,9 @@ being called first, then the dialect's documentation order; ``Dialect.names`` an
 A canonical name that is none of the dialect's words (its tool names and aliases, its parameter
 names and the values its schemas enumerate) and has no such translation is one the dialect
 lacks: advice naming it is dropped (``zbtools.core.call.wording``). Built once per tool, on its
-first error or warning, from the whole registry, so a tool added to a dialect or to the
-registry later is covered without a change here (docs/internals/surfaces.md#dialect-layer).
+first error or warning, from the whole registry (its generated index, ``toolindex``), so a
+tool added to a dialect or to the registry later is covered without a change here
+(docs/internals/surfaces.md#dialect-layer).
 
 * ``wording(tool)``: the tool's ``Wording``.
 * ``dialect_words(dialect)``: every word the dialect's own schemas and names use.
@@ -35,14 +36,11 @@ def canonical_words() -> tuple[frozenset[str], frozenset[str]]:
     """(every canonical tool name and alias, every canonical parameter name)."""
     global _CANONICAL
     if _CANONICAL is None:
-        from zbtools.registry import all_tools
+        # from the generated index: importing every tool would cost a dialect's first error
+        # more than the call itself
+        from zbtools.toolindex import NAMES, PARAMS
 
-        tools: set[str] = set()
-        params: set[str] = set()
-        for spec in all_tools():
-            tools.update(spec.names)
-            params.update(spec.params.fields())
-        _CANONICAL = frozenset(tools), frozenset(params)
+        _CANONICAL = frozenset(NAMES), PARAMS
     return _CANONICAL
 
 
