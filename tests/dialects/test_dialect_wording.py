@@ -392,3 +392,48 @@ def test_an_ambiguous_fiz_edit_speaks_fiz(ws: Path, cli: CliRunner) -> None:
     for word, pattern in forbidden_patterns("fiz"):
         assert not pattern.search(error["message"] + error["hint"]), (word, error)
     assert (ws / "a.py").read_text() == "x = 1\ny = 2\nx = 1\n"
+
+
+def test_a_dialects_words_through_a_real_subprocess(ws: Path, proc: CliRunner) -> None:
+    """fiz through a real process: the truncated read's closing note names fiz's 0-based
+    offset, and a failed edit's error names only fiz's words."""
+    (ws / "f.txt").write_text("".join(f"line {i}\n" for i in range(5)))
+    read = proc("--dialect", "fiz", "--format", "text", "read", stdin={"path": "f.txt",
+                                                                      "limit": 2})
+    assert read.out.splitlines()[-1].endswith("continue with offset=2]"), read.out
+    edit = proc("--dialect", "fiz", "edit", stdin={
+        "path": "f.txt", "edits": [{"oldText": "line 9", "newText": "x"}]})
+    error = edit.error
+    assert error["code"] == "no_match" and "oldText" in error["message"], error
+    for word, pattern in forbidden_patterns("fiz"):
+        assert not pattern.search(error["message"] + " " + error["hint"]), (word, error)
+
+
+def test_a_dialects_words_over_mcp(ws: Path) -> None:
+    """The same failed edit through the SDK client: the error content speaks fiz."""
+    pytest.importorskip("mcp", reason="the mcp package (a default dependency) is not installed")
+    import os
+
+    import anyio
+    from mcp import Client
+
+    from zbtools.dispatch import Options
+    from zbtools.surfaces.mcp_server import build_server
+
+    (ws / "f.txt").write_text("line 0\n")
+    opts = Options()
+    opts.workspace = str(ws)
+    server = build_server(get_dialect("fiz", {}), opts, os.environ, str(ws))
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(20):
+            async with Client(server, mode="legacy") as client:
+                result = await client.call_tool("edit", {
+                    "path": "f.txt", "edits": [{"oldText": "line 9", "newText": "x"}]})
+                assert result.is_error and isinstance(result.structured_content, dict)
+                return result.structured_content
+
+    error = anyio.run(main)["error"]
+    assert error["code"] == "no_match" and "oldText" in error["message"], error
+    for word, pattern in forbidden_patterns("fiz"):
+        assert not pattern.search(error["message"] + " " + error["hint"]), (word, error)
