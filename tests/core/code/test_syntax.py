@@ -240,3 +240,32 @@ def test_a_file_that_is_not_utf8_is_read_as_text() -> None:
     latin = "let s = 'café';\n".encode("latin-1")
     assert introduced(js, None, latin) == []
     assert introduced(js, latin, latin + b"let t = ;\n")
+
+
+def test_a_big_broken_python_file_is_compared_around_the_change(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over ``WINDOW_BYTES``, a Python file that already failed to compile is compared by
+    tree-sitter only around the change (from a top-level definition), not whole: what it
+    reports is at the file's own line numbers, and an old error far away is not reported."""
+    from zbtools.core.code import syntax
+
+    monkeypatch.setattr(syntax, "WINDOW_BYTES", 4096)
+    monkeypatch.setattr(syntax, "WINDOW_LINES", 5)
+    functions = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n\n\n" for i in range(400))
+    before = ("x = = 1\n" + functions).encode()  # broken on its first line
+    seen: list[int] = []
+    real = syntax.tree_errors
+
+    def counted(language: object, data: bytes, tree: object = None) -> list[syntax.Error]:
+        seen.append(len(data))
+        return real(language, data, tree)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(syntax, "tree_errors", counted)
+    broken = before.replace(b"y = x + 300\n", b"y = (x + 300\n")
+    problems = introduced(LANGUAGES["python"], before, broken)
+    line = broken.split(b"\n").index(b"    y = (x + 300") + 1
+    assert problems and abs(problems[0].line - line) <= 2, problems
+    assert f"{problems[0].line:6}\t" in problems[0].lines
+    assert seen and max(seen) < len(before) // 10, seen  # a window, not the file
+    harmless = before.replace(b"y = x + 300\n", b"y = x + 301\n")
+    assert introduced(LANGUAGES["python"], before, harmless) == []

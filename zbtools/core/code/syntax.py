@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from zbtools.core.code.languages import Language
 
 MAX_PROBLEMS = 10  # reported per file: the first ones (a model fixes the first first)
+# a broken Python file bigger than this is compared around the change only (``_window_diff``)
+WINDOW_BYTES = 512 * 1024
+WINDOW_LINES = 200
 CONTEXT_LINES = 1  # lines shown each side of a problem's line
 
 
@@ -100,7 +103,10 @@ def _python(before: bytes, after: bytes, key: str | None) -> list[Problem]:
     # all; the compiler's first error still counts when it moved to a line of its own.
     from zbtools.core.code.languages import LANGUAGES
 
-    problems = _tree_diff(LANGUAGES["python"], before, after)
+    if len(after) > WINDOW_BYTES:
+        problems = _window_diff(LANGUAGES["python"], before, after)
+    else:
+        problems = _tree_diff(LANGUAGES["python"], before, after)
     change = Change(before, after)
     new_line = (error.lineno or 1) - 1
     old_line = (old_error.lineno or 1) - 1
@@ -278,6 +284,37 @@ def _tree_diff(language: Language, before: bytes, after: bytes, key: str | None 
         if len(problems) >= MAX_PROBLEMS:
             break
     return problems
+
+
+def _window_diff(language: Language, before: bytes, after: bytes) -> list[Problem]:
+    """``_tree_diff`` of the changed lines and ``WINDOW_LINES`` lines each side, widened to the
+    nearest top-level ``def``, ``class`` or decorator line (a cut inside a string or a bracket
+    would read as errors the change did not make), for a big file already broken:
+    tree-sitter's error recovery reads a broken file at a fraction of its usual speed
+    (seconds for a few MB), and errors far from the change are old ones
+    (docs/internals/code.md#syntax-guard)."""
+    limit = min(len(before), len(after))
+    prefix = common_prefix(before, after, limit)
+    suffix = common_suffix(before, after, limit - prefix)
+    start = before.rfind(b"\n", 0, prefix) + 1
+    for n in range(WINDOW_LINES * 10):
+        if start == 0 or (n >= WINDOW_LINES and before.startswith(_TOP, start)):
+            break
+        start = before.rfind(b"\n", 0, start - 1) + 1
+    end = len(before) - suffix
+    end = before.find(b"\n", end - 1 if end else 0) + 1 or len(before)
+    for n in range(WINDOW_LINES * 10):
+        if end >= len(before) or (n >= WINDOW_LINES and before.startswith(_TOP, end)):
+            break
+        end = before.find(b"\n", end) + 1 or len(before)
+    end = max(end, len(before) - suffix)
+    first_row = before.count(b"\n", 0, start)
+    window = _tree_diff(language, before[start:end], after[start:len(after) - (len(before) - end)])
+    return [Problem(p.line + first_row, p.column, p.message, excerpt(after, p.line - 1 + first_row))
+            for p in window]
+
+
+_TOP = (b"def ", b"class ", b"async def ", b"@")
 
 
 def _tree_problem(error: Error, data: bytes) -> Problem:
