@@ -65,13 +65,14 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
             write(streams, f"zbtools {__version__}\n")
             return 0
         if opts.help or (command is None and streams.stdout_isatty and fmt == "human"):
-            return help_and_completion(argv, streams, env)
+            return help_and_completion(_folded(argv, command), streams, env)
         if command is None:
             raise ToolError("usage_error", "no tool given",
                             hint="usage: zbtools TOOL [--param VALUE ...] with JSON arguments "
                             "on stdin or --args; `zbtools tools` lists the tools")
         if command == "help":  # zbtools help TOOL = zbtools TOOL --help
-            return help_and_completion([*rest[:1], "--help"], streams, env)
+            return help_and_completion(_folded([*rest[:1], "--help"], rest[0] if rest else None),
+                                       streams, env)
         if command in COMMANDS:
             call.tool = command
             return run_command_word(command, rest, opts, streams, env, fmt)
@@ -204,6 +205,22 @@ def run_command_word(command: str, rest: list[str], opts: Options, streams: Stre
     handler = {"tools": catalog.tools_command, "schema": catalog.schema_command,
                "prompt": catalog.prompt_command}[command]
     return handler(rest, opts, streams, env, fmt)
+
+
+def _folded(argv: list[str], command: str | None) -> list[str]:
+    """``argv`` with the tool's name as the help knows it: names fold case and ``-`` for help
+    as for a call (``zbtools Bash --help`` is ``bash``'s, docs/dialects.md#tool-names)."""
+    if command is None or command in COMMANDS or command == "help":
+        return argv
+    from zbtools.registry import find
+
+    spec = find(command)
+    if spec is None or command in spec.names:
+        return argv
+    folded = command.replace("-", "_").lower()
+    name = folded if folded in spec.names else spec.name
+    at = argv.index(command) if command in argv else -1
+    return argv if at < 0 else [*argv[:at], name, *argv[at + 1:]]
 
 
 def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:

@@ -70,6 +70,18 @@ def test_help_through_the_real_entry_point(cli: CliRunner) -> None:
     assert "--overwrite" in call.out
 
 
+def test_help_folds_a_tools_name_as_a_call_does(cli: CliRunner, proc: CliRunner) -> None:
+    """``Bash --help``, ``help READ-FILE`` and ``help List_Dir`` show the tool's help, as
+    ``zbtools Bash`` runs ``bash`` (docs/dialects.md#tool-names)."""
+    for argv, shown in ((["Bash", "--help"], "zbtools bash "),
+                        (["help", "READ-FILE"], "zbtools read_file "),
+                        (["help", "List_Dir"], "zbtools list_dir ")):
+        call = cli(*argv)
+        assert call.code == 0 and shown in call.out, (argv, call.out, call.err)
+    real = proc("Write-File", "--help")
+    assert real.code == 0 and "--content" in real.out, real.err
+
+
 def test_a_bare_zbtools_on_a_terminal_shows_help(ws: Path) -> None:
     call = run_inprocess([], workspace=ws, stdout_isatty=True)
     assert call.code in (0, 2)
