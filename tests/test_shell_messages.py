@@ -56,3 +56,33 @@ def test_help_and_descriptions_show_no_restructuredtext(proc: CliRunner) -> None
     for tool in ("find_files_glob", "grep_search", "read_file", "apply_edit"):
         shown = proc(tool, "--help", env={"COLUMNS": "200"}).out
         assert "``" not in shown, shown
+
+
+def test_a_missing_argument_says_when_stdin_was_left_unread(ws: Path, proc: CliRunner) -> None:
+    """``echo '{"path": ...}' | zbtools read_file --limit 2``: flags were given, so stdin was
+    not read; the hint says so and names --stdin. With nothing on stdin, or stdin a pipe
+    that stays open and empty, the hint is the usual one and the call does not wait."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    (ws / "a.txt").write_text("x\n")
+    piped = proc("read_file", "--limit", "2", stdin={"path": "a.txt"})
+    assert piped.error["code"] == "invalid_arguments"
+    assert "--stdin" in piped.error["hint"], piped.error
+    assert proc("read_file", "--limit", "2", "--stdin", stdin={"path": "a.txt"}).code == 0
+    empty = proc("read_file", "--limit", "2", stdin="")
+    assert "--stdin" not in empty.error["hint"], empty.error
+    env = dict(os.environ, PYTHONPATH=str(REPO), ZBTOOLS_WORKSPACE=str(ws))
+    idle = subprocess.Popen([sys.executable, "-m", "zbtools", "read_file", "--limit", "2"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=ws)
+    assert idle.stdin is not None and idle.stdout is not None
+    try:
+        idle.wait(timeout=30)  # exits with stdin still open: it never waited on it
+    finally:
+        idle.stdin.close()
+    error = json.loads(idle.stdout.read())["error"]
+    idle.stdout.close()
+    assert error["code"] == "invalid_arguments" and "--stdin" not in error["hint"], error

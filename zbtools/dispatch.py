@@ -431,6 +431,29 @@ def read_raw_values(flags: dict[str, Any], fields: Mapping[str, FieldSpec], stre
     return out
 
 
+def note_unread_stdin(error: ToolError, streams: Streams) -> None:
+    """A call that lacks an argument while stdin, left unread because flags were given, holds
+    something: the hint says so (the habit of ``echo '{...}' | zbtools TOOL --flag``)."""
+    problems = error.details.get("problems") if error.details else None
+    if error.code != "invalid_arguments" or not isinstance(problems, list) or not any(
+            isinstance(p, dict) and p.get("problem") == "missing_argument" for p in problems):
+        return
+    stdin = streams.stdin
+    if stdin is None or streams.stdin_isatty:
+        return
+    try:
+        import select
+
+        ready = bool(select.select([stdin.fileno()], [], [], 0)[0])
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        ready = True  # an in-memory stream: reading it never waits
+    if not ready or not stdin.read(4096).strip():
+        return
+    note = ("stdin was not read because flags were given: add --stdin to read its JSON "
+            "arguments as well, or pass one text parameter from it as --NAME -")
+    error.hint = f"{error.hint}; {note}" if error.hint else note
+
+
 def read_stdin(streams: Streams, limit: int, read: bool) -> bytes:
     if not read or streams.stdin is None or streams.stdin_isatty:
         return b""
@@ -551,8 +574,13 @@ class ToolCall:
                                     flags)
         self.arguments = arguments
         end_start_up()
-        outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
-                            json_payload=fmt != "text")
+        try:
+            outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
+                                json_payload=fmt != "text")
+        except ToolError as error:
+            if not read:
+                note_unread_stdin(error, self.streams)
+            raise
         self.spec = outcome.spec  # a dialect tool's rendering speaks the dialect's words
         return success(tool, outcome, ctx), outcome.result
 
