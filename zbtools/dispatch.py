@@ -322,7 +322,7 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
                 literal.add(name)
     for token in bare[len(taken):]:
         where = (f"this tool takes {len(operands)} operand{'s' if len(operands) > 1 else ''} "
-                 f"({' '.join(operands)})" if operands else "this tool takes no operand")
+                 f"({', '.join(operands)})" if operands else "this tool takes no operand")
         problems.append({"problem": "unexpected_value", "argument": token,
                          "message": f"unexpected value {token!r}: values follow a --flag; "
                          + where})
