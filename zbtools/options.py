@@ -124,9 +124,10 @@ GLOBAL_OPTIONS: tuple[GlobalOption, ...] = (
         ("--quiet", "-q"), "quiet",
         help="No notices (a file too large or unreadable, a result cut at a limit, warnings); "
         "errors are still shown",
-        manual="Print no notices: nothing on stderr beside **--paths** but errors, and no "
-        "notice or warning lines under the results of ``--format human``. Errors are still "
-        "written and the exit status is unchanged; ``json`` and ``text`` output are the same."),
+        manual="Print no notices: nothing but errors on stderr beside **--paths**, and no "
+        "warnings or notes of skipped files under the results of ``--format human``. Errors "
+        "are still written and the exit status is unchanged; ``json`` and ``text`` output are "
+        "the same."),
     GlobalOption(
         ("--color",), "color", metavar="WHEN", choices=COLORS,
         help="auto (default; honours NO_COLOR and FORCE_COLOR), always or never: colours of "
