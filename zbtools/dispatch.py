@@ -71,6 +71,7 @@ class Options:
         self.exit_status = False  # a success's status says yes/no (--exit-status)
         self.paths: str | None = None  # --paths ("\n") or -0 ("\0"): the paths a listing found
         self.color: str | None = None  # auto, always or never (human output)
+        self.quiet = False  # -q: no notices on stderr or under human results, errors still
 
 
 class Streams:

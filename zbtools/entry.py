@@ -83,10 +83,11 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
         envelope, result = call.run(command, rest, fmt)
         spec = call.spec
         if opts.paths is not None and spec is not None and spec.paths is not None:
-            print_paths(streams, spec.paths(result), opts.paths, notices(envelope, result))
+            print_paths(streams, spec.paths(result), opts.paths,
+                        [] if opts.quiet else notices(envelope, result))
         else:
             show(streams, fmt, spec, call.tool, envelope, result, call.ctx, opts.color,
-                 call.arguments)
+                 call.arguments, quiet=opts.quiet)
         if opts.exit_status and spec is not None and spec.exit_status is not None:
             return spec.exit_status(result)
         return 0
@@ -115,16 +116,17 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
 
 def show(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
          envelope: dict[str, Any], result_obj: Any, ctx: Context | None,
-         color: str | None = None, arguments: dict[str, Any] | None = None) -> None:
+         color: str | None = None, arguments: dict[str, Any] | None = None, *,
+         quiet: bool = False) -> None:
     """Print one envelope in ``fmt``: JSON and text by the dispatcher, human by its surface
-    (``arguments``: the call's, for what it highlights)."""
+    (``arguments``: the call's, for what it highlights; ``quiet``: ``-q``, no notices)."""
     if fmt != "human":
         emit(streams, fmt, spec, tool, envelope, result_obj, ctx)
         return
     from zbtools.surfaces.human import render_human
 
     render_human(spec, tool, envelope, result_obj, ctx, streams, color=color,
-                 arguments=arguments)
+                 arguments=arguments, quiet=quiet)
 
 
 def check_color(opts: Options) -> None:
@@ -142,7 +144,10 @@ def fallback_format(opts: Options, streams: Streams, env: Mapping[str, str]) -> 
 
 
 def notices(envelope: dict[str, Any], result: Any) -> list[str]:
-    """What a listing's text rendering says beside its paths: cut, partial, skipped, warnings."""
+    """What ``--paths`` says on stderr beside the paths: only what a user might have wanted
+    and did not get (docs/shell.md#what-is-said-on-stderr): a result cut or partial, files too
+    large or unreadable, the tool's warnings. What the ignore files, the hidden-file default
+    and the excluded directories left out is the normal result, said nothing about."""
     out: list[str] = []
     if getattr(result, "truncated", False):
         out.append("more results exist than the limit allowed; raise it or narrow the search")
@@ -151,7 +156,11 @@ def notices(envelope: dict[str, Any], result: Any) -> list[str]:
     if getattr(result, "timed_out", False):
         out.append("the search timed out: results are partial")
     skipped = getattr(result, "skipped", None)
-    described = skipped.describe() if skipped is not None else ""
+    # the search tools warn about each kind of file they missed (a total is then a lower
+    # bound): the warning is the notice, said once; the listings only count them
+    warned = hasattr(result, "total_is_lower_bound")
+    missed = getattr(skipped, "missed", None)
+    described = missed().describe() if missed is not None and not warned else ""
     if described:
         out.append(f"skipped: {described}")
     return out + [str(w) for w in envelope.get("warnings", [])]

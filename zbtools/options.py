@@ -118,7 +118,16 @@ GLOBAL_OPTIONS: tuple[GlobalOption, ...] = (
         help="Listings and searches: only the paths, one a line (notices on stderr); -0 "
         "(--null) ends each with NUL",
         manual="Listings and searches: print only the paths found, one a line (**-0**: each "
-        "ended by NUL), with notices (skipped, cut, warnings) and errors on stderr."),
+        "ended by NUL), with errors on stderr, and notices when something was missed (a file "
+        "too large or unreadable, a result cut at a limit, a timeout, warnings)."),
+    GlobalOption(
+        ("--quiet", "-q"), "quiet",
+        help="No notices (a file too large or unreadable, a result cut at a limit, warnings); "
+        "errors are still shown",
+        manual="Print no notices: nothing but errors on stderr beside **--paths**, and no "
+        "warnings or notes of skipped files under the results of ``--format human``. Errors "
+        "are still written and the exit status is unchanged; ``json`` and ``text`` output are "
+        "the same."),
     GlobalOption(
         ("--color",), "color", metavar="WHEN", choices=COLORS,
         help="auto (default; honours NO_COLOR and FORCE_COLOR), always or never: colours of "

@@ -94,10 +94,12 @@ class _LiveOutput:
 
 def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, Any],
                  result_obj: Any, ctx: Context | None, streams: Streams,
-                 color: str | None = None, arguments: dict[str, Any] | None = None) -> None:
+                 color: str | None = None, arguments: dict[str, Any] | None = None, *,
+                 quiet: bool = False) -> None:
     """``color``: ``always`` (even off a terminal, and over ``NO_COLOR``), ``never`` (no ANSI
     styling at all), else ``auto``: rich's own choice, which honours ``NO_COLOR`` and
-    ``FORCE_COLOR``. ``arguments``: the call's, for the matches a search highlights."""
+    ``FORCE_COLOR``. ``arguments``: the call's, for the matches a search highlights.
+    ``quiet`` (``-q``): no warnings and no notes of what was skipped (an error is shown)."""
     from rich.console import Console
     from rich.text import Text
 
@@ -110,6 +112,9 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
         _error(Console(file=streams.stderr, highlight=False, soft_wrap=True,
                        **console_colors(color)), envelope["error"])
         return
+    result_obj = _noticed(result_obj, quiet)
+    if quiet:
+        envelope = dict(envelope, warnings=[])
     console = Console(file=streams.stdout, highlight=False, soft_wrap=True,
                       **console_colors(color))
     result = envelope["result"]
@@ -142,6 +147,21 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
         return  # the text rendering carries the warnings
     for warning in warnings:
         console.print(Text.assemble(("warning:", "yellow"), " ", visible(str(warning))))
+
+
+def _noticed(result_obj: Any, quiet: bool) -> Any:
+    """The result as a person is told about it: its ``skipped`` counts reduced to what they
+    might have wanted (too large, unreadable), or to nothing under ``-q``; the ignore files,
+    the hidden-file default and the excluded directories are the normal result, not news
+    (docs/shell.md#what-is-said-on-stderr). The JSON result keeps every count."""
+    missed = getattr(getattr(result_obj, "skipped", None), "missed", None)
+    if missed is None:
+        return result_obj
+    import copy
+
+    shown = copy.copy(result_obj)
+    shown.skipped = missed() if not quiet else type(result_obj.skipped)()
+    return shown
 
 
 def _error(console: Console, error: dict[str, Any]) -> None:

@@ -87,7 +87,10 @@ def warn_skips(outcome: Outcome, ctx: Context, max_filesize: str | None, *,
     skipped = outcome.skipped
     lower = "; total_matches is a lower bound"
     if skipped.too_large:
-        what = outcome.path if outcome.named else plural(skipped.too_large, "file")
+        first = outcome.first_too_large
+        what = (outcome.path if outcome.named else first if skipped.too_large == 1 and first
+                else plural(skipped.too_large, "file")
+                + (f" (the first: {first})" if first else ""))
         them = "it" if outcome.named or skipped.too_large == 1 else "them"
         if max_filesize is not None:
             why = (f"larger than max_filesize ({max_filesize})" if not multiline else

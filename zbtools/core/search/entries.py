@@ -69,6 +69,14 @@ class Skipped(Struct):
                 parts.append(f"{n} {label}")
         return ", ".join(parts)
 
+    def missed(self) -> Skipped:
+        """Only what a user might have wanted: files too large and what could not be read.
+
+        Hidden, ignored, excluded and binary entries are out by the walk's own rules, about
+        which a terminal or a pipe says nothing, as rg and fd say nothing
+        (docs/shell.md#what-is-said-on-stderr)."""
+        return Skipped(too_large=self.too_large, unreadable=self.unreadable)
+
     def remedy(self, verb: str) -> str:
         """``; to search them: include_hidden: true, ...`` for the switches that would help."""
         hints = [hint for hint, n in (("include_hidden: true", self.hidden),

@@ -46,6 +46,7 @@ class Outcome:
         self.depth_limited = False  # directories beyond walk.MAX_DEPTH were not entered
         self.engine = "python"
         self.named = False  # the path named a file (searched whatever the walk's rules)
+        self.first_too_large: str | None = None  # what a warning names of the files too large
         # told every file's result before it is accounted (the warm cache keeps them):
         # (rel, status, hits, whether hits is every hit of the file)
         self.observer: Callable[[str, FileStatus, list[Hit], bool], None] | None = None
@@ -86,6 +87,8 @@ def record(outcome: Outcome, rel: str, status: FileStatus, hits: list[Hit], limi
     if status != "ok":
         if status != "other":
             setattr(outcome.skipped, status, getattr(outcome.skipped, status) + 1)
+        if status == "too_large" and outcome.first_too_large is None:
+            outcome.first_too_large = rel
         return True
     outcome.files_searched += 1
     if not hits:
