@@ -98,7 +98,7 @@ def test_two_aliases_of_one_field_are_an_error_not_first_wins(hello: Path,
 
 
 def test_unknown_missing_and_mistyped_arguments_are_reported_together(cli: CliRunner) -> None:
-    call = cli("read_file_range", stdin={"start_line": "3", "colour": "red",
+    call = cli("read_file_range", stdin={"start_line": "third", "colour": "red",
                                          "context_lines": True})
     assert call.code == ExitCode.USAGE
     error = call.error

@@ -617,7 +617,7 @@ def call_tool(spec: ToolSpec, dialect_tool: DialectTool | None, arguments: dict[
     from zbtools.core.call.args import validate
     from zbtools.toolspec import Outcome, apply_call_limits
 
-    params = validate(spec.params, arguments, problems)
+    params = validate(spec.params, arguments, problems, ctx.warnings)
     apply_call_limits(params, ctx)
     result = spec.call(params, ctx)
     payload = result.to_json() if json_payload or spec.render_text is None else {}

@@ -115,7 +115,7 @@ def call_canonical(spec: ToolSpec, args: dict[str, Any], ctx: Context, rules: tu
     from zbtools.core.call.args import validate
 
     applied = [rule for rule in rules if rule.enforce(spec.params, args)]
-    params = validate(spec.params, args, problems)
+    params = validate(spec.params, args, problems, ctx.warnings)
     apply_call_limits(params, ctx)
     try:
         return spec.call(params, ctx)
@@ -299,12 +299,14 @@ class DialectTool:
         return [self.params, self.spec.params]
 
     def to_canonical(self, args: dict[str, Any],
-                     problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                     problems: list[dict[str, Any]] | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
         """Translate the dialect's arguments into the canonical tool's (``invalid_arguments``).
 
         ``problems`` already found (bad command-line flags) are reported with the arguments'
         own when this tool declares its parameters; otherwise the canonical validation reports
-        them (``invoke`` passes them on).
+        them (``invoke`` passes them on). ``warnings`` gets the notes of the validation of the
+        tool's own parameters (a number sent as a string), in the dialect's words already.
         """
         from zbtools.core.call.args import alias_table, json_type_name, validate
 
@@ -340,7 +342,7 @@ class DialectTool:
                                  "message": f"unknown argument {key}"
                                  + did_you_mean(key, accepted),
                                  "accepted": accepted})
-        params = validate(self.params, own, problems)
+        params = validate(self.params, own, problems, warnings)
         out: dict[str, Any] = {}
         for name, value in params.to_json().items():
             if value is not None:
@@ -472,8 +474,10 @@ class RouterTool(DialectTool):
         return None
 
     def to_canonical(self, args: dict[str, Any],
-                     problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """Validate against the dialect's parameters; the route is chosen when the call runs."""
+                     problems: list[dict[str, Any]] | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
+        """Validate against the dialect's parameters; the route is chosen when the call runs
+        (its validation, in ``invoke``, gives the warnings)."""
         from zbtools.core.call.args import json_type_name, validate
 
         if type(args) is not dict:
@@ -630,15 +634,16 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
     from zbtools.core.call.args import validate
 
     first_warning = len(ctx.warnings)
+    own_words: list[str] = []  # warnings about the dialect's own arguments: not reworded
     try:
-        canonical = tool.to_canonical(args, problems)
+        canonical = tool.to_canonical(args, problems, own_words)
         spec = tool.spec
         if not tool.identity and ctx.workspace.check_syntax == "refuse":
             # another agent's tool: a change that breaks the parse is written with a warning,
             # never refused (its seed has no such error; docs/internals/code.md#syntax-guard)
             ctx.check_syntax = "warn"
         if isinstance(tool, RouterTool):  # its route runs the canonical call, under the rules
-            params = validate(spec.params, canonical, None)
+            params = validate(spec.params, canonical, None, own_words)
             apply_call_limits(params, ctx)
             result = spec.call(params, ctx)
         else:
@@ -650,6 +655,7 @@ def invoke(tool: DialectTool, args: dict[str, Any], ctx: Context,
         if len(ctx.warnings) > first_warning and tool.own:
             ctx.warnings[first_warning:] = [tool.adapt_warning(w)
                                             for w in ctx.warnings[first_warning:]]
+        ctx.warnings[first_warning:first_warning] = own_words
     if tool.own and not isinstance(tool, RouterTool) and spec.render_text is not None:
         spec = _speaking(spec, tool)
     raw = result.to_json()

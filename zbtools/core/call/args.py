@@ -8,7 +8,8 @@ pydantic is used: their imports cost more than a cold call can afford. Annotatio
 and are parsed once, on first use, by a small parser of the types tools use (``str``, ``int``,
 ``float``, ``bool``, ``Literal[...]``, ``list[X]``, ``dict[str, X]``, nested ``Struct``,
 ``X | None``). Validation reports every problem at once in one ``invalid_arguments`` error;
-booleans are never integers, and ``null`` for an optional field means its default. A
+booleans are never integers, and ``null`` for an optional field means its default. A number
+written as a string (``"5"``, models send them) is read as the number, with a warning. A
 declaration the parser cannot read raises ``TypeError`` at first use, which the test suite
 catches for every registered tool.
 
@@ -381,9 +382,53 @@ def json_type_name(value: Any) -> str:
 class _Problems:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
+        self.notes: list[str] = []  # warnings of a call that goes on (a number read from text)
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
 
     def add(self, kind: str, where: str, message: str, **extra: Any) -> None:
         self.items.append({"problem": kind, "argument": where, "message": message, **extra})
+
+
+_JSON_SPACE = " \t\r\n"
+_DIGITS = frozenset("0123456789")
+
+
+def _digits(text: str) -> bool:
+    return bool(text) and all(ch in _DIGITS for ch in text)
+
+
+def _number_text(text: str, kind: str) -> int | float | None:
+    """The number a string holds for an ``int`` or ``float`` field, or None.
+
+    Models send ``"5"`` for 5 (docs/shell.md#numbers-written-as-strings). Read, after JSON's
+    whitespace around it is stripped: an optional sign and ASCII digits (``"007"`` is 7); for a
+    float field also a fraction and an exponent as JSON writes them (``"2.5"``, ``"1e3"``).
+    Nothing else: no ``"5.0"`` for an integer, no ``".5"``, hex, ``_`` separators, ``nan`` or
+    ``inf``, no digits of other scripts (which ``int`` would take)."""
+    body = text.strip(_JSON_SPACE)
+    unsigned = body[1:] if body[:1] in ("+", "-") else body
+    if _digits(unsigned):
+        try:
+            return int(body)  # an integer for a float field too, as JSON's 5 is
+        except ValueError:  # past Python's limit on digits in a conversion
+            return None
+    if kind != "float":
+        return None
+    mantissa, e, exponent = unsigned.lower().partition("e")
+    whole, dot, fraction = mantissa.partition(".")
+    if not _digits(whole) or (dot and not _digits(fraction)):
+        return None
+    if e and not _digits(exponent[1:] if exponent[:1] in ("+", "-") else exponent):
+        return None
+    return float(body)
+
+
+def _shown(text: str) -> str:
+    """A string as a message quotes it: its line breaks and tabs escaped, as JSON writes them
+    (a message is one line)."""
+    return text.replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _check_value(
@@ -411,11 +456,18 @@ def _check_value(
         return value
     if kind in ("int", "float"):
         ok = type(value) is int or (kind == "float" and type(value) is float)
+        if not ok and type(value) is str:
+            number = _number_text(value, kind)
+            if number is not None:
+                problems.note(f"{where}: \"{_shown(value)}\" was a string and was read as the "
+                              f"number {number}")
+                value, ok = number, True
         if not ok:
             expected = "an integer" if kind == "int" else "a number"
-            problems.add(
-                "wrong_type", where, f"{where} must be {expected}, got {json_type_name(value)}"
-            )
+            got = json_type_name(value)
+            if type(value) is str:  # what it said: "5.0" is no integer, "five" no number
+                got = f"the string \"{_shown(value[:40])}{'...' if len(value) > 40 else ''}\""
+            problems.add("wrong_type", where, f"{where} must be {expected}, got {got}")
             return value
         if kind == "float":
             # NaN and infinity pass no range check (a flag's "nan", "inf", "1e400"), and an
@@ -558,10 +610,14 @@ def did_you_mean(key: str, candidates: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def validate(cls: type[T], data: Any, earlier: list[dict[str, Any]] | None = None) -> T:
+def validate(cls: type[T], data: Any, earlier: list[dict[str, Any]] | None = None,
+             warnings: list[str] | None = None) -> T:
     """Build ``cls`` from a decoded JSON object, or raise one ``invalid_arguments`` error.
 
     ``earlier`` carries problems already found (e.g. in command-line flags) to report together.
+    A number written as a string (``"5"``) is read as the number; ``warnings`` (the call's)
+    gets one line for each, naming the argument as ``name: "5"`` so that a dialect's wording
+    renames it (docs/internals/surfaces.md#dialect-layer).
     """
     if type(data) is not dict:
         raise ToolError(
@@ -574,6 +630,8 @@ def validate(cls: type[T], data: Any, earlier: list[dict[str, Any]] | None = Non
     built = _build(cls, data, "", problems)
     if built is None or problems.items:
         raise invalid_arguments_error(cls, problems.items)
+    if warnings is not None:
+        warnings.extend(problems.notes)
     return built
 
 
