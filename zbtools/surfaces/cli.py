@@ -17,7 +17,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from typer.core import TyperArgument
+from typer.core import TyperArgument, TyperOption
 
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES, EXIT_STATUSES
@@ -177,6 +177,7 @@ def _epilog(spec: ToolSpec) -> str:
 
 
 HELP_NAMES = next(opt.names for opt in GLOBAL_OPTIONS if opt.attr == "help")
+HELP_OPTIONS = sorted(HELP_NAMES, key=len)  # -h, then --help
 
 
 def _global_options() -> Callable[..., None]:
@@ -233,7 +234,7 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         add_completion=False,
         pretty_exceptions_enable=False,
         # -h as well: the fast path sends "-h" here as help (zbtools.dispatch.split_command_line)
-        context_settings={"help_option_names": sorted(HELP_NAMES, key=len)},
+        context_settings={"help_option_names": HELP_OPTIONS},
     )
 
     app.callback()(_global_options())
@@ -310,15 +311,28 @@ class _NamedArgument(TyperArgument):
         return None
 
 
+class _Switch(TyperOption):
+    """A switch, shown without a value: the rich help would show ``<bool>`` as if it took
+    one."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
 def click_command(app: typer.Typer) -> Any:
-    """``app`` as click runs it (what ``app(...)`` builds), every argument that has a
-    placeholder shown without its Python type."""
+    """``app`` as click runs it (what ``app(...)`` builds), every parameter shown by the name
+    of its value, never by its Python type: arguments by their placeholder alone, switches
+    with none."""
     command = typer.main.get_command(app)
     subcommands = getattr(command, "commands", {}).values()
     for sub in (command, *subcommands):
-        for param in sub.params:
+        # --help too: click makes it once per command, on first use (here)
+        helper = sub.get_help_option(typer.Context(sub, help_option_names=HELP_OPTIONS))
+        for param in (*sub.params, helper):
             if type(param) is TyperArgument and param.metavar:
                 param.__class__ = _NamedArgument
+            elif type(param) is TyperOption and param.is_flag:
+                param.__class__ = _Switch
     return command
 
 
