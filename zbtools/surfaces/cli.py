@@ -4,7 +4,10 @@ Generated from the registry: every tool is a command whose options are its param
 included as extra option names). The hot path never comes here; ``zbtools.entry`` hands over only
 ``--help``, a bare ``zbtools`` on a terminal, and completion requests. A command run through this
 app is turned back into an argv and handed to the ``run_argv`` the caller passes in (the
-program's own entry point), so behaviour is identical whichever way it is reached.
+program's own entry point), so behaviour is identical whichever way it is reached. Each value
+is shown by its name (``value_name``: ``PATH``, ``N``, ``{a|b}``), never typer's ``<str>``
+(``click_command``), and completion offers every value whose set is known (``_offer``,
+``_tool_names``).
 
 A surface: imports the registry and the contract, never another surface or the entry point.
 """
