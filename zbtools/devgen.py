@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES, EXIT_STATUSES
+from zbtools.core.call.args import value_name
 from zbtools.options import COMMAND_WORDS, END_OF_OPTIONS, GLOBAL_OPTIONS, SHELLS
 from zbtools.registry import all_tools, name_index
 from zbtools.toolspec import plain_literals
@@ -113,8 +114,9 @@ def _shell_facts_md(spec: ToolSpec) -> list[str]:
     """What a shell user may add: the operand, ``--exit-status``, ``--paths``."""
     facts = []
     if spec.operands:
-        bare = " ".join(op.upper() for op in spec.operands)
-        flags = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        bare = " ".join(shown for _, shown in spec.operand_placeholders())
+        flags = " ".join(f"--{op.replace('_', '-')} {shown}"
+                         for op, shown in spec.operand_placeholders())
         facts.append(f"Operand: `zbtools {spec.name} {bare}` is `{flags}`.")
     if spec.exit_status is not None:
         facts.append("`--exit-status`: " + ("the command's own status (124 on a timeout)."
@@ -331,8 +333,9 @@ def _param_entry(name: str, field: FieldSpec) -> list[str]:
     if field.aliases:
         body += " Aliases: " + ", ".join(f"``{a}``" for a in field.aliases) + "."
     flag = "--" + name.replace("_", "-")
-    body += f" Flag: ``{flag}``" + (f", ``--no-{name.replace('_', '-')}``"
-                                     if field.type.kind == "bool" else "") + "."
+    metavar = value_name(field)
+    body += f" Flag: ``{flag}{' ' + metavar if metavar else ''}``" + (
+        f", ``--no-{name.replace('_', '-')}``" if field.type.kind == "bool" else "") + "."
     if field.minimum is not None or field.maximum is not None:
         bounds = []
         if field.minimum is not None:
@@ -353,8 +356,9 @@ def _tool_section(spec: ToolSpec) -> list[str]:
     if flags:
         facts.append("Annotations: " + ", ".join(flags) + ".")
     if spec.operands:
-        bare = " ".join(op.upper() for op in spec.operands)
-        spelled = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        bare = " ".join(shown for _, shown in spec.operand_placeholders())
+        spelled = " ".join(f"--{op.replace('_', '-')} {shown}"
+                           for op, shown in spec.operand_placeholders())
         facts.append(f"Operand: ``zbtools {spec.name} {bare}`` is ``{spelled}``.")
     if facts:
         out += [" ".join(facts), ""]

@@ -86,7 +86,7 @@ GLOBAL_OPTIONS: tuple[GlobalOption, ...] = (
         "model-facing rendering) or ``human`` (coloured, the default on a terminal); "
         "**--json**, **--text** and **--human** are short for them."),
     GlobalOption(
-        ("--dialect",), "dialect", metavar="NAME",
+        ("--dialect",), "dialect", metavar="NAME", choices=DIALECTS,
         help=f"Tool dialect: {DIALECTS[0]} (default), {', '.join(DIALECTS[1:])} (else "
         "$ZBTOOLS_DIALECT)",
         manual="The tool dialect: tool and parameter names of another tool set ("

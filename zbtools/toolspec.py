@@ -84,6 +84,19 @@ class ToolSpec:
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
+    def operand_placeholders(self) -> list[tuple[str, str]]:
+        """Each operand with the word that stands for it in help and the man page: its value's
+        name (``GLOB``, ``zbtools.core.call.args.value_name``), else its own upper-cased (a
+        choice, or two operands that would both be ``PATH``: ``SOURCE DESTINATION``)."""
+        from zbtools.core.call.args import value_name
+
+        fields = self.params.fields()
+        operands = [op for op in self.operands if op in fields]
+        shown = [value_name(fields[op]) for op in operands]
+        if len(set(shown)) < len(shown) or any(not s or s.startswith("{") for s in shown):
+            shown = [op.upper() for op in operands]
+        return list(zip(operands, shown, strict=True))
+
     @property
     def changes_files(self) -> bool:
         """Whether a call holds the workspace edit lock (``zbtools.core.state.store.EditLock``):

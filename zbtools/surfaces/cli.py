@@ -4,7 +4,10 @@ Generated from the registry: every tool is a command whose options are its param
 included as extra option names). The hot path never comes here; ``zbtools.entry`` hands over only
 ``--help``, a bare ``zbtools`` on a terminal, and completion requests. A command run through this
 app is turned back into an argv and handed to the ``run_argv`` the caller passes in (the
-program's own entry point), so behaviour is identical whichever way it is reached.
+program's own entry point), so behaviour is identical whichever way it is reached. Each value
+is shown by its name (``value_name``: ``PATH``, ``N``, ``{a|b}``), never typer's ``<str>``
+(``click_command``), and completion offers every value whose set is known (``_offer``,
+``_tool_names``).
 
 A surface: imports the registry and the contract, never another surface or the entry point.
 """
@@ -17,11 +20,14 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+from typer.core import TyperArgument, TyperOption
 
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES, EXIT_STATUSES
+from zbtools.core.call.args import value_name
 from zbtools.options import (
     COMMAND_WORDS,
+    COMMANDS,
     COMPLETE_VAR,
     GLOBAL_OPTIONS,
     SHELLS,
@@ -55,13 +61,47 @@ def _option_type(spec: FieldSpec) -> type:
 def _option_help(spec: FieldSpec) -> str:
     assert spec.type is not None
     text = spec.help
-    if spec.type.kind == "literal":
+    if spec.type.kind == "literal" and not value_name(spec).startswith("{"):
         text += f" [one of: {', '.join(str(c) for c in spec.type.choices)}]"
-    elif spec.type.kind in ("list", "dict", "struct"):
-        text += " [JSON]"
     if spec.required:
         text += " [required]"
     return text
+
+
+def _offer(values: tuple[str, ...] | list[str]) -> Callable[[str], list[str]]:
+    """A completion callback: the values that start with what was typed."""
+    def complete(incomplete: str) -> list[str]:
+        return [value for value in values if value.startswith(incomplete)]
+    return complete
+
+
+def _choices(spec: FieldSpec) -> tuple[str, ...]:
+    """The values a shell may complete for a field: a choice's, else none (a switch's two
+    spellings are option names, which the shell completes as such)."""
+    assert spec.type is not None
+    return tuple(str(c) for c in spec.type.choices) if spec.type.kind == "literal" else ()
+
+
+def _tool_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """What may follow ``help`` (the canonical tools and the command words), ``schema`` or
+    ``prompt`` (the selected dialect's tools, then the canonical ones: both are looked up
+    there, while help knows only the canonical tools)."""
+    from zbtools.registry import all_tools
+
+    names: list[str] = []
+    chosen = ctx.parent.params.get("dialect") if ctx.parent is not None else None
+    if ctx.info_name != "help":
+        from zbtools.contract import ToolError
+        from zbtools.dialects import get_dialect
+
+        try:  # no --dialect: $ZBTOOLS_DIALECT's, as the command would use
+            names += [tool.name for tool in get_dialect(chosen or None, os.environ).tools()]
+        except ToolError:  # an unknown dialect: the canonical names still help
+            pass
+    names += [spec.name for spec in all_tools()]
+    if ctx.info_name == "help":
+        names += [word for word in COMMANDS if word != "help"]
+    return [name for name in dict.fromkeys(names) if name.startswith(incomplete)]
 
 
 def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
@@ -76,23 +116,29 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
             decls = [f"{flag}/--no-{name.replace('_', '-')}"]
         else:
             decls = [flag, *extra]
-        option = typer.Option(None, *decls, help=_option_help(fspec), show_default=False)
+        choices = _choices(fspec)
+        option = typer.Option(None, *decls, help=_option_help(fspec), show_default=False,
+                              metavar=value_name(fspec) or None,
+                              autocompletion=_offer(choices) if choices else None)
         annotations[name] = Optional[py_type]  # noqa: UP045 - typer needs a runtime object
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                             default=option, annotation=annotations[name]))
-    operands = [name for name in spec.operands if name in fields]
-    for index, operand in enumerate(operands):
+    placeholders = spec.operand_placeholders()
+    operands = [name for name, _ in placeholders]
+    for index, (operand, placeholder) in enumerate(placeholders):
         key = f"operand_{index}_"
         annotations[key] = Optional[str]  # noqa: UP045
         parameters.insert(index, inspect.Parameter(
             key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
             annotation=Optional[str],  # noqa: UP045
-            default=typer.Argument(None, metavar=operand.upper(), show_default=False,
+            default=typer.Argument(None, metavar=placeholder,
+                                   show_default=False,
                                    help=f"The {operand} (same as --{operand.replace('_', '-')})")))
     annotations["args"] = Optional[str]  # noqa: UP045
     parameters.append(inspect.Parameter(
         "args", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],  # noqa: UP045
-        default=typer.Option(None, "--args", help="All arguments as one JSON object")))
+        default=typer.Option(None, "--args", metavar="JSON",
+                             help="All arguments as one JSON object")))
 
     def command(**kwargs: Any) -> None:
         argv = [spec.name]
@@ -125,14 +171,16 @@ def _epilog(spec: ToolSpec) -> str:
     example = json.dumps(required)
     paragraphs.append(f"Example: echo '{example}' | zbtools {spec.name}")
     if spec.operands:
-        bare = " ".join(op.upper() for op in spec.operands)
-        flags = " ".join(f"--{op.replace('_', '-')} {op.upper()}" for op in spec.operands)
+        bare = " ".join(shown for _, shown in spec.operand_placeholders())
+        flags = " ".join(f"--{op.replace('_', '-')} {shown}"
+                         for op, shown in spec.operand_placeholders())
         paragraphs.append(f"Operand: zbtools {spec.name} {bare} is zbtools {spec.name} {flags}; "
                           "after --, a value may start with -.")
     return "\n\n".join(paragraphs)
 
 
 HELP_NAMES = next(opt.names for opt in GLOBAL_OPTIONS if opt.attr == "help")
+HELP_OPTIONS = sorted(HELP_NAMES, key=len)  # -h, then --help
 
 
 def _global_options() -> Callable[..., None]:
@@ -144,7 +192,8 @@ def _global_options() -> Callable[..., None]:
         if not opt.in_help:
             continue
         if opt.takes_value:
-            default = typer.Option(None, *opt.names, help=opt.help)
+            default = typer.Option(None, *opt.names, help=opt.help, metavar=opt.metavar,
+                                   autocompletion=_offer(opt.choices) if opt.choices else None)
             annotations[opt.attr] = Optional[str]  # noqa: UP045 - typer needs a runtime object
         else:
             default = typer.Option(False, *opt.names, help=opt.help)
@@ -188,7 +237,7 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         add_completion=False,
         pretty_exceptions_enable=False,
         # -h as well: the fast path sends "-h" here as help (zbtools.dispatch.split_command_line)
-        context_settings={"help_option_names": sorted(HELP_NAMES, key=len)},
+        context_settings={"help_option_names": HELP_OPTIONS},
     )
 
     app.callback()(_global_options())
@@ -203,11 +252,14 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
 
     @app.command(name="help", help=_word_help("help"))
     def help_command(tool: Optional[str] = typer.Argument(  # noqa: UP045
-            None, help="A tool (or command) name")) -> None:
+            None, metavar="TOOL", help="A tool (or command) name",
+            autocompletion=_tool_names)) -> None:
         raise typer.Exit(run_argv([*([tool] if tool else []), "--help"]))
 
     @app.command(name="completion", help=_word_help("completion"))
-    def completion_cmd(shell: str = typer.Argument(..., help=choice_list(SHELLS))) -> None:
+    def completion_cmd(shell: str = typer.Argument(
+            ..., metavar="SHELL", help=choice_list(SHELLS),
+            autocompletion=_offer(SHELLS))) -> None:
         raise typer.Exit(run_argv(["completion", shell]))
 
     @app.command(name="tools", help=_word_help("tools"))
@@ -226,9 +278,11 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
     def schema_command(
         ctx: typer.Context,
         tools: Optional[list[str]] = typer.Argument(  # noqa: B008, UP045
-            None, help="Only these tools (dialect or canonical names), in this order"),
+            None, metavar="TOOL", autocompletion=_tool_names,
+            help="Only these tools (dialect or canonical names), in this order"),
         format: str = typer.Option(
-            SCHEMA_FORMATS[0], "--format", help=choice_list(SCHEMA_FORMATS)),
+            SCHEMA_FORMATS[0], "--format", metavar="FORMAT", help=choice_list(SCHEMA_FORMATS),
+            autocompletion=_offer(SCHEMA_FORMATS)),
     ) -> None:
         raise typer.Exit(run_argv([*_globals(ctx), "schema", "--format", format,
                                          *(tools or [])]))
@@ -237,7 +291,7 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
     def prompt_command(
         ctx: typer.Context,
         tools: Optional[list[str]] = typer.Argument(  # noqa: B008, UP045
-            None, help="Only these tools"),
+            None, metavar="TOOL", help="Only these tools", autocompletion=_tool_names),
     ) -> None:
         raise typer.Exit(run_argv([*_globals(ctx), "prompt", *(tools or [])]))
 
@@ -250,6 +304,39 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         raise typer.Exit(run_argv([*_globals(ctx), "mcp"]))
 
     return app
+
+
+class _NamedArgument(TyperArgument):
+    """An argument shown by its placeholder alone: ``PATTERN``, where typer would add the
+    Python type (``PATTERN <str>``) whatever the metavar says."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+class _Switch(TyperOption):
+    """A switch, shown without a value: the rich help would show ``<bool>`` as if it took
+    one."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+def click_command(app: typer.Typer) -> Any:
+    """``app`` as click runs it (what ``app(...)`` builds), every parameter shown by the name
+    of its value, never by its Python type: arguments by their placeholder alone, switches
+    with none."""
+    command = typer.main.get_command(app)
+    subcommands = getattr(command, "commands", {}).values()
+    for sub in (command, *subcommands):
+        # --help too: click makes it once per command, on first use (here)
+        helper = sub.get_help_option(typer.Context(sub, help_option_names=HELP_OPTIONS))
+        for param in (*sub.params, helper):
+            if type(param) is TyperArgument and param.metavar:
+                param.__class__ = _NamedArgument
+            elif type(param) is TyperOption and param.is_flag:
+                param.__class__ = _Switch
+    return command
 
 
 def completion_script(shell: str) -> str:
@@ -290,7 +377,7 @@ def run_typer(argv: list[str], streams: Streams, run_argv: Callable[[list[str]],
         completion_init()
     with contextlib.redirect_stdout(streams.stdout), contextlib.redirect_stderr(streams.stderr):
         try:
-            app(args=argv, prog_name="zbtools", standalone_mode=True)
+            click_command(app).main(args=argv, prog_name="zbtools", standalone_mode=True)
         except SystemExit as exc:
             code = exc.code
             return code if isinstance(code, int) else (0 if code is None else 2)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         field,
         json_type_name,
         validate,
+        value_name,
     )
     from zbtools.core.call.config import (
         EXEC_DEFAULTS,
@@ -48,8 +49,8 @@ __all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "ExecSettings", "FieldSpec"
            "Struct", "TypeSpec", "WebSettings", "Wording", "alias_table", "coerce_flag",
            "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "field", "json_type_name",
            "load_config", "load_exec_settings", "load_files_settings", "load_limits",
-           "load_web_settings", "loads_strict", "missing", "require", "validate", "visible",
-           "visible_name"]
+           "load_web_settings", "loads_strict", "missing", "require", "validate", "value_name",
+           "visible", "visible_name"]
 
 _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "context",
               "ExecSettings": "config", "FieldSpec": "args", "Limits": "config", "Struct": "args",
@@ -59,7 +60,8 @@ _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "con
               "json_type_name": "args", "load_config": "config", "load_exec_settings": "config",
               "load_files_settings": "config", "load_limits": "config",
               "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",
-              "require": "optional", "validate": "args", "visible": "terminal",
+              "require": "optional", "validate": "args", "value_name": "args",
+              "visible": "terminal",
               "visible_name": "terminal", "Wording": "wording"}
 
 __getattr__ = lazy_names(__name__, _SUBMODULE, globals())

@@ -13,7 +13,8 @@ written as a string (``"5"``, models send them) is read as the number, with a wa
 declaration the parser cannot read raises ``TypeError`` at first use, which the test suite
 catches for every registered tool.
 
-Map: ``Struct``, ``field``/``FieldSpec``, ``TypeSpec``, ``parse_annotation``; ``validate``,
+Map: ``Struct``, ``field``/``FieldSpec``, ``value_name`` (a value's placeholder in help),
+``TypeSpec``, ``parse_annotation``; ``validate``,
 ``invalid_arguments_error``, ``alias_table``, ``did_you_mean``; ``coerce_flag``,
 ``json_type_name``.
 """
@@ -54,6 +55,7 @@ class FieldSpec:
         "default_factory",
         "help",
         "maximum",
+        "metavar",
         "minimum",
         "name",
         "omit_null",
@@ -72,8 +74,12 @@ class FieldSpec:
         maximum: float | None = None,
         text_body: bool = False,
         omit_null: bool = False,
+        metavar: str = "",
     ) -> None:
         self.name = ""
+        # the word naming the value in --help and the man page (``PATH``); empty: derived by
+        # ``value_name`` from the name and type
+        self.metavar = metavar
         # a result field of some kinds of result only: left out of the JSON when it is null
         self.omit_null = omit_null
         # a body of text (file content, old/new text, a patch, a command): as a command-line
@@ -112,13 +118,15 @@ def field(
     maximum: float | None = None,
     text_body: bool = False,
     omit_null: bool = False,
+    metavar: str = "",
 ) -> Any:
     """Declare a field; typed ``Any`` so that ``path: str = field(...)`` type-checks.
 
     ``text_body``: the field holds a body of text (file content, a patch, a command), which a
     command-line flag may read from stdin (``-``) or a file (``@PATH``). ``omit_null``: a result
     field that only some kinds of result have (an image's width in a read of text) is left out
-    of the JSON when it is null."""
+    of the JSON when it is null. ``metavar``: the word naming the value in ``--help``
+    (``PATH``), when ``value_name`` would derive a worse one."""
     return FieldSpec(
         default=default,
         default_factory=default_factory,
@@ -128,7 +136,65 @@ def field(
         maximum=maximum,
         text_body=text_body,
         omit_null=omit_null,
+        metavar=metavar,
     )
+
+
+# (names, placeholder): a string field called (or aliased) one of the names takes that
+# placeholder; the first row that matches wins, so a glob called ``pattern`` is a GLOB. These
+# rows win over ``text_body`` (a command is a body of text, but a COMMAND), the next ones not.
+_BODY_VALUE_NAMES: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"url", "uri", "link"}), "URL"),
+    (frozenset({"command", "cmd", "script"}), "COMMAND"),
+    (frozenset({"patch", "diff"}), "PATCH"),
+)
+_STR_VALUE_NAMES: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"glob", "include", "file_pattern"}), "GLOB"),
+    (frozenset({"pattern", "regex"}), "PATTERN"),
+    (frozenset({"symbol"}), "NAME"),
+    (frozenset({"query", "q"}), "QUERY"),
+    (frozenset({"cwd", "workdir"}), "DIR"),
+    (frozenset({"path", "source", "destination", "file_path", "src", "dest"}), "PATH"),
+    (frozenset({"id"}), "ID"),
+    (frozenset({"stdin", "description", "title", "explanation", "anchor", "end_anchor"}),
+     "TEXT"),
+    (frozenset({"max_filesize"}), "SIZE"),
+)
+
+
+def value_name(spec: FieldSpec) -> str:
+    """The placeholder naming a field's value in ``--help``, the man page and completions:
+    ``PATH``, ``PATTERN``, ``N``, ``{a|b}`` for a short choice, ``JSON`` for a list or an object, ""
+    for a boolean (a switch). ``field(metavar=...)`` overrides it; otherwise it is derived from
+    the field's name, aliases and type, here and nowhere else."""
+    if spec.metavar:
+        return spec.metavar
+    assert spec.type is not None
+    kind = spec.type.kind
+    if kind == "bool":
+        return ""
+    if kind == "literal":
+        listed = "{" + "|".join(str(choice) for choice in spec.type.choices) + "}"
+        # a long list would push the help text off the line; the help lists it instead
+        return listed if len(listed) <= 40 else spec.name.rsplit("_", 1)[-1].upper()
+    if kind == "int":
+        return "MS" if spec.name.endswith("_ms") else "N"
+    if kind == "float":
+        return "SECONDS" if "timeout" in spec.name or spec.name == "grace" else "N"
+    if kind != "str":
+        return "JSON"
+    names = spec.names
+    for words, placeholder in _BODY_VALUE_NAMES:
+        if any(name in words for name in names):
+            return placeholder
+    if spec.text_body:
+        return "TEXT"
+    if spec.name.endswith("_id"):
+        return "ID"
+    for words, placeholder in _STR_VALUE_NAMES:
+        if any(name in words for name in names):
+            return placeholder
+    return spec.name.rsplit("_", 1)[-1].upper()
 
 
 class TypeSpec:
