@@ -1,5 +1,5 @@
-"""rg's and fd's form: after the pattern, a second bare word is the path to search
-(``zbtools grep_search TODO src``), for the search and listing tools, through a real process."""
+"""rg's and fd's form, through a real process: after the pattern, a second bare word is the path
+to search (``zbtools grep_search TODO src``); rg's ``-g``, ``-F`` and ``-t`` work in grep_search."""
 
 from __future__ import annotations
 
@@ -35,3 +35,16 @@ def test_a_third_operand_is_refused_with_the_form_named(ws: Path, proc: CliRunne
     extra = proc("grep_search", "TODO", "src", "b.py")
     assert extra.error["code"] == "invalid_arguments"
     assert "2 operands (pattern, path)" in extra.error["message"], extra.error
+
+
+def test_rgs_short_flags_mean_what_rg_means(ws: Path, proc: CliRunner) -> None:
+    _tree(ws)
+    (ws / "notes.txt").write_text("a.b\naxb\nTODO three\n")
+    for short, long in ((["-g", "*.py"], ["--glob", "*.py"]), (["-t", "py"], ["--type", "py"])):
+        got = proc("grep_search", "TODO", *short, "--paths")
+        assert got.code == 0 and got.out == proc("grep_search", "TODO", *long, "--paths").out
+        assert sorted(got.out.split()) == ["b.py", "src/a.py"], got.out
+    fixed = proc("grep_search", "a.b", "-F", "--json").result
+    assert [m["text"] for m in fixed["matches"]] == ["a.b"], fixed
+    regex = proc("grep_search", "a.b", "--json").result
+    assert sorted(m["text"] for m in regex["matches"]) == ["a.b", "axb"], regex

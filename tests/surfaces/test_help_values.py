@@ -112,7 +112,9 @@ def test_every_tools_help_names_every_value(app_help: Any) -> None:
             metavar = value_name(fspec)
             if not metavar:
                 continue
-            last = "--" + (fspec.aliases[-1] if fspec.aliases else name).replace("_", "-")
+            # (one-letter aliases are short flags, which the help lists first: -g, --glob)
+            longs = [a for a in fspec.aliases if len(a) > 1]
+            last = "--" + (longs[-1] if longs else name).replace("_", "-")
             assert f"{last} {metavar} " in flat, (spec.name, name, metavar)
         assert "--args JSON " in flat, spec.name
         usage = text.splitlines()[0]

@@ -110,7 +110,8 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
     annotations: dict[str, Any] = {}
     for name, fspec in fields.items():
         flag = "--" + name.replace("_", "-")
-        extra = ["--" + a.replace("_", "-") for a in fspec.aliases]
+        # a one-letter alias is a short flag (-g, -C), as the command line reads it
+        extra = [("-" if len(a) == 1 else "--") + a.replace("_", "-") for a in fspec.aliases]
         py_type = _option_type(fspec)
         if py_type is bool:
             decls = [f"{flag}/--no-{name.replace('_', '-')}"]

@@ -91,16 +91,17 @@ class Params(WalkSwitches):
                          help="Regular expression to search for (see fixed_strings)")
     path: str = field(default=".", aliases=DIR_ALIASES,
                       help="File or directory to search, relative to the workspace root")
-    glob: str | None = field(default=None, aliases=("include",),
+    glob: str | None = field(default=None, aliases=("include", "g"),
                              help="Only files matching these globs, comma-separated: '*.py', "
                              "'src/**/*.ts', '*.{ts,tsx}', '!*_test.go' excludes; a glob "
                              "without '/' matches the base name")
-    type: str | None = field(default=None, help="Only files of this type, as `rg --type-list` "
+    type: str | None = field(default=None, aliases=("t",),
+                             help="Only files of this type, as `rg --type-list` "
                              "names them: py, js, ts, rust, go, java, c, cpp, html, css, md, "
                              "json, yaml, sh, ...")
     case_insensitive: bool = field(default=False, aliases=("ignore_case", "i"),
                                    help="Ignore case when matching")
-    fixed_strings: bool = field(default=False,
+    fixed_strings: bool = field(default=False, aliases=("F",),
                                 help="Treat the pattern as literal text, not a regex")
     multiline: bool = field(default=False,
                             help="Let a match span lines ('.' also matches newlines)")
