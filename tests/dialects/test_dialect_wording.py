@@ -412,28 +412,14 @@ def test_a_dialects_words_through_a_real_subprocess(ws: Path, proc: CliRunner) -
 def test_a_dialects_words_over_mcp(ws: Path) -> None:
     """The same failed edit through the SDK client: the error content speaks fiz."""
     pytest.importorskip("mcp", reason="the mcp package (a default dependency) is not installed")
-    import os
-
-    import anyio
-    from mcp import Client
-
-    from zbtools.dispatch import Options
-    from zbtools.surfaces.mcp_server import build_server
+    from tests.surfaces.mcp_memory import in_memory
 
     (ws / "f.txt").write_text("line 0\n")
-    opts = Options()
-    opts.workspace = str(ws)
-    server = build_server(get_dialect("fiz", {}), opts, os.environ, str(ws))
-
-    async def main() -> dict[str, Any]:
-        with anyio.fail_after(20):
-            async with Client(server, mode="legacy") as client:
-                result = await client.call_tool("edit", {
-                    "path": "f.txt", "edits": [{"oldText": "line 9", "newText": "x"}]})
-                assert result.is_error and isinstance(result.structured_content, dict)
-                return result.structured_content
-
-    error = anyio.run(main)["error"]
+    [result] = in_memory(ws, [("edit", {"path": "f.txt",
+                                        "edits": [{"oldText": "line 9", "newText": "x"}]})],
+                         dialect="fiz")
+    assert result.is_error and isinstance(result.structured_content, dict)
+    error = result.structured_content["error"]
     assert error["code"] == "no_match" and "oldText" in error["message"], error
     for word, pattern in forbidden_patterns("fiz"):
         assert not pattern.search(error["message"] + " " + error["hint"]), (word, error)

@@ -13,39 +13,17 @@ from __future__ import annotations
 import base64
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp package (a default dependency) is not installed")
 
-import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, types
 
+from tests.surfaces.mcp_memory import in_memory
 from tests.surfaces.test_mcp import session
-
-
-def in_memory(ws: Path, calls: list[tuple[str, dict[str, Any]]],
-              dialect: str | None = None) -> list[types.CallToolResult]:
-    from zbtools.dialects import get_dialect
-    from zbtools.dispatch import Options
-    from zbtools.surfaces.mcp_server import build_server
-
-    opts = Options()
-    opts.workspace = str(ws)
-    server = build_server(get_dialect(dialect, os.environ), opts, os.environ, str(ws))
-    results: list[types.CallToolResult] = []
-
-    async def main() -> None:
-        with anyio.fail_after(20):
-            async with Client(server) as client:
-                for name, arguments in calls:
-                    results.append(await client.call_tool(name, arguments))
-
-    anyio.run(main)
-    return results
 
 
 def the_bytes(result: types.CallToolResult) -> tuple[str, str, bytes]:

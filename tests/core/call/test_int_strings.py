@@ -17,7 +17,6 @@ bug.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -196,32 +195,20 @@ def test_a_real_process_reads_the_string(ws: Path, proc: CliRunner) -> None:
 def test_an_mcp_client_s_string_is_read(ws: Path) -> None:
     """Through the SDK's client (in memory: the server object the stdio server runs)."""
     pytest.importorskip("mcp", reason="the mcp package is not installed")
-    import anyio
-    from mcp import Client, types
+    from mcp import types
 
-    from zbtools.dialects import get_dialect
-    from zbtools.dispatch import Options
-    from zbtools.surfaces.mcp_server import build_server
+    from tests.surfaces.mcp_memory import in_memory
 
     (ws / "a.txt").write_text(LINES)
-    opts = Options()
-    opts.workspace = str(ws)
-    server = build_server(get_dialect(None, os.environ), opts, os.environ, str(ws))
-
-    async def main() -> None:
-        with anyio.fail_after(20):
-            async with Client(server) as client:
-                result = await client.call_tool("read_file", {"path": "a.txt", "limit": "2"})
-                assert result.is_error is False
-                [block] = result.content
-                assert isinstance(block, types.TextContent)
-                assert block.text.startswith("     1\tline 1\n     2\tline 2\n")
-                assert block.text.endswith(f"\nwarning: {_warning('limit', '2', 2)}\n")
-                bad = await client.call_tool("read_file", {"path": "a.txt", "limit": "2.0"})
-                assert bad.is_error is True and isinstance(bad.structured_content, dict)
-                assert bad.structured_content["error"]["code"] == "invalid_arguments"
-
-    anyio.run(main)
+    result, bad = in_memory(ws, [("read_file", {"path": "a.txt", "limit": "2"}),
+                                 ("read_file", {"path": "a.txt", "limit": "2.0"})])
+    assert result.is_error is False
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    assert block.text.startswith("     1\tline 1\n     2\tline 2\n")
+    assert block.text.endswith(f"\nwarning: {_warning('limit', '2', 2)}\n")
+    assert bad.is_error is True and isinstance(bad.structured_content, dict)
+    assert bad.structured_content["error"]["code"] == "invalid_arguments"
 
 
 # ---------------------------------------------------------------------------------------------
