@@ -183,7 +183,7 @@ def test_view_image_over_mcp_is_image_content(ws: Path) -> None:
 
     from mcp import types
 
-    from tests.surfaces.test_mcp_binary import in_memory
+    from tests.surfaces.mcp_memory import in_memory
 
     data = picture(ws / "p.png")
     [result] = in_memory(ws, [("view_image", {"path": str(ws / "p.png")})], dialect="codex")
