@@ -221,15 +221,13 @@ def _folded(argv: list[str], command: str | None) -> list[str]:
     as for a call (``zbtools Bash --help`` is ``bash``'s, docs/dialects.md#tool-names)."""
     if command is None or command in COMMANDS or command == "help":
         return argv
-    from zbtools.registry import find
+    from zbtools.registry import find, fold_name
 
     spec = find(command)
-    if spec is None or command in spec.names:
+    if spec is None or command in spec.names or command not in argv:
         return argv
-    folded = command.replace("-", "_").lower()
-    name = folded if folded in spec.names else spec.name
-    at = argv.index(command) if command in argv else -1
-    return argv if at < 0 else [*argv[:at], name, *argv[at + 1:]]
+    at = argv.index(command)  # (find found it folded: the folded name is one of the tool's)
+    return [*argv[:at], fold_name(command), *argv[at + 1:]]
 
 
 def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:

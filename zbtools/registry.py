@@ -47,6 +47,12 @@ def module_names() -> list[str]:
     return out
 
 
+def fold_name(name: str) -> str:
+    """A tool name as every lookup compares it: case folded, ``-`` as ``_``
+    (docs/dialects.md#tool-names)."""
+    return name.casefold().replace("-", "_")
+
+
 def find(name: str) -> ToolSpec | None:
     """The tool called ``name`` (or with that alias), importing as little as possible.
 
@@ -55,7 +61,7 @@ def find(name: str) -> ToolSpec | None:
     """
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         return None
-    name = name.replace("-", "_").lower()
+    name = fold_name(name)
     try:
         from zbtools.toolindex import NAMES
     except ImportError:  # pragma: no cover - index not generated yet

@@ -141,8 +141,7 @@ def test_canonical_names_are_lower_case_so_folding_is_unambiguous() -> None:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_name_resolves_the_same_in_any_case(dialect: str) -> None:
-    from zbtools.dialects import fold_name
-    from zbtools.registry import all_tools
+    from zbtools.registry import all_tools, fold_name
 
     d = get_dialect(dialect, {})
     own: dict[str, str] = {}

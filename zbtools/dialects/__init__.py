@@ -569,6 +569,8 @@ class Dialect:
         for tool in tools:
             if tool_name in tool.aliases:
                 return tool
+        from zbtools.registry import fold_name
+
         folded = fold_name(tool_name)
         for tool in tools:
             if any(fold_name(n) == folded for n in (tool.name, *tool.aliases)):
@@ -593,11 +595,6 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"Dialect({self.name!r})"
-
-
-def fold_name(name: str) -> str:
-    """A tool name as lookups compare it: case folded, ``-`` as ``_``."""
-    return name.casefold().replace("-", "_")
 
 
 _LOADED: dict[str, Dialect] = {}
