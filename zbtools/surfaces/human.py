@@ -342,11 +342,11 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
 
 
 def _scope_heading(scope: Any) -> str:
-    """``@@ method A.f (lines 2-4)``, or ``@@ top level``: grep's show_scope heading."""
-    if not isinstance(scope, dict):
-        return "@@ top level"
-    return (f"@@ {scope.get('kind')} {scope.get('qualname')} "
-            f"(lines {scope.get('start_line')}-{scope.get('end_line')})")
+    """``@@ method A.f (lines 2-4)``, or ``@@ top level``: grep's show_scope heading, in the
+    words of its text rendering."""
+    from zbtools.toolkit.grep import scope_label
+
+    return "@@ " + scope_label(scope if isinstance(scope, dict) else None)
 
 
 def _processes(console: Console, processes: list[dict[str, Any]]) -> None:

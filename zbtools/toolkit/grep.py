@@ -15,6 +15,7 @@ from zbtools.core.search.entries import Skipped
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection
+    from typing import Any
 
     from zbtools.core.call.context import Context
     from zbtools.core.code.scopes import Scopes
@@ -248,11 +249,17 @@ def content_lines(matches: list[Match], unscoped: Collection[str] | None = None)
     return out
 
 
-def scope_label(scope: Scope | None) -> str:
-    """``method A.f (lines 2-4)``, or ``top level``: a header's words for a scope."""
+def scope_label(scope: Scope | dict[str, Any] | None) -> str:
+    """``method A.f (lines 2-4)``, or ``top level``: a header's words for a scope (a ``Scope``
+    or its JSON, as the terminal rendering has it)."""
     if scope is None:
         return "top level"
-    return f"{scope.kind} {scope.qualname} (lines {scope.start_line}-{scope.end_line})"
+    if isinstance(scope, dict):
+        kind, qualname = scope.get("kind"), scope.get("qualname")
+        start, end = scope.get("start_line"), scope.get("end_line")
+    else:
+        kind, qualname, start, end = scope.kind, scope.qualname, scope.start_line, scope.end_line
+    return f"{kind} {qualname} (lines {start}-{end})"
 
 
 def _plain_lines(matches: list[Match]) -> list[str] | None:
