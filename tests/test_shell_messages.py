@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import CliRunner
+from tests.conftest import CliRunner, run_inprocess
 
 
 def test_path_errors_carry_the_path(ws: Path, proc: CliRunner) -> None:
@@ -33,6 +33,43 @@ def test_path_errors_carry_the_path(ws: Path, proc: CliRunner) -> None:
         assert "path" in call.error["details"], call
         if path is not None:
             assert call.error["details"]["path"] == path
+
+
+PATH_ERRORS = {"not_found", "outside_workspace", "is_directory", "not_a_directory",
+               "already_exists", "permission_denied", "protected_path", "dangling_symlink"}
+
+
+def test_every_path_error_of_every_tool_names_its_path(ws: Path) -> None:
+    """Every path parameter of every tool, pointed at a missing file in a missing directory, a
+    directory, a path through a file and a file outside: an error about that path carries it in
+    ``details.path`` (a generated sweep: a new tool or a new raise site is covered unasked)."""
+    from zbtools.core.call.args import value_name
+    from zbtools.registry import all_tools
+
+    (ws / "a.txt").write_text("x\n")
+    (ws / "d").mkdir()
+    bad = ["nope/x.txt", "d", "a.txt/x", str(ws.parent / "outside" / "secret.txt")]
+    seen: set[str] = set()
+    for spec in all_tools():
+        fields = spec.params.fields()
+        required = {n: "x" for n, f in fields.items() if f.required and f.type is not None
+                    and f.type.kind == "str"}
+        for name, fspec in fields.items():
+            if value_name(fspec) not in ("PATH", "DIR"):
+                continue
+            for target in bad:
+                call = run_inprocess([spec.name, "--stdin"], workspace=ws,
+                                     stdin=json.dumps({**required, name: target}))
+                error = call.json.get("error") or {}
+                if error.get("code") not in PATH_ERRORS:
+                    continue
+                seen.add(error["code"])
+                details = error.get("details")
+                assert isinstance(details, dict) and "path" in details, (spec.name, name, call)
+                if not target.startswith("/"):  # the path the error is about, as given
+                    assert details["path"] in (target, *required.values()), (spec.name, call)
+    assert {"not_found", "is_directory", "not_a_directory", "outside_workspace",
+            "already_exists"} <= seen
 
 
 def test_a_limit_above_the_line_cap_is_lowered_with_a_warning(ws: Path,

@@ -141,8 +141,13 @@ def tool_flags(command: str, opts: Options, env: Mapping[str, str]) -> set[str]:
         structs = tool_structs(command, opts, env)[2]
     except ToolError:
         return set()  # an unknown dialect is reported once the command line is parsed
-    names = {n for struct in structs for f in struct.fields().values() for n in f.names}
-    return {"--" + n for n in names} | {"--" + n.replace("_", "-") for n in names}
+    fields = [f for struct in structs for f in struct.fields().values()]
+    names = {n for f in fields for n in (*f.names, *f.switches)}
+    # a one-letter flag of the tool wins over a global option of that letter after the tool's
+    # name (``grep_search -w``: whole words, as rg), except a global switch (``-q``), which
+    # keeps its meaning everywhere (docs/shell.md#rgs-flags)
+    letters = {"-" + n for n in names if len(n) == 1 and "-" + n not in SWITCHES}
+    return {"--" + n for n in names} | {"--" + n.replace("_", "-") for n in names} | letters
 
 
 def split_command_line(argv: list[str], opts: Options, env: Mapping[str, str] | None = None
@@ -225,7 +230,29 @@ def flag_table(structs: list[type[Struct]]
                 table[spelling] = name
         for name, fspec in struct.fields().items():
             fields.setdefault(name, fspec)
+            for spelling in fspec.switches:
+                table.setdefault(spelling, name)
+                table.setdefault(spelling.replace("_", "-"), name)
     return table, fields
+
+
+def short_flags(token: str, table: Mapping[str, str], fields: Mapping[str, FieldSpec]
+                ) -> list[str] | None:
+    """``-m2`` -> ``[-m, 2]``, ``-il`` -> ``[-i, -l]``: one-letter flags run together, the last
+    of them maybe with its value attached; None when a letter is not one of the tool's."""
+    out: list[str] = []
+    for at, letter in enumerate(token[1:], start=1):
+        name = table.get(letter) if letter.isalpha() else None
+        if name is None:
+            return None
+        out.append("-" + letter)
+        fspec = fields[name]
+        assert fspec.type is not None
+        if fspec.type.kind != "bool" and letter not in fspec.switches:
+            if at + 1 < len(token):
+                out.append(token[at + 1:])
+            return out
+    return out
 
 
 def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
@@ -249,6 +276,7 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
     values: dict[str, Any] = {}
     problems: list[dict[str, Any]] = []
     bare: list[str] = []
+    tokens = list(tokens)
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -256,6 +284,11 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
         if token == "--":
             bare += tokens[i:]
             break
+        if len(token) > 2 and token[0] == "-" and token[1] != "-":
+            letters = short_flags(token, table, fields)
+            if letters is not None:  # -m2 is -m 2, -il is -i -l, as rg and grep read them
+                token = letters[0]
+                tokens[i:i] = letters[1:]
         if len(token) == 2 and token[0] == "-" and token[1].isalpha() and token[1] in table:
             token = "-" + token  # a one-letter alias as a short flag: -C 2, like grep
         if not token.startswith("--"):
@@ -282,6 +315,15 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
             continue
         fspec = fields[canonical]
         assert fspec.type is not None
+        switch = key if key in fspec.switches else raw_name
+        if switch in fspec.switches and key not in fspec.names and not eq:
+            if canonical in values:
+                problems.append({"problem": "conflicting_aliases", "argument": canonical,
+                                 "message": f"{tokens[i - 1]}: {canonical} given more than "
+                                 "once"})
+            else:
+                values[canonical] = fspec.switches[switch]
+            continue
         is_bool = fspec.type.kind == "bool"
         if negated and not is_bool:
             problems.append({"problem": "unknown_argument", "argument": raw_name,
@@ -432,6 +474,23 @@ def read_raw_values(flags: dict[str, Any], fields: Mapping[str, FieldSpec], stre
     return out
 
 
+def shadowed_global(rest: Sequence[str], table: Mapping[str, str]) -> str | None:
+    """A warning when a one-letter flag of the tool that is also a global option (``-w``)
+    is followed by an existing directory: the call may have meant the global one."""
+    for at, token in enumerate(rest[:-1]):
+        if token == "--":
+            break
+        if (token in VALUE_OPTIONS and len(token) == 2 and token[1] in table
+                and not rest[at + 1].startswith("-") and os.path.isdir(rest[at + 1])):
+            own = "--" + table[token[1]].replace("_", "-")
+            meant = next(n for n in VALUE_OPTIONS if n.startswith("--")
+                         and VALUE_OPTIONS[n] == VALUE_OPTIONS[token])
+            return (f"{token} after the tool's name is its {own}, not {meant}: "
+                    f"{rest[at + 1]!r} was read as an operand; for {meant}, put {token} "
+                    "DIR before the tool's name")
+    return None
+
+
 def note_unread_stdin(error: ToolError, streams: Streams) -> None:
     """A call that lacks an argument while stdin, left unread because flags were given, holds
     something: the hint says so (the habit of ``echo '{...}' | zbtools TOOL --flag``)."""
@@ -561,6 +620,9 @@ class ToolCall:
                             "list_directory, find_files, find_files_glob, grep_search, "
                             "codebase_search")
         self.ctx = ctx = make_context(opts, self.env)
+        shadowed = shadowed_global(rest, tables[0])
+        if shadowed is not None:
+            ctx.warn(shadowed)
         if self.prepare is not None:
             self.prepare(spec, ctx)
         if flags:
@@ -581,6 +643,8 @@ class ToolCall:
         except ToolError as error:
             if not read:
                 note_unread_stdin(error, self.streams)
+            if shadowed is not None:
+                error.hint = f"{error.hint}; {shadowed}" if error.hint else shadowed
             raise
         self.spec = outcome.spec  # a dialect tool's rendering speaks the dialect's words
         return success(tool, outcome, ctx), outcome.result

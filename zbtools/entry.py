@@ -83,8 +83,10 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
         envelope, result = call.run(command, rest, fmt)
         spec = call.spec
         if opts.paths is not None and spec is not None and spec.paths is not None:
-            print_paths(streams, spec.paths(result), opts.paths,
-                        [] if opts.quiet else notices(envelope, result))
+            from zbtools.textout import shell_envelope
+
+            print_paths(streams, spec.paths(result), opts.paths, [] if opts.quiet else
+                        notices(shell_envelope(envelope, spec, call.tool), result))
         else:
             show(streams, fmt, spec, call.tool, envelope, result, call.ctx, opts.color,
                  call.arguments, quiet=opts.quiet)
@@ -101,9 +103,10 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
             fmt = fallback_format(opts, streams, env)
         try:
             if opts.paths is not None:  # a pipe of paths: the error goes to stderr
-                from zbtools.textout import render_error
+                from zbtools.textout import render_error, shell_envelope
 
-                streams.stderr.write(on_stderr(streams, render_error(envelope["error"])))
+                shown = shell_envelope(envelope, call.spec, call.tool)
+                streams.stderr.write(on_stderr(streams, render_error(shown["error"])))
                 return error.exit_code
             show(streams, fmt if documented or fmt != "human" else "json", call.spec,
                  call.tool, envelope, None, call.ctx, opts.color)
@@ -124,6 +127,9 @@ def show(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
         emit(streams, fmt, spec, tool, envelope, result_obj, ctx)
         return
     from zbtools.surfaces.human import render_human
+    from zbtools.textout import shell_envelope
+
+    envelope = shell_envelope(envelope, spec, tool)
 
     render_human(spec, tool, envelope, result_obj, ctx, streams, color=color,
                  arguments=arguments, quiet=quiet)

@@ -22,6 +22,7 @@ from zbtools.core.call.truncate import count_lines, cut_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from zbtools.core.call.context import Context
@@ -29,6 +30,61 @@ if TYPE_CHECKING:
 
 NOTICE_LINES = 8  # footer and warning lines a full page may carry beyond max_lines
 NOTICE_BYTES = 4096
+
+# a value written after a parameter in a hint or a notice: a number, a JSON word, a list or
+# object, a quoted string
+_VALUE = r"""-?\d+(?:\.\d+)?|true|false|null|\[[^\]]*\]|\{[^}]*\}|"[^"]*"|'[^']*'"""
+
+
+def as_flags(text: str, names: Iterable[str]) -> str:
+    """``text`` (a hint, a warning, a notice) with the parameters ``names`` written as the
+    command line takes them, for a person at a shell: ``offset=3`` or ``offset: 3`` ->
+    ``--offset 3``, ``include_hidden: true`` -> ``--include-hidden``, ``false`` ->
+    ``--no-...``, ``exclude_dirs: []`` -> ``--exclude-dirs '[]'``; a name with an underscore
+    alone, or a one-word name after "raise", -> ``--head-limit``. The text a model reads
+    (``--format text``, JSON) keeps the JSON words it calls with (docs/shell.md#notices)."""
+    import re
+
+    listed = sorted(set(names), key=len, reverse=True)
+    if not listed:
+        return text
+    alternatives = "|".join(map(re.escape, listed))
+    before, after = r"(?<![\w./-])", r"(?![\w/-]|\.\w)"
+
+    def valued(match: re.Match[str]) -> str:
+        flag = "--" + match.group(1).replace("_", "-")
+        value = match.group(2)
+        if value == "true":
+            return flag
+        if value == "false":
+            return "--no-" + flag[2:]
+        if value[:1] in "[{":
+            return f"{flag} '{value}'"
+        return f"{flag} {value}"
+
+    text = re.sub(before + f"({alternatives})(?:=|: )({_VALUE})", valued, text)
+    underscored = "|".join(map(re.escape, (n for n in listed if "_" in n)))
+    if underscored:
+        text = re.sub(before + f"({underscored})" + after,
+                      lambda m: "--" + m.group(1).replace("_", "-"), text)
+    return re.sub(f"(?<=raise )({alternatives})" + after, lambda m: "--" + m.group(1), text)
+
+
+def shell_envelope(envelope: dict[str, Any], spec: ToolSpec | None, tool: str | None
+                   ) -> dict[str, Any]:
+    """``envelope`` as a person at a shell reads it: the error's hint and the warnings name the
+    canonical tool's parameters as flags (``as_flags``). A dialect's tool keeps its words."""
+    if spec is None or tool not in spec.names:
+        return envelope
+    names = list(spec.params.fields())
+    shown = dict(envelope)
+    if shown.get("warnings"):
+        shown["warnings"] = [as_flags(str(w), names) for w in shown["warnings"]]
+    error = shown.get("error")
+    if isinstance(error, dict) and isinstance(error.get("hint"), str):
+        shown["error"] = dict(error, hint=as_flags(error["hint"], names))
+    return shown
+
 
 def _plain(value: Any) -> str:
     if isinstance(value, str):

@@ -126,6 +126,7 @@ PARAMS: frozenset[str] = frozenset({
     "max_base64_bytes",
     "max_bytes",
     "max_chars",
+    "max_count",
     "max_depth",
     "max_filesize",
     "max_image_bytes",
@@ -182,4 +183,5 @@ PARAMS: frozenset[str] = frozenset({
     "updates",
     "url",
     "wait_ms",
+    "word_regexp",
 })

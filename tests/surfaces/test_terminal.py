@@ -245,3 +245,13 @@ def test_piped_text_stays_byte_for_byte(ws: Path) -> None:
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert piped.returncode == 0
     assert f"     1\tbefore {HOSTILE}\n".encode() in piped.stdout
+
+
+def test_notices_at_a_terminal_name_flags_not_json(project: Path) -> None:
+    """A person is told what to type: ``--head-limit``, ``--fixed-strings``; the text a model
+    reads keeps its JSON words (tests/test_shell_notices.py)."""
+    cut = on_terminal(project, "grep_search", "TODO", "--head-limit", "1")
+    assert "[showing the first 1 lines; raise --head-limit or narrow the search]" in cut.plain
+    failed = on_terminal(project, "grep_search", "TODO(")
+    assert failed.code == 2, failed.plain
+    assert "pass --fixed-strings to search for the text literally" in failed.plain

@@ -104,17 +104,28 @@ def _tool_names(ctx: typer.Context, incomplete: str) -> list[str]:
     return [name for name in dict.fromkeys(names) if name.startswith(incomplete)]
 
 
+def _switch_groups(spec: FieldSpec) -> dict[object, list[str]]:
+    """A field's switches as flags, by the value they set: ``{"count": ["-c", "--count"]}``."""
+    groups: dict[object, list[str]] = {}
+    for spelling, value in spec.switches.items():
+        groups.setdefault(value, []).append(
+            ("-" if len(spelling) == 1 else "--") + spelling.replace("_", "-"))
+    return groups
+
+
 def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
     fields = spec.params.fields()
     parameters = []
     annotations: dict[str, Any] = {}
+    switches: dict[str, str] = {}  # a switch's keyword -> the flag it gives back
     for name, fspec in fields.items():
         flag = "--" + name.replace("_", "-")
         # a one-letter alias is a short flag (-g, -C), as the command line reads it
         extra = [("-" if len(a) == 1 else "--") + a.replace("_", "-") for a in fspec.aliases]
         py_type = _option_type(fspec)
         if py_type is bool:
-            decls = [f"{flag}/--no-{name.replace('_', '-')}"]
+            decls = [f"{flag}/--no-{name.replace('_', '-')}",
+                     *(e for e in extra if len(e) == 2)]
         else:
             decls = [flag, *extra]
         choices = _choices(fspec)
@@ -124,6 +135,14 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
         annotations[name] = Optional[py_type]  # noqa: UP045 - typer needs a runtime object
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                             default=option, annotation=annotations[name]))
+        for value, spellings in _switch_groups(fspec).items():
+            key = f"switch_{len(switches)}_"
+            switches[key] = spellings[0]
+            annotations[key] = bool
+            parameters.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY,
+                                                annotation=bool, default=typer.Option(
+                                                    False, *spellings, show_default=False,
+                                                    help=f"Same as {flag} {value}")))
     placeholders = spec.operand_placeholders()
     operands = [name for name, _ in placeholders]
     for index, (operand, placeholder) in enumerate(placeholders):
@@ -147,7 +166,9 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
         for key, value in kwargs.items():
             if value is None:
                 continue
-            if key == "args":
+            if key in switches:
+                argv += [switches[key]] if value else []
+            elif key == "args":
                 argv += ["--args", value]
             elif isinstance(value, bool):
                 argv.append(f"--{key}" if value else f"--no-{key}")

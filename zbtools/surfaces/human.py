@@ -18,6 +18,7 @@ imports another surface.
 from __future__ import annotations
 
 from zbtools.core.call.terminal import visible, visible_name
+from zbtools.textout import as_flags
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,10 +144,24 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
             console.print(diff_text(sep), end="")
             console.print(Text(visible(tail)), end="")
     else:
-        console.print(Text(visible(render_text(spec, tool, envelope, result_obj, ctx))), end="")
+        text = render_text(spec, tool, envelope, result_obj, ctx)
+        if spec is not None and tool in spec.names and spec.category != "commands":
+            text = _flagged_notes(text, list(spec.params.fields()))
+        console.print(Text(visible(text)), end="")
         return  # the text rendering carries the warnings
     for warning in warnings:
         console.print(Text.assemble(("warning:", "yellow"), " ", visible(str(warning))))
+
+
+def _flagged_notes(text: str, names: list[str]) -> str:
+    """The ``[...]`` notes that end a rendering, their parameters written as flags
+    (``as_flags``); what comes before them (a listing, file names) is left as it is."""
+    lines = text.split("\n")
+    at = len(lines) - 1 if lines[-1] == "" else len(lines)
+    while at > 0 and (lines[at - 1].startswith(("[", "warning: "))
+                      and (lines[at - 1].endswith("]") or lines[at - 1].startswith("warning"))):
+        at -= 1
+    return "\n".join(lines[:at] + [as_flags(line, names) for line in lines[at:]])
 
 
 def _noticed(result_obj: Any, quiet: bool) -> Any:
@@ -337,8 +352,9 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
                 console.print(Text.assemble((str(number), "green"), sep, body))
                 previous = number
     notes = [line for line in text.splitlines() if line.startswith("[") and line.endswith("]")]
+    names = list(spec.params.fields()) if spec is not None else []
     for note in notes:
-        console.print(Text(visible(note), style="dim"))
+        console.print(Text(visible(as_flags(note, names)), style="dim"))
 
 
 def _scope_heading(scope: Any) -> str:

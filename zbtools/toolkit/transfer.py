@@ -94,7 +94,7 @@ def check_pair(source: Resolved, dest: Resolved, params_source: str, params_dest
     if not overwrite:
         raise already_exists(params_dest, hint="pass overwrite: true to replace it, or end the "
                              "destination with / to put the source inside an existing directory",
-                             details={"destination": dest.rel,
+                             details={"path": params_dest, "destination": dest.rel,
                                       "type": entry_kind(dest.st.st_mode)})
     if stat.S_ISDIR(dest.st.st_mode):
         raise is_directory(params_dest, "replace")

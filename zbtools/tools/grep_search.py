@@ -8,7 +8,9 @@ case). Matching is per line, like grep: one result per
 matching line; ``multiline`` lets a match span lines (``.`` then matches newlines too).
 ``output_mode`` picks the answer: ``content`` (default: each matching line with ``path``,
 ``line``, ``text`` and, with ``before_context``/``after_context``/``context``, the lines around
-it), ``files_with_matches`` (the paths only) or ``count`` (matching lines per file). Filter the
+it), ``files_with_matches`` (the paths only) or ``count`` (matching lines per file).
+``word_regexp`` keeps only whole-word matches (no word character just before or after, as
+``rg -w``); ``max_count`` keeps at most that many matching lines per file (``rg -m``). Filter the
 files with ``glob`` (``*.py``, ``src/**/*.ts``, a comma-separated list, ``*.{ts,tsx}``, ``!``
 excludes; a glob without ``/`` matches the base name) and ``type`` (``py``, ``js``, ``ts``,
 ``rust``, ``go``, ``java``, ``c``, ``cpp``, ``md``, ``json``, ``yaml``, ``toml``, ``sh``).
@@ -103,11 +105,17 @@ class Params(WalkSwitches):
                                    help="Ignore case when matching")
     fixed_strings: bool = field(default=False, aliases=("F",),
                                 help="Treat the pattern as literal text, not a regex")
+    word_regexp: bool = field(
+        default=False, aliases=("w",),
+        help="Only matches that are whole words: no word character just before or just after "
+        "the match, as rg -w")
     multiline: bool = field(default=False,
                             help="Let a match span lines ('.' also matches newlines)")
     output_mode: Literal["content", "files_with_matches", "count"] = field(
         default="content", help="content: matching lines; files_with_matches: paths only; "
-        "count: matching lines per file")
+        "count: matching lines per file",
+        switches={"l": "files_with_matches", "files_with_matches": "files_with_matches",
+                  "c": "count", "count": "count"})
     before_context: int | None = field(
         default=None, minimum=0, maximum=MAX_CONTEXT, aliases=("B",),
         help="Lines of context before each match (content mode; wins over context)")
@@ -121,6 +129,10 @@ class Params(WalkSwitches):
                             aliases=("max_results",),
                             help="Most results: matching lines in content mode, files "
                             "otherwise (at most 10000; 0: no cap)")
+    max_count: int | None = field(
+        default=None, minimum=0, aliases=("m",),
+        help="Most matching lines per file, as rg -m: a file's later matches are left out "
+        "(count mode counts at most this many; the last one keeps its context lines)")
     max_filesize: str | None = field(
         default=None, help="Skip files larger than this, as rg --max-filesize: bytes or a "
         "number with K, M or G (e.g. '50M'); default: no cap, every file is searched (in "
@@ -171,7 +183,7 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> list
         from zbtools.core.search.native_plan import plan
 
         how = plan(params.pattern, fixed_strings=params.fixed_strings,
-                   multiline=params.multiline, per_file=per_file)
+                   multiline=params.multiline, per_file=per_file, word=params.word_regexp)
         # auto leaves out the literal-then-verify plan: measured slower than the python
         # engine on the real corpus (202 ms against 153 ms for class \w+\(.*Error\))
         native = how is not None and (params.engine == "native" or how.literal is None)
@@ -216,6 +228,7 @@ def run(params: Params, ctx: Context) -> GrepResult:
         pattern=params.pattern, path=params.path, globs=split_globs(params.glob or ""),
         types=[params.type] if params.type else [], ignore_case=params.case_insensitive,
         fixed_strings=params.fixed_strings, multiline=params.multiline,
+        word=params.word_regexp, max_count=params.max_count,
         before=0 if per_file else before, after=0 if per_file else after,
         limit=params.head_limit or NO_CAP, per_file=per_file, max_file_bytes=max_bytes,
         timeout=params.timeout, include_hidden=params.include_hidden,

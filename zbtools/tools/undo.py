@@ -134,7 +134,8 @@ def run(params: Params, ctx: Context) -> Result:
         if not candidates:
             where = f" for {target}" if target else ""
             raise ToolError("not_found", f"nothing to undo{where}",
-                            hint="only changes made by zbtools edit tools can be undone")
+                            hint="only changes made by zbtools edit tools can be undone",
+                            details={"path": target} if target else None)
         entry: dict[str, Any] = candidates[-1]
         rel = entry["path"]
         current = _current(ctx, rel)

@@ -27,7 +27,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any, ClassVar, TypeVar, dataclass_transform
 
     T = TypeVar("T", bound="Struct")
@@ -59,6 +59,7 @@ class FieldSpec:
         "minimum",
         "name",
         "omit_null",
+        "switches",
         "text_body",
         "type",
     )
@@ -75,8 +76,12 @@ class FieldSpec:
         text_body: bool = False,
         omit_null: bool = False,
         metavar: str = "",
+        switches: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = ""
+        # command-line flags that set this field to a value, taking none (``-l``: output_mode
+        # files_with_matches, as rg); never JSON spellings
+        self.switches: dict[str, Any] = dict(switches or {})
         # the word naming the value in --help and the man page (``PATH``); empty: derived by
         # ``value_name`` from the name and type
         self.metavar = metavar
@@ -119,6 +124,7 @@ def field(
     text_body: bool = False,
     omit_null: bool = False,
     metavar: str = "",
+    switches: Mapping[str, Any] | None = None,
 ) -> Any:
     """Declare a field; typed ``Any`` so that ``path: str = field(...)`` type-checks.
 
@@ -126,7 +132,9 @@ def field(
     command-line flag may read from stdin (``-``) or a file (``@PATH``). ``omit_null``: a result
     field that only some kinds of result have (an image's width in a read of text) is left out
     of the JSON when it is null. ``metavar``: the word naming the value in ``--help``
-    (``PATH``), when ``value_name`` would derive a worse one."""
+    (``PATH``), when ``value_name`` would derive a worse one. ``switches``: command-line
+    flags (a letter, or a word) that set the field to a value and take none, as ``rg -l``
+    sets the output mode; JSON arguments never use them."""
     return FieldSpec(
         default=default,
         default_factory=default_factory,
@@ -137,6 +145,7 @@ def field(
         text_body=text_body,
         omit_null=omit_null,
         metavar=metavar,
+        switches=switches,
     )
 
 

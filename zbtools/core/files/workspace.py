@@ -697,7 +697,7 @@ class Workspace:
                     missing = "/".join([*names, comp])
                     raise not_found(path, what=f"directory {missing} does not exist",
                                     hint="create it with create_directory, or check the path",
-                                    details={"missing": missing}) from None
+                                    details={"path": path, "missing": missing}) from None
                 except OSError as exc:
                     raise os_error(exc, path) from exc
                 if stat.S_ISLNK(st.st_mode) and (follow_last or not last):

@@ -152,7 +152,8 @@ def open_cwd(ctx: Context, cwd: str) -> tuple[int, str]:
             if exc.errno == 20:  # ENOTDIR
                 raise ToolError("not_a_directory", f"{cwd}: is not a directory",
                                 hint="cwd must be a directory; pass its parent, or omit cwd to "
-                                "run in the workspace root", details={"cwd": cwd}) from exc
+                                "run in the workspace root",
+                                details={"path": cwd, "cwd": cwd}) from exc
             raise os_error(exc, cwd) from exc
         return fd, res.rel
 

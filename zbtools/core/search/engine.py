@@ -78,13 +78,21 @@ class LiteralMatch:
         return self._end
 
 
+# ``word``: no word character just before or just after a match, as ripgrep 14 reads ``-w``
+# (``\b{start-half}`` and ``\b{end-half}`` around the pattern): ``-foo`` is found in
+# ``a -foo b``, ``foo`` is not in ``foo_bar``.
+WORD_BEFORE, WORD_AFTER = "(?<!\\w)(?:", ")(?!\\w)"
+
+
 def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
-                    multiline: bool = False) -> Any:
+                    multiline: bool = False, word: bool = False) -> Any:
     """A compiled ``regex`` pattern; ``regex_error`` (with the position) if it is invalid.
+    ``word``: whole-word matches only (``WORD_BEFORE``).
 
     Plain text searched case-sensitively (``fixed_strings``, or a pattern without any regex
     syntax character) gets a ``LiteralPattern``, which finds exactly the same matches."""
-    if not ignore_case and (fixed_strings or not REGEX_SYNTAX.intersection(pattern)):
+    if not ignore_case and not word and (fixed_strings
+                                         or not REGEX_SYNTAX.intersection(pattern)):
         return LiteralPattern(pattern)
     import regex
 
@@ -93,13 +101,16 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: b
         flags |= regex.IGNORECASE
     if multiline:
         flags |= regex.DOTALL
-    source = regex.escape(pattern) if fixed_strings else \
+    inner = regex.escape(pattern) if fixed_strings else \
         python_source(pattern, ignore_case=ignore_case, multiline=multiline)
+    source = WORD_BEFORE + inner + WORD_AFTER if word else inner
     try:
         return regex.compile(source, flags)
     except regex.error as exc:
         pos = getattr(exc, "pos", None)
-        if source != pattern:
+        if pos is not None and word:
+            pos -= len(WORD_BEFORE)
+        if inner != pattern or pos is None or not 0 <= pos <= len(pattern):
             pos = None  # a position in the translation would point at the wrong character
         details: dict[str, Any] = {"pattern": pattern, "error": str(getattr(exc, "msg", exc))}
         if pos is not None:
@@ -311,14 +322,16 @@ class Searcher:
 
     def __init__(self, pattern: str, *, ignore_case: bool = False, fixed_strings: bool = False,
                  multiline: bool = False, before: int = 0, after: int = 0,
-                 timeout: float = 10.0, max_file_bytes: int | None = None) -> None:
+                 timeout: float = 10.0, max_file_bytes: int | None = None,
+                 word: bool = False) -> None:
         self.pattern = pattern
         self.ignore_case = ignore_case
         self.fixed_strings = fixed_strings
+        self.word = word  # whole words only (rg -w): the literal below still prefilters
         self._regex: Any = None
         # what one file's result depends on besides its bytes (the warm cache's key)
         self.cache_key = (pattern, ignore_case, fixed_strings, multiline, before, after,
-                          max_file_bytes)
+                          max_file_bytes, word)
         # the size cap the caller asked for (None: none, every file is searched, as rg does)
         self.max_file_bytes = max_file_bytes
         self.multiline = multiline
@@ -338,7 +351,7 @@ class Searcher:
         if self._regex is None:
             self._regex = compile_pattern(self.pattern, ignore_case=self.ignore_case,
                                           fixed_strings=self.fixed_strings,
-                                          multiline=self.multiline)
+                                          multiline=self.multiline, word=self.word)
         return self._regex
 
     @regex.setter

@@ -163,6 +163,8 @@ class NativeSearch:
             args.append("--ignore-case")
         if self.request.fixed_strings or self.literal is not None:
             args.append("--fixed-strings")
+        if self.request.word and self.literal is None:
+            args.append("--word-regexp")  # (a literal's lines are decided by our regex)
         if self.count_rows:
             args.append("--count")
         else:
@@ -459,7 +461,7 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
     request = job.request
     workspace = job.workspace
     how = plan(request.pattern, fixed_strings=request.fixed_strings,
-               multiline=request.multiline, per_file=request.per_file)
+               multiline=request.multiline, per_file=request.per_file, word=request.word)
     if how is None:
         return None
     exclude_dirs = request.exclude_dirs
@@ -497,7 +499,7 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
         run = native.wait(search, None if listings else start_listing)
         listing = listings[0] if listings else None
         if run is None:
-            outcome = Outcome(start, Skipped())
+            outcome = Outcome(start, Skipped(), job.request.max_count)
             outcome.engine = ENGINE
             outcome.timed_out = True
             return outcome
@@ -509,13 +511,13 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
             paused_gc = True
         statuses = native.statuses(events, native.results(run))
         listed = native.listed(listing) if listing is not None else None
-        outcome = Outcome(start, Skipped())
+        outcome = Outcome(start, Skipped(), job.request.max_count)
         outcome.engine = ENGINE
         if not native.replay(outcome, events, statuses, listed):
             if not listings:
                 start_listing()
             listed = native.listed(listings[0])
-            outcome = Outcome(start, Skipped())
+            outcome = Outcome(start, Skipped(), job.request.max_count)
             outcome.engine = ENGINE
             native.replay(outcome, events, statuses, listed)
         elif listed is None and not outcome.timed_out:

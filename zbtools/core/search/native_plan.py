@@ -38,9 +38,11 @@ class Plan:
         self.pattern = pattern
 
 
-def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> Plan | None:
+def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
+         word: bool = False) -> Plan | None:
     """How the native engine searches for ``pattern``, or None where it cannot answer exactly
-    what the python engine would (see the module docstring)."""
+    what the python engine would (see the module docstring). ``word`` (whole words, ripgrep's
+    ``--word-regexp``, which would also bind the U+FEFF probe): no ``anchored`` plan."""
     from zbtools.core.search.engine import line_local, required_literal
 
     if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
@@ -50,7 +52,7 @@ def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) 
     if fixed_strings:
         return Plan()
     read = reading(pattern)
-    if read is not None and not (read.anchored and per_file):
+    if read is not None and not (read.anchored and (per_file or word)):
         if read.dot_runs == 0:
             return Plan(anchored=read.anchored)
         rewritten = None if read.boundary or read.plus_runs > 1 else \
@@ -61,10 +63,11 @@ def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) 
     return Plan(literal=literal.decode("utf-8")) if literal is not None else None
 
 
-def usable(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool) -> bool:
+def usable(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
+           word: bool = False) -> bool:
     """Whether the native engine can search for ``pattern`` (``plan``)."""
     return plan(pattern, fixed_strings=fixed_strings, multiline=multiline,
-                per_file=per_file) is not None
+                per_file=per_file, word=word) is not None
 
 
 class Reading:

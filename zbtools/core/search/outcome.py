@@ -34,8 +34,9 @@ class FileHits:
 class Outcome:
     """What a search found, and what it skipped."""
 
-    def __init__(self, path: str, skipped: Skipped) -> None:
+    def __init__(self, path: str, skipped: Skipped, max_count: int | None = None) -> None:
         self.path = path
+        self.max_count = max_count  # most hits recorded of one file (rg -m); None: all
         self.files: list[FileHits] = []
         self.total = 0  # hits found (lines, or matches in multiline mode)
         self.files_searched = 0
@@ -75,6 +76,10 @@ def record(outcome: Outcome, rel: str, status: FileStatus, hits: list[Hit], limi
         # a file searched for fewer hits than it may hold was cut at the number wanted then,
         # which is at least what is still wanted now
         outcome.observer(rel, status, hits, per_file or len(hits) < limit - outcome.total + 1)
+    if outcome.max_count is not None:
+        # a file's hits past the cap are not results: as if the file held no more (the search
+        # asked for at least as many as the cap, or for what the limit leaves, which is fewer)
+        hits = hits[:outcome.max_count]
     used = len(outcome.files) if per_file else outcome.total
     if used >= limit:
         # One more searchable file with a match: the results are cut (files skipped past the

@@ -38,8 +38,8 @@ class SearchRequest:
     start-up cost, see ``core.call.args``)."""
 
     __slots__ = ("after", "before", "exclude_dirs", "fixed_strings", "globs", "ignore_case",
-                 "include_hidden", "include_ignored", "limit", "max_file_bytes", "multiline",
-                 "path", "pattern", "per_file", "timeout", "types")
+                 "include_hidden", "include_ignored", "limit", "max_count", "max_file_bytes",
+                 "multiline", "path", "pattern", "per_file", "timeout", "types", "word")
 
     pattern: str
     limit: int  # most hits, or most files when per_file
@@ -48,10 +48,12 @@ class SearchRequest:
     types: Sequence[str]  # file types, as ``rg --type-list`` names them
     ignore_case: bool
     fixed_strings: bool
+    word: bool  # whole words only, as rg -w
     multiline: bool
     before: int  # context lines
     after: int
     per_file: bool  # files_with_matches and count modes
+    max_count: int | None  # most hits of one file (rg -m); None: no cap
     max_file_bytes: int | None  # None: every file is searched, as rg does
     timeout: float  # seconds for the whole search, from the job's start
     include_hidden: bool
@@ -60,8 +62,10 @@ class SearchRequest:
 
     def __init__(self, *, pattern: str, limit: int, path: str = ".", globs: Sequence[str] = (),
                  types: Sequence[str] = (), ignore_case: bool = False,
-                 fixed_strings: bool = False, multiline: bool = False, before: int = 0,
-                 after: int = 0, per_file: bool = False, max_file_bytes: int | None = None,
+                 fixed_strings: bool = False, word: bool = False,
+                 multiline: bool = False, before: int = 0,
+                 after: int = 0, per_file: bool = False, max_count: int | None = None,
+                 max_file_bytes: int | None = None,
                  timeout: float = 10.0, include_hidden: bool = False,
                  include_ignored: bool = False,
                  exclude_dirs: Sequence[str] | None = None) -> None:
@@ -97,7 +101,7 @@ class SearchJob:
                                  fixed_strings=request.fixed_strings,
                                  multiline=request.multiline, before=request.before,
                                  after=request.after, timeout=request.timeout,
-                                 max_file_bytes=request.max_file_bytes)
+                                 max_file_bytes=request.max_file_bytes, word=request.word)
         self.path_filter = PathFilter(list(request.globs), list(request.types))
         self.cache = cache  # a long-lived session's (batch, mcp), or None
         # called with the number of files searched so far before each file; may raise (a

@@ -119,6 +119,8 @@ class RgSearch:
             args.append("--ignore-case")
         if request.fixed_strings:
             args.append("--fixed-strings")
+        if request.word:
+            args.append("--word-regexp")
         if per_file:
             args.append("--count")
         else:

@@ -106,7 +106,7 @@ def search(job: SearchJob, engines: Sequence[Engine] = (PYTHON,)) -> Outcome:
     request = job.request
     with job.workspace.resolve(request.path) as res:
         if res.st is not None and not stat.S_ISDIR(res.st.st_mode):
-            outcome = Outcome(res.rel, Skipped())
+            outcome = Outcome(res.rel, Skipped(), request.max_count)
             outcome.named = True
             if not stat.S_ISREG(res.st.st_mode):
                 from zbtools.core.files.fsops import entry_kind

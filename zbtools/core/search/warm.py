@@ -66,7 +66,7 @@ def walk_files(job: SearchJob, engine: str,
     walk = Walk(job.workspace, request.path, max_depth=10_000, max_entries=10**9,
                 include_hidden=request.include_hidden, include_ignored=request.include_ignored,
                 exclude_dirs=request.exclude_dirs, with_stat=False, cache=job.cache)
-    outcome = Outcome(walk.rel, walk.skipped)
+    outcome = Outcome(walk.rel, walk.skipped, request.max_count)
     outcome.engine = engine
     warm = WarmSearch(walk.cache, job.searcher, outcome) if walk.cache is not None else None
     tick = job.tick
