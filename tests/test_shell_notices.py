@@ -32,8 +32,9 @@ def test_text_keeps_json_words_and_paths_notices_name_flags(ws: Path, cli: CliRu
     assert "pass --fixed-strings" in hint and "fixed_strings: true" not in hint
 
 
-SPEC = find("grep_search")
-assert SPEC is not None
+_FOUND = find("grep_search")
+assert _FOUND is not None
+SPEC = _FOUND
 FIELDS = SPEC.params.fields()
 VALUES = {"head_limit": st.integers(0, 9999), "max_count": st.integers(0, 50),
           "context": st.integers(0, 50), "case_insensitive": st.booleans(),

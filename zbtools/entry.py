@@ -64,15 +64,17 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
 
             write(streams, f"zbtools {__version__}\n")
             return 0
+        dialect = opts.dialect if opts.dialect is not None else env.get("ZBTOOLS_DIALECT")
         if opts.help or (command is None and streams.stdout_isatty and fmt == "human"):
-            return help_and_completion(_folded(argv, command), streams, env)
+            return help_and_completion(_folded(argv, command, dialect), streams, env, dialect)
         if command is None:
             raise ToolError("usage_error", "no tool given",
                             hint="usage: zbtools TOOL [--param VALUE ...] with JSON arguments "
                             "on stdin or --args; `zbtools tools` lists the tools")
         if command == "help":  # zbtools help TOOL = zbtools TOOL --help
-            return help_and_completion(_folded([*rest[:1], "--help"], rest[0] if rest else None),
-                                       streams, env)
+            return help_and_completion(
+                _folded([*rest[:1], "--help"], rest[0] if rest else None, dialect), streams,
+                env, dialect)
         if command in COMMANDS:
             call.tool = command
             return run_command_word(command, rest, opts, streams, env, fmt)
@@ -222,25 +224,40 @@ def run_command_word(command: str, rest: list[str], opts: Options, streams: Stre
     return handler(rest, opts, streams, env, fmt)
 
 
-def _folded(argv: list[str], command: str | None) -> list[str]:
+def _folded(argv: list[str], command: str | None, dialect: str | None = None) -> list[str]:
     """``argv`` with the tool's name as the help knows it: names fold case and ``-`` for help
-    as for a call (``zbtools Bash --help`` is ``bash``'s, docs/dialects.md#tool-names)."""
-    if command is None or command in COMMANDS or command == "help":
+    as for a call (``zbtools Bash --help`` is ``bash``'s, docs/dialects.md#tool-names); with a
+    dialect, its own tool of that name first (``--dialect claude grep --help``: ``Grep``)."""
+    if command is None or command in COMMANDS or command == "help" or command not in argv:
         return argv
+    at = argv.index(command)
+    if dialect is not None:
+        from zbtools.dialects import get_dialect
+
+        try:
+            tool = get_dialect(dialect, {}).lookup(command, own_only=True)
+        except ToolError:  # an unknown dialect: the help of the canonical tools
+            tool = None
+        if tool is not None:
+            return [*argv[:at], tool.name, *argv[at + 1:]]
     from zbtools.registry import find, fold_name
 
     spec = find(command)
-    if spec is None or command in spec.names or command not in argv:
+    if spec is None or command in spec.names:
         return argv
-    at = argv.index(command)  # (find found it folded: the folded name is one of the tool's)
+    # (find found it folded: the folded name is one of the tool's)
     return [*argv[:at], fold_name(command), *argv[at + 1:]]
 
 
-def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
-    """The Typer surface; a command it runs comes back here as an argv."""
+def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str],
+                        dialect: str | None = None) -> int:
+    """The Typer surface; a command it runs comes back here as an argv (with ``dialect``:
+    the selected one, or None)."""
     from zbtools.surfaces.cli import run_typer
 
-    return run_typer(argv, streams, lambda again: run(again, process_streams(), env))
+    chosen = ["--dialect", dialect] if dialect else []
+    return run_typer(argv, streams,
+                     lambda again: run([*chosen, *again], process_streams(), env), dialect)
 
 
 def main_with_argv(argv: list[str]) -> int:

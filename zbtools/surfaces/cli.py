@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from zbtools.core.call.args import FieldSpec
+    from zbtools.dialects import DialectTool
     from zbtools.dispatch import Streams
     from zbtools.toolspec import ToolSpec
 
@@ -113,19 +114,20 @@ def _switch_groups(spec: FieldSpec) -> dict[object, list[str]]:
     return groups
 
 
-def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
+def _make_command(spec: ToolSpec | DialectHelp, run_argv: Callable[[list[str]], int]) -> Any:
     fields = spec.params.fields()
     parameters = []
     annotations: dict[str, Any] = {}
     switches: dict[str, str] = {}  # a switch's keyword -> the flag it gives back
     for name, fspec in fields.items():
-        flag = "--" + name.replace("_", "-")
+        # a one-letter name is a short flag too (Claude's Grep: -B, -i)
+        flag = ("-" if len(name) == 1 else "--") + name.replace("_", "-")
         # a one-letter alias is a short flag (-g, -C), as the command line reads it
         extra = [("-" if len(a) == 1 else "--") + a.replace("_", "-") for a in fspec.aliases]
         py_type = _option_type(fspec)
         if py_type is bool:
-            decls = [f"{flag}/--no-{name.replace('_', '-')}",
-                     *(e for e in extra if len(e) == 2)]
+            decls = [flag] if len(name) == 1 else [f"{flag}/--no-{name.replace('_', '-')}",
+                                                   *(e for e in extra if len(e) == 2)]
         else:
             decls = [flag, *extra]
         choices = _choices(fspec)
@@ -186,12 +188,18 @@ def _make_command(spec: ToolSpec, run_argv: Callable[[list[str]], int]) -> Any:
     return command
 
 
-def _epilog(spec: ToolSpec) -> str:
+def _invocation(spec: ToolSpec | DialectHelp) -> str:
+    """How a command line names the tool: ``read_file``, ``--dialect claude Read``."""
+    return f"--dialect {spec.dialect} {spec.name}" if isinstance(spec, DialectHelp) else \
+        spec.name
+
+
+def _epilog(spec: ToolSpec | DialectHelp) -> str:
     paragraphs = [plain_literals(" ".join(p.split()))
                   for p in spec.details.split("\n\n") if p.strip()]
     required = {name: f"<{name}>" for name, f in spec.params.fields().items() if f.required}
     example = json.dumps(required)
-    paragraphs.append(f"Example: echo '{example}' | zbtools {spec.name}")
+    paragraphs.append(f"Example: echo '{example}' | zbtools {_invocation(spec)}")
     if spec.operands:
         bare = " ".join(shown for _, shown in spec.operand_placeholders())
         flags = " ".join(f"--{op.replace('_', '-')} {shown}"
@@ -240,8 +248,43 @@ def _word_help(name: str) -> str:
     return plain_literals(word.help)
 
 
-def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.Typer:
-    """The app; its commands hand their argv to ``run_argv`` and exit with its status."""
+def _dialect_tools(name: str | None) -> list[DialectTool]:
+    """The own tools of the dialect ``name`` (none for the canonical one, or an unknown one:
+    the call itself reports that)."""
+    from zbtools.contract import ToolError
+    from zbtools.dialects import DEFAULT_DIALECT, get_dialect
+
+    if not name:
+        return []
+    try:
+        chosen = get_dialect(name, os.environ)
+    except ToolError:
+        return []
+    return [] if chosen.name == DEFAULT_DIALECT else chosen.tools()
+
+
+class DialectHelp:
+    """A dialect's own tool as its ``--help`` shows it: its name, description and parameters
+    (a canonical tool's operands only where it takes the canonical parameters)."""
+
+    def __init__(self, tool: DialectTool) -> None:
+        self.name = tool.name
+        self.dialect = tool.dialect.name if tool.dialect is not None else ""
+        self.params = tool.params
+        self.doc = tool.description
+        self.details = f"Runs zbtools' {tool.spec.name} (zbtools {tool.spec.name} --help)."
+        self.operands = () if tool.declares_params else tool.spec.operands
+        self._placeholders = () if tool.declares_params else tool.spec.operand_placeholders()
+
+    def operand_placeholders(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._placeholders)
+
+
+def build_app(run_argv: Callable[[list[str]], int], rich: bool = True,
+              dialect: str | None = None) -> typer.Typer:
+    """The app; its commands hand their argv to ``run_argv`` and exit with its status.
+    ``dialect``: its own tools are commands too, each with its own parameters (a name it shares
+    with a canonical tool is the dialect's)."""
     from zbtools.dialects.definitions import FORMATS as SCHEMA_FORMATS
     from zbtools.registry import all_tools
 
@@ -271,6 +314,10 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True) -> typer.
         for alias in spec.aliases:
             app.command(name=alias, help=f"Alias of {spec.name}.", hidden=True)(
                 _make_command(spec, run_argv))
+    for tool in _dialect_tools(dialect):
+        shown = DialectHelp(tool)
+        app.command(name=tool.name, help=plain_literals(shown.doc.split("\n\n", 1)[0]),
+                    epilog=_epilog(shown))(_make_command(shown, run_argv))
 
     @app.command(name="help", help=_word_help("help"))
     def help_command(tool: Optional[str] = typer.Argument(  # noqa: UP045
@@ -386,11 +433,12 @@ def error_code_table() -> str:
                      for code, (exit_code, meaning) in ERROR_CODES.items())
 
 
-def run_typer(argv: list[str], streams: Streams, run_argv: Callable[[list[str]], int]) -> int:
+def run_typer(argv: list[str], streams: Streams, run_argv: Callable[[list[str]], int],
+              dialect: str | None = None) -> int:
     """Run the Typer app on ``argv`` writing to ``streams``; return its exit status."""
     import contextlib
 
-    app = build_app(run_argv, rich=streams.stdout_isatty)
+    app = build_app(run_argv, rich=streams.stdout_isatty, dialect=dialect)
     if COMPLETE_VAR in os.environ:
         # typer's completion protocol (the scripts of completions/), which add_completion=True
         # would have installed
