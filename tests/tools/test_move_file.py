@@ -115,7 +115,7 @@ def test_an_existing_destination_is_not_replaced_without_overwrite(
     call = cli("move_file", stdin={"source": "a.txt", "destination": "b.txt"})
     assert call.code == 1
     assert call.error["code"] == "already_exists"
-    assert call.error["details"] == {"destination": "b.txt", "type": "file"}
+    assert call.error["details"] == {"path": "b.txt", "destination": "b.txt", "type": "file"}
     assert "overwrite" in call.error["hint"]
     assert snapshot(ws) == before
 

@@ -359,7 +359,7 @@ def test_a_missing_middle_directory_is_not_found(tree: Path, wsp: Workspace) -> 
     err = refusal(wsp, "a/missing/deeper/f.txt")
     assert err.code == "not_found"
     assert err.exit_code == ExitCode.TOOL_FAILED
-    assert err.details == {"missing": "a/missing"}
+    assert err.details == {"path": "a/missing/deeper/f.txt", "missing": "a/missing"}
 
 
 def test_a_missing_middle_directory_with_create_parents_is_reported_missing(
