@@ -27,7 +27,8 @@ meaning wins (BashOutput's ``status``). ``DIALECT`` is the dialect; its tools ma
   (each to the result of the one before), written once or not at all.
 * ``NotebookEdit`` -> edit_notebook_cell (``cell_id``, ``edit_mode``; an insert without
   ``cell_id`` goes first); ``WebFetch`` -> web_fetch; ``WebSearch`` -> web_search with the
-  domain lists applied to the results; ``TodoWrite`` -> update_plan (the whole list).
+  domain lists applied to the results (both in ``claude_web``); ``TodoWrite`` -> update_plan
+  (the whole list).
 """
 
 from __future__ import annotations
@@ -35,7 +36,17 @@ from __future__ import annotations
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.dialects import Dialect, DialectTool, RouterTool
-from zbtools.toolspec import apply_call_limits
+from zbtools.dialects.claude_web import (
+    WebFetchParams,
+    WebSearchParams,
+    call_canonical,
+    canonical_spec,
+    invalid,
+    web_fetch,
+    web_fetch_result,
+    web_search,
+    web_search_result,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -190,19 +201,6 @@ class NotebookEditParams(Struct):
         "replace")
 
 
-class WebFetchParams(Struct):
-    url: str = field(help="The URL to fetch content from")
-    prompt: str = field(help="The prompt to run on the fetched content")
-
-
-class WebSearchParams(Struct):
-    query: str = field(help="The search query to use")
-    allowed_domains: list[str] | None = field(default=None, help="Only include search results "
-                                              "from these domains")
-    blocked_domains: list[str] | None = field(default=None, help="Never include search results "
-                                              "from these domains")
-
-
 class TodoItem(Struct):
     content: str = field(help="The task description")
     status: Literal["pending", "in_progress", "completed"] = field(help="The task status")
@@ -212,12 +210,6 @@ class TodoItem(Struct):
 
 class TodoWriteParams(Struct):
     todos: list[TodoItem] = field(help="The updated todo list")
-
-
-def _invalid(message: str, hint: str, argument: str,
-             problem: str = "invalid_combination") -> ToolError:
-    return ToolError("invalid_arguments", message, hint=hint, details={"problems": [
-        {"problem": problem, "argument": argument, "message": message}]})
 
 
 class _Wrapped(RouterTool):
@@ -235,14 +227,14 @@ class _Wrapped(RouterTool):
 
     @property
     def category(self) -> str:
-        return _spec(self.target).category
+        return canonical_spec(self.target).category
 
     @property
     def spec(self) -> ToolSpec:
         if self._spec is None:
             from zbtools.toolspec import ToolSpec
 
-            canonical = _spec(self.target)
+            canonical = canonical_spec(self.target)
             self._spec = ToolSpec(name=self.name, params=self.params, result=canonical.result,
                                   run=self._run_own, doc=self.description,
                                   read_only=self.read_only, destructive=self.destructive,
@@ -267,7 +259,7 @@ class _Worded(DialectTool):
         if self._spec is None:
             import copy
 
-            spec = copy.copy(_spec(self.target))
+            spec = copy.copy(canonical_spec(self.target))
             render = spec.render_text
             assert render is not None  # every canonical tool renders text
 
@@ -282,25 +274,6 @@ class _Worded(DialectTool):
             spec.render_text = reworded
             self._spec = spec
         return self._spec
-
-
-def _spec(name: str) -> ToolSpec:
-    from zbtools.registry import find
-
-    spec = find(name)
-    if spec is None:  # pragma: no cover - tools() lists a tool only when its target exists
-        raise ToolError("unknown_tool", f"{name} is not available in this zbtools")
-    return spec
-
-
-def _call(ctx: Context, name: str, args: dict[str, Any]) -> Any:
-    """Run the canonical tool ``name`` inside a dialect tool's call."""
-    from zbtools.core.call.args import validate
-
-    spec = _spec(name)
-    params = validate(spec.params, args)
-    apply_call_limits(params, ctx)
-    return spec.run(params, ctx)
 
 
 def _claude_words(error: ToolError) -> ToolError:
@@ -353,7 +326,7 @@ def _bash_output(params: BashOutputParams, ctx: Context) -> Struct:
         if not isinstance(cursors, dict):
             cursors = {}
         cursor = cursors.get(params.bash_id)
-        result = _call(ctx, "bash_output", {"id": params.bash_id,
+        result = call_canonical(ctx, "bash_output", {"id": params.bash_id,
                                             "cursor": cursor if type(cursor) is int else 0})
         cursors.pop(params.bash_id, None)
         cursors[params.bash_id] = result.next_cursor  # the newest last: the oldest go first
@@ -393,7 +366,7 @@ def _kill_result(result: dict[str, Any]) -> dict[str, Any]:
 def _ls(params: LSParams, ctx: Context) -> Struct:
     from zbtools.core.search.entries import MAX_DEPTH
 
-    result = _call(ctx, "list_directory", {
+    result = call_canonical(ctx, "list_directory", {
         "path": params.path, "max_depth": MAX_DEPTH, "limit": LS_WALK, "include_hidden": False,
         "include_ignored": True, "exclude_dirs": ["__pycache__"]})
     base = "" if result.path in ("", ".") else result.path + "/"
@@ -484,7 +457,7 @@ def _multi_edit(params: MultiEditParams, ctx: Context) -> Struct:
     from zbtools.core.editing.cycle import edit_file_text
 
     if not params.edits:
-        raise _invalid("edits is empty", 'give at least one {"old_string": ..., "new_string": '
+        raise invalid("edits is empty", 'give at least one {"old_string": ..., "new_string": '
                        "...}", "edits", problem="missing_argument")
     requests = [matching.Request(e.old_string, e.new_string, label=f"edits[{i}]: ")
                 for i, e in enumerate(params.edits)]
@@ -535,7 +508,7 @@ def _multi_edit_create(params: MultiEditParams, requests: list[Any], ctx: Contex
                         details=exc.details) from None
     for warning in applied.warnings:
         ctx.warn(warning)
-    written = _call(ctx, "write_file", {"path": params.file_path, "content": applied.text,
+    written = call_canonical(ctx, "write_file", {"path": params.file_path, "content": applied.text,
                                         "overwrite": False})
     lines = applied.text.count("\n") + (0 if applied.text.endswith("\n") else 1)
     reports = [{"label": "edits[0]", "start_line": 1, "end_line": lines,
@@ -580,14 +553,14 @@ def _notebook(params: NotebookEditParams, out: dict[str, Any]) -> None:
     out["mode"] = mode
     if mode == "insert":
         if params.cell_type is None:
-            raise _invalid("cell_type is required with edit_mode=insert",
+            raise invalid("cell_type is required with edit_mode=insert",
                            'say what the new cell is: "code" or "markdown"', "cell_type",
                            problem="missing_argument")
         if params.cell_id is None:
             out["cell_index"] = 0  # "at the beginning if not specified"
         return
     if params.cell_id is None:
-        raise _invalid(f"cell_id is required with edit_mode={mode}",
+        raise invalid(f"cell_id is required with edit_mode={mode}",
                        "give the id of the cell (Read shows it as id=... in each cell's header)",
                        "cell_id", problem="missing_argument")
     if mode == "delete":
@@ -609,60 +582,6 @@ def _notebook_result(result: dict[str, Any]) -> dict[str, Any]:
     out["edit_type"] = kind
     out["total_cells"] = result.get("cell_count")
     out["message"] = f"{kind.capitalize()} cell {result.get('cell_id') or result.get('cell_index')}"
-    return out
-
-
-# WebFetch, WebSearch
-
-
-def _web_fetch(params: WebFetchParams, out: dict[str, Any]) -> None:
-    out.pop("prompt", None)  # no model runs here: the page itself is the response
-
-
-def _web_fetch_result(result: dict[str, Any]) -> dict[str, Any]:
-    out = dict(result)
-    out["response"] = result.get("content", "")
-    out["status_code"] = result.get("status")
-    return out
-
-
-def _domain(value: str) -> str:
-    host = value.strip().lower()
-    for prefix in ("https://", "http://"):
-        host = host.removeprefix(prefix)
-    return host.split("/", 1)[0].removeprefix("*.").removeprefix(".").removeprefix("www.")
-
-
-def _on(url: str, domains: list[str]) -> bool:
-    from urllib.parse import urlsplit
-
-    try:
-        host = (urlsplit(url).hostname or "").lower().removeprefix("www.")
-    except ValueError:
-        return False
-    return any(host == d or host.endswith("." + d) for d in domains if d)
-
-
-def _web_search(params: WebSearchParams, ctx: Context) -> Struct:
-    if len(params.query.strip()) < 2:
-        raise _invalid("query must be at least 2 characters", "give the words to search for",
-                       "query", problem="out_of_range")
-    allowed = [_domain(d) for d in params.allowed_domains or []]
-    blocked = [_domain(d) for d in params.blocked_domains or []]
-    filtering = bool(allowed or blocked)
-    result = _call(ctx, "web_search", {"query": params.query,
-                                       **({"max_results": 25} if filtering else {})})
-    if filtering:
-        kept = [r for r in result.results if (not allowed or _on(r.get("url", ""), allowed))
-                and not _on(r.get("url", ""), blocked)][:10]
-        result.results = kept
-        result.count = len(kept)
-    return result  # type: ignore[no-any-return]
-
-
-def _web_search_result(result: dict[str, Any]) -> dict[str, Any]:
-    out = dict(result)
-    out["total_results"] = result.get("count", 0)
     return out
 
 
@@ -779,14 +698,14 @@ def _tools() -> list[DialectTool]:
                         "Replaces, inserts or deletes one cell of a Jupyter notebook (.ipynb). "
                         "Name the cell by cell_id; edit_mode=insert adds a new cell (cell_type "
                         "required) after cell_id, or first when cell_id is omitted.")),
-        DialectTool("WebFetch", "web_fetch", params=WebFetchParams, translate=_web_fetch,
-                    adapt=_web_fetch_result, adapt_error=_claude_words, closed=True,
+        DialectTool("WebFetch", "web_fetch", params=WebFetchParams, translate=web_fetch,
+                    adapt=web_fetch_result, adapt_error=_claude_words, closed=True,
                     error_names={"web_fetch": "WebFetch"}, description=(
                         "Fetches a URL and returns its content converted to markdown as "
                         "response (no model runs on it here: read the answer to your prompt "
                         "from the page). Read-only; a long page is cut at the result limit.")),
-        _Wrapped("WebSearch", "web_search", run=_web_search, params=WebSearchParams,
-                 adapt=_web_search_result, adapt_error=_claude_words,
+        _Wrapped("WebSearch", "web_search", run=web_search, params=WebSearchParams,
+                 adapt=web_search_result, adapt_error=_claude_words,
                  error_names={"web_search": "WebSearch"},
                  read_only=True, destructive=False, idempotent=True,
                  parallel_safe=True, description=(
