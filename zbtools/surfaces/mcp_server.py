@@ -21,10 +21,11 @@ docs/internals/surfaces.md#mcp-calls. The SDK (a default dependency) is imported
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from zbtools.contract import ToolError, error_envelope
 from zbtools.dispatch import debugging
@@ -88,52 +89,66 @@ class Runner:
         return True, render_error(envelope["error"]), envelope, ""
 
 
-def media_content(structured: dict[str, Any], root: str) -> list[mcp_types.ContentBlock]:
-    """The blocks that carry a read's bytes, as the reference filesystem server answers
-    ``read_media_file``: an image read, or ``as_base64`` of a picture, as image content;
-    ``as_base64`` of a sound as audio content; of any other file as an embedded resource
-    (``file://`` URI, MIME type, the bytes as ``blob``), the spec's block for bytes where the
-    reference server sends its own ``blob`` type. None for other results."""
-    from mcp import types
-
+def media_blocks(structured: dict[str, Any], root: str) -> list[dict[str, Any]]:
+    """The blocks (as sent) that carry a read's bytes, as the reference filesystem server
+    answers ``read_media_file``: an image read, or ``as_base64`` of a picture, as image
+    content; ``as_base64`` of a sound as audio content; of any other file as an embedded
+    resource (``file://`` URI, MIME type, the bytes as ``blob``), the spec's block for bytes
+    where the reference server sends its own ``blob`` type. None for other results."""
     kind = structured.get("kind")
     data = structured.get("data")
     mime = str(structured.get("mime") or "")
     if kind not in ("image", "binary") or not isinstance(data, str) or not mime:
         return []
     if mime.startswith("image/"):
-        return [types.ImageContent(type="image", data=data, mime_type=mime)]
+        return [{"type": "image", "data": data, "mimeType": mime}]
     if kind == "image":
         return []
     if mime.startswith("audio/"):
-        return [types.AudioContent(type="audio", data=data, mime_type=mime)]
-    import os
+        return [{"type": "audio", "data": data, "mimeType": mime}]
     from pathlib import Path
 
     path = str(structured.get("path") or "")
     uri = Path(os.path.join(root, path) if root else os.path.abspath(path)).as_uri()
-    return [types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
-        uri=uri, mime_type=mime, blob=data))]
+    return [{"type": "resource", "resource": {"uri": uri, "mimeType": mime, "blob": data}}]
+
+
+def media_content(structured: dict[str, Any], root: str) -> list[mcp_types.ContentBlock]:
+    """``media_blocks`` as the SDK's content models."""
+    from mcp import types
+
+    kinds: dict[str, Any] = {"image": types.ImageContent, "audio": types.AudioContent,
+                             "resource": types.EmbeddedResource}
+    return [kinds[block["type"]].model_validate(block) for block in media_blocks(structured,
+                                                                                 root)]
+
+
+def tool_fields(tool: DialectTool) -> dict[str, Any]:
+    """One dialect tool as ``tools/list`` sends it."""
+    from zbtools.dialects.definitions import output_schema, tool_annotations
+
+    return {"name": tool.name, "description": tool.description,
+            "inputSchema": tool.input_schema(), "outputSchema": output_schema(tool),
+            # the same annotations as `zbtools schema --format mcp`
+            "annotations": tool_annotations(tool)}
 
 
 def tool_definition(tool: DialectTool) -> mcp_types.Tool:
     from mcp import types
 
-    from zbtools.dialects.definitions import output_schema, tool_annotations
+    return types.Tool.model_validate(tool_fields(tool))
 
-    hints = tool_annotations(tool)  # the same annotations as `zbtools schema --format mcp`
-    return types.Tool(
-        name=tool.name,
-        description=tool.description,
-        input_schema=tool.input_schema(),
-        output_schema=output_schema(tool),
-        annotations=types.ToolAnnotations(
-            read_only_hint=hints["readOnlyHint"],
-            destructive_hint=hints["destructiveHint"],
-            idempotent_hint=hints["idempotentHint"],
-            open_world_hint=hints["openWorldHint"],
-        ),
-    )
+
+def unknown_tool(dialect: Dialect, name: str) -> str:
+    """The message of the protocol error for a tool ``dialect`` does not offer."""
+    return (f"unknown tool {name!r}; the {dialect.name} dialect has: "
+            f"{', '.join(t.name for t in dialect.tools())}")
+
+
+def instructions(dialect: Dialect, workspace_root: str) -> str:
+    return (f"Coding-agent tools ({dialect.name} dialect). Paths are relative to the workspace "
+            f"root: the client's first root when it offers roots, else {workspace_root}. "
+            "Absolute paths must lie inside the workspace or another of the client's roots.")
 
 
 ROOTS_WAIT = 10.0  # seconds a tool call waits for the client's answer to roots/list
@@ -224,13 +239,13 @@ def progress_token(meta: Any) -> str | int | None:
     return token if isinstance(token, str | int) and not isinstance(token, bool) else None
 
 
-def progress_reporter(session: Any) -> Callable[[float, float | None, str | None], None]:
-    """A progress sink for a worker thread: notifications through the event loop, at most one
-    per ``PROGRESS_EVERY`` seconds, each with a larger value than the last."""
+def throttled(send: Callable[[float, float | None, str | None], None]
+              ) -> Callable[[float, float | None, str | None], None]:
+    """A progress sink for a worker thread that passes to ``send`` at most one report per
+    ``PROGRESS_EVERY`` seconds, each with a larger value than the last; ``send`` failing (a
+    closed connection) never fails the call."""
     import threading
     import time
-
-    import anyio.from_thread
 
     state = {"at": 0.0, "done": float("-inf")}
     lock = threading.Lock()
@@ -242,11 +257,21 @@ def progress_reporter(session: Any) -> Callable[[float, float | None, str | None
                 return
             state["at"], state["done"] = now, done
         try:
-            anyio.from_thread.run(session.report_progress, done, total, message)
+            send(done, total, message)
         except Exception:  # a closed connection must not fail the call
             pass
 
     return report
+
+
+def progress_reporter(session: Any) -> Callable[[float, float | None, str | None], None]:
+    """A progress sink for a worker thread: notifications through the event loop."""
+    import anyio.from_thread
+
+    def send(done: float, total: float | None, message: str | None) -> None:
+        anyio.from_thread.run(session.report_progress, done, total, message)
+
+    return throttled(send)
 
 
 def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
@@ -304,8 +329,7 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
         # name outside them is unknown here (docs/internals/surfaces.md#dialect-layer)
         tool = dialect.lookup(params.name, own_only=True)
         if tool is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the "
-                           f"{dialect.name} dialect has: {', '.join(t.name for t in tools)}")
+            raise MCPError(types.INVALID_PARAMS, unknown_tool(dialect, params.name))
         arguments = dict(params.arguments or {})
         if tool.parallel_safe:
             outcome = await run(ctx, tool, arguments)
@@ -333,10 +357,7 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
-        instructions=(f"Coding-agent tools ({dialect.name} dialect). Paths are relative to the "
-                      f"workspace root: the client's first root when it offers roots, else "
-                      f"{workspace_root}. Absolute paths must lie inside the workspace or "
-                      f"another of the client's roots."),
+        instructions=instructions(dialect, workspace_root),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -421,38 +442,80 @@ def defer_package_init(name: str) -> None:
 
 
 def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str]) -> int:
-    """``zbtools mcp``: serve until the client closes stdin. Returns the exit status."""
+    """``zbtools mcp``: serve until the client closes stdin. Returns the exit status (0 also
+    when the client leaves mid-call: docs/mcp.md#start-up-and-the-cost-of-a-call)."""
     if rest:
         raise ToolError("usage_error", f"`zbtools mcp` takes no arguments, got {rest[0]!r}",
                         hint="usage: zbtools mcp [--workspace DIR] [--dialect NAME]")
-    for package in DEFERRED_PACKAGES:
-        defer_package_init(package)
-    try:
-        import anyio  # noqa: F401 - probe the extra before touching any stream
-        import mcp.server.lowlevel  # noqa: F401
-    except ImportError as exc:
-        from zbtools.core.call.optional import missing
+    import importlib.util
 
-        raise missing("mcp", "`zbtools mcp`", exc) from None
+    for module in ("anyio", "mcp"):  # probe the SDK before touching any stream, unimported
+        if importlib.util.find_spec(module) is None:
+            from zbtools.core.call.optional import missing
+
+            raise missing(module, "`zbtools mcp`", ImportError(f"No module named {module!r}"))
     from zbtools.dispatch import make_context, selected_dialect
 
     dialect = selected_dialect(opts, env)
     ctx = make_context(opts, env)  # fail now, as a JSON error, if the workspace is unusable
     root = ctx.workspace.root
     ctx.workspace.close()
-    server = build_server(dialect, opts, env, root)
     if streams.stdout is not sys.stdout or streams.stdin is not getattr(sys.stdin, "buffer",
                                                                          None):
         raise ToolError("usage_error", "`zbtools mcp` serves on the process's own stdin and "
                         "stdout", hint="start it as a subprocess: zbtools mcp")
+    import io
+
     wire_in, wire_out = claim_protocol_streams()
-    anyio_run(server, wire_in, wire_out)
+    reader = io.BufferedReader(wire_in, 1 << 16)  # type: ignore[type-var]
+    first = reader.readline()
+    if not first:
+        return 0
+    from zbtools.surfaces.mcp_wire import WireSession, handshake_era
+
+    if handshake_era(first):
+        WireSession(dialect, opts, env, root).serve(reader, wire_out, first)
+        return 0
+    # any other opening (the 2026-07-28 revision's server/discover...) is the SDK's to answer
+    for package in DEFERRED_PACKAGES:
+        defer_package_init(package)
+    anyio_run(build_server(dialect, opts, env, root), io.BufferedReader(Replay(first, reader)),
+              wire_out)
     return 0
 
 
-def anyio_run(server: Server[Any], wire_in: BinaryIO, wire_out: BinaryIO) -> None:
-    import io
+class Replay(io.RawIOBase):
+    """A stream that gives ``head`` (bytes already read) and then what ``rest`` gives."""
 
+    def __init__(self, head: bytes, rest: io.BufferedReader[Any]) -> None:
+        super().__init__()
+        self.head = head
+        self.rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self.head:
+            size = min(len(view), len(self.head))
+            view[:size] = self.head[:size]
+            self.head = self.head[size:]
+            return size
+        data = self.rest.read1(len(view))
+        view[:len(data)] = data
+        return len(data)
+
+
+def departed(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every exception of a group) says the client closed its end."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(departed(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError) or (
+        type(exc).__name__ in ("ClosedResourceError", "BrokenResourceError"))
+
+
+def anyio_run(server: Server[Any], wire_in: IO[bytes], wire_out: BinaryIO) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -467,3 +530,11 @@ def anyio_run(server: Server[Any], wire_in: BinaryIO, wire_out: BinaryIO) -> Non
         anyio.run(main)
     except KeyboardInterrupt:
         pass
+    except BaseException as exc:  # a client that left mid-call ends the session, quietly
+        if not departed(exc):
+            raise
+    finally:
+        try:
+            wire_out.flush()
+        except OSError:
+            pass
