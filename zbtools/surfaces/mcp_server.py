@@ -44,14 +44,57 @@ SERVER_NAME = "zbtools"
 
 
 class Runner:
-    """Runs one tool call of the dialect in-process; never raises (but for unknown tools)."""
+    """Runs one tool call of the dialect in-process; never raises (but for unknown tools).
+
+    The session's settings are read with its first call and its workspaces kept open between
+    calls, one for each call running at once, as ``zbtools batch`` keeps its one: a call pays
+    for its tool, not for opening the workspace (docs/mcp.md#start-up-and-the-cost-of-a-call).
+    """
+
+    KEPT = 4  # idle workspaces kept for the current roots
 
     def __init__(self, dialect: Dialect, opts: Options, env: Mapping[str, str]) -> None:
+        import threading
+
         self.dialect = dialect
         self.opts = opts
         self.env = env
         self.debug = debugging(opts, env)
         self.search_cache: Any = None  # made with the first call's limits
+        self.settings: tuple[Any, Mapping[str, str], str | None] | None = None
+        self.idle: tuple[tuple[str, ...], list[Any]] = ((), [])  # roots, their workspaces
+        self.lock = threading.Lock()
+
+    def context(self, roots: Sequence[str] | None) -> Any:
+        """A call's context: a kept workspace of the same roots when there is one."""
+        from zbtools.core.call.context import Context
+        from zbtools.dispatch import make_context
+
+        key = tuple(roots or ())
+        workspace = None
+        with self.lock:
+            if self.settings is not None and self.idle[0] == key and self.idle[1]:
+                workspace = self.idle[1].pop()
+        if workspace is None or self.settings is None:
+            ctx = make_context(self.opts, self.env, roots)
+            if self.settings is None:
+                self.settings = (ctx.limits, ctx.env, None)
+            return ctx
+        limits, env, state_root = self.settings
+        return Context(workspace, limits=limits, env=env, state_root=state_root)
+
+    def release(self, ctx: Any, roots: Sequence[str] | None) -> None:
+        """Keep the workspace of a finished call for the next one. Its descriptors are closed
+        all the same: the next call opens the root again, as a fresh workspace would."""
+        ctx.workspace.close()
+        key = tuple(roots or ())
+        with self.lock:
+            if self.settings is not None:
+                self.settings = (*self.settings[:2], ctx.known_state_root)
+            if self.idle[0] != key:
+                self.idle = (key, [])
+            if len(self.idle[1]) < self.KEPT:
+                self.idle[1].append(ctx.workspace)
 
     def call(self, tool: DialectTool, arguments: dict[str, Any],
              roots: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
@@ -61,12 +104,12 @@ class Runner:
 
         ``roots``: the client's roots (None: ``--workspace`` or the current directory);
         ``cancelled`` and ``progress`` reach the tool through its context."""
-        from zbtools.dispatch import call_tool, failure, make_context, success
+        from zbtools.dispatch import call_tool, failure, success
         from zbtools.textout import render_error, render_text
 
         ctx = None
         try:
-            ctx = make_context(self.opts, self.env, roots)
+            ctx = self.context(roots)
             ctx.cancel_check = cancelled
             ctx.progress_sink = progress
             if self.search_cache is None:
@@ -85,7 +128,7 @@ class Runner:
                 "server with --debug for a traceback on stderr and report it"))
         finally:
             if ctx is not None:
-                ctx.workspace.close()
+                self.release(ctx, roots)
         return True, render_error(envelope["error"]), envelope, ""
 
 

@@ -1,9 +1,12 @@
 """The handshake-era MCP session of ``zbtools mcp`` as plain JSON-RPC lines, without the SDK.
 
 Clients today open a session with ``initialize``; for those, ``zbtools mcp`` answers from this
-module: one thread reads the lines, calls run in worker threads through the same ``Runner`` as
-the SDK's server (``zbtools.surfaces.mcp_server``), and the answers are the SDK's, field for
-field (tests/surfaces/ drive both through the SDK's client). It imports nothing but the
+module: the calls run through the same ``Runner`` as the SDK's server
+(``zbtools.surfaces.mcp_server``), and the answers are the SDK's, field for field
+(tests/surfaces/ drive both through the SDK's client). Threads take turns at reading (a
+leader and followers): the thread that reads a call runs it and answers it, once another
+thread reads in its place, so pings, cancellations and further calls are read while it runs
+and a call waits for no other thread to wake. It imports nothing but the
 standard library before ``initialize`` is answered, and costs a call no validation of models:
 see docs/mcp.md#start-up-and-the-cost-of-a-call. A session that opens any other way (the
 2026-07-28 revision's ``server/discover``) goes to the SDK, with the line already read.
@@ -12,7 +15,6 @@ see docs/mcp.md#start-up-and-the-cost-of-a-call. A session that opens any other 
 * ``WireSession``: one session: ``serve`` reads until the client closes its end.
 * ``Wire``: the writing end; a closed client makes it quiet, never an error.
 * ``WireRoots``: the client's roots, asked for with ``roots/list`` as ``ClientRoots`` does.
-* ``Workers``: daemon worker threads, started on demand and reused.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 
     from zbtools.dialects import Dialect, DialectTool
     from zbtools.dispatch import Options
-    from zbtools.surfaces.mcp_server import Runner
 
 # The SDK's mcp_types.version, restated: importing it runs the SDK's type package (a test
 # checks they agree).
@@ -77,32 +78,6 @@ class Wire:
                     view = view[os.write(self.fd, view):]
             except OSError:  # EPIPE, EBADF...: the client is gone
                 self.closed = True
-
-
-class Workers:
-    """Daemon threads for the calls that may run side by side: a thread is started only when
-    none is idle, so a sequential client reuses one thread (no start per call)."""
-
-    def __init__(self) -> None:
-        import queue
-
-        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self.lock = threading.Lock()
-        self.idle = 0
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self.lock:
-            if self.idle:
-                self.idle -= 1
-            else:
-                threading.Thread(target=self.loop, name="zbtools-mcp-call", daemon=True).start()
-        self.jobs.put(job)
-
-    def loop(self) -> None:
-        while True:
-            self.jobs.get()()
-            with self.lock:
-                self.idle += 1
 
 
 class WireRoots:
@@ -156,7 +131,7 @@ class WireRoots:
 class Call:
     """One ``tools/call`` in flight: cancelling it sets ``cancel``, and then it gets no answer."""
 
-    __slots__ = ("arguments", "cancel", "id", "silent", "token", "tool")
+    __slots__ = ("arguments", "cancel", "id", "seq", "silent", "token", "tool")
 
     def __init__(self, request_id: Any, tool: DialectTool, arguments: dict[str, Any],
                  token: str | int | None) -> None:
@@ -166,6 +141,7 @@ class Call:
         self.token = token
         self.cancel = threading.Event()
         self.silent = False  # cancelled by the client: no response
+        self.seq = 0  # the place of a call that runs alone among those (1, 2, ...)
 
 
 class WireSession:
@@ -174,14 +150,14 @@ class WireSession:
     def __init__(self, dialect: Dialect, opts: Options, env: Mapping[str, str],
                  workspace_root: str) -> None:
         from zbtools import __version__
-        from zbtools.surfaces.mcp_server import ROOTS_WAIT, SERVER_NAME, instructions
+        from zbtools.surfaces.mcp_server import ROOTS_WAIT, SERVER_NAME, Runner, instructions
 
         self.dialect = dialect
         self.opts = opts
         self.env = env
         self.info = {"name": SERVER_NAME, "version": __version__}
         self.instructions = instructions(dialect, workspace_root)
-        self.runner: Runner | None = None
+        self.runner = Runner(dialect, opts, env)
         self.tools_listed: list[dict[str, Any]] = []
         self.client_roots = False
         self.inflight: dict[Any, Call] = {}
@@ -189,8 +165,14 @@ class WireSession:
         self.pending: dict[Any, Callable[[Any, Any], None]] = {}  # our requests to the client
         self.next_id = 0
         self.wire: Wire | None = None
-        self.workers: Workers | None = None
-        self.serial: Any = None  # the queue of the calls that run one at a time, in order
+        self.reader: IO[bytes] | None = None
+        self.reading = threading.Lock()  # held by the thread that reads (the leader)
+        self.followers = threading.Lock()
+        self.ready = 0  # threads reading or waiting to (not running a call)
+        self.ended = False  # the client closed its end
+        self.serial = threading.Condition()  # the calls that run alone, in call order
+        self.serial_given = 0
+        self.serial_done = 0
         self.roots = WireRoots(self.ask_roots, ROOTS_WAIT)
 
     # ------------------------------------------------------------------------------ the loop
@@ -201,37 +183,74 @@ class WireSession:
         from zbtools.surfaces.mcp_server import CANCEL_WAIT
 
         self.wire = Wire(out)
-        line = first
-        while line:
-            self.receive(line)
-            if self.wire.closed:
-                break
-            line = reader.readline()
+        self.reader = reader
+        self.ready = 1
+        call = self.receive(first)
+        if call is not None:
+            self.take(call)
+        self.follow()
+        with self.inflight_lock:
+            self.inflight_lock.wait_for(lambda: not self.inflight, CANCEL_WAIT)
+
+    def follow(self) -> None:
+        """Read, answer what needs no tool at once, and run each call read (another thread
+        reads meanwhile); return once the client has closed its end."""
+        assert self.reader is not None and self.wire is not None
+        while True:
+            with self.reading:
+                call = None
+                while call is None and not self.ended:
+                    line = self.reader.readline()
+                    if not line or self.wire.closed:
+                        self.end()
+                    else:
+                        call = self.receive(line)
+                if call is None:
+                    return
+                self.take(call)
+            self.run(call)
+            with self.followers:
+                self.ready += 1
+
+    def take(self, call: Call) -> None:
+        """This thread runs ``call``: another reads from now on, a new one if none waits."""
+        with self.followers:
+            self.ready -= 1
+            if self.ready == 0:
+                self.ready += 1
+                threading.Thread(target=self.follow, name="zbtools-mcp", daemon=True).start()
+
+    def end(self) -> None:
+        """The client is gone: every call still running or waiting is stopped."""
+        self.ended = True
         with self.inflight_lock:
             for call in self.inflight.values():
                 call.cancel.set()
-            self.inflight_lock.wait_for(lambda: not self.inflight, CANCEL_WAIT)
 
-    def receive(self, line: bytes) -> None:
+    def receive(self, line: bytes) -> Call | None:
+        """Handle one line; the call it asks for, to run in this thread, if any."""
         try:
             message = json.loads(line.decode("utf-8", "replace"))
         except ValueError:
             if line.strip():
                 print(f"zbtools mcp: skipping a line that is not JSON: {line[:80]!r}",
                       file=sys.stderr, flush=True)
-            return
+            return None
         if not isinstance(message, dict):
             self.error(None, INVALID_REQUEST, "Invalid request")
-            return
+            return None
         method = message.get("method")
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         if not isinstance(method, str):
             self.response(message)
+        elif method == "tools/call" and "id" in message:
+            return self.call_tool(message["id"], params)
         elif "id" in message:
             self.request(message["id"], method, params)
         else:
             self.notification(method, params)
+        return None
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.wire is not None
@@ -249,9 +268,7 @@ class WireSession:
     # ----------------------------------------------------------------------------- requests
 
     def request(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
-        if method == "tools/call":
-            self.call_tool(request_id, params)
-        elif method == "ping":
+        if method == "ping":
             self.result(request_id, {})
         elif method == "tools/list":
             self.result(request_id, {"tools": self.list_tools()})
@@ -278,12 +295,12 @@ class WireSession:
             self.tools_listed.extend(tool_fields(t) for t in self.dialect.tools())
         return self.tools_listed
 
-    def call_tool(self, request_id: Any, params: dict[str, Any]) -> None:
+    def call_tool(self, request_id: Any, params: dict[str, Any]) -> Call | None:
         name = params.get("name")
         arguments = params.get("arguments")
         if not isinstance(name, str) or not isinstance(arguments, dict | None):
             self.error(request_id, INVALID_PARAMS, "Invalid request parameters")
-            return
+            return None
         # a client is offered the dialect's own tools, and may call only those
         # (docs/internals/surfaces.md#dialect-layer)
         tool = self.dialect.lookup(name, own_only=True)
@@ -291,60 +308,55 @@ class WireSession:
             from zbtools.surfaces.mcp_server import unknown_tool
 
             self.error(request_id, INVALID_PARAMS, unknown_tool(self.dialect, name))
-            return
+            return None
         from zbtools.surfaces.mcp_server import progress_token
 
         call = Call(request_id, tool, dict(arguments or {}), progress_token(params.get("_meta")))
+        if not tool.parallel_safe:
+            self.serial_given += 1  # only the reading thread gives places
+            call.seq = self.serial_given
         with self.inflight_lock:
             self.inflight[request_id] = call
-        if tool.parallel_safe:
-            if self.workers is None:
-                self.workers = Workers()
-            self.workers.submit(lambda: self.run(call))
-        else:
-            if self.serial is None:
-                import queue
-
-                self.serial = queue.SimpleQueue()
-                threading.Thread(target=self.run_serial, name="zbtools-mcp-serial",
-                                 daemon=True).start()
-            self.serial.put(call)
-
-    def run_serial(self) -> None:
-        while True:
-            self.run(self.serial.get())
+        return call
 
     def run(self, call: Call) -> None:
-        """One call in a worker thread; its answer, unless it was cancelled."""
+        """Run ``call`` (once its turn came, for a call that runs alone) and answer it, unless
+        the client cancelled it."""
         try:
-            if call.cancel.is_set():
-                if not call.silent:
-                    self.error(call.id, CONNECTION_CLOSED, "Connection closed")
-                return
-            paths = self.roots.current()
-            progress = self.progress(call.token) if call.token is not None else None
-            if self.runner is None:
-                from zbtools.surfaces.mcp_server import Runner
-
-                self.runner = Runner(self.dialect, self.opts, self.env)
-            is_error, text, structured, root = self.runner.call(
-                call.tool, call.arguments, paths, call.cancel.is_set, progress)
-            if call.silent:
-                return
-            if call.cancel.is_set():  # the client left while the call ran
-                self.error(call.id, CONNECTION_CLOSED, "Connection closed")
-                return
-            content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-            if not is_error:
-                from zbtools.surfaces.mcp_server import media_blocks
-
-                content.extend(media_blocks(structured, root))
-            self.result(call.id, {"content": content, "structuredContent": structured,
-                                  "isError": is_error})
+            if call.seq:
+                with self.serial:
+                    self.serial.wait_for(lambda: self.serial_done == call.seq - 1)
+            self.answer(call)
         finally:
+            if call.seq:
+                with self.serial:
+                    self.serial_done = call.seq
+                    self.serial.notify_all()
             with self.inflight_lock:
                 self.inflight.pop(call.id, None)
                 self.inflight_lock.notify_all()
+
+    def answer(self, call: Call) -> None:
+        if call.cancel.is_set():
+            if not call.silent:
+                self.error(call.id, CONNECTION_CLOSED, "Connection closed")
+            return
+        paths = self.roots.current()
+        progress = self.progress(call.token) if call.token is not None else None
+        is_error, text, structured, root = self.runner.call(
+            call.tool, call.arguments, paths, call.cancel.is_set, progress)
+        if call.silent:
+            return
+        if call.cancel.is_set():  # the client left while the call ran
+            self.error(call.id, CONNECTION_CLOSED, "Connection closed")
+            return
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        if not is_error:
+            from zbtools.surfaces.mcp_server import media_blocks
+
+            content.extend(media_blocks(structured, root))
+        self.result(call.id, {"content": content, "structuredContent": structured,
+                              "isError": is_error})
 
     def progress(self, token: str | int) -> Callable[[float, float | None, str | None], None]:
         from zbtools.surfaces.mcp_server import throttled
