@@ -36,8 +36,14 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_venv_arguments, bench_env, describe_run, prepare_venv, table, \
-    write_export
+from _common import (
+    add_venv_arguments,
+    bench_env,
+    describe_run,
+    prepare_venv,
+    table,
+    write_export,
+)
 from mcp_startup import find_reference
 
 GOAL = 1.0  # the p50 of a small read at or below the reference server's

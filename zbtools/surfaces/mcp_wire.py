@@ -2,7 +2,7 @@
 
 Clients today open a session with ``initialize``; for those, ``zbtools mcp`` answers from this
 module: the calls run through the same ``Runner`` as the SDK's server
-(``zbtools.surfaces.mcp_server``), and the answers are the SDK's, field for field
+(``zbtools.surfaces.mcp_calls``), and the answers are the SDK's, field for field
 (tests/surfaces/ drive both through the SDK's client). Threads take turns at reading (a
 leader and followers): the thread that reads a call runs it and answers it, once another
 thread reads in its place, so pings, cancellations and further calls are read while it runs
@@ -24,6 +24,20 @@ import os
 import sys
 import threading
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
+
+from zbtools.surfaces.mcp_calls import (
+    CANCEL_WAIT,
+    ROOTS_WAIT,
+    SERVER_NAME,
+    Runner,
+    instructions,
+    media_blocks,
+    progress_token,
+    throttled,
+    tool_fields,
+    unknown_tool,
+    usable_roots,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -100,12 +114,10 @@ class WireRoots:
         self.ask(lambda result, error: self.answer(ticket, result, error))
 
     def answer(self, ticket: int, result: Any, error: Any) -> None:
-        from zbtools.surfaces.mcp_server import ClientRoots
-
         paths = self.paths
         if error is None and isinstance(result, dict) and isinstance(result.get("roots"), list):
-            paths = ClientRoots.usable([str(root.get("uri")) for root in result["roots"]
-                                        if isinstance(root, dict)])
+            paths = usable_roots([str(root.get("uri")) for root in result["roots"]
+                                  if isinstance(root, dict)])
         else:
             reason = error.get("message") if isinstance(error, dict) else "a malformed answer"
             self.warn(f"MCPError: {reason}")
@@ -166,7 +178,6 @@ class WireSession:
     def __init__(self, dialect: Dialect, opts: Options, env: Mapping[str, str],
                  workspace_root: str) -> None:
         from zbtools import __version__
-        from zbtools.surfaces.mcp_server import ROOTS_WAIT, SERVER_NAME, Runner, instructions
 
         self.dialect = dialect
         self.opts = opts
@@ -196,8 +207,6 @@ class WireSession:
     def serve(self, reader: IO[bytes], out: BinaryIO, first: bytes) -> None:
         """Answer ``first`` and every later line until the client closes its end; then stop
         the calls still running (they are answered as the SDK answers them) and return."""
-        from zbtools.surfaces.mcp_server import CANCEL_WAIT
-
         self.wire = Wire(out)
         self.reader = reader
         self.ready = 1
@@ -221,6 +230,7 @@ class WireSession:
                         self.end()
                     else:
                         call = self.receive(line)
+                        line = b""  # a long request is not kept while its call runs
                 if call is None:
                     return
                 self.take(call)
@@ -306,8 +316,6 @@ class WireSession:
 
     def list_tools(self) -> list[dict[str, Any]]:
         if not self.tools_listed:
-            from zbtools.surfaces.mcp_server import tool_fields
-
             self.tools_listed.extend(tool_fields(t) for t in self.dialect.tools())
         return self.tools_listed
 
@@ -321,12 +329,8 @@ class WireSession:
         # (docs/internals/surfaces.md#dialect-layer)
         tool = self.dialect.lookup(name, own_only=True)
         if tool is None:
-            from zbtools.surfaces.mcp_server import unknown_tool
-
             self.error(request_id, INVALID_PARAMS, unknown_tool(self.dialect, name))
             return None
-        from zbtools.surfaces.mcp_server import progress_token
-
         call = Call(request_id, tool, dict(arguments or {}), progress_token(params.get("_meta")))
         if not tool.parallel_safe:
             self.serial_given += 1  # only the reading thread gives places
@@ -368,15 +372,11 @@ class WireSession:
             return
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         if not is_error:
-            from zbtools.surfaces.mcp_server import media_blocks
-
             content.extend(media_blocks(structured, root))
         self.result(call.id, {"content": content, "structuredContent": structured,
                               "isError": is_error})
 
     def progress(self, token: str | int) -> Callable[[float, float | None, str | None], None]:
-        from zbtools.surfaces.mcp_server import throttled
-
         def notify(done: float, total: float | None, message: str | None) -> None:
             params: dict[str, Any] = {"progressToken": token, "progress": done}
             if total is not None:
