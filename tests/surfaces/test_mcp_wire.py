@@ -151,6 +151,13 @@ def test_cancelled_calls_get_no_answer_and_the_others_keep_their_order(ws: Path)
                                         "data": "resources/list"}
         peer.send(call(7, "no_such_tool", {}))
         assert peer.read()["error"]["code"] == -32602
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": [1]}})  # not an id: ignored
+        peer.send({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"})
+        assert peer.read() == {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "Invalid request"}}
+        peer.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        assert peer.read()["id"] == 8
 
 
 @pytest.mark.slow  # a real server subprocess

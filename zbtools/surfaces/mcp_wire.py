@@ -71,6 +71,12 @@ def handshake_era(line: bytes) -> bool:
     return isinstance(version, str) and version not in MODERN_VERSIONS
 
 
+def valid_id(request_id: Any) -> bool:
+    """Whether ``request_id`` may name a request: a string, an integer or absent (None)."""
+    return request_id is None or (isinstance(request_id, str | int)
+                                  and not isinstance(request_id, bool))
+
+
 class Wire:
     """Writes one JSON-RPC message a line, whole, from any thread. Once the client has closed
     its end nothing more is written, quietly: a departed client is no error of the server."""
@@ -262,7 +268,8 @@ class WireSession:
                 print(f"zbtools mcp: skipping a line that is not JSON: {line[:80]!r}",
                       file=sys.stderr, flush=True)
             return None
-        if not isinstance(message, dict):
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not valid_id(request_id):
             self.error(None, INVALID_REQUEST, "Invalid request")
             return None
         method = message.get("method")
@@ -393,7 +400,8 @@ class WireSession:
     def notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/cancelled":
             with self.inflight_lock:
-                call = self.inflight.get(params.get("requestId"))
+                cancelled = params.get("requestId")
+                call = self.inflight.get(cancelled) if valid_id(cancelled) else None
             if call is not None:
                 call.silent = True  # the protocol sends no response to a cancelled request
                 call.cancel.set()
