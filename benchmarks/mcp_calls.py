@@ -6,8 +6,8 @@ small reads of the same file (``read_file`` here, ``read_text_file`` there, the 
 path), each timed from the client's call to its parsed result. The two servers alternate in
 rounds of ``--round`` calls (ours, theirs, ours, ...) so that drift of a busy machine reaches
 both alike. Reported: p50, p95 and calls per second of each server, the ratio of the p50s, and
-the server's resident memory (``VmRSS`` after the warm-up and at the end, and the peak
-``VmHWM``) read from ``/proc``: flat memory means the end is close to the start.
+the server's resident memory (``VmRSS`` after the warm-up, half-way and at the end, and the
+peak ``VmHWM``) read from ``/proc``: flat memory means the second half adds nothing.
 
 The reference server is found or installed as ``benchmarks/mcp_startup.py`` does (node and npm
 on PATH, or ``--reference DIR``). The client's own cost (its validation of every result) is in
@@ -122,6 +122,9 @@ async def run(servers: list[Server], cwd: Path, env: dict[str, str], calls: int,
             for server in servers:
                 await server.calls(step, keep=True)
             done += step
+            if done >= calls // 2 and "half-way" not in servers[0].memory:
+                for server in servers:
+                    server.memory["half-way"] = proc_memory(server.pid)
         for server in servers:
             server.memory["at the end"] = proc_memory(server.pid)
 
@@ -170,18 +173,20 @@ def main(argv: list[str] | None = None) -> int:
         for server in servers:
             summary = server.summary()
             start = server.memory["after warm-up"]
+            middle = server.memory["half-way"]
             end = server.memory["at the end"]
             ratio = summary["p50_ms"] / ref_p50 if ref_p50 else None
             rows.append([server.name, f"{summary['p50_ms']:.3f}", f"{summary['p95_ms']:.3f}",
                          f"{summary['calls_per_s']:.0f}",
                          f"{ratio:.2f}" if ratio is not None else "-",
                          f"{start.get('VmRSS', 0) / 1024:.1f}",
+                         f"{middle.get('VmRSS', 0) / 1024:.1f}",
                          f"{end.get('VmRSS', 0) / 1024:.1f}",
                          f"{end.get('VmHWM', 0) / 1024:.1f}"])
             results[server.name] = {"argv": server.argv, "samples_s": server.samples,
                                     "memory_kib": server.memory, **summary}
         print(table(["server", "p50 ms", "p95 ms", "calls/s", "p50 ratio",
-                     "RSS MiB after warm-up", "RSS MiB at end", "peak RSS MiB"], rows))
+                     "RSS MiB after warm-up", "half-way", "at the end", "peak RSS MiB"], rows))
         if ref_p50:
             ratio = servers[0].summary()["p50_ms"] / ref_p50
             print(f"\ngoal: p50 at most {GOAL:.1f}x the reference's: "
