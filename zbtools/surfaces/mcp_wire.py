@@ -55,6 +55,10 @@ INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 CONNECTION_CLOSED = -32000  # what the SDK answers a call still running when its client leaves
 
+# One encoder for every message (json.dumps with options makes one a call); the messages are
+# trees of fresh dicts and lists, never circular.
+ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
 
 def handshake_era(line: bytes) -> bool:
     """Whether ``line`` is an ``initialize`` request of a handshake-era revision (or of one
@@ -87,8 +91,7 @@ class Wire:
         self.closed = False
 
     def send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
-            "utf-8", "surrogatepass")
+        data = (ENCODE(message) + "\n").encode("utf-8", "surrogatepass")
         with self.lock:
             if self.closed:
                 return
@@ -139,6 +142,8 @@ class WireRoots:
               file=sys.stderr, flush=True)
 
     def current(self) -> list[str] | None:
+        if self.answered >= self.asked:  # nothing in flight: no lock (the usual case)
+            return self.paths
         with self.cond:
             if not self.cond.wait_for(lambda: self.answered >= self.asked, self.wait):
                 self.answered = self.asked  # given up: a late answer changes nothing
