@@ -9,6 +9,11 @@ both alike. Reported: p50, p95 and calls per second of each server, the ratio of
 the server's resident memory (``VmRSS`` after the warm-up, half-way and at the end, and the
 peak ``VmHWM``) read from ``/proc``: flat memory means the second half adds nothing.
 
+A second table times the same reads through a bare JSON-RPC client (a line out, a line back),
+which is the servers' own cost, and what the SDK client's check of each result against the
+tool's ``outputSchema`` costs (jsonschema, on every call): a richer schema costs the client
+more, whichever server sent the result.
+
 The reference server is found or installed as ``benchmarks/mcp_startup.py`` does (node and npm
 on PATH, or ``--reference DIR``). The client's own cost (its validation of every result) is in
 both columns alike.
@@ -25,8 +30,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,10 +109,94 @@ class Server:
                 self.samples.append(elapsed)
 
     def summary(self) -> dict[str, float]:
-        ordered = sorted(self.samples)
-        return {"p50_ms": statistics.median(ordered) * 1000,
-                "p95_ms": ordered[int(len(ordered) * 0.95) - 1] * 1000,
-                "calls_per_s": len(ordered) / sum(ordered)}
+        return percentiles(self.samples)
+
+
+class RawSession:
+    """The same reads on a second process of the server, through a bare JSON-RPC client (one
+    line out, one line back): the server's own cost, without the SDK client's work."""
+
+    def __init__(self, server: Server, cwd: Path, env: dict[str, str]) -> None:
+        self.server = server
+        self.proc = subprocess.Popen(server.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+        self.next_id = 0
+        self.samples: list[float] = []
+        self.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "zbtools-bench", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools = self.ask("tools/list", {})["tools"]
+        self.schema = next(t.get("outputSchema") for t in tools if t["name"] == server.tool)
+        self.structured = self.ask("tools/call", {"name": server.tool,
+                                                  "arguments": server.arguments}).get(
+            "structuredContent")
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        answer = json.loads(self.proc.stdout.readline())
+        if "result" not in answer:
+            raise SystemExit(f"error: {self.server.name}: {method} failed: {answer}")
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def calls(self, count: int, keep: bool) -> None:
+        params = {"name": self.server.tool, "arguments": self.server.arguments}
+        for _ in range(count):
+            start = time.perf_counter()
+            self.ask("tools/call", params)
+            if keep:
+                self.samples.append(time.perf_counter() - start)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+    def check_cost(self, runs: int = 2000) -> float:
+        """Seconds the SDK client's check of one result against the tool's ``outputSchema``
+        takes (jsonschema, as the client validates every structured result)."""
+        if not self.schema or self.structured is None:
+            return 0.0
+        from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+
+        validator = validator_for(self.schema)(self.schema)
+        start = time.perf_counter()
+        for _ in range(runs):
+            for _error in validator.iter_errors(self.structured):
+                pass
+        return (time.perf_counter() - start) / runs
+
+
+def run_raw(servers: list[Server], cwd: Path, env: dict[str, str], calls: int, warmup: int,
+            per_round: int) -> list[RawSession]:
+    sessions = [RawSession(server, cwd, env) for server in servers]
+    try:
+        for session in sessions:
+            session.calls(warmup, keep=False)
+        done = 0
+        while done < calls:
+            step = min(per_round, calls - done)
+            for session in sessions:
+                session.calls(step, keep=True)
+            done += step
+    finally:
+        for session in sessions:
+            session.close()
+    return sessions
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {"p50_ms": statistics.median(ordered) * 1000,
+            "p95_ms": ordered[int(len(ordered) * 0.95) - 1] * 1000,
+            "calls_per_s": len(ordered) / sum(ordered)}
 
 
 async def run(servers: list[Server], cwd: Path, env: dict[str, str], calls: int, warmup: int,
@@ -191,6 +282,22 @@ def main(argv: list[str] | None = None) -> int:
             ratio = servers[0].summary()["p50_ms"] / ref_p50
             print(f"\ngoal: p50 at most {GOAL:.1f}x the reference's: "
                   f"{'met' if ratio <= GOAL else 'not met'} ({ratio:.2f}x)")
+        print(f"\n## the same reads through a bare JSON-RPC client: the servers' own cost "
+              f"({args.calls} calls each)\n", flush=True)
+        raw = run_raw(servers, workspace, env, args.calls, args.warmup, args.round)
+        raw_ref = percentiles(raw[1].samples)["p50_ms"] if len(raw) > 1 else None
+        raw_rows = []
+        for session in raw:
+            summary = percentiles(session.samples)
+            check = session.check_cost()
+            raw_rows.append([session.server.name, f"{summary['p50_ms']:.3f}",
+                             f"{summary['p95_ms']:.3f}", f"{summary['calls_per_s']:.0f}",
+                             f"{summary['p50_ms'] / raw_ref:.2f}" if raw_ref else "-",
+                             f"{check * 1e6:.1f}"])
+            results[f"{session.server.name} (bare client)"] = {
+                "samples_s": session.samples, "sdk_check_s": check, **summary}
+        print(table(["server", "p50 ms", "p95 ms", "calls/s", "p50 ratio",
+                     "SDK client's outputSchema check, us"], raw_rows))
         write_export(args.export, {"benchmark": "mcp_calls", "zbtools": venv.version,
                                    "calls": args.calls, "warmup": args.warmup,
                                    "cases": results})
