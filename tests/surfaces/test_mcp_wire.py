@@ -184,6 +184,21 @@ def test_a_client_that_leaves_mid_call_ends_the_server_quietly(ws: Path) -> None
     assert "internal_error" not in stderr and "Traceback" not in stderr, stderr
 
 
+@pytest.mark.slow  # a real server subprocess that loads the SDK
+def test_any_other_opening_goes_to_the_sdk(ws: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+    discover = line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}})
+    done = subprocess.run([sys.executable, "-m", "zbtools", "mcp", "--workspace", str(ws)],
+                          input=discover + line({**INITIALIZE, "id": 2}), capture_output=True,
+                          env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(x) for x in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2]  # the line read first is the SDK's too
+    assert answers[0]["error"]["code"] == -32601 and "result" in answers[1]
+    assert b"internal_error" not in done.stderr
+
+
 def test_a_departed_client_is_told_from_a_bug() -> None:
     from zbtools.surfaces.mcp_server import departed
 
