@@ -6,8 +6,8 @@ module: the calls run through the same ``Runner`` as the SDK's server
 (tests/surfaces/ drive both through the SDK's client). Threads take turns at reading (a
 leader and followers): the thread that reads a call runs it and answers it, once another
 thread reads in its place, so pings, cancellations and further calls are read while it runs
-and a call waits for no other thread to wake. It imports nothing but the
-standard library before ``initialize`` is answered, and costs a call no validation of models:
+and a call waits for no other thread to wake. It loads nothing but the standard library and
+the dispatcher before ``initialize`` is answered, and costs a call no validation of models:
 see docs/mcp.md#start-up-and-the-cost-of-a-call. A session that opens any other way (the
 2026-07-28 revision's ``server/discover``) goes to the SDK, with the line already read.
 
@@ -221,9 +221,12 @@ class WireSession:
         self.wire = Wire(out)
         self.reader = reader
         self.ready = 1
-        call = self.receive(first)
+        call = self.receive(first)  # initialize (handshake_era): never a call, but if it were
         if call is not None:
             self.take(call)
+            self.run(call)
+            with self.followers:
+                self.ready += 1
         self.follow()
         with self.inflight_lock:
             self.inflight_lock.wait_for(lambda: not self.inflight, CANCEL_WAIT)
