@@ -244,11 +244,42 @@ ERROR_CODES: dict[ErrorCode, tuple[int, str]] = {
 }
 
 
+# Errors quote what they were given (a path, a pattern, a value) but never more than this many
+# characters of one string: a 50 MB argument must not come back as a 100 MB error. Room for
+# the longest path Linux accepts (PATH_MAX, 4096 bytes) in ``details``.
+QUOTE_LIMIT = 4096
+
+
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` when it has at most ``limit`` characters, else its head and its tail with the
+    number of characters left out between them (the tail often says what went wrong)."""
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 4
+    tail = limit // 8
+    return f"{text[:head]}…[{len(text) - head - tail:,} characters cut]…{text[-tail:]}"
+
+
+def clip_all(value: Any) -> Any:
+    """``value`` with every string in it clipped (dicts and lists copied only if needed)."""
+    if isinstance(value, str):
+        return clip(value)
+    if isinstance(value, dict):
+        clipped = {k: clip_all(v) for k, v in value.items()}
+        return value if all(clipped[k] is v for k, v in value.items()) else clipped
+    if isinstance(value, list | tuple):
+        items = [clip_all(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 class ToolError(Exception):
     """A documented failure: becomes the ``error`` object of the envelope.
 
     ``message`` says what happened, ``hint`` what the caller should do next (written for a model
     that will retry), ``details`` carries machine-readable facts (line counts, candidates, ...).
+    Each string of the three is kept to ``QUOTE_LIMIT`` characters (``clip``), whatever it
+    quotes, here and again when the error is sent (``to_json``).
     """
 
     def __init__(
@@ -260,10 +291,11 @@ class ToolError(Exception):
     ) -> None:
         if code not in ERROR_CODES:
             raise ValueError(f"undeclared error code {code!r}")
+        message = clip(message)
         super().__init__(message)
         self.code = code
         self.message = message
-        self.hint = hint
+        self.hint = clip(hint)
         self.details = details or {}
 
     @property
@@ -272,9 +304,10 @@ class ToolError(Exception):
         return status
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message, "hint": self.hint}
+        out: dict[str, Any] = {"code": self.code, "message": clip(self.message),
+                               "hint": clip(self.hint)}
         if self.details:
-            out["details"] = self.details
+            out["details"] = clip_all(self.details)
         return out
 
 

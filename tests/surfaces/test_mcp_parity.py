@@ -147,7 +147,8 @@ def test_roots_capability_without_roots_keeps_the_workspace(
 
 def test_unusable_roots_are_skipped_with_a_warning(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from zbtools.surfaces.mcp_server import ClientRoots, root_path
+    from zbtools.surfaces.mcp_calls import root_path
+    from zbtools.surfaces.mcp_server import ClientRoots
 
     (tmp_path / "file").write_text("")
     uris = [tmp_path.as_uri(), (tmp_path / "nope").as_uri(), (tmp_path / "file").as_uri(),

@@ -6,7 +6,9 @@
   ``cli``);
 * ``catalog``: ``tools``, ``schema`` and ``prompt``, the tool catalog in the forms harnesses load;
 * ``batch``: many calls in one process, JSON Lines in and out;
-* ``mcp_server``: the Model Context Protocol server on stdio (mcp only here).
+* ``mcp_server``: the Model Context Protocol server on stdio (mcp only here); ``mcp_wire``
+  serves the sessions that open with ``initialize`` without the SDK, and ``mcp_calls`` holds
+  what both sessions share (standard library only).
 
 Each depends on ``zbtools.dispatch`` (requests, the call path, failures, output) and the contract,
 never on another surface and never on ``zbtools.entry``, the program's main, which picks the

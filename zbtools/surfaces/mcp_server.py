@@ -10,27 +10,46 @@ is a protocol error. What clients see is in docs/mcp.md; the private protocol st
 docs/internals/surfaces.md#mcp-streams, the threads, roots, progress and cancellation
 docs/internals/surfaces.md#mcp-calls. The SDK (a default dependency) is imported here only.
 
-* ``serve``: the ``zbtools mcp`` command; ``build_server`` wires the handlers onto the SDK's
-  low-level ``Server``; ``Runner`` runs one call and never raises.
-* ``tool_definition``: one dialect tool as an MCP ``Tool``.
-* ``ClientRoots``, ``root_path``: the client's roots as workspace directories.
-* ``progress_token``, ``progress_reporter``: throttled ``notifications/progress``.
+A session that opens with ``initialize`` (every client today) is served by ``mcp_wire``
+without the SDK; any other opening (the 2026-07-28 revision's ``server/discover``) by the SDK's
+``Server`` built here (docs/mcp.md#start-up-and-the-cost-of-a-call). What both share is in
+``mcp_calls``.
+
+* ``serve``: the ``zbtools mcp`` command, which picks the session; ``build_server`` wires the
+  handlers onto the SDK's low-level ``Server``; ``anyio_run`` runs it, ``Replay`` hands it the
+  line already read, ``departed`` tells a client that left from a bug.
+* ``tool_definition``, ``media_content``: the listing and the blocks as the SDK's models.
+* ``ClientRoots``: the client's roots, asked for through the SDK's session.
+* ``progress_reporter``: throttled ``notifications/progress`` through the SDK's session.
 * ``claim_protocol_streams``: the protocol moved off descriptors 0 and 1.
 * ``defer_package_init``, ``DeferredPackage``: the SDK's unused package ``__init__``s deferred.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
-from zbtools.contract import ToolError, error_envelope
-from zbtools.dispatch import debugging
+from zbtools.contract import ToolError
+from zbtools.surfaces.mcp_calls import (
+    CANCEL_WAIT,
+    ROOTS_WAIT,
+    SERVER_NAME,
+    Runner,
+    instructions,
+    media_blocks,
+    progress_token,
+    throttled,
+    tool_fields,
+    unknown_tool,
+    usable_roots,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping
 
     from mcp import types as mcp_types
     from mcp.server.context import ServerRequestContext
@@ -39,117 +58,20 @@ if TYPE_CHECKING:
     from zbtools.dialects import Dialect, DialectTool
     from zbtools.dispatch import Options, Streams
 
-SERVER_NAME = "zbtools"
-
-
-class Runner:
-    """Runs one tool call of the dialect in-process; never raises (but for unknown tools)."""
-
-    def __init__(self, dialect: Dialect, opts: Options, env: Mapping[str, str]) -> None:
-        self.dialect = dialect
-        self.opts = opts
-        self.env = env
-        self.debug = debugging(opts, env)
-        self.search_cache: Any = None  # made with the first call's limits
-
-    def call(self, tool: DialectTool, arguments: dict[str, Any],
-             roots: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
-             progress: Callable[[float, float | None, str | None], None] | None = None
-             ) -> tuple[bool, str, dict[str, Any], str]:
-        """(is_error, text, structured content, workspace root) of one call.
-
-        ``roots``: the client's roots (None: ``--workspace`` or the current directory);
-        ``cancelled`` and ``progress`` reach the tool through its context."""
-        from zbtools.dispatch import call_tool, failure, make_context, success
-        from zbtools.textout import render_error, render_text
-
-        ctx = None
-        try:
-            ctx = make_context(self.opts, self.env, roots)
-            ctx.cancel_check = cancelled
-            ctx.progress_sink = progress
-            if self.search_cache is None:
-                from zbtools.core.search.cache import SearchCache
-
-                self.search_cache = SearchCache(ctx.limits.search_cache_bytes,
-                                                ctx.limits.search_watch_dirs)
-            ctx.search_cache = self.search_cache
-            outcome = call_tool(tool.spec, tool, arguments, ctx)
-            envelope = success(tool.name, outcome, ctx)
-            text = render_text(outcome.spec, tool.name, envelope, outcome.result, ctx)
-            return False, text, outcome.payload, ctx.workspace.root
-        except Exception as exc:  # the server outlives a bug in one tool
-            envelope = error_envelope(tool.name, failure(
-                exc, debug=self.debug, stderr=sys.stderr, hint="a bug in zbtools; restart the "
-                "server with --debug for a traceback on stderr and report it"))
-        finally:
-            if ctx is not None:
-                ctx.workspace.close()
-        return True, render_error(envelope["error"]), envelope, ""
-
-
 def media_content(structured: dict[str, Any], root: str) -> list[mcp_types.ContentBlock]:
-    """The blocks that carry a read's bytes, as the reference filesystem server answers
-    ``read_media_file``: an image read, or ``as_base64`` of a picture, as image content;
-    ``as_base64`` of a sound as audio content; of any other file as an embedded resource
-    (``file://`` URI, MIME type, the bytes as ``blob``), the spec's block for bytes where the
-    reference server sends its own ``blob`` type. None for other results."""
+    """``media_blocks`` as the SDK's content models."""
     from mcp import types
 
-    kind = structured.get("kind")
-    data = structured.get("data")
-    mime = str(structured.get("mime") or "")
-    if kind not in ("image", "binary") or not isinstance(data, str) or not mime:
-        return []
-    if mime.startswith("image/"):
-        return [types.ImageContent(type="image", data=data, mime_type=mime)]
-    if kind == "image":
-        return []
-    if mime.startswith("audio/"):
-        return [types.AudioContent(type="audio", data=data, mime_type=mime)]
-    import os
-    from pathlib import Path
-
-    path = str(structured.get("path") or "")
-    uri = Path(os.path.join(root, path) if root else os.path.abspath(path)).as_uri()
-    return [types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
-        uri=uri, mime_type=mime, blob=data))]
+    kinds: dict[str, Any] = {"image": types.ImageContent, "audio": types.AudioContent,
+                             "resource": types.EmbeddedResource}
+    return [kinds[block["type"]].model_validate(block) for block in media_blocks(structured,
+                                                                                 root)]
 
 
 def tool_definition(tool: DialectTool) -> mcp_types.Tool:
     from mcp import types
 
-    from zbtools.dialects.definitions import output_schema, tool_annotations
-
-    hints = tool_annotations(tool)  # the same annotations as `zbtools schema --format mcp`
-    return types.Tool(
-        name=tool.name,
-        description=tool.description,
-        input_schema=tool.input_schema(),
-        output_schema=output_schema(tool),
-        annotations=types.ToolAnnotations(
-            read_only_hint=hints["readOnlyHint"],
-            destructive_hint=hints["destructiveHint"],
-            idempotent_hint=hints["idempotentHint"],
-            open_world_hint=hints["openWorldHint"],
-        ),
-    )
-
-
-ROOTS_WAIT = 10.0  # seconds a tool call waits for the client's answer to roots/list
-CANCEL_WAIT = 30.0  # seconds a cancelled call may take to stop its work (kill a process tree)
-PROGRESS_EVERY = 0.2  # seconds between two progress notifications of one call
-
-
-def root_path(uri: str) -> str | None:
-    """The local path a ``file://`` root URI names (None for any other URI)."""
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(uri)
-    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
-        return None
-    path = unquote(parts.path)
-    return path if path.startswith("/") else None
+    return types.Tool.model_validate(tool_fields(tool))
 
 
 class ClientRoots:
@@ -188,19 +110,7 @@ class ClientRoots:
 
     @staticmethod
     def usable(uris: list[str]) -> list[str] | None:
-        """The existing directories among ``uris`` (a warning on stderr for each other one);
-        None when none is left."""
-        paths: list[str] = []
-        for uri in uris:
-            path = root_path(uri)
-            if path is None or not os.path.isdir(path):
-                print(f"zbtools mcp: skipping the root {uri}: "
-                      + ("not a file:// URI" if path is None else "not an existing directory"),
-                      file=sys.stderr, flush=True)
-                continue
-            if path not in paths:
-                paths.append(path)
-        return paths or None
+        return usable_roots(uris)
 
     def describe(self) -> str:
         return "given by --workspace" if self.paths is None else ", ".join(self.paths)
@@ -216,37 +126,14 @@ class ClientRoots:
         return self.paths
 
 
-def progress_token(meta: Any) -> str | int | None:
-    """The progress token of a request's ``_meta``, if the client sent one."""
-    if not isinstance(meta, dict):
-        return None
-    token = meta.get("progressToken", meta.get("progress_token"))
-    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
-
-
 def progress_reporter(session: Any) -> Callable[[float, float | None, str | None], None]:
-    """A progress sink for a worker thread: notifications through the event loop, at most one
-    per ``PROGRESS_EVERY`` seconds, each with a larger value than the last."""
-    import threading
-    import time
-
+    """A progress sink for a worker thread: notifications through the event loop."""
     import anyio.from_thread
 
-    state = {"at": 0.0, "done": float("-inf")}
-    lock = threading.Lock()
+    def send(done: float, total: float | None, message: str | None) -> None:
+        anyio.from_thread.run(session.report_progress, done, total, message)
 
-    def report(done: float, total: float | None, message: str | None) -> None:
-        now = time.monotonic()
-        with lock:
-            if done <= state["done"] or now - state["at"] < PROGRESS_EVERY:
-                return
-            state["at"], state["done"] = now, done
-        try:
-            anyio.from_thread.run(session.report_progress, done, total, message)
-        except Exception:  # a closed connection must not fail the call
-            pass
-
-    return report
+    return throttled(send)
 
 
 def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
@@ -304,8 +191,7 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
         # name outside them is unknown here (docs/internals/surfaces.md#dialect-layer)
         tool = dialect.lookup(params.name, own_only=True)
         if tool is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; the "
-                           f"{dialect.name} dialect has: {', '.join(t.name for t in tools)}")
+            raise MCPError(types.INVALID_PARAMS, unknown_tool(dialect, params.name))
         arguments = dict(params.arguments or {})
         if tool.parallel_safe:
             outcome = await run(ctx, tool, arguments)
@@ -333,10 +219,7 @@ def build_server(dialect: Dialect, opts: Options, env: Mapping[str, str],
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
-        instructions=(f"Coding-agent tools ({dialect.name} dialect). Paths are relative to the "
-                      f"workspace root: the client's first root when it offers roots, else "
-                      f"{workspace_root}. Absolute paths must lie inside the workspace or "
-                      f"another of the client's roots."),
+        instructions=instructions(dialect, workspace_root),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -421,38 +304,80 @@ def defer_package_init(name: str) -> None:
 
 
 def serve(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str]) -> int:
-    """``zbtools mcp``: serve until the client closes stdin. Returns the exit status."""
+    """``zbtools mcp``: serve until the client closes stdin. Returns the exit status (0 also
+    when the client leaves mid-call: docs/mcp.md#start-up-and-the-cost-of-a-call)."""
     if rest:
         raise ToolError("usage_error", f"`zbtools mcp` takes no arguments, got {rest[0]!r}",
                         hint="usage: zbtools mcp [--workspace DIR] [--dialect NAME]")
-    for package in DEFERRED_PACKAGES:
-        defer_package_init(package)
-    try:
-        import anyio  # noqa: F401 - probe the extra before touching any stream
-        import mcp.server.lowlevel  # noqa: F401
-    except ImportError as exc:
-        from zbtools.core.call.optional import missing
+    import importlib.util
 
-        raise missing("mcp", "`zbtools mcp`", exc) from None
+    for module in ("anyio", "mcp"):  # probe the SDK before touching any stream, unimported
+        if importlib.util.find_spec(module) is None:
+            from zbtools.core.call.optional import missing
+
+            raise missing(module, "`zbtools mcp`", ImportError(f"No module named {module!r}"))
     from zbtools.dispatch import make_context, selected_dialect
 
     dialect = selected_dialect(opts, env)
     ctx = make_context(opts, env)  # fail now, as a JSON error, if the workspace is unusable
     root = ctx.workspace.root
     ctx.workspace.close()
-    server = build_server(dialect, opts, env, root)
     if streams.stdout is not sys.stdout or streams.stdin is not getattr(sys.stdin, "buffer",
                                                                          None):
         raise ToolError("usage_error", "`zbtools mcp` serves on the process's own stdin and "
                         "stdout", hint="start it as a subprocess: zbtools mcp")
+    import io
+
     wire_in, wire_out = claim_protocol_streams()
-    anyio_run(server, wire_in, wire_out)
+    reader = io.BufferedReader(wire_in, 1 << 16)  # type: ignore[type-var]
+    first = reader.readline()
+    if not first:
+        return 0
+    from zbtools.surfaces.mcp_wire import WireSession, handshake_era
+
+    if handshake_era(first):
+        WireSession(dialect, opts, env, root).serve(reader, wire_out, first)
+        return 0
+    # any other opening (the 2026-07-28 revision's server/discover...) is the SDK's to answer
+    for package in DEFERRED_PACKAGES:
+        defer_package_init(package)
+    anyio_run(build_server(dialect, opts, env, root), io.BufferedReader(Replay(first, reader)),
+              wire_out)
     return 0
 
 
-def anyio_run(server: Server[Any], wire_in: BinaryIO, wire_out: BinaryIO) -> None:
-    import io
+class Replay(io.RawIOBase):
+    """A stream that gives ``head`` (bytes already read) and then what ``rest`` gives."""
 
+    def __init__(self, head: bytes, rest: io.BufferedReader[Any]) -> None:
+        super().__init__()
+        self.head = head
+        self.rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self.head:
+            size = min(len(view), len(self.head))
+            view[:size] = self.head[:size]
+            self.head = self.head[size:]
+            return size
+        data = self.rest.read1(len(view))
+        view[:len(data)] = data
+        return len(data)
+
+
+def departed(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every exception of a group) says the client closed its end."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(departed(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError) or (
+        type(exc).__name__ in ("ClosedResourceError", "BrokenResourceError"))
+
+
+def anyio_run(server: Server[Any], wire_in: IO[bytes], wire_out: BinaryIO) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -467,3 +392,11 @@ def anyio_run(server: Server[Any], wire_in: BinaryIO, wire_out: BinaryIO) -> Non
         anyio.run(main)
     except KeyboardInterrupt:
         pass
+    except BaseException as exc:  # a client that left mid-call ends the session, quietly
+        if not departed(exc):
+            raise
+    finally:
+        try:  # what a departed client left in the buffer must not fail the exit
+            wire_out.flush()
+        except (OSError, ValueError):  # ValueError: closed with the text layer over it
+            pass
