@@ -4,7 +4,7 @@
 same ``Batch`` object (zbtools/surfaces/batch.py) with its warm search cache, its workspace
 handle and its dialect, so ``tb.call("grep_search", {"pattern": "x"})`` returns the envelope the
 command line prints as JSON, as a dict, without a process, a pipe or a JSON round trip per call
-(docs/python.md says what users may rely on). A failed call is an error envelope, never an
+(docs/batch.md#python-api says what users may rely on). A failed call is an error envelope, never an
 exception; only a caller's programming errors raise (``TypeError`` for a name or arguments of
 the wrong type, ``RuntimeError`` after ``close``). Calls from several threads are safe: one lock
 runs them one at a time, in the order they take it. Edits are written and fsync-ed before their
@@ -22,6 +22,7 @@ import os
 import threading
 
 from zbtools.contract import ToolError
+from zbtools.surfaces.batch import Batch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any
 
-    from zbtools.surfaces.batch import Batch
+    from zbtools.core.call.config import Limits
+    from zbtools.core.files.workspace import Workspace
+    from zbtools.dialects import Dialect
+    from zbtools.dispatch import Options
 
 __all__ = ["Toolbox", "ToolboxError"]
 
@@ -65,14 +69,12 @@ class Toolbox:
             selected_dialect,
             uses_dialect,
         )
-        from zbtools.surfaces.batch import Batch
-
         if workspace is not None and not isinstance(workspace, (str, os.PathLike)):
             raise TypeError(f"workspace must be a path, got {type(workspace).__name__}")
         if dialect is not None and not isinstance(dialect, str):
             raise TypeError(f"dialect must be a str, got {type(dialect).__name__}")
         self._lock = threading.Lock()
-        self._batch: Batch | None = None
+        self._batch: _Session | None = None
         opts = Options()
         opts.workspace = os.fspath(workspace) if workspace is not None else None
         opts.dialect = dialect
@@ -82,8 +84,8 @@ class Toolbox:
             base = make_context(opts, environ)
         except ToolError as error:
             raise ToolboxError(error) from None
-        self._batch = Batch(base.workspace, base.limits, base.env, chosen, None,
-                            debug=debugging(opts, environ), text=text)
+        self._batch = _Session(opts, base.workspace, base.limits, base.env, chosen, None,
+                               debug=debugging(opts, environ), text=text)
 
     @property
     def workspace(self) -> str:
@@ -187,7 +189,7 @@ class Toolbox:
             return "<zbtools.Toolbox closed>"
         return f"<zbtools.Toolbox workspace={self.workspace!r} dialect={self.dialect!r}>"
 
-    def _session(self) -> Batch:
+    def _session(self) -> _Session:
         batch = self._batch
         if batch is None:
             raise RuntimeError(CLOSED)
@@ -195,6 +197,22 @@ class Toolbox:
 
 
 CLOSED = "this Toolbox is closed: make a new one to call tools again"
+
+
+class _Session(Batch):
+    """A batch session whose unknown tool is the command line's error (the same names listed,
+    the same hint), as every other answer of the API is the command line's."""
+
+    def __init__(self, opts: Options, workspace: Workspace, limits: Limits,
+                 env: Mapping[str, str], dialect: Dialect | None, state_root: str | None,
+                 debug: bool, text: bool) -> None:
+        super().__init__(workspace, limits, env, dialect, state_root, debug=debug, text=text)
+        self.opts = opts
+
+    def unknown(self, tool_name: str) -> ToolError:
+        from zbtools.dispatch import unknown_tool_error
+
+        return unknown_tool_error(tool_name, self.opts, self.env)
 
 
 def _is_mapping(value: object) -> bool:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import time
 
 from zbtools.contract import ToolError, error_envelope
+from zbtools.core.call.context import Context
+from zbtools.core.files.staging import sync_group
 from zbtools.dispatch import (
     call_tool,
     debugging,
@@ -66,6 +68,9 @@ class Batch:
         self.state_root = state_root
         self.debug = debug
         self.tools: dict[str, DialectTool | None] = {}
+        # No dialect chosen: the canonical tools run as a lone command-line call runs them,
+        # without the dialect layer (the zblade dialect only finds them by name or alias)
+        self.canonical = dialect is None
         from zbtools.core.search.cache import SearchCache
 
         # what this session's walks and searches learnt, re-checked on every use
@@ -105,15 +110,11 @@ class Batch:
     def run(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
         """One call of the tool ``tool_name`` (a name of the dialect) -> its envelope; never
         raises but ``KeyboardInterrupt`` (the Python API's calls come in here too)."""
-        from zbtools.core.call.context import Context
-
         try:
             tool = self.lookup(tool_name)
             if tool is None:
                 raise self.unknown(tool_name)
             tool_name = tool.name
-            from zbtools.core.files.staging import sync_group
-
             group = sync_group()
             if group is not None:
                 if tool.spec.name in STAGING_TOOLS:
@@ -126,7 +127,7 @@ class Batch:
                           state_root=self.state_root)
             ctx.search_cache = self.search_cache
             try:
-                outcome = call_tool(tool.spec, tool, args, ctx)
+                outcome = call_tool(tool.spec, None if self.canonical else tool, args, ctx)
             finally:
                 if group is not None:
                     group.staging = False

@@ -320,16 +320,24 @@ class Struct:
         if len(values) == len(specs) and values.keys() == specs.keys():
             self.__dict__.update(values)  # every field given: the common case for results
             return
-        for name, spec in specs.items():
+        cls = type(self)
+        plan = _INIT_PLANS.get(cls)
+        if plan is None:
+            plan = _init_plan(cls)
+        own = self.__dict__  # as the common case above: no field is a property
+        taken = 0
+        for name, default, factory in plan:
             if name in values:
-                value = values.pop(name)
-            elif spec.required:
-                raise TypeError(f"{type(self).__name__} missing {name}")
+                own[name] = values[name]
+                taken += 1
+            elif factory is not None:
+                own[name] = factory()
+            elif default is MISSING:
+                raise TypeError(f"{cls.__name__} missing {name}")
             else:
-                value = spec.make_default()
-            setattr(self, name, value)
-        if values:
-            raise TypeError(f"{type(self).__name__} got unknown {sorted(values)}")
+                own[name] = default
+        if taken < len(values):
+            raise TypeError(f"{cls.__name__} got unknown {sorted(values.keys() - specs.keys())}")
 
     @classmethod
     def fields(cls) -> dict[str, FieldSpec]:
@@ -388,6 +396,16 @@ class Struct:
 
 
 _OMITTED: dict[type, frozenset[str]] = {}
+# each Struct class's fields as (name, default, default_factory), made once: what __init__
+# and validation fill in for a field not given, without a property call per field and call
+_INIT_PLANS: dict[type, tuple[tuple[str, Any, Callable[[], Any] | None], ...]] = {}
+
+
+def _init_plan(cls: type[Struct]) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
+    plan = tuple((name, spec.default, spec.default_factory)
+                 for name, spec in cls.fields().items())
+    _INIT_PLANS[cls] = plan
+    return plan
 
 
 # marks a class whose fields are all scalars, none omitted (a set no field name can make)
@@ -640,7 +658,18 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
             continue
         given[canonical] = (key, value)
     values: dict[str, Any] = {}
-    for name, spec in specs.items():
+    plan = _INIT_PLANS.get(cls)
+    if plan is None:
+        plan = _init_plan(cls)
+    for name, default, factory in plan:
+        if name not in given:  # the common case: a default, or a missing argument
+            if factory is not None:
+                values[name] = factory()
+                continue
+            if default is not MISSING:
+                values[name] = default
+                continue
+        spec = specs[name]
         assert spec.type is not None
         if name in given:
             key, value = given[name]
@@ -661,8 +690,6 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
                 f"missing required argument {prefix}{name}"
                 + (f" (accepted names: {names})" if spec.aliases else ""),
             )
-        else:
-            values[name] = spec.make_default()
     if problems.items:
         return None
     return cls(**values)
