@@ -419,3 +419,18 @@ def test_the_docs_tool_use_loop_runs(ws: Path) -> None:
     tools = seen[0]
     assert all(set(t) == {"name", "description", "input_schema"} for t in tools)
     assert "read_file" in [t["name"] for t in tools]
+
+
+def test_the_manual_pages_python_example_runs(ws: Path) -> None:
+    import textwrap
+
+    from zbtools.devgen import render_man_rst
+
+    page = render_man_rst({})
+    block = page.split("The same calls from Python, in the harness's own process:", 1)[1]
+    code = textwrap.dedent(block.split("::\n\n", 1)[1].split("\n\n", 1)[0])
+    (ws / "a.py").write_text("# TODO\n")
+    namespace: dict[str, Any] = {}
+    exec(code.replace("/path/to/project", str(ws)), namespace)
+    assert namespace["envelope"]["result"]["matches"][0]["path"] == "a.py"
+    assert namespace["tools"][0]["input_schema"]
