@@ -185,6 +185,8 @@ def test_failures_are_envelopes_and_only_programming_errors_raise(ws: Path, tb: 
         tb.call(b"read_file", {})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="args must be a mapping"):
         tb.call("read_file", [("path", "x")])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="keyed by argument names"):
+        tb.call("read_file", {1: "x"})  # type: ignore[dict-item]
     assert tb.call("get_plan")["ok"]  # no arguments: None is {}
 
 

@@ -69,6 +69,7 @@ class Toolbox:
             selected_dialect,
             uses_dialect,
         )
+
         if workspace is not None and not isinstance(workspace, (str, os.PathLike)):
             raise TypeError(f"workspace must be a path, got {type(workspace).__name__}")
         if dialect is not None and not isinstance(dialect, str):
@@ -118,6 +119,9 @@ class Toolbox:
         else:
             raise TypeError(f"args must be a mapping of argument names to values, got "
                             f"{type(args).__name__}")
+        for key in arguments:
+            if type(key) is not str:  # a JSON object's keys are strings
+                raise TypeError(f"args must be keyed by argument names (str), got {key!r}")
         with self._lock:
             batch = self._batch
             if batch is None:
