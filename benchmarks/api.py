@@ -23,7 +23,7 @@ Correctness first: every read must succeed with the file's first line, and the f
 
 Usage::
 
-    .venv/bin/python benchmarks/api.py [--runs 9] [--calls 8] [--dir DIR]
+    .venv/bin/python benchmarks/api.py [--runs 9] [--calls 8] [--dir DIR] [--export FILE]
         [--venv DIR | --keep-venv DIR]
 
 Exit status 0 whatever the verdicts: this is a report, not a gate (2 when it cannot run).
@@ -45,7 +45,15 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_venv_arguments, bench_env, describe_run, prepare_venv, table, verdict
+from _common import (
+    add_venv_arguments,
+    bench_env,
+    describe_run,
+    prepare_venv,
+    table,
+    verdict,
+    write_export,
+)
 from search import ensure_real
 from startup import BATCH_CALLS, make_batch, make_fixture
 from warm import CHANGED, rg_time, same_results
@@ -180,10 +188,12 @@ def reads(driver: Driver, python: Path, work: Path, runs: int, env: dict[str, st
     return rows, summary
 
 
-def greps(driver: Driver, rg: str, root: Path, calls: int) -> tuple[list[list[str]], list[str]]:
+def greps(driver: Driver, rg: str, root: Path, calls: int
+          ) -> tuple[list[list[str]], list[str], dict[str, Any]]:
     driver.ask(op="open", root=str(root))
     rows: list[list[str]] = []
     notes: list[str] = []
+    raw: dict[str, Any] = {}
     for name, grep_args, rg_args, change in GREPS:
         args = {**grep_args, "head_limit": 10_000, "exclude_dirs": []}
         times: list[float] = []
@@ -215,7 +225,9 @@ def greps(driver: Driver, rg: str, root: Path, calls: int) -> tuple[list[list[st
                      f"{statistics.median(refs) * 1000:.1f}", f"{ratio:.2f}",
                      f"<= {GOAL_GREP:.1f}", verdict(ratio, GOAL_GREP)])
         notes.append(f"{name}: ratios {', '.join(f'{r:.2f}' for r in ratios)}")
-    return rows, notes
+        raw[name] = {"first_s": first, "warm_s": times, "rg_s": refs, "ratios": ratios,
+                     "median_ratio": ratio, "goal": GOAL_GREP}
+    return rows, notes, raw
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="measured pairs of the 1,000 reads (default 9)")
     parser.add_argument("--calls", type=int, default=8, help="greps per case (default 8)")
     parser.add_argument("--dir", type=Path, help="keep the grep corpus here (default: temporary)")
+    parser.add_argument("--export", type=Path, metavar="FILE",
+                        help="also write every sample and summary as JSON to FILE")
     args = parser.parse_args(argv)
     rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
     if not Path(rg).exists() or shutil.which("git") is None:
@@ -256,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                   "once, not counted)\n")
             print(table(["case", "API calls/s", "batch calls/s", "API / batch", "goal",
                          "verdict"], read_rows))
-            grep_rows, notes = greps(driver, rg, root, args.calls)
+            grep_rows, notes, grep_raw = greps(driver, rg, root, args.calls)
         finally:
             driver.close()
         print("\n## grep_search: repeated calls through the API vs a cold rg process\n")
@@ -264,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
                      "API / rg", "goal", "verdict"], grep_rows))
         for note in notes:
             print(f"# {note}")
+        write_export(args.export, {"benchmark": "api", "zbtools": venv.version,
+                                   "read_file": {"goal_ratio": GOAL_READ, **summary},
+                                   "grep_search": grep_raw})
     return 0
 
 
