@@ -321,22 +321,20 @@ class Struct:
             self.__dict__.update(values)  # every field given: the common case for results
             return
         cls = type(self)
-        plan = _INIT_PLANS.get(cls)
-        if plan is None:
-            plan = _init_plan(cls)
+        fill = _INIT_FILLS.get(cls)
+        if fill is None:
+            fill = _init_fill(cls)
+        defaults, factories, required = fill
         own = self.__dict__  # as the common case above: no field is a property
-        taken = 0
-        for name, default, factory in plan:
-            if name in values:
-                own[name] = values[name]
-                taken += 1
-            elif factory is not None:
+        own.update(defaults)
+        for name, factory in factories:
+            if name not in values:
                 own[name] = factory()
-            elif default is MISSING:
-                raise TypeError(f"{cls.__name__} missing {name}")
-            else:
-                own[name] = default
-        if taken < len(values):
+        own.update(values)
+        if len(own) != len(specs) or not values.keys() >= required:
+            for name in specs:  # the first missing field, in order, before any unknown one
+                if name in required and name not in values:
+                    raise TypeError(f"{cls.__name__} missing {name}")
             raise TypeError(f"{cls.__name__} got unknown {sorted(values.keys() - specs.keys())}")
 
     @classmethod
@@ -406,6 +404,25 @@ def _init_plan(cls: type[Struct]) -> tuple[tuple[str, Any, Callable[[], Any] | N
                  for name, spec in cls.fields().items())
     _INIT_PLANS[cls] = plan
     return plan
+
+
+# the same as __init__ applies it, with two dict updates: the plain defaults, the factories and
+# the required names (a result of many fields, most left at their defaults)
+_INIT_FILLS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...],
+                              frozenset[str]]] = {}
+
+
+def _init_fill(cls: type[Struct]) -> tuple[dict[str, Any],
+                                           tuple[tuple[str, Callable[[], Any]], ...],
+                                           frozenset[str]]:
+    plan = _INIT_PLANS.get(cls) or _init_plan(cls)
+    fill = ({name: default for name, default, factory in plan
+             if factory is None and default is not MISSING},
+            tuple((name, factory) for name, _, factory in plan if factory is not None),
+            frozenset(name for name, default, factory in plan
+                      if factory is None and default is MISSING))
+    _INIT_FILLS[cls] = fill
+    return fill
 
 
 # marks a class whose fields are all scalars, none omitted (a set no field name can make)
