@@ -3,13 +3,13 @@
 ``Toolbox(workspace=..., dialect=...)`` is one ``zbtools batch`` session held in memory: the
 same ``Batch`` object (zbtools/surfaces/batch.py) with its warm search cache, its workspace
 handle and its dialect, so ``tb.call("grep_search", {"pattern": "x"})`` returns the envelope the
-command line prints as JSON, as a dict, without a process, a pipe or a JSON round trip per call
-(docs/batch.md#python-api says what users may rely on). A failed call is an error envelope, never an
-exception; only a caller's programming errors raise (``TypeError`` for a name or arguments of
-the wrong type, ``RuntimeError`` after ``close``). Calls from several threads are safe: one lock
-runs them one at a time, in the order they take it. Edits are written and fsync-ed before their
-call returns, as a lone command-line call's are (no batch group holds them back: there is no
-next line to wait for).
+command line prints as JSON, as a dict, without a process, a pipe or a JSON round trip per call.
+A failed call is an error envelope, never an exception; only a caller's programming errors
+raise (``TypeError`` for a name or arguments of the wrong type, ``RuntimeError`` after
+``close``). Calls from several threads are safe: one lock runs them one at a time, in the order
+they take it. Edits are written and fsync-ed before their call returns, as a lone command-line
+call's are (no batch group holds them back: there is no next line to wait for). What users may
+rely on is docs/batch.md#python-api; how it is built, docs/internals/surfaces.md#python-api.
 
 * ``Toolbox``: ``call``, ``schema``, ``tools``, ``close`` and the context manager protocol.
 * ``ToolboxError``: a Toolbox that cannot be made (its workspace, dialect or configuration), or
