@@ -27,7 +27,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from typing import Any, ClassVar, TypeVar, dataclass_transform
 
     T = TypeVar("T", bound="Struct")
@@ -406,6 +406,16 @@ def _init_plan(cls: type[Struct]) -> tuple[tuple[str, Any, Callable[[], Any] | N
     return plan
 
 
+_FIELD_ORDERS: dict[type, dict[str, int]] = {}  # each Struct class's field -> its position
+
+
+def _field_order(cls: type[Struct]) -> dict[str, int]:
+    order = _FIELD_ORDERS.get(cls)
+    if order is None:
+        order = _FIELD_ORDERS[cls] = {name: i for i, name in enumerate(cls.fields())}
+    return order
+
+
 # the same as __init__ applies it, with two dict updates: the plain defaults, the factories and
 # the required names (a result of many fields, most left at their defaults)
 _INIT_FILLS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...],
@@ -674,18 +684,23 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
             )
             continue
         given[canonical] = (key, value)
-    values: dict[str, Any] = {}
-    plan = _INIT_PLANS.get(cls)
-    if plan is None:
-        plan = _init_plan(cls)
-    for name, default, factory in plan:
-        if name not in given:  # the common case: a default, or a missing argument
-            if factory is not None:
-                values[name] = factory()
-                continue
-            if default is not MISSING:
-                values[name] = default
-                continue
+    fill = _INIT_FILLS.get(cls)
+    if fill is None:
+        fill = _init_fill(cls)
+    defaults, factories, required = fill
+    values: dict[str, Any] = dict(defaults)  # a field not given: its default
+    for name, factory in factories:
+        if name not in given:
+            values[name] = factory()
+    # Only the fields given need a look, in field order (that of the problems and notes);
+    # every field when one is missing, reported in its place.
+    if required and not given.keys() >= required:
+        names: Collection[str] = specs
+    elif len(given) > 1:
+        names = sorted(given, key=_field_order(cls).__getitem__)
+    else:
+        names = given
+    for name in names:
         spec = specs[name]
         assert spec.type is not None
         if name in given:
@@ -700,16 +715,18 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
                 continue
             values[name] = _check_value(spec.type, value, f"{prefix}{key}", problems, spec)
         elif spec.required:
-            names = " / ".join(spec.names)
+            names_shown = " / ".join(spec.names)
             problems.add(
                 "missing_argument",
                 f"{prefix}{name}",
                 f"missing required argument {prefix}{name}"
-                + (f" (accepted names: {names})" if spec.aliases else ""),
+                + (f" (accepted names: {names_shown})" if spec.aliases else ""),
             )
     if problems.items:
         return None
-    return cls(**values)
+    built = object.__new__(cls)  # every field is in values: Struct.__init__'s common case
+    built.__dict__.update(values)
+    return built
 
 
 def did_you_mean(key: str, candidates: list[str]) -> str:
