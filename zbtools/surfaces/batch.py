@@ -9,7 +9,8 @@ results of edit calls are held back so that consecutive edits share their fsyncs
 written once (docs/internals/surfaces.md#batch-groups); docs/batch.md says what users may rely
 on and what a crash can lose.
 
-* ``batch_command``: the ``zbtools batch`` command; ``Batch`` runs the requests of one stdin.
+* ``batch_command``: the ``zbtools batch`` command; ``Batch`` runs the requests of one stdin
+  (``Batch.run``: one call by tool name and arguments, as ``zbtools.api`` makes them).
 * ``parse_line``: one line as a request object, or the error that names its line.
 * ``STAGING_TOOLS``, ``GROUP_MAX_CALLS``, ``GROUP_MAX_SECONDS``: what a group holds, and how long.
 * ``Held``: a held result, reported with its file's error when the group could not write it.
@@ -69,7 +70,8 @@ class Batch:
         self.debug = debug
         self.tools: dict[str, DialectTool | None] = {}
         # No dialect chosen: the canonical tools run as a lone command-line call runs them,
-        # without the dialect layer (the zblade dialect only finds them by name or alias)
+        # without the dialect layer; the zblade dialect only finds them by name or alias
+        # (docs/internals/surfaces.md#python-api)
         self.canonical = dialect is None
         from zbtools.core.search.cache import SearchCache
 
