@@ -456,6 +456,12 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
         "Every path resolves inside the workspace root; writes are atomic and keep encodings, "
         "byte order marks, line endings and permission bits.",
         "",
+        "A harness written in Python calls the same tools in its own process, with the warm "
+        "caches of a **batch** session: ``Toolbox(workspace, dialect).call(TOOL, ARGS)`` "
+        "(``from zbtools import Toolbox``) returns the envelope above as a dict, and a failed "
+        "call its error envelope, never an exception; ``Toolbox.schema(FORMAT)`` returns what "
+        "**zbtools schema --format** *FORMAT* prints.",
+        "",
     ]
 
     out += _section("OPTIONS")
@@ -545,6 +551,12 @@ def render_man_rst(env: Mapping[str, str] | None = None) -> str:
     ]
     for text, command in examples:
         out += [text, "", "::", "", "   " + command, ""]
+    out += ["The same calls from Python, in the harness's own process:", "", "::", "",
+            "   from zbtools import Toolbox",
+            "   with Toolbox(\"/path/to/project\") as tb:",
+            "       envelope = tb.call(\"grep_search\", {\"pattern\": \"TODO\"})",
+            "       tools = tb.schema(\"anthropic\")  # zbtools schema --format anthropic",
+            ""]
 
     out += _section("SEE ALSO")
     out += ["The README of the project and its ``docs/`` pages (one per subsystem), and "

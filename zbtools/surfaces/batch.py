@@ -9,7 +9,8 @@ results of edit calls are held back so that consecutive edits share their fsyncs
 written once (docs/internals/surfaces.md#batch-groups); docs/batch.md says what users may rely
 on and what a crash can lose.
 
-* ``batch_command``: the ``zbtools batch`` command; ``Batch`` runs the requests of one stdin.
+* ``batch_command``: the ``zbtools batch`` command; ``Batch`` runs the requests of one stdin
+  (``Batch.run``: one call by tool name and arguments, as ``zbtools.api`` makes them).
 * ``parse_line``: one line as a request object, or the error that names its line.
 * ``STAGING_TOOLS``, ``GROUP_MAX_CALLS``, ``GROUP_MAX_SECONDS``: what a group holds, and how long.
 * ``Held``: a held result, reported with its file's error when the group could not write it.
@@ -21,6 +22,8 @@ from __future__ import annotations
 import time
 
 from zbtools.contract import ToolError, error_envelope
+from zbtools.core.call.context import Context
+from zbtools.core.files.staging import sync_group
 from zbtools.dispatch import (
     call_tool,
     debugging,
@@ -66,6 +69,10 @@ class Batch:
         self.state_root = state_root
         self.debug = debug
         self.tools: dict[str, DialectTool | None] = {}
+        # No dialect chosen: the canonical tools run as a lone command-line call runs them,
+        # without the dialect layer; the zblade dialect only finds them by name or alias
+        # (docs/internals/surfaces.md#python-api)
+        self.canonical = dialect is None
         from zbtools.core.search.cache import SearchCache
 
         # what this session's walks and searches learnt, re-checked on every use
@@ -83,10 +90,7 @@ class Batch:
     def call(self, line: bytes, lineno: int | None = None) -> tuple[Any, dict[str, Any]]:
         """One request line (``lineno``, 1-based, named in a parse error) -> (its id, the
         result envelope)."""
-        from zbtools.core.call.context import Context
-
         request_id: Any = None
-        tool_name: str | None = None
         try:
             request = parse_line(line, lineno)
             if not _finite(request.get("id")):
@@ -96,19 +100,23 @@ class Batch:
                                 "come back in request order")
             request_id = request.get("id")
             tool_name, args = self._unpack(request)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # one bad line never ends the batch
+            import sys
+
+            return request_id, self.failed(None, failure(exc, debug=self.debug,
+                                                         stderr=sys.stderr))
+        return request_id, self.run(tool_name, args)
+
+    def run(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """One call of the tool ``tool_name`` (a name of the dialect) -> its envelope; never
+        raises but ``KeyboardInterrupt`` (the Python API's calls come in here too)."""
+        try:
             tool = self.lookup(tool_name)
             if tool is None:
-                import difflib
-
-                listed = [t.name for t in self.dialect.tools()] if self.dialect else []
-                close = difflib.get_close_matches(tool_name, listed, n=3, cutoff=0.6)
-                raise ToolError("unknown_tool", f"no tool named {tool_name!r}",
-                                hint=(f"did you mean {', '.join(close)}? " if close else "")
-                                + "`zbtools schema` (with the same --dialect) lists the tools",
-                                details={"tools": listed})
+                raise self.unknown(tool_name)
             tool_name = tool.name
-            from zbtools.core.files.staging import sync_group
-
             group = sync_group()
             if group is not None:
                 if tool.spec.name in STAGING_TOOLS:
@@ -121,7 +129,7 @@ class Batch:
                           state_root=self.state_root)
             ctx.search_cache = self.search_cache
             try:
-                outcome = call_tool(tool.spec, tool, args, ctx)
+                outcome = call_tool(tool.spec, None if self.canonical else tool, args, ctx)
             finally:
                 if group is not None:
                     group.staging = False
@@ -132,14 +140,28 @@ class Batch:
 
                 envelope["text"] = render_text(outcome.spec, tool_name, envelope,
                                                outcome.result, ctx)
-            return request_id, envelope
+            return envelope
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # one bad call never ends the batch
             import sys
 
-            return request_id, self.failed(tool_name, failure(exc, debug=self.debug,
-                                                              stderr=sys.stderr))
+            return self.failed(tool_name, failure(exc, debug=self.debug, stderr=sys.stderr))
+
+    def unknown(self, tool_name: str) -> ToolError:
+        import difflib
+
+        listed = [t.name for t in self.dialect.tools()] if self.dialect else []
+        close = difflib.get_close_matches(tool_name, listed, n=3, cutoff=0.6)
+        return ToolError("unknown_tool", f"no tool named {tool_name!r}",
+                         hint=(f"did you mean {', '.join(close)}? " if close else "")
+                         + "`zbtools schema` (with the same --dialect) lists the tools",
+                         details={"tools": listed})
+
+    def close(self) -> None:
+        """Let go of the session's search cache (its change monitor) and workspace handle."""
+        self.search_cache.close()
+        self.workspace.close()
 
     def failed(self, tool_name: str | None, error: ToolError) -> dict[str, Any]:
         envelope = error_envelope(tool_name, error)
@@ -267,8 +289,7 @@ def batch_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
         if held.lines:
             write(streams, held.take(group))
         close_sync_group()
-        batch.search_cache.close()
-        base.workspace.close()
+        batch.close()
     return 0
 
 

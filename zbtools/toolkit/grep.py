@@ -42,6 +42,26 @@ class Match(Struct):
         help="show_scope: the innermost definition around the line; absent at the top level "
         "and in files_without_scope")
 
+    @classmethod
+    def of(cls, path: str, line: int, text: str, before: list[str], after: list[str]) -> Match:
+        """``Match(path=..., ...)`` without a scope, made without the keyword checks of
+        ``Struct.__init__``: a result holds thousands of matches."""
+        match = object.__new__(cls)
+        match.__dict__ = {"path": path, "line": line, "text": text, "before": before,
+                          "after": after, "scope": None}
+        return match
+
+    def to_json(self) -> dict[str, Any]:
+        # Struct.to_json unrolled, as a result holds thousands of matches: the same keys and
+        # values (tests/toolkit/test_match_fast_path.py holds the two equal)
+        values = self.__dict__
+        out = {"path": values["path"], "line": values["line"], "text": values["text"],
+               "before": list(values["before"]), "after": list(values["after"])}
+        scope = values["scope"]
+        if scope is not None:
+            out["scope"] = scope.to_json()
+        return out
+
 
 class FileCount(Struct):
     path: str = field(help="File, relative to the workspace root")
@@ -132,8 +152,9 @@ def lower_bound(outcome: Outcome) -> bool:
 def to_result(outcome: Outcome, mode: str) -> GrepResult:
     matches: list[Match] = []
     if mode == "content":
-        matches = [Match(path=f.path, line=h.line, text="\n".join(h.lines), before=h.before,
-                         after=h.after) for f in outcome.files for h in f.hits]
+        make = Match.of
+        matches = [make(f.path, h.line, "\n".join(h.lines), h.before, h.after)
+                   for f in outcome.files for h in f.hits]
     return GrepResult(
         path=outcome.path, output_mode=mode, matches=matches,
         files=[f.path for f in outcome.files] if mode == "files_with_matches" else [],

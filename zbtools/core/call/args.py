@@ -27,7 +27,7 @@ from zbtools.contract import ToolError
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up; mypy treats this name as True
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
     from typing import Any, ClassVar, TypeVar, dataclass_transform
 
     T = TypeVar("T", bound="Struct")
@@ -329,16 +329,22 @@ class Struct:
         if len(values) == len(specs) and values.keys() == specs.keys():
             self.__dict__.update(values)  # every field given: the common case for results
             return
-        for name, spec in specs.items():
-            if name in values:
-                value = values.pop(name)
-            elif spec.required:
-                raise TypeError(f"{type(self).__name__} missing {name}")
-            else:
-                value = spec.make_default()
-            setattr(self, name, value)
-        if values:
-            raise TypeError(f"{type(self).__name__} got unknown {sorted(values)}")
+        cls = type(self)
+        fill = _INIT_FILLS.get(cls)
+        if fill is None:
+            fill = _init_fill(cls)
+        defaults, factories, required = fill
+        own = self.__dict__  # as the common case above: no field is a property
+        own.update(defaults)
+        for name, factory in factories:
+            if name not in values:
+                own[name] = factory()
+        own.update(values)
+        if len(own) != len(specs) or not values.keys() >= required:
+            for name in specs:  # the first missing field, in order, before any unknown one
+                if name in required and name not in values:
+                    raise TypeError(f"{cls.__name__} missing {name}")
+            raise TypeError(f"{cls.__name__} got unknown {sorted(values.keys() - specs.keys())}")
 
     @classmethod
     def fields(cls) -> dict[str, FieldSpec]:
@@ -397,6 +403,45 @@ class Struct:
 
 
 _OMITTED: dict[type, frozenset[str]] = {}
+# each Struct class's fields as (name, default, default_factory), made once: what __init__
+# and validation fill in for a field not given, without a property call per field and call
+_INIT_PLANS: dict[type, tuple[tuple[str, Any, Callable[[], Any] | None], ...]] = {}
+
+
+def _init_plan(cls: type[Struct]) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
+    plan = tuple((name, spec.default, spec.default_factory)
+                 for name, spec in cls.fields().items())
+    _INIT_PLANS[cls] = plan
+    return plan
+
+
+_FIELD_ORDERS: dict[type, dict[str, int]] = {}  # each Struct class's field -> its position
+
+
+def _field_order(cls: type[Struct]) -> dict[str, int]:
+    order = _FIELD_ORDERS.get(cls)
+    if order is None:
+        order = _FIELD_ORDERS[cls] = {name: i for i, name in enumerate(cls.fields())}
+    return order
+
+
+# the same as __init__ applies it, with two dict updates: the plain defaults, the factories and
+# the required names (a result of many fields, most left at their defaults)
+_INIT_FILLS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...],
+                              frozenset[str]]] = {}
+
+
+def _init_fill(cls: type[Struct]) -> tuple[dict[str, Any],
+                                           tuple[tuple[str, Callable[[], Any]], ...],
+                                           frozenset[str]]:
+    plan = _INIT_PLANS.get(cls) or _init_plan(cls)
+    fill = ({name: default for name, default, factory in plan
+             if factory is None and default is not MISSING},
+            tuple((name, factory) for name, _, factory in plan if factory is not None),
+            frozenset(name for name, default, factory in plan
+                      if factory is None and default is MISSING))
+    _INIT_FILLS[cls] = fill
+    return fill
 
 
 # marks a class whose fields are all scalars, none omitted (a set no field name can make)
@@ -648,8 +693,24 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
             )
             continue
         given[canonical] = (key, value)
-    values: dict[str, Any] = {}
-    for name, spec in specs.items():
+    fill = _INIT_FILLS.get(cls)
+    if fill is None:
+        fill = _init_fill(cls)
+    defaults, factories, required = fill
+    values: dict[str, Any] = dict(defaults)  # a field not given: its default
+    for name, factory in factories:
+        if name not in given:
+            values[name] = factory()
+    # Only the fields given need a look, in field order (that of the problems and notes);
+    # every field when one is missing, reported in its place.
+    if required and not given.keys() >= required:
+        names: Collection[str] = specs
+    elif len(given) > 1:
+        names = sorted(given, key=_field_order(cls).__getitem__)
+    else:
+        names = given
+    for name in names:
+        spec = specs[name]
         assert spec.type is not None
         if name in given:
             key, value = given[name]
@@ -663,18 +724,18 @@ def _build(cls: type[T], data: dict[str, Any], prefix: str, problems: _Problems)
                 continue
             values[name] = _check_value(spec.type, value, f"{prefix}{key}", problems, spec)
         elif spec.required:
-            names = " / ".join(spec.names)
+            names_shown = " / ".join(spec.names)
             problems.add(
                 "missing_argument",
                 f"{prefix}{name}",
                 f"missing required argument {prefix}{name}"
-                + (f" (accepted names: {names})" if spec.aliases else ""),
+                + (f" (accepted names: {names_shown})" if spec.aliases else ""),
             )
-        else:
-            values[name] = spec.make_default()
     if problems.items:
         return None
-    return cls(**values)
+    built = object.__new__(cls)  # every field is in values: Struct.__init__'s common case
+    built.__dict__.update(values)
+    return built
 
 
 def did_you_mean(key: str, candidates: list[str]) -> str:

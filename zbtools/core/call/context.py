@@ -39,6 +39,7 @@ _STATE_PATHS: dict[tuple[str, str], str] = {}
 # writers folder -> its mtime when it last held no other process's log (writers_logged): a
 # batch or server lists it again only once it has changed
 _WRITERS_QUIET: dict[str, int] = {}
+_WRITERS_DIRS: dict[str, str] = {}  # a journal directory -> its writers folder, beside it
 
 
 class Context:
@@ -143,8 +144,12 @@ class Context:
         (a mostly empty folder)."""
         txn = _TXN_DIRS.get((self._state_root, self.workspace.root))
         try:
-            folder = os.path.join(os.path.dirname(txn) if txn is not None
-                                  else self.state_path(), "writers")
+            folder = _WRITERS_DIRS.get(txn) if txn is not None else None
+            if folder is None:
+                folder = os.path.join(os.path.dirname(txn) if txn is not None
+                                      else self.state_path(), "writers")
+                if txn is not None:
+                    _WRITERS_DIRS[txn] = folder
             changed = os.stat(folder).st_mtime_ns
             if _WRITERS_QUIET.get(folder) == changed:
                 return False

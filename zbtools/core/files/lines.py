@@ -153,10 +153,29 @@ def page_text(window: Window, text: str, shown: str, start: int, count: int | No
     if start > max(total, 1):
         raise beyond_end_error(shown, start, total)
     stop = total if count is None else min(total, start - 1 + count)
-    ends = [i < total - 1 or final_newline for i in range(start - 1, stop)]
-    fill_window(window, pieces[start - 1:stop], ends, max_bytes=max_bytes,
-                max_line_chars=max_line_chars)
+    chosen = pieces[start - 1:stop]
+    if not _fits(window, chosen, stop < total or final_newline, max_bytes, max_line_chars):
+        ends = [i < total - 1 or final_newline for i in range(start - 1, stop)]
+        fill_window(window, chosen, ends, max_bytes=max_bytes, max_line_chars=max_line_chars)
     window.has_more = window.has_more or window.last < total
+
+
+def _fits(window: Window, pieces: list[str], last_end: bool, max_bytes: int,
+          max_line_chars: int) -> bool:
+    """``fill_window``'s result in a few C-speed passes where nothing is cut: no line longer
+    than ``max_line_chars`` and, counted generously (every ``\\r`` and ``\\n`` too), the whole
+    rendering within ``max_bytes``. False, having changed nothing, where that is not certain.
+    ``last_end``: the last piece ends with a newline (the others always do)."""
+    if not pieces or max(map(len, pieces)) > max_line_chars:
+        return False
+    text = "\n".join(pieces)
+    prefix = max(LINE_PREFIX_DIGITS, len(str(window.first + len(pieces) - 1))) + 2
+    if _nbytes(text) + len(pieces) * prefix > max_bytes:
+        return False
+    window.lines = [p[:-1] if p.endswith("\r") else p for p in pieces] if "\r" in text \
+        else pieces
+    window.content = text + "\n" if last_end else text
+    return True
 
 
 def beyond_end_error(shown: str, start: int, total: int) -> ToolError:
