@@ -1,4 +1,4 @@
-"""The Python API (``zbtools.Toolbox``, docs/batch.md#python-api): the command line's envelopes
+"""The Python API (``zbtools.Toolbox``, docs/python.md#python-api): the command line's envelopes
 as dicts, a session's warm caches, a dialect's names, errors as envelopes, closing, threads,
 the typed package, and the tool-use loop of the docs run as written.
 """
@@ -321,7 +321,7 @@ def slowed(monkeypatch: pytest.MonkeyPatch, started: threading.Event | None,
 
 def test_calls_from_several_threads_run_one_at_a_time_and_answer_as_in_sequence(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The documented promise (docs/batch.md#python-threads): one lock, each call whole; the
+    """The documented promise (docs/python.md#python-threads): one lock, each call whole; the
     answers are those of the same calls made one after another."""
     tree(ws)
     for i in range(4):
@@ -384,7 +384,7 @@ def test_the_wheel_ships_py_typed() -> None:
 
 def docs_loop() -> str:
     """The Python block of the docs' tool-use loop section."""
-    page = (REPO / "docs" / "batch.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "python.md").read_text(encoding="utf-8")
     section = page.split('<a id="python-tool-use-loop"></a>', 1)[1].split("\n### ", 1)[0]
     found = re.search(r"^```python\n(.*?)^```", section, re.M | re.S)
     assert found, "no python block in the tool-use loop section"
@@ -415,7 +415,7 @@ def test_the_docs_tool_use_loop_runs(ws: Path) -> None:
         return {"role": "assistant", "content": [{"type": "text", "text": "It prints hello."}]}
 
     namespace: dict[str, Any] = {}
-    exec(compile(docs_loop(), "docs/batch.md", "exec"), namespace)
+    exec(compile(docs_loop(), "docs/python.md", "exec"), namespace)
     answer = namespace["run_agent"](ask_model, "what does hello.py print?", workspace=str(ws))
     assert answer == "It prints hello."
     tools = seen[0]

@@ -1,5 +1,5 @@
 """zbtools: the standard coding-agent tools as one dependable command-line program, and as a
-Python API (``from zbtools import Toolbox``, docs/batch.md#python-api).
+Python API (``from zbtools import Toolbox``, docs/python.md#python-api).
 
 ``import zbtools`` loads this file only: ``Toolbox`` and ``ToolboxError`` (``zbtools.api``) are
 imported on first use (PEP 562), so the command line, which imports this package first, pays

@@ -9,7 +9,7 @@ raise (``TypeError`` for a name or arguments of the wrong type, ``RuntimeError``
 ``close``). Calls from several threads are safe: one lock runs them one at a time, in the order
 they take it. Edits are written and fsync-ed before their call returns, as a lone command-line
 call's are (no batch group holds them back: there is no next line to wait for). What users may
-rely on is docs/batch.md#python-api; how it is built, docs/internals/surfaces.md#python-api.
+rely on is docs/python.md#python-api; how it is built, docs/internals/surfaces.md#python-api.
 
 * ``Toolbox``: ``call``, ``schema``, ``tools``, ``close`` and the context manager protocol.
 * ``ToolboxError``: a Toolbox that cannot be made (its workspace, dialect or configuration), or
