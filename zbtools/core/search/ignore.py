@@ -220,10 +220,11 @@ class _Alternation:
 class _Buckets:
     """The rules that apply to one kind of entry (files, or directories)."""
 
-    __slots__ = ("base_regex", "names", "path_regex", "path_regex_by_top", "paths",
+    __slots__ = ("_by_dir", "base_regex", "names", "path_regex", "path_regex_by_top", "paths",
                  "suffix_lengths", "suffixes")
 
     def __init__(self, rules: list[Rule]) -> None:
+        self._by_dir: dict[str, dict[str, int]] | None = None
         self.names: dict[str, int] = {}
         self.suffixes: dict[str, int] = {}
         self.paths: dict[str, int] = {}
@@ -256,6 +257,16 @@ class _Buckets:
         self.base_regex = _Alternation(base_items) if base_items else None
         self.path_regex = _Alternation(path_items) if path_items else None
         self.path_regex_by_top = {top: _Alternation(items) for top, items in by_top.items()}
+
+    def paths_by_dir(self) -> dict[str, dict[str, int]]:
+        """``paths`` by the directory they name an entry of ("" or "a/b/"): base name -> line
+        index (``dirrules`` asks it once per directory)."""
+        if self._by_dir is None:
+            self._by_dir = {}
+            for path, index in self.paths.items():
+                head, slash, base = path.rpartition("/")
+                self._by_dir.setdefault(head + slash, {})[base] = index
+        return self._by_dir
 
     def best(self, sub: str, name: str) -> int:
         """The highest line index matching (``-1`` for none)."""

@@ -28,6 +28,7 @@ from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.tempnames import is_temp_name
 from zbtools.core.files.workspace import DIR_FLAGS
 from zbtools.core.search.cache import signature, watched_signature
+from zbtools.core.search.dirrules import MatcherCache
 from zbtools.core.search.entries import (
     DEFAULT_EXCLUDED_DIRS,
     MAX_DEPTH,
@@ -37,7 +38,7 @@ from zbtools.core.search.entries import (
     walk_notes,
     walk_order,
 )
-from zbtools.core.search.layers import IGNORE_FILES, RuleFiles, ignored_by, layered_decision
+from zbtools.core.search.layers import IGNORE_FILES, RuleFiles
 from zbtools.core.search.walk_warm import NONE_COUNTED, WarmWalk, walked
 
 TYPE_CHECKING = False
@@ -111,6 +112,7 @@ class Walk(WarmWalk):
             self._now = now = now_ns()
             self._monitor = self.cache.change_monitor()
         self.rules = RuleFiles(workspace, now)
+        self._matchers = MatcherCache()
         if not include_ignored:
             try:
                 self._start_layers = self.rules.ancestor_layers(self.rel)
@@ -158,7 +160,8 @@ class Walk(WarmWalk):
         kept: list[tuple[Entry, bool]] = []
         exclude = self.exclude
         include_hidden = self.include_hidden
-        layers = frame.layers
+        # what the ignore rules decide for a file, for a directory (None: no rule can match)
+        files_rule, dirs_rule = self._matchers.matchers_for(frame.layers, frame.rel)
         with_stat = self.with_stat
         skipped = self.skipped
         raw.sort(key=_name_of)
@@ -169,21 +172,24 @@ class Walk(WarmWalk):
             except OSError:
                 skipped.unreadable += 1
                 continue
-            if is_dir and name in exclude:
-                skipped.excluded_dirs += 1
-                continue
+            if is_dir:
+                if name in exclude:
+                    skipped.excluded_dirs += 1
+                    continue
+                rule = dirs_rule
+            else:
+                rule = files_rule
             if name[0] == ".":
                 # a hidden name an ignore file re-includes (``!.github/``) is walked, as in rg
-                if not include_hidden and not (layers and layered_decision(
-                        layers, prefix + name, name, is_dir) is False):
+                if not include_hidden and not (rule is not None and rule(name) is False):
                     skipped.hidden += 1
                     continue
                 if ".zb" in name and is_temp_name(name):
                     continue  # our own temp files: never listed or searched
-            rel = prefix + name
-            if layers and ignored_by(layers, rel, is_dir):
+            if rule is not None and rule(name) is True:
                 skipped.ignored += 1
                 continue
+            rel = prefix + name
             size: int | None = None
             mtime = 0.0
             sig = None
