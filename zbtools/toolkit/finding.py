@@ -42,6 +42,9 @@ MAX_PATTERN = 1000
 NO_CAP = 2**62  # limit 0
 
 
+_new = object.__new__
+
+
 class Match(Struct):
     path: str = field(help="Relative to the workspace root, POSIX separators")
     type: str = field(help="file, directory, symlink, fifo, socket, device")
@@ -50,7 +53,11 @@ class Match(Struct):
 
 
 def to_match(entry: WalkEntry) -> Match:
-    return Match(path=entry.rel, type=entry.kind, size=entry.size, modified=iso_utc(entry.mtime))
+    # every field, in order: what Struct.__init__ stores, at a third of its cost
+    match = _new(Match)
+    match.__dict__ = {"path": entry.rel, "type": entry.kind, "size": entry.size,
+                      "modified": iso_utc(entry.mtime)}
+    return match
 
 
 def wanted_type(kind: str, want: str) -> bool:

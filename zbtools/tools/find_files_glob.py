@@ -369,7 +369,8 @@ def run(params: Params, ctx: Context) -> Result:
     loop_warning(walk, ctx)
     skipped = walk.skipped
     skipped.hidden += hidden_left_out
-    matches = [derived(made, entry, to_match) for entry in found]
+    matches = [derived(made, entry, to_match) for entry in found] if walk.cache is not None \
+        else [to_match(entry) for entry in found]
     return Result(path=base, patterns=patterns, matches=matches, count=len(matches),
                   truncated=truncated, scan_limited=walk.truncated,
                   skipped=skipped)

@@ -78,7 +78,7 @@ class Tables:
     """The merged name tables of some layers, for files or for directories: what decides an
     entry whatever its directory (plain names, ``*suffix`` rules, unanchored globs)."""
 
-    __slots__ = ("lengths", "names", "negated", "regexes", "suffixes")
+    __slots__ = ("ends", "lengths", "names", "negated", "regexes", "suffixes")
 
     def __init__(self, ordered: list[IgnoreRules], dirs: bool) -> None:
         self.names: dict[str, int] = {}
@@ -101,11 +101,12 @@ class Tables:
             if buckets.base_regex is not None:
                 self.regexes.append((top, buckets.base_regex.regex, buckets.base_regex.groups))
         self.lengths = tuple(sorted({len(s) for s in suffixes}))
+        self.ends = tuple(suffixes)
 
     def best(self, name: str) -> int:
         """The smallest ordinal of a rule matching ``name`` (``NONE`` for none)."""
         best = self.names.get(name, NONE)
-        if self.lengths:
+        if self.lengths and name.endswith(self.ends):  # one C call for the names none fits
             size = len(name)
             suffixes = self.suffixes
             for length in self.lengths:

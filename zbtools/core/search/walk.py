@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
+from stat import S_ISREG
 
 from zbtools.contract import ToolError
 from zbtools.core.errors import not_found
@@ -194,15 +195,16 @@ class Walk(WarmWalk):
             mtime = 0.0
             sig = None
             try:
-                if with_stat:
-                    st = item.stat(follow_symlinks=False)
-                    kind = entry_kind(st.st_mode)
-                    size = None if kind == "directory" else st.st_size
-                    mtime = st.st_mtime
-                    # a directory's is vouched for only once entered (its own watch)
-                    sig = watched_signature(st) if frame.wd is not None and not is_dir else None
-                elif is_dir:
+                if is_dir:
+                    # its size is none and its time is not shown: no stat (a directory's stat
+                    # is vouched for only once entered, by its own watch)
                     kind = "directory"
+                elif with_stat:
+                    st = item.stat(follow_symlinks=False)
+                    kind = "file" if S_ISREG(st.st_mode) else entry_kind(st.st_mode)
+                    size = st.st_size
+                    mtime = st.st_mtime
+                    sig = watched_signature(st) if frame.wd is not None else None
                 elif item.is_file(follow_symlinks=False):
                     kind = "file"
                 elif item.is_symlink():
