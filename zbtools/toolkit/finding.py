@@ -1,6 +1,7 @@
 """What find_files and find_files_glob share: limits, the match type and its text form.
 
-``Match`` is one file found (``to_match`` from a walk entry, its time by ``iso_utc``);
+``Match`` is one file found (``to_match`` from a walk entry, its time by ``iso_utc``;
+``path_match`` without size and time, for a text rendering);
 ``render_matches`` prints a list of them, ``found`` and ``match_paths`` are the shell forms
 (``--exit-status``, ``--paths``). ``iso_utc`` is get_file_info's time format too.
 """
@@ -57,6 +58,14 @@ def to_match(entry: WalkEntry) -> Match:
     match = _new(Match)
     match.__dict__ = {"path": entry.rel, "type": entry.kind, "size": entry.size,
                       "modified": iso_utc(entry.mtime)}
+    return match
+
+
+def path_match(entry: WalkEntry) -> Match:
+    """A match without its size and time, for a call that shows only the text rendering
+    (``Context.text_only``): it shows neither, and they cost a stat per match."""
+    match = _new(Match)
+    match.__dict__ = {"path": entry.rel, "type": entry.kind, "size": None, "modified": ""}
     return match
 
 
