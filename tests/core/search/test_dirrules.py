@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.search_trees import COMPONENTS, TREE_PIECES, patterns
 from zbtools.core.search.dirrules import MatcherCache
-from zbtools.core.search.ignore import IgnoreRules
+from zbtools.core.search.ignore import IgnoreRules, star_match, translate
 from zbtools.core.search.layers import Layer, OuterRules, layered_decision
 
 NAMES = [*COMPONENTS, ".gitignore", "x.pyc", "ab.py", "b"]
@@ -85,3 +85,16 @@ def test_no_rule_no_matcher() -> None:
     assert files is None
     assert dirs is not None
     assert dirs("build") is True
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("ab*", min_size=1, max_size=7).filter(lambda p: "*" in p),
+       st.text("ab", max_size=5))
+def test_a_star_glob_matches_a_name_as_its_regex_does(pattern: str, name: str) -> None:
+    """``star_match`` (no regex) against the glob's translation, the regex other rules get."""
+    import re
+
+    source = translate(pattern)
+    assert source is not None
+    expected = re.fullmatch(source, name, re.DOTALL) is not None
+    assert star_match(name, tuple(pattern.split("*"))) is expected, (pattern, name)

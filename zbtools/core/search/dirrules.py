@@ -78,7 +78,8 @@ class Tables:
     """The merged name tables of some layers, for files or for directories: what decides an
     entry whatever its directory (plain names, ``*suffix`` rules, unanchored globs)."""
 
-    __slots__ = ("ends", "lengths", "names", "negated", "regexes", "suffixes")
+    __slots__ = ("ends", "lengths", "names", "negated", "regexes", "star_match", "stars",
+                 "suffixes")
 
     def __init__(self, ordered: list[IgnoreRules], dirs: bool) -> None:
         self.names: dict[str, int] = {}
@@ -88,6 +89,12 @@ class Tables:
         self.negated = [rules.negated for rules in ordered]
         names = self.names
         suffixes = self.suffixes
+        # unanchored globs of ``*`` and plain characters: (ordinal, parts), smallest first
+        self.stars: list[tuple[int, tuple[str, ...]]] = []
+        stars = self.stars
+        from zbtools.core.search.ignore import star_match  # loaded: its rules are here
+
+        self.star_match = star_match
         for order, rules in enumerate(ordered):
             buckets = rules.dirs if dirs else rules.files
             top = order << SHIFT
@@ -98,8 +105,10 @@ class Tables:
             for suffix, index in buckets.suffixes.items():
                 if suffix not in suffixes:
                     suffixes[suffix] = top | (MASK - index)
+            stars.extend((top | (MASK - index), parts) for index, parts in buckets.stars)
             if buckets.base_regex is not None:
                 self.regexes.append((top, buckets.base_regex.regex, buckets.base_regex.groups))
+        stars.sort()
         self.lengths = tuple(sorted({len(s) for s in suffixes}))
         self.ends = tuple(suffixes)
 
@@ -115,6 +124,12 @@ class Tables:
                 hit = suffixes.get(name[size - length:], NONE)
                 if hit < best:
                     best = hit
+        for hit, parts in self.stars:
+            if hit >= best:
+                break
+            if self.star_match(name, parts):
+                best = hit
+                break
         for top, regex, groups in self.regexes:
             if best < top:
                 break  # this layer and the later ones decide after the rule found
@@ -134,7 +149,7 @@ class Tables:
 
     @property
     def empty(self) -> bool:
-        return not (self.names or self.suffixes or self.regexes)
+        return not (self.names or self.suffixes or self.stars or self.regexes)
 
 
 class _Here:
