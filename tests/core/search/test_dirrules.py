@@ -10,6 +10,7 @@ walk, so the tables kept for a tuple of layers are checked from every place that
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,7 @@ def layer_sets(draw: st.DrawFn) -> tuple[tuple[Layer, ...], list[str]]:
     return tuple(layers), dirs[start:]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(layer_sets())
 def test_a_directory_matcher_decides_as_the_layers_do(case: tuple[tuple[Layer, ...],
