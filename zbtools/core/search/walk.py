@@ -312,6 +312,8 @@ class Walk(WarmWalk):
             if recording is not None:
                 own = walked(own, before, self.state())
                 stack[0].index = recording.add_frame(stack[0].rel, stack[0].ident, stack[0].wd)
+            max_entries = self.max_entries
+            max_depth = self.max_depth
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
@@ -322,7 +324,7 @@ class Walk(WarmWalk):
                     continue
                 entry, is_dir = top.children[top.pos]
                 top.pos += 1
-                if produced >= self.max_entries:
+                if produced >= max_entries:
                     self.truncated = True
                     own = (*own[:6], True)
                     finished = True
@@ -332,7 +334,7 @@ class Walk(WarmWalk):
                 if steps is not None:
                     steps.append((entry, is_dir, top.index, own))
                 yield entry
-                if not is_dir or entry.depth >= self.max_depth:
+                if not is_dir or entry.depth >= max_depth:
                     if is_dir and entry.depth >= MAX_DEPTH:
                         self.depth_limited = True
                         own = (*own[:5], True, own[6])
