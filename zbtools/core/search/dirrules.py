@@ -1,5 +1,5 @@
 """Every ignore rule that applies in one directory, compiled into one matcher of its entries'
-names (docs/internals/search.md#ignore-buckets).
+names (docs/internals/search.md#directory-matcher).
 
 The walk asks, for each entry of a directory, what the ignore layers decide for it
 (``layers.layered_decision``: the highest-ranked kind of ignore file with a matching rule, the
