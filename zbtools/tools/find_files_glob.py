@@ -54,7 +54,6 @@ from zbtools.toolkit.finding import (
     path_match,
     render_matches,
     to_match,
-    wanted_type,
 )
 from zbtools.toolkit.params import SEARCH_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
@@ -391,8 +390,9 @@ def _pick(walk: Walk, match: Callable[[str], bool], want: str, cut: int,
     found: list[WalkEntry] = []
     truncated = False
     hidden_left_out = 0
+    dirs = want == "directory"
     for entry in walk:
-        if not wanted_type(entry.kind, want):
+        if want != "any" and (entry.kind == "directory") != dirs:  # wanted_type, inline
             continue
         rel = entry.rel[cut:]
         if excluded is not None and not excluded.accepts(rel, entry.name):
