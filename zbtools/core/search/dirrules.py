@@ -9,8 +9,9 @@ Here the question is turned around: each rule gets one number, its *ordinal*, sm
 rule that would decide first (layers in the precedence order, then lines from the last), so
 the deciding rule is simply the matching rule with the smallest ordinal, whichever file it
 comes from. The plain names and the ``*suffix`` rules of all the layers are then merged into
-one table each (a name costs one lookup, a suffix one lookup per suffix length), and the
-other rules keep their own file's regex, asked only while it could still win.
+one table each (a name costs one lookup, a suffix one lookup per suffix length), the globs of
+``*`` and plain characters into one list in ordinal order, and the other rules keep their own
+file's regex, asked only while it could still win.
 
 ``Tables`` is the part that depends only on the layers (shared by every directory below the
 last ignore file); ``matchers_for`` adds what depends on the directory itself (anchored
@@ -19,7 +20,7 @@ its directories: True ignored, False re-included, None no rule, exactly as
 ``layered_decision`` answers for the entry's path.
 
 Map: ``MatcherCache`` (``matchers_for``: one directory's matchers, the layers' tables kept),
-``Tables``, ``ordinal``.
+``Tables`` (what the layers decide by name), ``SHIFT``/``MASK`` (the ordinals).
 """
 
 # The hot lookups compare with ``if hit < best`` rather than ``min()``: a call per probe is
@@ -39,15 +40,11 @@ if TYPE_CHECKING:
     Decide = Callable[[str], "bool | None"]
     Pair = tuple[Decide | None, Decide | None]
 
-SHIFT = 32  # an ignore file is at most 1 MiB: far fewer than 2**32 lines
+# A rule's ordinal: ``(order << SHIFT) | (MASK - line index)``, ``order`` its layer's place in
+# precedence order (0 decides first). An ignore file is at most 1 MiB: far fewer than 2**32 lines.
+SHIFT = 32
 MASK = (1 << SHIFT) - 1
 NONE = 1 << 62  # no rule matched (larger than any ordinal)
-
-
-def ordinal(order: int, index: int) -> int:
-    """The place of line ``index`` of the ``order``-th layer in precedence order: the smaller,
-    the earlier it decides."""
-    return (order << SHIFT) | (MASK - index)
 
 
 def _precedence(layers: Sequence[Layer], dir_slash: str) -> list[tuple[IgnoreRules, str]]:
