@@ -100,3 +100,23 @@ def test_a_star_glob_matches_a_name_as_its_regex_does(pattern: str, name: str) -
     assert source is not None
     expected = re.fullmatch(source, name, re.DOTALL) is not None
     assert star_match(name, tuple(pattern.split("*"))) is expected, (pattern, name)
+
+
+def test_tables_are_kept_for_a_bounded_number_of_ignore_files(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree with an ignore file in every directory keeps the tables of a few of them; one
+    evicted and asked again is rebuilt, and decides the same."""
+    from zbtools.core.search import dirrules
+
+    monkeypatch.setattr(dirrules, "KEPT", 2)
+    root = IgnoreRules.parse("*.log\n", 1)
+    cache = MatcherCache()
+    tuples = [(("", root), (f"d{i}/", IgnoreRules.parse(f"!keep{i}.log\n", 1)))
+              for i in range(5)]
+    for _ in range(2):
+        for i, layers in enumerate(tuples):
+            files, _ = cache.matchers_for(layers, f"d{i}")
+            assert files is not None
+            assert files(f"keep{i}.log") is False
+            assert files("other.log") is True
+    assert len(cache._kept) == 2

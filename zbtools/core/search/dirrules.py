@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 SHIFT = 32
 MASK = (1 << SHIFT) - 1
 NONE = 1 << 62  # no rule matched (larger than any ordinal)
+# Tuples of layers whose tables are kept: the walk is depth-first, so the ones in use are those
+# of the directories being listed (their tables copy the outer files' names: a bound on memory)
+KEPT = 64
 
 
 def _precedence(layers: Sequence[Layer], dir_slash: str) -> list[tuple[IgnoreRules, str]]:
@@ -256,5 +259,7 @@ class MatcherCache:
         if kept is None or kept.layers is not layers or not (
                 dir_slash == kept.dir_slash
                 or (kept.every and dir_slash.startswith(kept.dir_slash))):
+            if len(self._kept) >= KEPT:
+                del self._kept[next(iter(self._kept))]  # the oldest: its subtree is walked
             kept = self._kept[id(layers)] = _Kept(layers, dir_slash)
         return kept.here(dir_slash) if kept.local else kept.shared
