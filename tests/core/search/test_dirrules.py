@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.search_trees import COMPONENTS, TREE_PIECES, patterns
+from zbtools.core.search import dirrules
 from zbtools.core.search.dirrules import MatcherCache
 from zbtools.core.search.ignore import IgnoreRules, star_match, translate
 from zbtools.core.search.layers import Layer, OuterRules, layered_decision
@@ -53,10 +54,18 @@ def layer_sets(draw: st.DrawFn) -> tuple[tuple[Layer, ...], list[str]]:
 
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None)
-@given(layer_sets())
+@given(layer_sets(), st.sampled_from([0, 2, 32]))
 def test_a_directory_matcher_decides_as_the_layers_do(case: tuple[tuple[Layer, ...],
-                                                               list[str]]) -> None:
+                                                               list[str]], merged: int) -> None:
+    """``merged``: the most names and suffixes a layer may have to be merged with others (0:
+    every layer its own group, as a big ignore file is)."""
     layers, dirs = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dirrules, "MERGED", merged)
+        check_matchers(layers, dirs)
+
+
+def check_matchers(layers: tuple[Layer, ...], dirs: list[str]) -> None:
     cache = MatcherCache()
     for dir_rel in dirs:
         files, subdirs = cache.matchers_for(layers, dir_rel)
@@ -106,8 +115,6 @@ def test_tables_are_kept_for_a_bounded_number_of_ignore_files(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A tree with an ignore file in every directory keeps the tables of a few of them; one
     evicted and asked again is rebuilt, and decides the same."""
-    from zbtools.core.search import dirrules
-
     monkeypatch.setattr(dirrules, "KEPT", 2)
     root = IgnoreRules.parse("*.log\n", 1)
     cache = MatcherCache()

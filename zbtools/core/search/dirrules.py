@@ -20,7 +20,8 @@ its directories: True ignored, False re-included, None no rule, exactly as
 ``layered_decision`` answers for the entry's path.
 
 Map: ``MatcherCache`` (``matchers_for``: one directory's matchers, the layers' tables kept),
-``Tables`` (what the layers decide by name), ``SHIFT``/``MASK`` (the ordinals).
+``Tables`` (what the layers decide by name, merged from each layer's ``_LayerTables``),
+``SHIFT``/``MASK``/``_base`` (the ordinals).
 """
 
 # The hot lookups compare with ``if hit < best`` rather than ``min()``: a call per probe is
@@ -28,6 +29,8 @@ Map: ``MatcherCache`` (``matchers_for``: one directory's matchers, the layers' t
 # ruff: noqa: PLR1730
 
 from __future__ import annotations
+
+from zbtools.core.search.layers import TOP_RANK
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,23 +43,34 @@ if TYPE_CHECKING:
     Decide = Callable[[str], "bool | None"]
     Pair = tuple[Decide | None, Decide | None]
 
-# A rule's ordinal: ``(order << SHIFT) | (MASK - line index)``, ``order`` its layer's place in
-# precedence order (0 decides first). An ignore file is at most 1 MiB: far fewer than 2**32 lines.
+# A rule's ordinal: ``(base << SHIFT) | (MASK - line index)``, its layer's ``base`` from the
+# layer's kind (rank) and place in the tuple (``_base``): the same in every tuple that holds the
+# layer (a directory's tuple is its parent's and its own files), so each layer's ordinals are
+# computed once. An ignore file is at most 1 MiB (fewer than 2**32 lines); a walk holds at most
+# a few ignore files per level of MAX_DEPTH (fewer than 2**16 layers).
 SHIFT = 32
 MASK = (1 << SHIFT) - 1
+POSITIONS = 0xFFFF
 NONE = 1 << 62  # no rule matched (larger than any ordinal)
 # Tuples of layers whose tables are kept: the walk is depth-first, so the ones in use are those
 # of the directories being listed (their tables copy the outer files' names: a bound on memory)
 KEPT = 64
+MERGED = 32  # a layer with more names and suffixes keeps its own tables (see Tables)
 
 
-def _precedence(layers: Sequence[Layer], dir_slash: str) -> list[tuple[IgnoreRules, str]]:
+def _base(rank: int, position: int) -> int:
+    """The high bits of a layer's ordinals: a higher rank first, then a later (inner) file."""
+    return ((TOP_RANK - rank) << 16) | (POSITIONS - min(position, POSITIONS))
+
+
+
+def _precedence(layers: Sequence[Layer], dir_slash: str) -> list[tuple[int, IgnoreRules, str]]:
     """The layers that apply in the directory ``dir_slash`` ("" or "a/b/"), in the order
-    ``layered_decision`` lets them decide (highest rank, then innermost), each with the
-    directory's path as its rules see it."""
+    ``layered_decision`` lets them decide (highest rank, then innermost): each as its
+    ``_base``, its rules and the directory's path as its rules see it."""
     from zbtools.core.search.layers import OuterRules
 
-    found: list[tuple[int, int, IgnoreRules, str]] = []
+    found: list[tuple[int, IgnoreRules, str]] = []
     for position, (prefix, rules) in enumerate(layers):
         # prefix ends with "/" and a name holds none: the entry's path starts with it exactly
         # when the directory's does
@@ -67,63 +81,89 @@ def _precedence(layers: Sequence[Layer], dir_slash: str) -> list[tuple[IgnoreRul
             path = rules.above + sub
             if rules.prefix and not path.startswith(rules.prefix):
                 continue
-            found.append((rules.rank, position, rules.rules, path[len(rules.prefix):]))
+            found.append((_base(rules.rank, position), rules.rules, path[len(rules.prefix):]))
         else:
-            found.append((rules.rank, position, rules, sub))
-    found.sort(key=lambda item: (-item[0], -item[1]))
-    return [(rules, sub) for _, _, rules, sub in found]
+            found.append((_base(rules.rank, position), rules, sub))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+class _LayerTables:
+    """One layer's rules that decide by name, for files or for directories, as ordinals."""
+
+    __slots__ = ("big", "group", "lengths", "names", "regex", "rules", "stars", "suffixes")
+
+    def __init__(self, rules: IgnoreRules, base: int, dirs: bool) -> None:
+        self.rules = rules  # held: kept by its id
+        buckets = rules.dirs if dirs else rules.files
+        top = base << SHIFT
+        self.names = {name: top | (MASK - index) for name, index in buckets.names.items()}
+        self.suffixes = {s: top | (MASK - index) for s, index in buckets.suffixes.items()}
+        self.lengths = frozenset(buckets.suffix_lengths)
+        self.big = len(self.names) + len(self.suffixes) > MERGED
+        self.group = (self.names, self.suffixes, tuple(buckets.suffix_lengths),
+                      tuple(self.suffixes))
+        self.stars = [(top | (MASK - index), parts) for index, parts in buckets.stars]
+        alt = buckets.base_regex
+        self.regex: tuple[int, Any, list[int]] | None = \
+            (top, alt.regex, alt.groups) if alt is not None else None
 
 
 class Tables:
-    """The merged name tables of some layers, for files or for directories: what decides an
-    entry whatever its directory (plain names, ``*suffix`` rules, unanchored globs)."""
+    """The name tables of some layers, for files or for directories: what decides an entry
+    whatever its directory (plain names, ``*suffix`` rules, unanchored globs). The layers with
+    few such rules are merged into one group; a layer with many stays a group of its own, its
+    tables shared, not copied, by every tuple of layers that holds it (an ignore file in every
+    directory would otherwise copy the outer files' rules into each)."""
 
-    __slots__ = ("ends", "lengths", "names", "negated", "regexes", "star_match", "stars",
-                 "suffixes")
+    __slots__ = ("groups", "negated", "regexes", "star_match", "stars")
 
-    def __init__(self, ordered: list[IgnoreRules], dirs: bool) -> None:
-        self.names: dict[str, int] = {}
-        self.suffixes: dict[str, int] = {}
-        # (the layer's first ordinal, its regex of unanchored globs, group -> line index)
-        self.regexes: list[tuple[int, Any, list[int]]] = []
-        self.negated = [rules.negated for rules in ordered]
-        names = self.names
-        suffixes = self.suffixes
-        # unanchored globs of ``*`` and plain characters: (ordinal, parts), smallest first
-        self.stars: list[tuple[int, tuple[str, ...]]] = []
-        stars = self.stars
+    def __init__(self, layers: list[_LayerTables], negated: dict[int, list[bool]]) -> None:
+        """``layers`` in precedence order (the first decides first)."""
         from zbtools.core.search.ignore import star_match  # loaded: its rules are here
 
         self.star_match = star_match
-        for order, rules in enumerate(ordered):
-            buckets = rules.dirs if dirs else rules.files
-            top = order << SHIFT
-            # layers come in precedence order: a name already there has the smaller ordinal
-            for name, index in buckets.names.items():
-                if name not in names:
-                    names[name] = top | (MASK - index)
-            for suffix, index in buckets.suffixes.items():
-                if suffix not in suffixes:
-                    suffixes[suffix] = top | (MASK - index)
-            stars.extend((top | (MASK - index), parts) for index, parts in buckets.stars)
-            if buckets.base_regex is not None:
-                self.regexes.append((top, buckets.base_regex.regex, buckets.base_regex.groups))
-        stars.sort()
-        self.lengths = tuple(sorted({len(s) for s in suffixes}))
-        self.ends = tuple(suffixes)
+        # (names, suffixes, suffix lengths ascending, the suffixes as a tuple for endswith)
+        self.groups: list[tuple[dict[str, int], dict[str, int], tuple[int, ...],
+                                tuple[str, ...]]] = []
+        # unanchored globs of ``*`` and plain characters: (ordinal, parts), smallest first
+        self.stars: list[tuple[int, tuple[str, ...]]] = []
+        # (the layer's first ordinal, its regex of unanchored globs, group -> line index)
+        self.regexes: list[tuple[int, Any, list[int]]] = []
+        self.negated = negated  # ordinal >> SHIFT -> the layer's negations by line
+        names: dict[str, int] = {}
+        suffixes: dict[str, int] = {}
+        lengths: set[int] = set()
+        for layer in reversed(layers):  # the last update of a key is the one deciding first
+            if layer.big:
+                self.groups.append(layer.group)
+            elif layer.names or layer.suffixes:
+                names.update(layer.names)
+                suffixes.update(layer.suffixes)
+                lengths.update(layer.lengths)
+            self.stars += layer.stars
+            if layer.regex is not None:
+                self.regexes.append(layer.regex)
+        if names or suffixes:
+            self.groups.append((names, suffixes, tuple(sorted(lengths)), tuple(suffixes)))
+        self.stars.sort()
+        self.regexes.reverse()
 
     def best(self, name: str) -> int:
         """The smallest ordinal of a rule matching ``name`` (``NONE`` for none)."""
-        best = self.names.get(name, NONE)
-        if self.lengths and name.endswith(self.ends):  # one C call for the names none fits
-            size = len(name)
-            suffixes = self.suffixes
-            for length in self.lengths:
-                if length > size:
-                    break
-                hit = suffixes.get(name[size - length:], NONE)
-                if hit < best:
-                    best = hit
+        best = NONE
+        for names, suffixes, lengths, ends in self.groups:
+            hit = names.get(name, NONE)
+            if hit < best:
+                best = hit
+            if lengths and name.endswith(ends):  # one C call for the names none fits
+                size = len(name)
+                for length in lengths:
+                    if length > size:
+                        break
+                    hit = suffixes.get(name[size - length:], NONE)
+                    if hit < best:
+                        best = hit
         for hit, parts in self.stars:
             if hit >= best:
                 break
@@ -149,7 +189,7 @@ class Tables:
 
     @property
     def empty(self) -> bool:
-        return not (self.names or self.suffixes or self.stars or self.regexes)
+        return not (self.groups or self.stars or self.regexes)
 
 
 class _Here:
@@ -190,21 +230,20 @@ class _Kept:
     """What one tuple of layers gives every directory that shares it (the first directory
     seen with it, ``dir_slash``, and those below)."""
 
-    __slots__ = ("dir_slash", "dirs", "every", "files", "layers", "local", "ordered", "shared",
-                 "subs")
+    __slots__ = ("dir_slash", "dirs", "every", "files", "layers", "local", "ordered", "shared")
 
-    def __init__(self, layers: tuple[Layer, ...], dir_slash: str) -> None:
+    def __init__(self, layers: tuple[Layer, ...], dir_slash: str,
+                 per_layer: Callable[[IgnoreRules, int, bool], _LayerTables]) -> None:
         self.layers = layers  # held: the cache is keyed by its id
         self.dir_slash = dir_slash
-        pairs = _precedence(layers, dir_slash)
-        self.ordered = [rules for rules, _ in pairs]
-        self.subs = [sub for _, sub in pairs]
-        self.every = len(pairs) == len(layers)
-        self.files = Tables(self.ordered, False)
-        self.dirs = Tables(self.ordered, True)
+        self.ordered = _precedence(layers, dir_slash)
+        self.every = len(self.ordered) == len(layers)
+        negated = {base: rules.negated for base, rules, _ in self.ordered}
+        self.files = Tables([per_layer(r, b, False) for b, r, _ in self.ordered], negated)
+        self.dirs = Tables([per_layer(r, b, True) for b, r, _ in self.ordered], negated)
         # whether some rule depends on the directory (anchored): then each one gets its own
         self.local = any(b.paths or b.path_regex_by_top or b.path_regex is not None
-                         for rules in self.ordered for b in (rules.files, rules.dirs))
+                         for _, rules, _ in self.ordered for b in (rules.files, rules.dirs))
         self.shared: Pair = (None if self.files.empty else self.files.decide,
                              None if self.dirs.empty else self.dirs.decide)
 
@@ -213,10 +252,10 @@ class _Kept:
         made: list[Decide | None] = []
         for dirs, tables in ((False, self.files), (True, self.dirs)):
             one: _Here | None = None
-            for order, rules in enumerate(self.ordered):
+            for base, rules, first_sub in self.ordered:
                 buckets = rules.dirs if dirs else rules.files
-                sub = self.subs[order] + rest
-                top = order << SHIFT
+                sub = first_sub + rest
+                top = base << SHIFT
                 here = buckets.paths_by_dir().get(sub) if buckets.paths else None
                 globs = []
                 if sub and buckets.path_regex_by_top:
@@ -245,6 +284,15 @@ class MatcherCache:
 
     def __init__(self) -> None:
         self._kept: dict[int, _Kept] = {}
+        # each layer's ordinals, by (id of its rules, base, for directories)
+        self._layers: dict[tuple[int, int, bool], _LayerTables] = {}
+
+    def _layer(self, rules: IgnoreRules, base: int, dirs: bool) -> _LayerTables:
+        key = (id(rules), base, dirs)
+        got = self._layers.get(key)
+        if got is None or got.rules is not rules:
+            got = self._layers[key] = _LayerTables(rules, base, dirs)
+        return got
 
     def matchers_for(self, layers: tuple[Layer, ...], dir_rel: str) -> Pair:
         """``(files, dirs)``: each ``decide(name)`` for the entries of the directory
@@ -261,5 +309,5 @@ class MatcherCache:
                 or (kept.every and dir_slash.startswith(kept.dir_slash))):
             if len(self._kept) >= KEPT:
                 del self._kept[next(iter(self._kept))]  # the oldest: its subtree is walked
-            kept = self._kept[id(layers)] = _Kept(layers, dir_slash)
+            kept = self._kept[id(layers)] = _Kept(layers, dir_slash, self._layer)
         return kept.here(dir_slash) if kept.local else kept.shared

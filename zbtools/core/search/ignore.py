@@ -200,6 +200,7 @@ def translate(pattern: str) -> str | None:
 
 
 STAR_ONLY_NOT = frozenset("?[\\/")
+STARS_ALONE = 4  # more such rules in a file go into its regex
 
 
 def star_match(name: str, parts: tuple[str, ...]) -> bool:
@@ -279,6 +280,13 @@ class _Buckets:
                 by_top.setdefault(_unescape(top), []).append((rule.index, source))
             else:
                 path_items.append((rule.index, source))
+        if len(self.stars) > STARS_ALONE or base_items:
+            # a regex is compiled anyway, or one alternation beats many string tests
+            for index, parts in self.stars:
+                source = translate("*".join(parts))
+                if source is not None:
+                    base_items.append((index, source))
+            self.stars = []
         self.stars.sort(reverse=True)  # the highest line first
         self.suffix_lengths = sorted({len(s) for s in self.suffixes})
         self.base_regex = _Alternation(base_items) if base_items else None
