@@ -683,8 +683,10 @@ def call_tool(spec: ToolSpec, dialect_tool: DialectTool | None, arguments: dict[
 
     params = validate(spec.params, arguments, problems, ctx.warnings)
     apply_call_limits(params, ctx)
+    text_only = not json_payload and spec.render_text is not None
+    ctx.text_only = text_only
     result = spec.call(params, ctx)
-    payload = result.to_json() if json_payload or spec.render_text is None else {}
+    payload = {} if text_only else result.to_json()
     return Outcome(spec, result, payload)
 
 

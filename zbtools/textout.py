@@ -16,8 +16,6 @@ only ``zbtools.core``.
 
 from __future__ import annotations
 
-import json
-
 from zbtools.core.call.truncate import count_lines, cut_text
 
 TYPE_CHECKING = False
@@ -89,6 +87,8 @@ def shell_envelope(envelope: dict[str, Any], spec: ToolSpec | None, tool: str | 
 def _plain(value: Any) -> str:
     if isinstance(value, str):
         return value
+    import json  # not at the top: a text rendering rarely needs it (a cold call's start-up)
+
     return json.dumps(value, ensure_ascii=False)
 
 

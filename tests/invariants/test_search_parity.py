@@ -324,14 +324,14 @@ def test_a_planted_bug_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
         planted.setattr(engine.Searcher, "_search_big", skips_big)
         planted_bug_is_caught(search_once)
 
-    from zbtools.core.search.ignore import IgnoreRules
+    from zbtools.core.search.ignore import IgnoreRules, Rule
 
-    decide = IgnoreRules.decide
+    init = IgnoreRules.__init__
 
-    def no_negations(self: IgnoreRules, sub: str, name: str, is_dir: bool) -> bool | None:
-        decided = decide(self, sub, name, is_dir)
-        return True if decided is False else decided  # "!keep.log" read as "keep.log"
+    def no_negations(self: IgnoreRules, rules: list[Rule], rank: int = 1) -> None:
+        init(self, rules, rank)
+        self.negated = [False] * len(rules)  # "!keep.log" read as "keep.log"
 
     with monkeypatch.context() as planted:
-        planted.setattr(IgnoreRules, "decide", no_negations)
+        planted.setattr(IgnoreRules, "__init__", no_negations)
         planted_bug_is_caught(search_once)

@@ -39,6 +39,7 @@ from zbtools.toolkit.finding import (
     found,
     loop_warning,
     match_paths,
+    path_match,
     render_matches,
     to_match,
     wanted_type,
@@ -93,6 +94,7 @@ def run(params: Params, ctx: Context) -> Result:
     cut = 0 if walk.rel == "." else len(walk.rel) + 1
     matches: list[Match] = []
     truncated = False
+    text_only = ctx.text_only
     for entry in walk:
         if not wanted_type(entry.kind, params.type):
             continue
@@ -102,6 +104,9 @@ def run(params: Params, ctx: Context) -> Result:
         if len(matches) >= (params.limit or NO_CAP):
             truncated = True
             break
+        if text_only:  # the text rendering shows paths only: no stat
+            matches.append(path_match(entry))
+            continue
         walk.stat(entry)
         matches.append(to_match(entry))
     loop_warning(walk, ctx)

@@ -51,9 +51,9 @@ from zbtools.toolkit.finding import (
     found,
     loop_warning,
     match_paths,
+    path_match,
     render_matches,
     to_match,
-    wanted_type,
 )
 from zbtools.toolkit.params import SEARCH_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
@@ -349,6 +349,7 @@ def run(params: Params, ctx: Context) -> Result:
     memo_key = ("glob", tuple(patterns), params.case_sensitive, params.include_hidden, want,
                 tuple(params.exclude or ()), limit if by_path else 0, cut)
     known = walk.memo(memo_key)
+    stat = True
     made: dict[str, tuple[object, Match]] = {}  # each entry's match, while its stat holds
     if known is not None:
         picked, truncated, hidden_left_out, state, made = known
@@ -358,8 +359,10 @@ def run(params: Params, ctx: Context) -> Result:
         walk.close()
         found = list(picked)
     else:
+        # the text rendering shows paths only: no stat where nothing else is kept or sorted by
+        stat = not (ctx.text_only and by_path and walk.cache is None)
         found, truncated, hidden_left_out = _pick(walk, match, want, cut, excluded, hidden_check,
-                                                  limit if by_path else None)
+                                                  limit if by_path else None, stat)
         walk.keep_memo(memo_key, (tuple(found), truncated, hidden_left_out, walk.state(), made),
                        400 * len(found) + 200)
     if not by_path:
@@ -369,7 +372,10 @@ def run(params: Params, ctx: Context) -> Result:
     loop_warning(walk, ctx)
     skipped = walk.skipped
     skipped.hidden += hidden_left_out
-    matches = [derived(made, entry, to_match) for entry in found]
+    if walk.cache is not None:
+        matches = [derived(made, entry, to_match) for entry in found]
+    else:
+        matches = [(to_match if stat else path_match)(entry) for entry in found]
     return Result(path=base, patterns=patterns, matches=matches, count=len(matches),
                   truncated=truncated, scan_limited=walk.truncated,
                   skipped=skipped)
@@ -377,14 +383,16 @@ def run(params: Params, ctx: Context) -> Result:
 
 def _pick(walk: Walk, match: Callable[[str], bool], want: str, cut: int,
           excluded: PathFilter | None, hidden_check: Callable[[str], bool] | None,
-          limit: int | None) -> tuple[list[WalkEntry], bool, int]:
-    """The walk's entries the pattern and filters accept, stat'ed, in walk order, stopping
-    after ``limit`` (None: all); whether more existed; hidden paths the pattern would match."""
+          limit: int | None, stat: bool = True) -> tuple[list[WalkEntry], bool, int]:
+    """The walk's entries the pattern and filters accept, stat'ed (unless ``stat`` is False),
+    in walk order, stopping after ``limit`` (None: all); whether more existed; hidden paths the
+    pattern would match."""
     found: list[WalkEntry] = []
     truncated = False
     hidden_left_out = 0
+    dirs = want == "directory"
     for entry in walk:
-        if not wanted_type(entry.kind, want):
+        if want != "any" and (entry.kind == "directory") != dirs:  # wanted_type, inline
             continue
         rel = entry.rel[cut:]
         if excluded is not None and not excluded.accepts(rel, entry.name):
@@ -396,7 +404,8 @@ def _pick(walk: Walk, match: Callable[[str], bool], want: str, cut: int,
         if limit is not None and len(found) >= limit:
             truncated = True
             break
-        walk.stat(entry)
+        if stat:
+            walk.stat(entry)
         found.append(entry)
     return found, truncated, hidden_left_out
 

@@ -56,10 +56,13 @@ def run(params: Params, ctx: Context) -> Result:
                 max_entries=params.limit or NO_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
                 cache=ctx.search_cache)
-    # a session replaying the same walk reuses each entry's result while its stat holds
-    made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}
-    entries = [derived(made, e, to_entry) for e in walk]
-    walk.keep_memo("list", made, 400 * len(made) + 200)
+    if walk.cache is None:  # one call: nothing to reuse
+        entries = [to_entry(e) for e in walk]
+    else:
+        # a session replaying the same walk reuses each entry's result while its stat holds
+        made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}
+        entries = [derived(made, e, to_entry) for e in walk]
+        walk.keep_memo("list", made, 400 * len(made) + 200)
     for note in walk.notes():
         ctx.warn(note)
     return Result(path=walk.rel, entries=entries, count=len(entries), truncated=walk.truncated,

@@ -66,6 +66,10 @@ class Context:
         # the workspace's setting), and what it found, for the result's ``syntax`` field.
         self.check_syntax: str | None = None
         self.syntax_reports: list[dict[str, Any]] = []
+        # Set for a call of which only the text rendering is shown (``--format text``): a
+        # tool may leave out of its result what that rendering never shows (a listing's
+        # sizes and times: a stat per file).
+        self.text_only = False
 
     @property
     def cancelled(self) -> bool:

@@ -199,6 +199,26 @@ def translate(pattern: str) -> str | None:
     return "".join(out)
 
 
+STAR_ONLY_NOT = frozenset("?[\\/")
+STARS_ALONE = 4  # more such rules in a file go into its regex
+
+
+def star_match(name: str, parts: tuple[str, ...]) -> bool:
+    """Whether ``name`` (no ``/``) matches the glob ``"*".join(parts)`` (at least one star;
+    each matches any run of characters, as ``[^/]*`` does within a name)."""
+    first, last = parts[0], parts[-1]
+    start, end = len(first), len(name) - len(last)
+    if end < start or not name.startswith(first) or not name.endswith(last):
+        return False
+    for middle in parts[1:-1]:
+        if middle:
+            found = name.find(middle, start, end)
+            if found < 0:
+                return False
+            start = found + len(middle)
+    return True
+
+
 class _Alternation:
     """Many globs in one regex; the alternative that matches first is the highest line."""
 
@@ -220,13 +240,17 @@ class _Alternation:
 class _Buckets:
     """The rules that apply to one kind of entry (files, or directories)."""
 
-    __slots__ = ("base_regex", "names", "path_regex", "path_regex_by_top", "paths",
-                 "suffix_lengths", "suffixes")
+    __slots__ = ("_by_dir", "base_regex", "names", "path_regex", "path_regex_by_top", "paths",
+                 "stars", "suffix_lengths", "suffixes")
 
     def __init__(self, rules: list[Rule]) -> None:
+        self._by_dir: dict[str, dict[str, int]] | None = None
         self.names: dict[str, int] = {}
         self.suffixes: dict[str, int] = {}
         self.paths: dict[str, int] = {}
+        # unanchored globs of plain characters and ``*`` only: (line index, the parts between
+        # the stars), highest line first
+        self.stars: list[tuple[int, tuple[str, ...]]] = []
         base_items: list[tuple[int, str]] = []
         path_items: list[tuple[int, str]] = []
         by_top: dict[str, list[tuple[int, str]]] = {}
@@ -238,6 +262,10 @@ class _Buckets:
                 continue
             if not rule.anchored and p.startswith("*") and len(p) > 1 and _is_plain(p[1:]):
                 self.suffixes[_unescape(p[1:])] = rule.index
+                continue
+            if not rule.anchored and not STAR_ONLY_NOT.intersection(p):
+                # only ``*`` (``.env*``, ``*.aif*``): matched without a regex (nor ``re``)
+                self.stars.append((rule.index, tuple(p.split("*"))))
                 continue
             source = translate(p)
             if source is None:
@@ -252,10 +280,28 @@ class _Buckets:
                 by_top.setdefault(_unescape(top), []).append((rule.index, source))
             else:
                 path_items.append((rule.index, source))
+        if len(self.stars) > STARS_ALONE or base_items:
+            # a regex is compiled anyway, or one alternation beats many string tests
+            for index, parts in self.stars:
+                source = translate("*".join(parts))
+                if source is not None:
+                    base_items.append((index, source))
+            self.stars = []
+        self.stars.sort(reverse=True)  # the highest line first
         self.suffix_lengths = sorted({len(s) for s in self.suffixes})
         self.base_regex = _Alternation(base_items) if base_items else None
         self.path_regex = _Alternation(path_items) if path_items else None
         self.path_regex_by_top = {top: _Alternation(items) for top, items in by_top.items()}
+
+    def paths_by_dir(self) -> dict[str, dict[str, int]]:
+        """``paths`` by the directory they name an entry of ("" or "a/b/"): base name -> line
+        index (``dirrules`` asks it once per directory)."""
+        if self._by_dir is None:
+            self._by_dir = {}
+            for path, index in self.paths.items():
+                head, slash, base = path.rpartition("/")
+                self._by_dir.setdefault(head + slash, {})[base] = index
+        return self._by_dir
 
     def best(self, sub: str, name: str) -> int:
         """The highest line index matching (``-1`` for none)."""
@@ -272,6 +318,12 @@ class _Buckets:
                 hit = self.suffixes.get(name[size - length:], -1)
                 if hit > best:
                     best = hit
+        for index, parts in self.stars:
+            if index <= best:
+                break
+            if star_match(name, parts):
+                best = index
+                break
         if self.base_regex is not None:
             hit = self.base_regex.best(name)
             if hit > best:

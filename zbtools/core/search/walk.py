@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
+from stat import S_ISREG
 
 from zbtools.contract import ToolError
 from zbtools.core.errors import not_found
@@ -28,6 +29,7 @@ from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.tempnames import is_temp_name
 from zbtools.core.files.workspace import DIR_FLAGS
 from zbtools.core.search.cache import signature, watched_signature
+from zbtools.core.search.dirrules import MatcherCache
 from zbtools.core.search.entries import (
     DEFAULT_EXCLUDED_DIRS,
     MAX_DEPTH,
@@ -37,7 +39,7 @@ from zbtools.core.search.entries import (
     walk_notes,
     walk_order,
 )
-from zbtools.core.search.layers import IGNORE_FILES, RuleFiles, ignored_by, layered_decision
+from zbtools.core.search.layers import IGNORE_FILES, RuleFiles
 from zbtools.core.search.walk_warm import NONE_COUNTED, WarmWalk, walked
 
 TYPE_CHECKING = False
@@ -53,8 +55,7 @@ if TYPE_CHECKING:
 HELD_DIRS = 32
 
 
-def _name_of(item: os.DirEntry[str]) -> str:
-    return item.name
+_IGNORE_SET = frozenset(IGNORE_FILES)
 
 
 class Walk(WarmWalk):
@@ -111,6 +112,7 @@ class Walk(WarmWalk):
             self._now = now = now_ns()
             self._monitor = self.cache.change_monitor()
         self.rules = RuleFiles(workspace, now)
+        self._matchers = MatcherCache()
         if not include_ignored:
             try:
                 self._start_layers = self.rules.ancestor_layers(self.rel)
@@ -140,14 +142,14 @@ class Walk(WarmWalk):
             return
         try:
             with os.scandir(frame.fd) as it:
-                raw = list(it)
+                raw = {e.name: e for e in it}
         except OSError:
             self.skipped.unreadable += 1
             return
         own: list[Print] = []
         layers_before = frame.layers
         if not self.include_ignored:
-            names = frozenset(e.name for e in raw if e.name in IGNORE_FILES)
+            names = _IGNORE_SET.intersection(raw)
             if names:
                 frame.layers = (*frame.layers, *self.rules.own_layers(
                     frame.fd, frame.rel, names, own if cache is not None else None))
@@ -158,45 +160,49 @@ class Walk(WarmWalk):
         kept: list[tuple[Entry, bool]] = []
         exclude = self.exclude
         include_hidden = self.include_hidden
-        layers = frame.layers
+        # what the ignore rules decide for a file, for a directory (None: no rule can match)
+        files_rule, dirs_rule = self._matchers.matchers_for(frame.layers, frame.rel)
         with_stat = self.with_stat
         skipped = self.skipped
-        raw.sort(key=_name_of)
-        for item in raw:
-            name = item.name
+        for name in sorted(raw):  # the names alone: a sort of str, faster than by a key
+            item = raw[name]
             try:
                 is_dir = item.is_dir(follow_symlinks=False)
             except OSError:
                 skipped.unreadable += 1
                 continue
-            if is_dir and name in exclude:
-                skipped.excluded_dirs += 1
-                continue
+            if is_dir:
+                if name in exclude:
+                    skipped.excluded_dirs += 1
+                    continue
+                rule = dirs_rule
+            else:
+                rule = files_rule
             if name[0] == ".":
                 # a hidden name an ignore file re-includes (``!.github/``) is walked, as in rg
-                if not include_hidden and not (layers and layered_decision(
-                        layers, prefix + name, name, is_dir) is False):
+                if not include_hidden and not (rule is not None and rule(name) is False):
                     skipped.hidden += 1
                     continue
                 if ".zb" in name and is_temp_name(name):
                     continue  # our own temp files: never listed or searched
-            rel = prefix + name
-            if layers and ignored_by(layers, rel, is_dir):
+            if rule is not None and rule(name) is True:
                 skipped.ignored += 1
                 continue
+            rel = prefix + name
             size: int | None = None
             mtime = 0.0
             sig = None
             try:
-                if with_stat:
-                    st = item.stat(follow_symlinks=False)
-                    kind = entry_kind(st.st_mode)
-                    size = None if kind == "directory" else st.st_size
-                    mtime = st.st_mtime
-                    # a directory's is vouched for only once entered (its own watch)
-                    sig = watched_signature(st) if frame.wd is not None and not is_dir else None
-                elif is_dir:
+                if is_dir:
+                    # its size is none and its time is not shown: no stat (a directory's stat
+                    # is vouched for only once entered, by its own watch)
                     kind = "directory"
+                elif with_stat:
+                    st = item.stat(follow_symlinks=False)
+                    kind = "file" if S_ISREG(st.st_mode) else entry_kind(st.st_mode)
+                    size = st.st_size
+                    mtime = st.st_mtime
+                    sig = watched_signature(st) if frame.wd is not None else None
                 elif item.is_file(follow_symlinks=False):
                     kind = "file"
                 elif item.is_symlink():
@@ -304,6 +310,8 @@ class Walk(WarmWalk):
             if recording is not None:
                 own = walked(own, before, self.state())
                 stack[0].index = recording.add_frame(stack[0].rel, stack[0].ident, stack[0].wd)
+            max_entries = self.max_entries
+            max_depth = self.max_depth
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
@@ -314,7 +322,7 @@ class Walk(WarmWalk):
                     continue
                 entry, is_dir = top.children[top.pos]
                 top.pos += 1
-                if produced >= self.max_entries:
+                if produced >= max_entries:
                     self.truncated = True
                     own = (*own[:6], True)
                     finished = True
@@ -324,7 +332,7 @@ class Walk(WarmWalk):
                 if steps is not None:
                     steps.append((entry, is_dir, top.index, own))
                 yield entry
-                if not is_dir or entry.depth >= self.max_depth:
+                if not is_dir or entry.depth >= max_depth:
                     if is_dir and entry.depth >= MAX_DEPTH:
                         self.depth_limited = True
                         own = (*own[:5], True, own[6])

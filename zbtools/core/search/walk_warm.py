@@ -161,15 +161,15 @@ class WarmWalk:
             size: int | None = None
             mtime = 0.0
             sig = None
-            if with_stat:
+            if with_stat and not is_dir:  # as the walk: a directory's size is none
                 try:
                     st = os.stat(name, dir_fd=frame.fd, follow_symlinks=False)
                 except OSError:
                     sk.unreadable += 1
                     continue
-                size = None if kind == "directory" else st.st_size
+                size = st.st_size
                 mtime = st.st_mtime
-                sig = watched_signature(st) if watched and not is_dir else None
+                sig = watched_signature(st) if watched else None
             entry = Entry(prefix + name, name, kind, size, depth, target, mtime)
             entry.sig = sig
             kept.append((entry, is_dir))
@@ -299,7 +299,7 @@ class WarmWalk:
                 self._count(last, counters)
                 last = counters
             self._replay_frame = frame
-            if with_stat and entry.sig is None:
+            if with_stat and entry.sig is None and entry.kind != "directory":
                 self.stat(entry)  # not known current (hard links): as the walk would see it
             yield entry
         if recording.complete:
