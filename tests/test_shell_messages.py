@@ -43,7 +43,7 @@ def test_every_path_error_of_every_tool_names_its_path(ws: Path) -> None:
     """Every path parameter of every tool, pointed at a missing file in a missing directory, a
     directory, a path through a file and a file outside: an error about that path carries it in
     ``details.path`` (a generated sweep: a new tool or a new raise site is covered unasked)."""
-    from zbtools.core.call.args import value_name
+    from zbtools.core.call.flags import value_name
     from zbtools.registry import all_tools
 
     (ws / "a.txt").write_text("x\n")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES, EXIT_STATUSES
-from zbtools.core.call.args import value_name
+from zbtools.core.call.flags import value_name
 from zbtools.options import COMMAND_WORDS, END_OF_OPTIONS, GLOBAL_OPTIONS, SHELLS
 from zbtools.registry import all_tools, name_index
 from zbtools.toolspec import plain_literals

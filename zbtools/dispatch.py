@@ -270,7 +270,7 @@ def parse_tool_flags(structs: list[type[Struct]], tokens: list[str],
     written: ``-`` and ``@PATH`` are read only for flags). ``tables``: ``flag_table(structs)``
     when the caller has it already.
     """
-    from zbtools.core.call.args import coerce_flag
+    from zbtools.core.call.flags import coerce_flag
 
     table, fields = tables if tables is not None else flag_table(structs)
     values: dict[str, Any] = {}

@@ -86,9 +86,9 @@ class ToolSpec:
 
     def operand_placeholders(self) -> list[tuple[str, str]]:
         """Each operand with the word that stands for it in help and the man page: its value's
-        name (``GLOB``, ``zbtools.core.call.args.value_name``), else its own upper-cased (a
+        name (``GLOB``, ``zbtools.core.call.flags.value_name``), else its own upper-cased (a
         choice, or two operands that would both be ``PATH``: ``SOURCE DESTINATION``)."""
-        from zbtools.core.call.args import value_name
+        from zbtools.core.call.flags import value_name
 
         fields = self.params.fields()
         operands = [op for op in self.operands if op in fields]

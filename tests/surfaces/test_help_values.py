@@ -2,7 +2,7 @@
 (``<str>``), and the shell completions offer every value whose set is known: the dialects, the
 formats, the tools after ``help`` and ``schema``, a tool's choices, a switch's two spellings.
 
-The placeholders come from one function (``zbtools.core.call.args.value_name``) over every
+The placeholders come from one function (``zbtools.core.call.flags.value_name``) over every
 tool's parameters; completion is checked through the protocol the scripts of ``completions/``
 speak (in process for every choice of every tool, in a real bash with the script loaded for a
 few), and once each under a real subprocess and a pseudo-terminal."""
@@ -22,7 +22,8 @@ import pytest
 
 from tests.conftest import REPO, CliRunner
 from tests.test_generated import _shim
-from zbtools.core.call.args import FieldSpec, Struct, field, value_name
+from zbtools.core.call.args import FieldSpec, Struct, field
+from zbtools.core.call.flags import value_name
 from zbtools.dispatch import Streams
 from zbtools.entry import help_and_completion, main_with_argv
 from zbtools.options import COMPLETE_VAR, DIALECTS, FORMATS, GLOBAL_OPTIONS, SHELLS

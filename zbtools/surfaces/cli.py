@@ -24,7 +24,7 @@ from typer.core import TyperArgument, TyperOption
 
 from zbtools import __version__
 from zbtools.contract import ERROR_CODES, EXIT_STATUSES
-from zbtools.core.call.args import value_name
+from zbtools.core.call.flags import value_name
 from zbtools.options import (
     COMMAND_WORDS,
     COMMANDS,

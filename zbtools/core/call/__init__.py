@@ -1,8 +1,9 @@
 """What every tool call is made of.
 
-``args`` (parameter declarations, validation and coercion), ``config`` (limits and settings from
-defaults, the config file and the environment), ``context`` (the per-call workspace, limits,
-state directory and warnings), ``fastjson`` (the hot-path JSON codec), ``truncate`` (head/tail
+``args`` (parameter declarations, validation and coercion), ``flags`` (a field's placeholder
+in help, a flag's text as a value), ``config`` (limits and settings from defaults, the config
+file and the environment), ``context`` (the per-call workspace, limits, state directory and
+warnings), ``fastjson`` (the hot-path JSON codec), ``truncate`` (head/tail
 cuts and spill files), ``optional`` (importing optional libraries with a clear error),
 ``wording`` (an error's names put in a tool's own vocabulary).
 
@@ -18,12 +19,10 @@ if TYPE_CHECKING:
         Struct,
         TypeSpec,
         alias_table,
-        coerce_flag,
         did_you_mean,
         field,
         json_type_name,
         validate,
-        value_name,
     )
     from zbtools.core.call.config import (
         EXEC_DEFAULTS,
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     )
     from zbtools.core.call.context import Context
     from zbtools.core.call.fastjson import dumps_ascii, loads_strict
+    from zbtools.core.call.flags import coerce_flag, value_name
     from zbtools.core.call.optional import missing, require
     from zbtools.core.call.terminal import visible, visible_name
     from zbtools.core.call.truncate import count_lines, cut_text
@@ -55,12 +55,12 @@ __all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "ExecSettings", "FieldSpec"
 _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "context",
               "ExecSettings": "config", "FieldSpec": "args", "Limits": "config", "Struct": "args",
               "TypeSpec": "args", "WebSettings": "config", "alias_table": "args",
-              "coerce_flag": "args", "count_lines": "truncate", "cut_text": "truncate",
+              "coerce_flag": "flags", "count_lines": "truncate", "cut_text": "truncate",
               "did_you_mean": "args", "dumps_ascii": "fastjson", "field": "args",
               "json_type_name": "args", "load_config": "config", "load_exec_settings": "config",
               "load_files_settings": "config", "load_limits": "config",
               "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",
-              "require": "optional", "validate": "args", "value_name": "args",
+              "require": "optional", "validate": "args", "value_name": "flags",
               "visible": "terminal",
               "visible_name": "terminal", "Wording": "wording"}
 

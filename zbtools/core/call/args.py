@@ -13,10 +13,10 @@ written as a string (``"5"``, models send them) is read as the number, with a wa
 declaration the parser cannot read raises ``TypeError`` at first use, which the test suite
 catches for every registered tool.
 
-Map: ``Struct``, ``field``/``FieldSpec``, ``value_name`` (a value's placeholder in help),
-``TypeSpec``, ``parse_annotation``; ``validate``,
-``invalid_arguments_error``, ``alias_table``, ``did_you_mean``; ``coerce_flag``,
-``json_type_name``.
+Map: ``Struct``, ``field``/``FieldSpec``, ``TypeSpec``, ``parse_annotation``; ``validate``,
+``invalid_arguments_error``, ``alias_table``, ``did_you_mean``; ``json_type_name``. What the
+command line needs of a field (its placeholder in help, a flag's text as a value) is in
+``zbtools.core.call.flags``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class FieldSpec:
         # files_with_matches, as rg); never JSON spellings
         self.switches: dict[str, Any] = dict(switches or {})
         # the word naming the value in --help and the man page (``PATH``); empty: derived by
-        # ``value_name`` from the name and type
+        # ``flags.value_name`` from the name and type
         self.metavar = metavar
         # a result field of some kinds of result only: left out of the JSON when it is null
         self.omit_null = omit_null
@@ -132,7 +132,7 @@ def field(
     command-line flag may read from stdin (``-``) or a file (``@PATH``). ``omit_null``: a result
     field that only some kinds of result have (an image's width in a read of text) is left out
     of the JSON when it is null. ``metavar``: the word naming the value in ``--help``
-    (``PATH``), when ``value_name`` would derive a worse one. ``switches``: command-line
+    (``PATH``), when ``flags.value_name`` would derive a worse one. ``switches``: command-line
     flags (a letter, or a word) that set the field to a value and take none, as ``rg -l``
     sets the output mode; JSON arguments never use them."""
     return FieldSpec(
@@ -147,63 +147,6 @@ def field(
         metavar=metavar,
         switches=switches,
     )
-
-
-# (names, placeholder): a string field called (or aliased) one of the names takes that
-# placeholder; the first row that matches wins, so a glob called ``pattern`` is a GLOB. These
-# rows win over ``text_body`` (a command is a body of text, but a COMMAND), the next ones not.
-_BODY_VALUE_NAMES: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"url", "uri", "link"}), "URL"),
-    (frozenset({"command", "cmd", "script"}), "COMMAND"),
-    (frozenset({"patch", "diff"}), "PATCH"),
-)
-_STR_VALUE_NAMES: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"glob", "include", "file_pattern"}), "GLOB"),
-    (frozenset({"pattern", "regex"}), "PATTERN"),
-    (frozenset({"symbol"}), "NAME"),
-    (frozenset({"query", "q"}), "QUERY"),
-    (frozenset({"cwd", "workdir"}), "DIR"),
-    (frozenset({"path", "source", "destination", "file_path", "src", "dest"}), "PATH"),
-    (frozenset({"id"}), "ID"),
-    (frozenset({"stdin", "description", "title", "explanation", "anchor", "end_anchor"}),
-     "TEXT"),
-    (frozenset({"max_filesize"}), "SIZE"),
-)
-
-
-def value_name(spec: FieldSpec) -> str:
-    """The placeholder naming a field's value in ``--help``, the man page and completions:
-    ``PATH``, ``PATTERN``, ``N``, ``{a|b}`` for a short choice, ``JSON`` for a list or an object, ""
-    for a boolean (a switch). ``field(metavar=...)`` overrides it; otherwise it is derived from
-    the field's name, aliases and type, here and nowhere else."""
-    if spec.metavar:
-        return spec.metavar
-    assert spec.type is not None
-    kind = spec.type.kind
-    if kind == "bool":
-        return ""
-    if kind == "literal":
-        listed = "{" + "|".join(str(choice) for choice in spec.type.choices) + "}"
-        # a long list would push the help text off the line; the help lists it instead
-        return listed if len(listed) <= 40 else spec.name.rsplit("_", 1)[-1].upper()
-    if kind == "int":
-        return "MS" if spec.name.endswith("_ms") else "N"
-    if kind == "float":
-        return "SECONDS" if "timeout" in spec.name or spec.name == "grace" else "N"
-    if kind != "str":
-        return "JSON"
-    names = spec.names
-    for words, placeholder in _BODY_VALUE_NAMES:
-        if any(name in words for name in names):
-            return placeholder
-    if spec.text_body:
-        return "TEXT"
-    if spec.name.endswith("_id"):
-        return "ID"
-    for words, placeholder in _STR_VALUE_NAMES:
-        if any(name in words for name in names):
-            return placeholder
-    return spec.name.rsplit("_", 1)[-1].upper()
 
 
 class TypeSpec:
@@ -792,47 +735,3 @@ def invalid_arguments_error(cls: type[Struct], items: list[dict[str, Any]]) -> T
 
 
 # ---------------------------------------------------------------------------------------------
-# Command-line flags
-
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off"}
-
-
-def coerce_flag(spec: FieldSpec, raw: str) -> Any:
-    """Turn a flag's text into the JSON value its field expects (validation happens later)."""
-    assert spec.type is not None
-    kind = spec.type.kind
-    if spec.type.nullable and raw in ("null", "none"):
-        return None
-    if kind == "str":
-        return raw
-    if kind == "bool":
-        low = raw.lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        return raw  # reported as wrong_type by validation
-    if kind == "int":
-        try:
-            return int(raw)
-        except ValueError:
-            return raw
-    if kind == "float":
-        try:
-            return float(raw)
-        except ValueError:
-            return raw
-    if kind == "literal":
-        for choice in spec.type.choices:
-            if str(choice) == raw:
-                return choice
-        return raw
-    from zbtools.core.call.fastjson import loads_strict
-
-    try:
-        return loads_strict(raw)
-    except (ValueError, RecursionError):
-        if kind == "list" and spec.type.item is not None and spec.type.item.kind == "str":
-            return [raw]
-        return raw
