@@ -206,3 +206,15 @@ def test_a_departed_client_is_told_from_a_bug() -> None:
     assert departed(BaseExceptionGroup("x", [BrokenPipeError(), ConnectionResetError()]))
     assert not departed(BaseExceptionGroup("x", [BrokenPipeError(), ValueError()]))
     assert not departed(ValueError())
+
+
+def test_undecodable_names_stay_valid_utf8_on_the_wire(ws: Path) -> None:
+    """A file name with bytes that are not UTF-8 (kept as lone surrogates) is written as a
+    ``\\udcff`` escape, as ``batch`` writes it: every line the server writes decodes as UTF-8."""
+    (ws / os.fsdecode(b"\xffbad.txt")).write_text("x")
+    with session(ws) as peer:
+        peer.send(call(1, "list_directory", {}))
+        raw = peer.inp.readline()
+        raw.decode("utf-8")  # strict: raises on the bytes a lone surrogate would become
+        entries = json.loads(raw)["result"]["structuredContent"]["entries"]
+        assert [e["name"] for e in entries] == [os.fsdecode(b"\xffbad.txt")]

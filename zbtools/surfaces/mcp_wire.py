@@ -91,7 +91,13 @@ class Wire:
         self.closed = False
 
     def send(self, message: dict[str, Any]) -> None:
-        data = (ENCODE(message) + "\n").encode("utf-8", "surrogatepass")
+        text = ENCODE(message)
+        try:
+            data = (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # a name or a text with undecodable bytes (kept as lone surrogates) is written as
+            # \udcff escapes, as batch writes it: the line stays valid UTF-8 and valid JSON
+            data = (json.dumps(message, separators=(",", ":")) + "\n").encode("ascii")
         with self.lock:
             if self.closed:
                 return
