@@ -637,6 +637,7 @@ class ToolCall:
                                     flags)
         self.arguments = arguments
         end_start_up()
+        ctx.json_text = fmt == "json" and dtool is None and opts.paths is None
         try:
             outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                                 json_payload=fmt != "text")
