@@ -307,6 +307,7 @@ class NativeSearch:
 
         proc = spawned.proc
         timer = threading.Timer(max(self.searcher.time_left(), 0.001), proc.kill)
+        timer.daemon = True  # cancelled below; nothing to wait for at exit (quick_exit)
         timer.start()
         done = threading.Event()
         noisy: list[bool] = []
