@@ -450,7 +450,7 @@ class NativeSearch:
             got = statuses[rel] = self.search_here(rel)  # U+FEFF: maybe a dropped BOM
             return got
         rows: Rows = {int(number): (sep == b":", text)
-                      for number, sep, text in re.findall(BODY_ROW, body)}
+                      for number, sep, text in BODY_ROW.findall(body)}
         hits = rows_to_hits(self.searcher, rows, self.literal is not None)
         if self.per_file:
             hits = [NO_HIT_ROW] * len(hits)
@@ -608,7 +608,9 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
             native.replay(outcome, events, statuses, listed)
         elif listed is None and not outcome.timed_out:
             # every file searched without a match is in ripgrep's count, not in its output
-            searched = STATS_SEARCHED.search(run.out)
+            # --stats ends the output: looked for in its tail first (a megabyte of rows)
+            searched = STATS_SEARCHED.search(run.out, max(0, len(run.out) - 4096)) \
+                or STATS_SEARCHED.search(run.out)
             if searched is None:
                 return None
             ok_again = sum(1 for rel in events.binary if statuses[rel][0] == "ok")
