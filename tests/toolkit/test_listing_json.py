@@ -20,7 +20,8 @@ from tests.conftest import run_inprocess
 from zbtools.core.call.fastjson import Encoded, dumps_ascii
 from zbtools.toolkit.listing import Entry, entries_json
 
-_MARK = "\0zbtools-encoded\0"  # the mark fastjson writes an Encoded part as, at first
+# the marks fastjson writes an Encoded part as, the first then the next
+MARKS = ["\0zbtools-encoded\0", "\0zbtools-encoded1\0"]
 
 names = st.text(st.characters(codec="utf-8") | st.characters(categories=["Cs"]), max_size=12)
 entries = st.builds(
@@ -38,9 +39,9 @@ def test_entries_written_directly_are_their_json(listed: list[Entry]) -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
-    | st.just(_MARK),
+    | st.sampled_from(MARKS),
     lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=4) | st.just(_MARK), children, max_size=4),
+    | st.dictionaries(st.text(max_size=4) | st.sampled_from(MARKS), children, max_size=4),
     max_leaves=20)
 
 
@@ -62,9 +63,11 @@ def test_encoded_parts_are_written_as_the_plain_value(value: Any, pick: list[boo
 
 
 def test_a_mark_in_the_data_is_not_taken_for_an_encoded_part() -> None:
-    value = {"a": _MARK, _MARK: [1, Encoded("[2, 3]")], "b": Encoded('{"c": null}')}
+    first, second = MARKS
+    value = {"a": first, first: [1, Encoded("[2, 3]")], "b": Encoded('{"c": Infinity}'),
+             "d": second}
     assert dumps_ascii(value) == dumps_ascii(
-        {"a": _MARK, _MARK: [1, [2, 3]], "b": {"c": None}})
+        {"a": first, first: [1, [2, 3]], "b": {"c": float("inf")}, "d": second})
 
 
 def test_the_command_line_listing_reads_as_batch_gives_it(tmp_path: Path) -> None:

@@ -84,16 +84,18 @@ def _refuse_unserializable(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-# what an Encoded value is first written as; a string of the data that equals it is caught
-# by counting (then the Encoded values are parsed back instead)
-_MARK = "\0zbtools-encoded\0"
-_MARK_JSON = '"\\u0000zbtools-encoded\\u0000"'
+# what an Encoded value is first written as (then replaced by its text); a string of the data
+# that equals it is caught by counting, and another mark is tried
+_MARK = "\0zbtools-encoded{}\0"
+_MARK_JSON = '"\\u0000zbtools-encoded{}\\u0000"'
 
 
 def _expanded(value: Any) -> Any:
-    """``value`` with each ``Encoded`` parsed back into plain values."""
+    """``value`` with each ``Encoded`` parsed back into plain values (other interpreters)."""
     if isinstance(value, Encoded):
-        return loads_strict(value.text)
+        import json
+
+        return json.loads(value.text)  # (Infinity and NaN as dumps_ascii writes them)
     if isinstance(value, dict):
         return {k: _expanded(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -159,22 +161,31 @@ def dumps_ascii(value: Any) -> str:
 def _dumps_spliced(value: Any) -> str:
     """``dumps_ascii`` of a value holding ``Encoded`` texts: each written as a mark, then the
     marks replaced by the texts."""
-    import _json
-
-    texts: list[str] = []
-
-    def mark(obj: Any) -> Any:
-        if isinstance(obj, Encoded):
-            texts.append(obj.text)
-            return _MARK
-        return _refuse_unserializable(obj)
-
-    encode = _json.make_encoder(None, mark, _json.encode_basestring_ascii, None, ": ", ", ",
-                                False, False, True)
-    pieces = "".join(encode(value, 0)).split(_MARK_JSON)
-    if len(pieces) != len(texts) + 1:  # the data holds the mark itself
-        return dumps_ascii(_expanded(value))
+    attempt = 0
+    while True:
+        texts, pieces = _marked(value, attempt)
+        if len(pieces) == len(texts) + 1:
+            break
+        attempt += 1  # the data holds this mark itself
     out = [pieces[0]]
     for text, piece in zip(texts, pieces[1:], strict=True):
         out += (text, piece)
     return "".join(out)
+
+
+def _marked(value: Any, attempt: int) -> tuple[list[str], list[str]]:
+    """The Encoded texts of ``value`` in order, and its JSON cut at their marks."""
+    import _json
+
+    texts: list[str] = []
+    marked = _MARK.format(attempt or "")
+
+    def mark(obj: Any) -> Any:
+        if isinstance(obj, Encoded):
+            texts.append(obj.text)
+            return marked
+        return _refuse_unserializable(obj)
+
+    encode = _json.make_encoder(None, mark, _json.encode_basestring_ascii, None, ": ", ", ",
+                                False, False, True)
+    return texts, "".join(encode(value, 0)).split(_MARK_JSON.format(attempt or ""))
