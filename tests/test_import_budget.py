@@ -30,7 +30,8 @@ HEAVY = {"typer", "click", "rich", "pydantic", "mcp", "platformdirs", "charset_n
          "importlib", "warnings"}
 
 PROBE = """
-import sys
+import atexit, sys
+atexit.register(lambda: None)  # something to run at exit: no quick exit, the report follows
 sys.argv = ["zbtools", *sys.argv[1:]]
 from zbtools.__main__ import main
 try:

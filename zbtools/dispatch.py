@@ -637,6 +637,7 @@ class ToolCall:
                                     flags)
         self.arguments = arguments
         end_start_up()
+        ctx.json_text = fmt == "json" and dtool is None and opts.paths is None
         try:
             outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                                 json_payload=fmt != "text")
@@ -739,11 +740,14 @@ def emit(streams: Streams, fmt: str, spec: ToolSpec | None, tool: str | None,
     rendering is what a model reads, byte for byte, except on a terminal: there the control
     characters of content are shown (``terminal.visible``), not acted on."""
     if fmt == "text":
-        from zbtools.core.call.terminal import visible
         from zbtools.textout import render_text
 
         text = render_text(spec, tool, envelope, result_obj, ctx)
-        write(streams, visible(text) if streams.stdout_isatty else text)
+        if streams.stdout_isatty:  # (imported only then: a cold call's start-up)
+            from zbtools.core.call.terminal import visible
+
+            text = visible(text)
+        write(streams, text)
         return
     write(streams, dumps_ascii(envelope) + "\n")
 

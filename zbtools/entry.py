@@ -92,6 +92,8 @@ def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
         else:
             show(streams, fmt, spec, call.tool, envelope, result, call.ctx, opts.color,
                  call.arguments, quiet=opts.quiet)
+        global _read_only_done
+        _read_only_done = spec is not None and spec.read_only
         if opts.exit_status and spec is not None and spec.exit_status is not None:
             return spec.exit_status(result)
         return 0
@@ -276,9 +278,39 @@ def closed_stdout() -> int:
     return 2
 
 
+# Set by ``run`` when a call of a read-only tool has succeeded and been shown.
+_read_only_done = False
+
+
+def quick_exit(code: int) -> None:
+    """End the process now, without tearing the interpreter down, after a read-only tool's
+    call: freeing the call's objects one by one (thousands of entries or matches) costs a few
+    milliseconds of a cold call (docs/internals/performance.md#quick-exit). Only when nothing
+    is left to run or write at exit: no ``atexit`` callback, no thread but daemons, the
+    standard streams flushed; otherwise returns and the process exits as usual."""
+    import atexit
+
+    if atexit._ncallbacks():
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and any(not t.daemon and t is not threading.main_thread()
+                                     for t in threading.enumerate()):
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return  # (a closed pipe: the usual exit reports it as it always has)
+    os._exit(code)
+
+
 def main() -> None:
     if sys.stdout is None:
         sys.exit(closed_stdout())
     if COMPLETE_VAR in os.environ:  # a shell asking for completions (completions/)
         sys.exit(help_and_completion(sys.argv[1:], process_streams(), os.environ))
-    sys.exit(run(sys.argv[1:], process_streams(), os.environ))
+    code = run(sys.argv[1:], process_streams(), os.environ)
+    if _read_only_done:
+        quick_exit(code)
+    sys.exit(code)

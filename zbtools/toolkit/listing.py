@@ -35,6 +35,23 @@ def to_entry(e: WalkEntry) -> Entry:
     return entry
 
 
+def entries_json(entries: list[Entry]) -> str:
+    """``dumps_ascii([e.to_json() for e in entries])``, written directly: an f-string per
+    entry costs a quarter of a dict and its encoding (docs/internals/performance.md#direct-json;
+    tests/toolkit/test_listing_json.py holds the two equal)."""
+    from zbtools.core.call.fastjson import encode_str as enc
+
+    parts = []
+    for entry in entries:
+        e = entry.__dict__
+        size, target = e["size"], e["target"]
+        parts.append(f'{{"path": {enc(e["path"])}, "name": {enc(e["name"])}, '
+                     f'"type": {enc(e["type"])}, "size": {"null" if size is None else int(size)}, '
+                     f'"depth": {int(e["depth"])}, '
+                     f'"target": {"null" if target is None else enc(target)}}}')
+    return "[" + ", ".join(parts) + "]"
+
+
 def tree_lines(root: str, entries: list[Entry]) -> list[str]:
     """``root/`` then one ``├── name`` line per entry, drawn from the entries' depths."""
     last = [False] * len(entries)

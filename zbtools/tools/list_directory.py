@@ -19,14 +19,17 @@ file), ``outside_workspace``.
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
+from zbtools.core.call.fastjson import Encoded
 from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches, derived
 from zbtools.core.search.walk import Walk
-from zbtools.toolkit.listing import Entry, skipped_note, to_entry, tree_lines
+from zbtools.toolkit.listing import Entry, entries_json, skipped_note, to_entry, tree_lines
 from zbtools.toolkit.params import DEPTH_ALIASES, LIST_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zbtools.core.call.context import Context
 
 DEFAULT_LIMIT = 1000
@@ -50,6 +53,23 @@ class Result(Struct):
     truncated: bool = field(help="More entries exist than limit allowed")
     skipped: Skipped = field(help="What was left out, by kind")
 
+    def to_json(self) -> dict[str, Any]:
+        entries = self.entries
+        if type(entries) is not TextListed:
+            return super().to_json()
+        self.entries = []  # the other fields as ever, the entries as JSON text
+        try:
+            out = super().to_json()
+        finally:
+            self.entries = entries
+        out["entries"] = Encoded(entries_json(entries))
+        return out
+
+
+class TextListed(list[Entry]):
+    """Entries given as JSON text in the result's JSON form: only JSON text is made of the
+    call's result (``Context.json_text``)."""
+
 
 def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth,
@@ -58,6 +78,8 @@ def run(params: Params, ctx: Context) -> Result:
                 cache=ctx.search_cache)
     if walk.cache is None:  # one call: nothing to reuse
         entries = [to_entry(e) for e in walk]
+        if ctx.json_text:
+            entries = TextListed(entries)
     else:
         # a session replaying the same walk reuses each entry's result while its stat holds
         made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}

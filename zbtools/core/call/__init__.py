@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         load_web_settings,
     )
     from zbtools.core.call.context import Context
-    from zbtools.core.call.fastjson import dumps_ascii, loads_strict
+    from zbtools.core.call.fastjson import Encoded, dumps_ascii, encode_str, loads_strict
     from zbtools.core.call.flags import coerce_flag, value_name
     from zbtools.core.call.optional import missing, require
     from zbtools.core.call.terminal import visible, visible_name
@@ -45,9 +45,10 @@ if TYPE_CHECKING:
     from zbtools.core.call.wording import Wording
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
-__all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "ExecSettings", "FieldSpec", "Limits",
-           "Struct", "TypeSpec", "WebSettings", "Wording", "alias_table", "coerce_flag",
-           "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "field", "json_type_name",
+__all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "Encoded", "ExecSettings", "FieldSpec",
+           "Limits", "Struct", "TypeSpec", "WebSettings", "Wording", "alias_table", "coerce_flag",
+           "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "encode_str", "field",
+           "json_type_name",
            "load_config", "load_exec_settings", "load_files_settings", "load_limits",
            "load_web_settings", "loads_strict", "missing", "require", "validate", "value_name",
            "visible", "visible_name"]
@@ -56,7 +57,8 @@ _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "con
               "ExecSettings": "config", "FieldSpec": "args", "Limits": "config", "Struct": "args",
               "TypeSpec": "args", "WebSettings": "config", "alias_table": "args",
               "coerce_flag": "flags", "count_lines": "truncate", "cut_text": "truncate",
-              "did_you_mean": "args", "dumps_ascii": "fastjson", "field": "args",
+              "did_you_mean": "args", "dumps_ascii": "fastjson", "Encoded": "fastjson",
+              "encode_str": "fastjson", "field": "args",
               "json_type_name": "args", "load_config": "config", "load_exec_settings": "config",
               "load_files_settings": "config", "load_limits": "config",
               "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",

@@ -70,6 +70,10 @@ class Context:
         # tool may leave out of its result what that rendering never shows (a listing's
         # sizes and times: a stat per file).
         self.text_only = False
+        # Set for a call of which only the JSON text is made (the command line's ``--format
+        # json``, canonical tools): a tool may give parts of its result as ready-made JSON
+        # text (``fastjson.Encoded``), which nothing else reads.
+        self.json_text = False
 
     @property
     def cancelled(self) -> bool:

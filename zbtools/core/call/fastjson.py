@@ -9,9 +9,13 @@ them directly with exactly the settings zbtools wants: strict parsing that rejec
 characters and U+2028 can never break a line-oriented reader.
 
 Results are identical to ``json.loads``/``json.dumps(ensure_ascii=True)`` (a property test
-checks this). Where ``_json`` is missing or its interface differs (another interpreter), the
-standard ``json`` module is used instead. Error paths may import ``json.decoder`` (the C scanner
-raises its ``JSONDecodeError``), which is fine: they are not the hot path.
+checks this). An ``Encoded`` value is JSON text made elsewhere (``encode_str`` for its
+strings), placed as it is: a list of thousands of flat entries is several times cheaper
+written with one f-string each than built as dicts and encoded
+(docs/internals/performance.md#direct-json). Where ``_json`` is missing or its interface
+differs (another interpreter), the standard ``json`` module is used instead. Error paths may
+import ``json.decoder`` (the C scanner raises its ``JSONDecodeError``), which is fine: they are
+not the hot path.
 """
 
 from __future__ import annotations
@@ -60,8 +64,43 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+class Encoded:
+    """JSON text ``dumps_ascii`` places as it is (it must be valid, ASCII-only JSON, written
+    with the separators ``", "`` and ``": "``, as ``dumps_ascii`` writes it)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _HoldsEncoded(Exception):
+    pass
+
+
 def _refuse_unserializable(value: Any) -> Any:
+    if isinstance(value, Encoded):
+        raise _HoldsEncoded
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# what an Encoded value is first written as (then replaced by its text); a string of the data
+# that equals it is caught by counting, and another mark is tried
+_MARK = "\0zbtools-encoded{}\0"
+_MARK_JSON = '"\\u0000zbtools-encoded{}\\u0000"'
+
+
+def _expanded(value: Any) -> Any:
+    """``value`` with each ``Encoded`` parsed back into plain values (other interpreters)."""
+    if isinstance(value, Encoded):
+        import json
+
+        return json.loads(value.text)  # (Infinity and NaN as dumps_ascii writes them)
+    if isinstance(value, dict):
+        return {k: _expanded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_expanded(v) for v in value]
+    return value
 
 
 _scan: Callable[[str, int], tuple[Any, int]] | None = None
@@ -73,8 +112,13 @@ try:
         _ScannerContext(_refuse_duplicates, _refuse_constant))  # type: ignore[arg-type]
     _encode = _json.make_encoder(None, _refuse_unserializable, _json.encode_basestring_ascii,
                                  None, ": ", ", ", False, False, True)
+    encode_str: Callable[[str], str] = _json.encode_basestring_ascii
 except (ImportError, AttributeError, TypeError):  # pragma: no cover - other interpreters
     _scan = _encode = None
+
+    def encode_str(text: str) -> str:
+        """A string as ``dumps_ascii`` writes it (quotes included)."""
+        return dumps_ascii(text)
 
 
 def loads_strict(text: str) -> Any:
@@ -107,5 +151,41 @@ def dumps_ascii(value: Any) -> str:
     if _encode is None:  # pragma: no cover - other interpreters
         import json
 
-        return json.dumps(value, ensure_ascii=True)
-    return "".join(_encode(value, 0))
+        return json.dumps(_expanded(value), ensure_ascii=True)
+    try:
+        return "".join(_encode(value, 0))
+    except _HoldsEncoded:
+        return _dumps_spliced(value)
+
+
+def _dumps_spliced(value: Any) -> str:
+    """``dumps_ascii`` of a value holding ``Encoded`` texts: each written as a mark, then the
+    marks replaced by the texts."""
+    attempt = 0
+    while True:
+        texts, pieces = _marked(value, attempt)
+        if len(pieces) == len(texts) + 1:
+            break
+        attempt += 1  # the data holds this mark itself
+    out = [pieces[0]]
+    for text, piece in zip(texts, pieces[1:], strict=True):
+        out += (text, piece)
+    return "".join(out)
+
+
+def _marked(value: Any, attempt: int) -> tuple[list[str], list[str]]:
+    """The Encoded texts of ``value`` in order, and its JSON cut at their marks."""
+    import _json
+
+    texts: list[str] = []
+    marked = _MARK.format(attempt or "")
+
+    def mark(obj: Any) -> Any:
+        if isinstance(obj, Encoded):
+            texts.append(obj.text)
+            return marked
+        return _refuse_unserializable(obj)
+
+    encode = _json.make_encoder(None, mark, _json.encode_basestring_ascii, None, ": ", ", ",
+                                False, False, True)
+    return texts, "".join(encode(value, 0)).split(_MARK_JSON.format(attempt or ""))

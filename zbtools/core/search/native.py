@@ -12,11 +12,14 @@ is ``native_log``'s.
 
 Map: ``NativeEngine`` and ``search_native`` (the search), ``NativeSearch`` (its arguments,
 processes, containment checks and replay), ``Spawned``/``Run`` (one ``rg`` process),
-``LOG_LIMIT``, ``nested_repository``, ``glob_escape``.
+``start_here``/``Child`` (started without ``subprocess``), ``LOG_LIMIT``,
+``nested_repository``, ``glob_escape``.
 """
 
 from __future__ import annotations
 
+# signal's numbers without its enums (a cold call's import)
+import _signal  # type: ignore[import-not-found]
 import gc
 import os
 import re
@@ -60,7 +63,7 @@ class Spawned:
     (benchmarks/README.md#figures-behind-the-code). The pipe is made as large as allowed and
     drained continually by ``wait``'s watcher, so ripgrep never waits on it."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], out: int, err: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes] | Child, out: int, err: int) -> None:
         self.proc = proc
         self.out = out
         self.err = err  # the log pipe's read end (non-blocking)
@@ -104,6 +107,85 @@ class Spawned:
             if fd >= 0:
                 os.close(fd)
         self.out = self.err = -1
+
+
+class Child:
+    """A process started by ``start_here``: what the engine uses of ``subprocess.Popen``
+    (``poll``, ``kill``, ``wait``; ``returncode`` negative for a signal), without its import
+    or its cost."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def _reaped(self, flags: int) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored): as Popen says
+                self.returncode = 0
+            else:
+                if pid == self.pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._reaped(os.WNOHANG)
+
+    def wait(self) -> int:
+        code = self._reaped(0)
+        assert code is not None
+        return code
+
+    def kill(self) -> None:
+        if self.returncode is None:  # never a pid that was reaped (and may be reused)
+            try:
+                os.kill(self.pid, _signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def start_here(args: list[str], root_fd: int, out: int, err: int) -> Child | None:
+    """``args`` started with ``os.posix_spawn`` in this process's directory, its standard
+    input ``/dev/null``, output ``out`` and errors ``err``, with what ``subprocess.Popen``
+    would give it (no inherited descriptor but these three, SIGPIPE and SIGXFSZ at their
+    defaults); None where that is not the workspace root (3.11's ``posix_spawn`` cannot change
+    directory) or the descriptors could not be listed: ``Popen`` then starts it. A ``Popen``
+    costs several milliseconds of a cold call more (docs/internals/search.md#native-spawn).
+    """
+    if out <= 2 or err <= 2 or not hasattr(os, "posix_spawn"):
+        return None  # (dup2 onto itself would leave close-on-exec set)
+    try:
+        here = os.stat(".")
+        root = os.fstat(root_fd)
+        if (here.st_dev, here.st_ino) != (root.st_dev, root.st_ino):
+            return None
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    inherited = []
+    for name in names:
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                inherited.append(fd)
+        except OSError:
+            pass  # the listing's own descriptor, closed since
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if null <= 2:
+            return None
+        actions: list[tuple[int, ...]] = [
+            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, out, 1),
+            (os.POSIX_SPAWN_DUP2, err, 2), *((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited)]
+        spawn = os.posix_spawn if "/" in args[0] else os.posix_spawnp
+        # SIGPIPE (ignored by python) and SIGXFSZ back to their defaults, as Popen's
+        # restore_signals does (_signal: the numbers, without signal's enums)
+        pid = spawn(args[0], args, os.environ, file_actions=actions,
+                    setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
+    finally:
+        os.close(null)
+    return Child(pid)
 
 
 class NativeSearch:
@@ -187,8 +269,6 @@ class NativeSearch:
     def spawn(self, args: list[str]) -> Spawned:
         """Start ``rg`` with its output going to an anonymous memory file (nothing to drain
         while it runs) and its log to a pipe (``Spawned``)."""
-        import subprocess
-
         out = os.memfd_create("zbtools-rg-out", os.MFD_CLOEXEC)
         err, log = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         try:
@@ -199,8 +279,13 @@ class NativeSearch:
                 fcntl.fcntl(log, fcntl.F_SETPIPE_SZ, LOG_PIPE_BYTES)
             except (OSError, AttributeError):
                 pass  # the default size (64 KiB) is drained in time too
-            proc = subprocess.Popen(args, cwd=self.workspace.root, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=log)
+            proc: subprocess.Popen[bytes] | Child | None = start_here(
+                args, self.workspace.root_fd, out, log)
+            if proc is None:
+                import subprocess
+
+                proc = subprocess.Popen(args, cwd=self.workspace.root,
+                                        stdin=subprocess.DEVNULL, stdout=out, stderr=log)
         except BaseException:
             os.close(out)
             os.close(err)
@@ -222,6 +307,7 @@ class NativeSearch:
 
         proc = spawned.proc
         timer = threading.Timer(max(self.searcher.time_left(), 0.001), proc.kill)
+        timer.daemon = True  # cancelled below; nothing to wait for at exit (quick_exit)
         timer.start()
         done = threading.Event()
         noisy: list[bool] = []
@@ -364,7 +450,7 @@ class NativeSearch:
             got = statuses[rel] = self.search_here(rel)  # U+FEFF: maybe a dropped BOM
             return got
         rows: Rows = {int(number): (sep == b":", text)
-                      for number, sep, text in re.findall(BODY_ROW, body)}
+                      for number, sep, text in BODY_ROW.findall(body)}
         hits = rows_to_hits(self.searcher, rows, self.literal is not None)
         if self.per_file:
             hits = [NO_HIT_ROW] * len(hits)
@@ -522,7 +608,9 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
             native.replay(outcome, events, statuses, listed)
         elif listed is None and not outcome.timed_out:
             # every file searched without a match is in ripgrep's count, not in its output
-            searched = STATS_SEARCHED.search(run.out)
+            # --stats ends the output: looked for in its tail first (a megabyte of rows)
+            searched = STATS_SEARCHED.search(run.out, max(0, len(run.out) - 4096)) \
+                or STATS_SEARCHED.search(run.out)
             if searched is None:
                 return None
             ok_again = sum(1 for rel in events.binary if statuses[rel][0] == "ok")
