@@ -213,6 +213,16 @@ def prepare_venv(args: argparse.Namespace) -> Iterator[Venv]:
         yield _inspect_venv(root, f"{origin}; wheel {wheel.name}")
 
 
+def print_profile(python: Path, path: str, *sorts: str) -> None:
+    """The top 20 functions of the cProfile file ``path``, read by ``python`` (the venv under
+    test), once per sort order (``tottime``, ``cumulative``...); blank lines left out."""
+    script = "import pstats, sys; s = pstats.Stats(sys.argv[1]); " + "; ".join(
+        f"s.sort_stats({sort!r}).print_stats(20)" for sort in sorts)
+    out = subprocess.run([str(python), "-I", "-c", script, path], capture_output=True,
+                         text=True, check=True).stdout
+    print("\n".join(line for line in out.splitlines() if line.strip()))
+
+
 def describe_run(venv: Venv) -> None:
     """Header lines: what is measured, where, and how loaded the machine is."""
     load = os.getloadavg()

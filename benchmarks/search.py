@@ -60,6 +60,7 @@ from _common import (
     ms,
     peak_rss,
     prepare_venv,
+    print_profile,
     spawn,
     table,
     verdict,
@@ -350,12 +351,7 @@ class Runner:
             print(f"\n# cProfile: {' '.join(argv[4:])} (in {root}; forked workers, if any, "
                   "are not profiled)")
             subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, env=self.env)
-            script = ("import pstats, sys; s = pstats.Stats(sys.argv[1]); "
-                      "s.sort_stats('tottime').print_stats(18); "
-                      "s.sort_stats('cumulative').print_stats('zbtools', 18)")
-            out = subprocess.run([str(self.venv.python), "-I", "-c", script, prof.name],
-                                 capture_output=True, text=True, check=True).stdout
-            print("\n".join(line for line in out.splitlines() if line.strip()))
+            print_profile(self.venv.python, prof.name, "tottime", "cumulative")
 
 
 def main(argv: list[str] | None = None) -> int:

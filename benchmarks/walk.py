@@ -48,6 +48,7 @@ from _common import (
     check_ok,
     describe_run,
     prepare_venv,
+    print_profile,
     spawn,
     table,
     working_directory,
@@ -175,11 +176,7 @@ def profile(run: Runner, root: Path) -> None:
                 "--limit", str(LIMIT), "--exclude-dirs", "[]"]
         print(f"\n# cProfile: {' '.join(argv[6:])}")
         subprocess.run(argv, stdout=subprocess.DEVNULL, check=True, env=run.env)
-        script = ("import pstats, sys; s = pstats.Stats(sys.argv[1]); "
-                  "s.sort_stats('tottime').print_stats(20)")
-        out = subprocess.run([str(run.venv.python), "-I", "-c", script, prof.name],
-                             capture_output=True, text=True, check=True).stdout
-        print("\n".join(line for line in out.splitlines() if line.strip()))
+        print_profile(run.venv.python, prof.name, "tottime")
 
 
 def main(argv: list[str] | None = None) -> int:
