@@ -251,12 +251,33 @@ def _folded(argv: list[str], command: str | None, dialect: str | None = None) ->
     return [*argv[:at], fold_name(command), *argv[at + 1:]]
 
 
+def _typed_dialect(env: Mapping[str, str]) -> str | None:
+    """The ``--dialect`` of the command line a shell is completing (its words are in the
+    environment typer's scripts set), else ``$ZBTOOLS_DIALECT``: completion then offers the
+    dialect's own tools and their flags."""
+    import shlex
+
+    line = env.get("COMP_WORDS") or env.get("_TYPER_COMPLETE_ARGS") or ""
+    try:
+        words = shlex.split(line)
+    except ValueError:  # an open quote: the word being typed
+        words = line.split()
+    for at, word in enumerate(words):
+        if word == "--dialect" and at + 1 < len(words):
+            return words[at + 1]
+        if word.startswith("--dialect="):
+            return word.partition("=")[2]
+    return env.get("ZBTOOLS_DIALECT") or None
+
+
 def help_and_completion(argv: list[str], streams: Streams, env: Mapping[str, str],
                         dialect: str | None = None) -> int:
     """The Typer surface; a command it runs comes back here as an argv (with ``dialect``:
     the selected one, or None)."""
     from zbtools.surfaces.cli import run_typer
 
+    if dialect is None and COMPLETE_VAR in env:  # a shell asking: the words typed so far
+        dialect = _typed_dialect(env)
     chosen = ["--dialect", dialect] if dialect else []
     return run_typer(argv, streams,
                      lambda again: run([*chosen, *again], process_streams(), env), dialect)

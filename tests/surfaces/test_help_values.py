@@ -253,3 +253,15 @@ def test_bash_with_the_script_loaded_offers_the_values(tmp_path: Path) -> None:
     assert dialects.split() == list(DIALECTS)
     assert modes.split() == ["files_with_matches"]
     assert tools.split() == ["list_directory", "list_processes"]
+
+
+def test_completion_offers_the_dialects_own_tools_and_flags(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--dialect claude`` typed before the tool (or ``$ZBTOOLS_DIALECT``): Claude's tools
+    are offered, and then their own flags."""
+    assert "Grep" in _complete(monkeypatch, "bash", "zbtools --dialect claude Gr").split()
+    assert "-B" in _complete(monkeypatch, "bash", "zbtools --dialect claude Grep -").split()
+    monkeypatch.setenv("ZBTOOLS_DIALECT", "claude")
+    assert "Grep" in _complete(monkeypatch, "bash", "zbtools Gr").split()
+    monkeypatch.delenv("ZBTOOLS_DIALECT")
+    assert "Grep" not in _complete(monkeypatch, "bash", "zbtools Gr").split()
