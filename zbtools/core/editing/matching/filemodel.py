@@ -518,6 +518,7 @@ WHOLE_LINE_SCANS = 8  # whole-line exact searches of one file before it is index
 LAZY_MAX_SCANS = 32  # words searched for in one file before indexing it whole is cheaper
 LAZY_MAX_HITS = 20000  # lines one word may be on before indexing the file is cheaper
 LAZY_WORD_HITS = 2000  # lines a key's only word may be on before comparing stripped lines
+LAZY_SPAN_SHARE = 4  # a slice of a quarter of the lines or more: every key built, then kept
 
 
 def count_at_most(index: Mapping[str, Sequence[int]], key: str, bound: int) -> int:
@@ -545,6 +546,11 @@ class LazyKeys(Sequence[str]):
             return model._normalized[self._tier][i]
         lines = model.lines
         if isinstance(i, slice):
+            start, stop, _ = i.indices(model.line_count)
+            if (stop - start) * LAZY_SPAN_SHARE >= model.line_count:
+                # a span this big is asked for again (the candidates, then the diagnosis of a
+                # miss): every key, built once, costs less than computing it twice
+                return model.all_keys(self._tier)[i]
             return [self._key(line) for line in lines[i]]
         return self._key(lines[i])
 
