@@ -93,6 +93,18 @@ def _fail(message: str) -> SystemExit:
     return SystemExit(2)
 
 
+def rg_and_git() -> str:
+    """The ``rg`` binary the comparisons run (on PATH, else beside this interpreter: the
+    ripgrep wheel's), after checking that git is there too (rg honours .gitignore only in a
+    repository, and the corpora are made ones); exit status 2 when either is missing."""
+    rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
+    if not Path(rg).exists():
+        raise _fail("rg (ripgrep) is not on PATH nor next to this interpreter")
+    if shutil.which("git") is None:
+        raise _fail("git is needed (rg honours .gitignore only in a repository)")
+    return rg
+
+
 def base_python(explicit: str | None) -> Path:
     """The real interpreter binary to make venvs with: never the pyenv shim (87-99 ms)."""
     if explicit:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from _common import (
     bench_env,
     describe_run,
     prepare_venv,
+    rg_and_git,
     table,
     verdict,
     write_export,
@@ -240,10 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--export", type=Path, metavar="FILE",
                         help="also write every sample and summary as JSON to FILE")
     args = parser.parse_args(argv)
-    rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
-    if not Path(rg).exists() or shutil.which("git") is None:
-        print("error: needs rg and git", file=sys.stderr)
-        return 2
+    rg = rg_and_git()
     env = bench_env()
     with contextlib.ExitStack() as stack:
         venv = stack.enter_context(prepare_venv(args))

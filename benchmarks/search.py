@@ -61,6 +61,7 @@ from _common import (
     peak_rss,
     prepare_venv,
     print_profile,
+    rg_and_git,
     spawn,
     table,
     verdict,
@@ -379,14 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                         "everything, as rg does")
     args = parser.parse_args(argv)
     env = bench_env()
-    rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
-    if not Path(rg).exists():
-        print("error: rg (ripgrep) is not on PATH nor next to this interpreter", file=sys.stderr)
-        return 2
-    if shutil.which("git") is None:
-        print("error: git is needed (rg honours .gitignore only in a repository)",
-              file=sys.stderr)
-        return 2
+    rg = rg_and_git()
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
     with contextlib.ExitStack() as stack:
         venv = stack.enter_context(prepare_venv(args))

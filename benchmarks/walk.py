@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from _common import (
     describe_run,
     prepare_venv,
     print_profile,
+    rg_and_git,
     spawn,
     table,
     working_directory,
@@ -196,14 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also print a cProfile of one glob call")
     args = parser.parse_args(argv)
     env = bench_env()
-    rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
-    if not Path(rg).exists():
-        print("error: rg (ripgrep) is not on PATH nor next to this interpreter", file=sys.stderr)
-        return 2
-    if shutil.which("git") is None:
-        print("error: git is needed (rg honours .gitignore only in a repository)",
-              file=sys.stderr)
-        return 2
+    rg = rg_and_git()
     with contextlib.ExitStack() as stack:
         venv = stack.enter_context(prepare_venv(args))
         if args.dir is None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,14 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import add_venv_arguments, bench_env, describe_run, prepare_venv, table
+from _common import (
+    add_venv_arguments,
+    bench_env,
+    describe_run,
+    prepare_venv,
+    rg_and_git,
+    table,
+)
 from search import ensure_real
 
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
@@ -128,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="sessions without the change monitor (search_watch_dirs 0): every "
                         "warm call re-checks the tree by stat")
     args = parser.parse_args(argv)
-    rg = shutil.which("rg") or str(Path(sys.executable).parent / "rg")
-    if not Path(rg).exists() or shutil.which("git") is None:
-        print("error: needs rg and git", file=sys.stderr)
-        return 2
+    rg = rg_and_git()
     env = bench_env()
     if args.no_watch:
         env["ZBTOOLS_SEARCH_WATCH_DIRS"] = "0"
