@@ -153,15 +153,21 @@ def render_human(spec: ToolSpec | None, tool: str | None, envelope: dict[str, An
         console.print(Text.assemble(("warning:", "yellow"), " ", visible(str(warning))))
 
 
+def _is_note(line: str) -> bool:
+    """A ``[...]`` line of a text rendering: what was cut or skipped, how to go on."""
+    return line.startswith("[") and line.endswith("]")
+
+
 def _flagged_notes(text: str, names: list[str]) -> str:
-    """The ``[...]`` notes that end a rendering, their parameters written as flags
-    (``as_flags``); what comes before them (a listing, file names) is left as it is."""
+    """The ``[...]`` notes that end a rendering (before its ``warning:`` lines, which
+    ``shell_envelope`` wrote already), their parameters written as flags (``as_flags``); what
+    comes before them (a listing, file names) is left as it is."""
     lines = text.split("\n")
     at = len(lines) - 1 if lines[-1] == "" else len(lines)
-    while at > 0 and (lines[at - 1].startswith(("[", "warning: "))
-                      and (lines[at - 1].endswith("]") or lines[at - 1].startswith("warning"))):
+    while at > 0 and (_is_note(lines[at - 1]) or lines[at - 1].startswith("warning: ")):
         at -= 1
-    return "\n".join(lines[:at] + [as_flags(line, names) for line in lines[at:]])
+    return "\n".join(lines[:at] + [as_flags(line, names) if _is_note(line) else line
+                                    for line in lines[at:]])
 
 
 def _noticed(result_obj: Any, quiet: bool) -> Any:
@@ -351,7 +357,7 @@ def _grep(console: Console, result: dict[str, Any], spec: ToolSpec | None,
                 body = _highlighted(line, pattern) if sep == ":" else Text(visible(line))
                 console.print(Text.assemble((str(number), "green"), sep, body))
                 previous = number
-    notes = [line for line in text.splitlines() if line.startswith("[") and line.endswith("]")]
+    notes = [line for line in text.splitlines() if _is_note(line)]
     names = list(spec.params.fields()) if spec is not None else []
     for note in notes:
         console.print(Text(visible(as_flags(note, names)), style="dim"))
