@@ -46,8 +46,10 @@ def as_flags(text: str, names: Iterable[str]) -> str:
     listed = sorted(set(names), key=len, reverse=True)
     if not listed:
         return text
+    from zbtools.core.call.wording import NAME_AFTER as after
+    from zbtools.core.call.wording import NAME_BEFORE as before
+
     alternatives = "|".join(map(re.escape, listed))
-    before, after = r"(?<![\w./-])", r"(?![\w/-]|\.\w)"
 
     def valued(match: re.Match[str]) -> str:
         flag = "--" + match.group(1).replace("_", "-")

@@ -42,12 +42,12 @@ if TYPE_CHECKING:
     from zbtools.core.call.optional import missing, require
     from zbtools.core.call.terminal import visible, visible_name
     from zbtools.core.call.truncate import count_lines, cut_text
-    from zbtools.core.call.wording import Wording
+    from zbtools.core.call.wording import NAME_AFTER, NAME_BEFORE, Wording
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
-__all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "Context", "Encoded", "ExecSettings", "FieldSpec",
-           "Limits", "Struct", "TypeSpec", "WebSettings", "Wording", "alias_table", "coerce_flag",
-           "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "encode_str", "field",
+__all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "NAME_AFTER", "NAME_BEFORE", "Context", "Encoded",
+           "ExecSettings", "FieldSpec", "Limits", "Struct", "TypeSpec", "WebSettings", "Wording",
+           "alias_table", "coerce_flag", "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "encode_str", "field",
            "json_type_name",
            "load_config", "load_exec_settings", "load_files_settings", "load_limits",
            "load_web_settings", "loads_strict", "missing", "require", "validate", "value_name",
@@ -64,6 +64,7 @@ _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "con
               "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",
               "require": "optional", "validate": "args", "value_name": "flags",
               "visible": "terminal",
-              "visible_name": "terminal", "Wording": "wording"}
+              "visible_name": "terminal", "Wording": "wording",
+              "NAME_AFTER": "wording", "NAME_BEFORE": "wording"}
 
 __getattr__ = lazy_names(__name__, _SUBMODULE, globals())

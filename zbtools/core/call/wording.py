@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 
     from zbtools.contract import ToolError
 
-__all__ = ["Wording"]
+__all__ = ["NAME_AFTER", "NAME_BEFORE", "Wording"]
 
-# A name stands alone: not inside a path or a file name (``src/read_file``, ``old_text.py``).
-_BEFORE = r"(?<![\w./-])"
-_AFTER = r"(?![\w/-]|\.\w)"
+# A name stands alone: not inside a path or a file name (``src/read_file``, ``old_text.py``);
+# also how the shell's notices find a parameter (``textout.as_flags``).
+NAME_BEFORE = r"(?<![\w./-])"
+NAME_AFTER = r"(?![\w/-]|\.\w)"
 _ALTERNATIVE = re.compile(r"(,? or )")
 _PARENTHESIS = re.compile(r" ?\([^()]*\)")
 
@@ -54,12 +55,12 @@ class Wording:
         plain = sorted((w for w in self.names if w not in bare), key=len, reverse=True)
         parts = []
         if bare:
-            parts.append(_BEFORE + "(" + "|".join(map(re.escape, bare)) + ")" + _AFTER)
+            parts.append(NAME_BEFORE + "(" + "|".join(map(re.escape, bare)) + ")" + NAME_AFTER)
         if plain:
-            parts.append(_BEFORE + "(" + "|".join(map(re.escape, plain)) + r")(?=: |=|\[)")
+            parts.append(NAME_BEFORE + "(" + "|".join(map(re.escape, plain)) + r")(?=: |=|\[)")
         self._words = re.compile("|".join(parts)) if parts else None
         valued = {*self.shifts, *self.forms}
-        self._shifted = (re.compile(_BEFORE + "(" + "|".join(map(re.escape, valued))
+        self._shifted = (re.compile(NAME_BEFORE + "(" + "|".join(map(re.escape, valued))
                                     + r")(=|: )(-?\d+)") if valued else None)
 
     def _rename(self, match: re.Match[str]) -> str:
