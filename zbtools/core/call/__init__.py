@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "NAME_AFTER", "NAME_BEFORE", "Context", "Encoded",
            "ExecSettings", "FieldSpec", "Limits", "Struct", "TypeSpec", "WebSettings", "Wording",
-           "alias_table", "coerce_flag", "count_lines", "cut_text", "did_you_mean", "dumps_ascii", "encode_str", "field",
-           "json_type_name",
+           "alias_table", "coerce_flag", "count_lines", "cut_text", "did_you_mean", "dumps_ascii",
+           "encode_str", "field", "json_type_name",
            "load_config", "load_exec_settings", "load_files_settings", "load_limits",
            "load_web_settings", "loads_strict", "missing", "require", "validate", "value_name",
            "visible", "visible_name"]
