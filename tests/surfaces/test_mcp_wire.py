@@ -79,12 +79,14 @@ def test_the_listing_is_the_sdk_model_field_for_field() -> None:
 
 
 class Peer:
-    """The client's end of an in-process session: send lines, read answers."""
+    """The client's end of an in-process session: send lines, read answers; ``server``: the
+    session served."""
 
     def __init__(self, to_server: io.BufferedWriter[io.FileIO],
-                 from_server: io.BufferedReader[io.FileIO]) -> None:
+                 from_server: io.BufferedReader[io.FileIO], server: Any) -> None:
         self.out = to_server
         self.inp = from_server
+        self.server = server
 
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(line(message))
@@ -113,7 +115,7 @@ def session(ws: Path) -> Iterator[Peer]:
     thread.start()
     with io.BufferedWriter(io.FileIO(in_w, "w")) as to_server, \
             io.BufferedReader(io.FileIO(out_r, "r")) as from_server:
-        peer = Peer(to_server, from_server)
+        peer = Peer(to_server, from_server, server)
         assert peer.read()["result"]["serverInfo"]["name"] == "zbtools"
         try:
             yield peer

@@ -3,10 +3,11 @@
 Clients today open a session with ``initialize``; for those, ``zbtools mcp`` answers from this
 module: the calls run through the same ``Runner`` as the SDK's server
 (``zbtools.surfaces.mcp_calls``), and the answers are the SDK's, field for field
-(tests/surfaces/ drive both through the SDK's client). Threads take turns at reading (a
-leader and followers): the thread that reads a call runs it and answers it, once another
-thread reads in its place, so pings, cancellations and further calls are read while it runs
-and a call waits for no other thread to wake. It loads nothing but the standard library and
+(tests/surfaces/ drive both through the SDK's client). The thread that reads a call runs it
+and answers it, and reads on after; a call that runs longer than ``WATCH_DELAY`` has its
+reading taken over by a watching thread, so pings, cancellations and further calls are read
+while it runs, and a quick call waits for no other thread to wake. It loads nothing but the
+standard library and
 the dispatcher before ``initialize`` is answered, and costs a call no validation of models:
 see docs/mcp.md#start-up-and-the-cost-of-a-call. A session that opens any other way (the
 2026-07-28 revision's ``server/discover``) goes to the SDK, with the line already read.
@@ -23,6 +24,7 @@ import json
 import os
 import sys
 import threading
+import time
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from zbtools.surfaces.mcp_calls import (
@@ -54,6 +56,12 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
 CONNECTION_CLOSED = -32000  # what the SDK answers a call still running when its client leaves
+
+# Handing the reading to another thread at every call cost a quick call about a sixth of its
+# time (the other thread woken, the GIL passed back and forth); a watching thread takes the
+# reading over only once a call has run this long, looking at most this often.
+WATCH_DELAY = 0.005  # seconds
+DOZE_AFTER = 0.5  # seconds without a new call before the watch sleeps until the next one
 
 # One encoder for every message (json.dumps with options makes one a call); the messages are
 # trees of fresh dicts and lists, never circular.
@@ -210,9 +218,15 @@ class WireSession:
         self.next_id = 0
         self.wire: Wire | None = None
         self.reader: IO[bytes] | None = None
-        self.reading = threading.Lock()  # held by the thread that reads (the leader)
-        self.followers = threading.Lock()
-        self.ready = 0  # threads reading or waiting to (not running a call)
+        self.reading = threading.Lock()  # held by the thread that reads
+        self.turns = threading.Lock()  # guards the counts below
+        self.readers = 0  # the thread that reads, if one does (0 or 1)
+        self.quiet_since = 0.0  # when the last reader left with a call
+        self.watching = False  # a thread watches (``watch``)
+        self.dozing = False  # the watch sleeps on ``doze`` until a call or the end
+        self.doze = threading.Lock()
+        self.doze.acquire()
+        self.gone = threading.Event()  # set once the client has closed its end
         self.ended = False  # the client closed its end
         self.serial = threading.Condition()  # the calls that run alone, in call order
         self.serial_given = 0
@@ -226,49 +240,103 @@ class WireSession:
         the calls still running (they are answered as the SDK answers them) and return."""
         self.wire = Wire(out)
         self.reader = reader
-        self.ready = 1
+        self.readers = 1  # this thread
         call = self.receive(first)  # initialize (handshake_era): never a call, but if it were
         if call is not None:
             self.take(call)
             self.run(call)
-            with self.followers:
-                self.ready += 1
-        self.follow()
+        if call is None or self.read_on():
+            self.follow(reading=True)
+        self.gone.wait()
         with self.inflight_lock:
             self.inflight_lock.wait_for(lambda: not self.inflight, CANCEL_WAIT)
 
-    def follow(self) -> None:
-        """Read, answer what needs no tool at once, and run each call read (another thread
-        reads meanwhile); return once the client has closed its end."""
-        assert self.reader is not None and self.wire is not None
-        while True:
-            with self.reading:
-                call = None
-                while call is None and not self.ended:
-                    line = self.reader.readline()
-                    if not line or self.wire.closed:
-                        self.end()
-                    else:
-                        call = self.receive(line)
-                        line = b""  # a long request is not kept while its call runs
-                if call is None:
-                    return
-                self.take(call)
+    def follow(self, reading: bool) -> None:
+        """Read (``reading``: counted as reading already) or first watch, run each call read
+        here and read on after it (``read_on``); return once the client has closed its end or
+        this thread is not needed."""
+        if not reading and not self.watch():
+            return
+        while (call := self.read_call()) is not None:
             self.run(call)
-            with self.followers:
-                self.ready += 1
+            if not self.read_on():
+                return
+
+    def read_call(self) -> Call | None:
+        """Read and answer what needs no tool at once, up to a call (None: the client left)."""
+        assert self.reader is not None and self.wire is not None
+        with self.reading:
+            call = None
+            while call is None and not self.ended:
+                line = self.reader.readline()
+                if not line or self.wire.closed:
+                    self.end()
+                else:
+                    call = self.receive(line)
+                    line = b""  # a long request is not kept while its call runs
+            if call is None:
+                with self.turns:
+                    self.readers -= 1
+            else:
+                self.take(call)
+            return call
+
+    def read_on(self) -> bool:
+        """After a call: read again (True) when no other thread reads; else watch, unless a
+        thread watches already (False: this one stops)."""
+        with self.turns:
+            if self.readers == 0:
+                self.readers += 1
+                return True
+            if self.watching:
+                return False
+            self.watching = True
+        return self.watch()
 
     def take(self, call: Call) -> None:
-        """This thread runs ``call``: another reads from now on, a new one if none waits."""
-        with self.followers:
-            self.ready -= 1
-            if self.ready == 0:
-                self.ready += 1
-                threading.Thread(target=self.follow, name="zbtools-mcp", daemon=True).start()
+        """This thread runs ``call``: it stops reading, and a watch is started if none is."""
+        with self.turns:
+            self.readers -= 1
+            self.quiet_since = time.monotonic()
+            if self.dozing:
+                self.dozing = False
+                self.doze.release()
+            if self.watching:
+                return
+            self.watching = True
+        threading.Thread(target=self.follow, args=(False,), name="zbtools-mcp",
+                         daemon=True).start()
+
+    def watch(self) -> bool:
+        """Wait while another thread reads or a call has run for less than ``WATCH_DELAY``;
+        then read in its place (True), or stop once the client is gone (False). Sleeps
+        without waking once no call came for ``DOZE_AFTER``."""
+        while True:
+            with self.turns:
+                if self.ended:
+                    self.watching = False
+                    return False
+                waited = time.monotonic() - self.quiet_since
+                if self.readers == 0 and waited >= WATCH_DELAY:
+                    self.watching = False
+                    self.readers += 1
+                    return True
+                self.dozing = self.readers > 0 and waited >= DOZE_AFTER
+                dozing = self.dozing
+                pause = WATCH_DELAY if self.readers else WATCH_DELAY - waited
+            if dozing:
+                self.doze.acquire()
+            else:
+                time.sleep(pause)
 
     def end(self) -> None:
         """The client is gone: every call still running or waiting is stopped."""
         self.ended = True
+        self.gone.set()
+        with self.turns:
+            if self.dozing:
+                self.dozing = False
+                self.doze.release()
         with self.inflight_lock:
             for call in self.inflight.values():
                 call.cancel.set()
