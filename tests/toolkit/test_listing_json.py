@@ -1,9 +1,10 @@
-"""A listing's JSON written directly (``entries_json``, ``fastjson.Encoded``) is byte for byte
-the JSON of the entries as plain values, whatever their names (control characters, quotes,
-non-ASCII, lone surrogates from undecodable names), sizes and link targets; a value holding
-``Encoded`` texts is written as the same value with plain parts, also when the data holds the
-mark the splice uses; and on the command line, where the direct path runs, a listing of odd
-names reads as ``batch`` gives it, which builds plain values."""
+"""A listing's JSON written directly from the walk's entries (``entries_json``,
+``fastjson.Encoded``) is byte for byte the JSON of their ``Entry`` values as plain values,
+whatever their names (control characters, quotes, non-ASCII, lone surrogates from undecodable
+names), sizes and link targets; a value holding ``Encoded`` texts is written as the same value
+with plain parts, also when the data holds the mark the splice uses; and on the command line,
+where the direct path runs, a listing of odd names reads as ``batch`` gives it, which builds
+plain values."""
 
 from __future__ import annotations
 
@@ -18,23 +19,22 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_inprocess
 from zbtools.core.call.fastjson import Encoded, dumps_ascii
-from zbtools.toolkit.listing import Entry, entries_json
+from zbtools.core.search.entries import Entry as WalkEntry
+from zbtools.toolkit.listing import entries_json, to_entry
 
 # the marks fastjson writes an Encoded part as, the first then the next
 MARKS = ["\0zbtools-encoded\0", "\0zbtools-encoded1\0"]
 
 names = st.text(st.characters(codec="utf-8") | st.characters(categories=["Cs"]), max_size=12)
 entries = st.builds(
-    lambda path, name, kind, size, depth, target: Entry(
-        path=path, name=name, type=kind, size=size, depth=depth, target=target),
-    names, names, st.sampled_from(["file", "directory", "symlink", "fifo"]),
+    WalkEntry, names, names, st.sampled_from(["file", "directory", "symlink", "fifo"]),
     st.none() | st.integers(0, 2**63), st.integers(1, 512), st.none() | names)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(entries, max_size=6))
-def test_entries_written_directly_are_their_json(listed: list[Entry]) -> None:
-    assert entries_json(listed) == dumps_ascii([e.to_json() for e in listed])
+def test_entries_written_directly_are_their_json(walked: list[WalkEntry]) -> None:
+    assert entries_json(walked) == dumps_ascii([to_entry(e).to_json() for e in walked])
 
 
 json_values = st.recursive(

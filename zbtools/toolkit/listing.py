@@ -10,6 +10,8 @@ from zbtools.core.call.args import Struct, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from zbtools.core.search.entries import Entry as WalkEntry
     from zbtools.core.search.entries import Skipped
 
@@ -35,21 +37,20 @@ def to_entry(e: WalkEntry) -> Entry:
     return entry
 
 
-def entries_json(entries: list[Entry]) -> str:
-    """``dumps_ascii([e.to_json() for e in entries])``, written directly: an f-string per
-    entry costs a quarter of a dict and its encoding (docs/internals/performance.md#direct-json;
+def entries_json(entries: Iterable[WalkEntry]) -> str:
+    """``dumps_ascii([to_entry(e).to_json() for e in entries])``, written directly from the
+    walk's entries: an f-string per entry costs a quarter of a dict and its encoding, and no
+    ``Entry`` is made (docs/internals/performance.md#direct-json;
     tests/toolkit/test_listing_json.py holds the two equal)."""
     from zbtools.core.call.fastjson import encode_str as enc
 
-    parts = []
-    for entry in entries:
-        e = entry.__dict__
-        size, target = e["size"], e["target"]
-        parts.append(f'{{"path": {enc(e["path"])}, "name": {enc(e["name"])}, '
-                     f'"type": {enc(e["type"])}, "size": {"null" if size is None else int(size)}, '
-                     f'"depth": {int(e["depth"])}, '
-                     f'"target": {"null" if target is None else enc(target)}}}')
-    return "[" + ", ".join(parts) + "]"
+    kinds = {"file": '"file"', "directory": '"directory"'}
+    return "[" + ", ".join([
+        f'{{"path": {enc(e.rel)}, "name": {enc(e.name)}, '
+        f'"type": {kinds.get(e.kind) or enc(e.kind)}, '
+        f'"size": {"null" if e.size is None else int(e.size)}, "depth": {int(e.depth)}, '
+        f'"target": {"null" if e.target is None else enc(e.target)}}}'
+        for e in entries]) + "]"
 
 
 def tree_lines(root: str, entries: list[Entry]) -> list[str]:

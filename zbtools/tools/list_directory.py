@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
     from zbtools.core.call.context import Context
 
+    AnyList = list[Any]
+else:
+    AnyList = list  # (typing is not loaded by a cold call)
+
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000
 NO_CAP = 2**62  # limit 0
@@ -55,7 +59,7 @@ class Result(Struct):
 
     def to_json(self) -> dict[str, Any]:
         entries = self.entries
-        if type(entries) is not TextListed:
+        if type(entries) is not WalkListed:
             return super().to_json()
         self.entries = []  # the other fields as ever, the entries as JSON text
         try:
@@ -66,9 +70,10 @@ class Result(Struct):
         return out
 
 
-class TextListed(list[Entry]):
-    """Entries given as JSON text in the result's JSON form: only JSON text is made of the
-    call's result (``Context.json_text``)."""
+class WalkListed(AnyList):
+    """The walk's own entries, standing for the ``Entry`` of each: given where only the JSON
+    text of the call's result is made (``Context.json_text``), which is written from them
+    directly."""
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -76,10 +81,11 @@ def run(params: Params, ctx: Context) -> Result:
                 max_entries=params.limit or NO_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
                 cache=ctx.search_cache)
+    entries: list[Entry]
     if walk.cache is None:  # one call: nothing to reuse
-        entries = [to_entry(e) for e in walk]
-        if ctx.json_text:
-            entries = TextListed(entries)
+        if ctx.text_only:
+            walk.with_stat = False  # the tree shows no sizes: no stat per file
+        entries = WalkListed(walk) if ctx.json_text else [to_entry(e) for e in walk]
     else:
         # a session replaying the same walk reuses each entry's result while its stat holds
         made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}
