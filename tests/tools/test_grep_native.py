@@ -190,17 +190,38 @@ def test_a_reported_path_reached_through_a_symlink_declines(ws: Path) -> None:
 
 
 @needs_rg
+@pytest.mark.parametrize("bottom", ["bottom.txt", ".hidden.txt"])
 def test_a_tree_deeper_than_the_walk_limit_is_left_to_the_python_walk(
-        ws: Path, cli: CliRunner) -> None:
+        ws: Path, cli: CliRunner, bottom: str) -> None:
+    """ripgrep walks without the limit: a match or an entry left out below it shows, and
+    the python walk answers, saying what it did not enter."""
     deep = ws
     for _ in range(520):
         deep = deep / "d"
     os.makedirs(deep)
-    (deep / "bottom.txt").write_text("TODO\n")
+    (deep / bottom).write_text("TODO\n")
     (ws / "top.txt").write_text("TODO\n")
     call = cli("grep_search", "--pattern", "TODO")
     assert call.result["engine"] != "native"
     assert any("deeper than 512 levels" in w for w in call.json["warnings"])
+
+
+@needs_rg
+def test_a_deep_tree_with_nothing_to_report_below_the_limit_is_searched_whole(
+        ws: Path, cli: CliRunner) -> None:
+    """Where nothing below the python walk's limit matches or is left out, ripgrep's answer
+    stands: it searched those files too (counted), so it tells of no limit."""
+    deep = ws
+    for _ in range(520):
+        deep = deep / "d"
+    os.makedirs(deep)
+    (deep / "bottom.txt").write_text("nothing here\n")
+    (ws / "top.txt").write_text("TODO\n")
+    call = cli("grep_search", "--pattern", "TODO", "--engine", "native")
+    assert call.result["engine"] == "native"
+    assert [m["path"] for m in call.result["matches"]] == ["top.txt"]
+    assert call.result["files_searched"] == 2
+    assert not any("deeper than" in w for w in call.json["warnings"])
 
 
 @pytest.mark.parametrize(("pattern", "fixed", "per_file", "expected"), [

@@ -26,8 +26,8 @@ import re
 import stat
 
 from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTimeout
-from zbtools.core.search.entries import MAX_DEPTH, walk_order
-from zbtools.core.search.native_log import Declined, Events, LogReader, rel_of
+from zbtools.core.search.entries import walk_order
+from zbtools.core.search.native_log import Declined, Events, LogReader, check_depth, rel_of
 from zbtools.core.search.outcome import Outcome, record
 from zbtools.core.search.ripgrep import Rows, rows_to_hits
 
@@ -202,7 +202,6 @@ class NativeSearch:
         self.searcher = job.searcher
         self.start = start
         self.prefix = "" if start == "." else start + "/"
-        self.start_depth = 0 if start == "." else start.count("/") + 1
         self.path_filter = job.path_filter
         self.limit = request.limit
         self.per_file = request.per_file
@@ -223,9 +222,9 @@ class NativeSearch:
     # -- running ripgrep -------------------------------------------------------------------
 
     def walk_flags(self) -> list[str]:
-        flags = ["--no-config", "--no-require-git", "--no-ignore-global",
-                 # a directory where the python walk stops (MAX_DEPTH): ripgrep logs it
-                 "--glob", "!" + "*/" * (self.start_depth + MAX_DEPTH)]
+        # no depth limit: a path below the python walk's is declined where it shows
+        # (native_log.check_depth)
+        flags = ["--no-config", "--no-require-git", "--no-ignore-global"]
         if self.searcher.max_file_bytes is not None:  # a cap only when one was asked for
             flags += ["--max-filesize", str(self.searcher.max_file_bytes)]
         if self.start == ".":
@@ -406,7 +405,10 @@ class NativeSearch:
         run = self.wait(proc)
         if run is None or run.code not in (0, 1) or run.err:
             raise Declined("the listing failed, ran out of time or said something")
-        return [rel_of(raw) for raw in run.out.split(b"\0") if raw]
+        listed = [rel_of(raw) for raw in run.out.split(b"\0") if raw]
+        for rel in listed:
+            check_depth(rel, self.prefix)
+        return listed
 
     def close(self) -> None:
         for fd in self.dirs.values():
@@ -425,6 +427,7 @@ class NativeSearch:
                 path, sep, count = line.partition(b"\0")
                 if sep and count.isdigit():
                     rel = rel_of(path)
+                    check_depth(rel, self.prefix)
                     self.check_file(rel)
                     found[rel] = ("ok", [NO_HIT_ROW] * int(count))
             return found
@@ -432,7 +435,9 @@ class NativeSearch:
         for block in run.out.split(b"\n\n"):
             path, sep, body = block.partition(b"\0")
             if sep:
-                self.bodies[rel_of(path)] = body
+                rel = rel_of(path)
+                check_depth(rel, self.prefix)
+                self.bodies[rel] = body
         return found
 
     def status_of(self, rel: str, statuses: dict[str, tuple[FileStatus, list[Hit]]]

@@ -8,8 +8,12 @@ sorts those lines into ``Events``: the skipped entries keyed by their place in w
 binary data and its offset. Anything that could make the two walks disagree raises
 ``Declined`` (the python walk then answers): a message or log line not understood, an ignore
 file the python walk reads otherwise (``check_opened``), a repository nested below the start,
-a hidden entry whitelisted by a negation, a directory as deep as the python walk's
-``MAX_DEPTH``.
+a hidden entry whitelisted by a negation, a path below a directory the python walk does not
+enter (``MAX_DEPTH`` levels below the start: ``check_depth``). ripgrep walks without that limit
+(a glob of as many levels costs every search milliseconds), so a tree that deep is declined
+where ripgrep reports or logs anything below the limit; where nothing there matches or is left
+out, ripgrep's answer has searched more than the python walk would, and says nothing of a
+limit it did not meet.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import re
 import sys
 
-from zbtools.core.search.entries import walk_order
+from zbtools.core.search.entries import MAX_DEPTH, walk_order
 
 # Debug lines from these modules say nothing about the file set.
 QUIET_MODULES = ("rg::flags", "globset", "grep_regex", "rg::search", "grep_searcher")
@@ -25,6 +29,13 @@ DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
 SIZE_REASON = re.compile(rb"^(\d+) bytes$")
 BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
 FS_ENCODING, FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
+def check_depth(rel: str, prefix: str) -> None:
+    """Decline a path (root-relative) below a directory the python walk does not enter: more
+    than ``MAX_DEPTH`` levels below the start (``prefix``: the start and a slash, or "")."""
+    if rel.count("/", len(prefix)) >= MAX_DEPTH:
+        raise Declined("a tree deeper than the python walk's limit: it says so")
 
 
 class Declined(Exception):
@@ -93,6 +104,7 @@ class LogReader:
             if not sep:
                 raise Declined("a whitelist line not understood")
             rel = rel_of(path)
+            check_depth(rel, self.prefix)
             if not self.include_hidden and any(part.startswith(".")
                                                for part in rel[len(self.prefix):].split("/")):
                 raise Declined("a hidden entry whitelisted by a negation")
@@ -102,6 +114,7 @@ class LogReader:
         path, sep, reason = rest.partition(b": Ignore(IgnoreMatch(")
         if sep:
             rel = rel_of(path)
+            check_depth(rel, self.prefix)
             self.skip_event(found, rel, reason)
             return
         if b": failed to pass haystack filter" in rest:
@@ -110,6 +123,7 @@ class LogReader:
         if not sep:
             raise Declined("a walk line not understood")
         rel = rel_of(path)
+        check_depth(rel, self.prefix)
         size = SIZE_REASON.match(reason)
         if size is not None:
             found.too_large.append(rel)
@@ -128,8 +142,6 @@ class LogReader:
         if reason.startswith(b"Hidden)"):
             kind = "hidden"
         elif reason.startswith(b"Override("):
-            if b'original: "!*/*/' in reason:
-                raise Declined("a tree as deep as the python walk's limit: it says so")
             if b'original: "!.*.zb*"' in reason:
                 from zbtools.core.files.tempnames import is_temp_name
 
