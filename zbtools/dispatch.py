@@ -599,6 +599,7 @@ class ToolCall:
         # called with the tool and its context before it runs (a surface's live output)
         self.prepare: Callable[[ToolSpec, Context], None] | None = None
         self.arguments: dict[str, Any] = {}  # the merged arguments, once read
+        self.one_process = False  # the process exits after this call (``Context.may_fork``)
 
     def run(self, command: str, rest: list[str], fmt: str) -> tuple[dict[str, Any], Struct]:
         """Run ``command`` with the tool arguments ``rest``: (success envelope, result)."""
@@ -638,6 +639,7 @@ class ToolCall:
         self.arguments = arguments
         end_start_up()
         ctx.json_text = fmt == "json" and dtool is None and opts.paths is None
+        ctx.may_fork = self.one_process
         try:
             outcome = call_tool(spec, dtool, arguments, ctx, flag_problems,
                                 json_payload=fmt != "text")

@@ -50,11 +50,14 @@ if TYPE_CHECKING:
     from zbtools.toolspec import ToolSpec
 
 
-def run(argv: list[str], streams: Streams, env: Mapping[str, str]) -> int:
-    """One call of the program; returns the exit status. Never raises (but SystemExit)."""
+def run(argv: list[str], streams: Streams, env: Mapping[str, str],
+        one_process: bool = False) -> int:
+    """One call of the program; returns the exit status. Never raises (but SystemExit).
+    ``one_process``: the process exits after it (``main``), so the call may fork."""
     opts = Options()
     fmt: str | None = None
     call = ToolCall(opts, streams, env)
+    call.one_process = one_process
     try:
         command, rest = split_command_line(argv, opts, env)
         fmt = output_format(opts, streams, env)
@@ -331,7 +334,7 @@ def main() -> None:
         sys.exit(closed_stdout())
     if COMPLETE_VAR in os.environ:  # a shell asking for completions (completions/)
         sys.exit(help_and_completion(sys.argv[1:], process_streams(), os.environ))
-    code = run(sys.argv[1:], process_streams(), os.environ)
+    code = run(sys.argv[1:], process_streams(), os.environ, one_process=True)
     if _read_only_done:
         quick_exit(code)
     sys.exit(code)

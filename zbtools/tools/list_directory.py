@@ -80,7 +80,7 @@ def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth,
                 max_entries=params.limit or NO_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
-                cache=ctx.search_cache)
+                cache=ctx.search_cache, split=ctx.may_fork)
     entries: list[Entry]
     if walk.cache is None:  # one call: nothing to reuse
         if ctx.text_only:

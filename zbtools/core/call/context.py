@@ -74,6 +74,9 @@ class Context:
         # json``, canonical tools): a tool may give parts of its result as ready-made JSON
         # text (``fastjson.Encoded``), which nothing else reads.
         self.json_text = False
+        # Set for the command line's one call, in a process of its own that exits after it:
+        # a walk may fork a second scanner (core/search/walk_split.py).
+        self.may_fork = False
 
     @property
     def cancelled(self) -> bool:

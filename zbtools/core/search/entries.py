@@ -111,8 +111,8 @@ class Entry:
 class Frame:
     """One directory of the walk's stack: its descriptor, rules, children and place."""
 
-    __slots__ = ("children", "depth", "fd", "ident", "index", "layers", "pos", "prints", "rel",
-                 "st", "wd")
+    __slots__ = ("children", "depth", "fd", "ident", "ignore_names", "index", "layers", "pos",
+                 "prints", "rel", "st", "wd")
 
     def __init__(self, fd: int, rel: str, depth: int, layers: tuple[Layer, ...],
                  prints: tuple[Print, ...] = (), monitor: ChangeMonitor | None = None) -> None:
@@ -129,6 +129,7 @@ class Frame:
             self.wd = None
         self.ident = (st.st_dev, st.st_ino)
         self.children: list[tuple[Entry, bool]] = []  # (entry, descend into it)
+        self.ignore_names: frozenset[str] = frozenset()  # the ignore files it holds (its scan)
         self.pos = 0
 
 

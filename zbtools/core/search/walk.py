@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from zbtools.core.search.cache import SearchCache
     from zbtools.core.search.layers import Layer, Print
     from zbtools.core.search.recording import Recording
+    from zbtools.core.search.walk_split import Ahead
     from zbtools.core.search.watch import ChangeMonitor
 
 HELD_DIRS = 32
@@ -65,9 +66,12 @@ class Walk(WarmWalk):
                  max_entries: int = 100_000, include_hidden: bool = False,
                  include_ignored: bool = False,
                  exclude_dirs: Sequence[str] | None = None, with_stat: bool = True,
-                 cache: SearchCache | None = None) -> None:
+                 cache: SearchCache | None = None, split: bool = False) -> None:
         self.workspace = workspace
         self.cache = cache if cache is not None and cache.capacity > 0 else None
+        # a large walk of a one-call process may fork a second scanner (walk_split.py)
+        self._split = split and self.cache is None
+        self._ahead: Ahead | None = None
         self.with_stat = with_stat  # False: entries carry no size/mtime (``stat`` gets them)
         self.max_depth = min(max_depth, MAX_DEPTH)
         self.depth_capped = max_depth > MAX_DEPTH
@@ -140,6 +144,8 @@ class Walk(WarmWalk):
         check = self._cache_check(frame) if cache is not None else None
         if cache is not None and self._scan_cached(cache, frame, check):
             return
+        if self._ahead is not None and self._ahead.fill(self, frame):
+            return
         try:
             with os.scandir(frame.fd) as it:
                 raw = {e.name: e for e in it}
@@ -151,9 +157,7 @@ class Walk(WarmWalk):
         if not self.include_ignored:
             names = _IGNORE_SET.intersection(raw)
             if names:
-                frame.layers = (*frame.layers, *self.rules.own_layers(
-                    frame.fd, frame.rel, names, own if cache is not None else None))
-                frame.prints = (*frame.prints, *own)
+                self.adopt_rules(frame, names, own if cache is not None else None)
         counted = self._counts() if cache is not None else None
         prefix = "" if frame.rel == "." else frame.rel + "/"
         depth = frame.depth + 1
@@ -225,6 +229,15 @@ class Walk(WarmWalk):
         frame.children = kept
         if cache is not None and counted is not None:
             self._store(cache, frame, check, layers_before, own, counted)
+
+    def adopt_rules(self, frame: Frame, names: frozenset[str],
+                    own: list[Print] | None = None) -> None:
+        """The rules of the ignore files ``names`` that ``frame``'s directory holds, for it
+        and below (``own``: their prints, for a session's cache)."""
+        frame.ignore_names = names
+        frame.layers = (*frame.layers, *self.rules.own_layers(frame.fd, frame.rel, names, own))
+        if own:
+            frame.prints = (*frame.prints, *own)
 
     def _open_child(self, parent: Frame, entry: Entry) -> Frame | None:
         try:
@@ -312,6 +325,13 @@ class Walk(WarmWalk):
                 stack[0].index = recording.add_frame(stack[0].rel, stack[0].ident, stack[0].wd)
             max_entries = self.max_entries
             max_depth = self.max_depth
+            split_left = 0
+            # without a stat per file a scan costs about what taking one from the other
+            # process does: no gain (walk_split.py)
+            if self._split and recording is None and self.with_stat:
+                from zbtools.core.search.walk_split import SPLIT_AFTER
+
+                split_left = SPLIT_AFTER
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
@@ -356,8 +376,15 @@ class Walk(WarmWalk):
                 if recording is not None:
                     own = walked(own, before, self.state())
                     child.index = recording.add_frame(child.rel, child.ident, child.wd)
+                if split_left:
+                    split_left -= 1
+                    if not split_left:
+                        self._fork_ahead(stack[0])
             finished = True
         finally:
+            if self._ahead is not None:
+                self._ahead.stop()
+                self._ahead = None
             self._parent_fd = -1
             for frame in stack:
                 if frame.fd >= 0:
@@ -366,6 +393,14 @@ class Walk(WarmWalk):
             if recording is not None:
                 recording.final = own
                 recording.complete = finished
+
+    def _fork_ahead(self, top: Frame) -> None:
+        """Start the second scanner (walk_split.py) below the start frame ``top``, where this
+        process may fork."""
+        from zbtools.core.search.walk_split import Ahead, may_split
+
+        if top.fd >= 0 and may_split():
+            self._ahead = Ahead.start(self, top)
 
     def _pop(self, stack: list[Frame]) -> None:
         """Leave the top directory; reopen its parent through a checked ``..`` if it was closed."""
