@@ -54,25 +54,28 @@ def entries_json(entries: Iterable[WalkEntry]) -> str:
 
 
 def tree_lines(root: str, entries: list[Entry]) -> list[str]:
-    """``root/`` then one ``├── name`` line per entry, drawn from the entries' depths."""
-    last = [False] * len(entries)
-    seen_shallower: dict[int, bool] = {}
-    for i in range(len(entries) - 1, -1, -1):  # last among siblings: no later sibling
+    """``root/`` then one ``├── name`` line per entry, drawn from the entries' depths. Each
+    depth's prefix is made once, from its parent's (a listing of thousands of entries)."""
+    last = [False] * len(entries)  # last among its siblings: no later sibling
+    later: list[bool] = [False]  # by depth: a later entry at that depth, in the same parent
+    for i in range(len(entries) - 1, -1, -1):
         depth = entries[i].depth
-        last[i] = not seen_shallower.get(depth, False)
-        seen_shallower[depth] = True
-        for deeper in [d for d in seen_shallower if d > depth]:
-            del seen_shallower[deeper]
+        if len(later) > depth + 1:
+            del later[depth + 1:]  # a shallower entry ends the deeper groups
+        elif len(later) <= depth:
+            later.extend([False] * (depth + 1 - len(later)))
+        last[i] = not later[depth]
+        later[depth] = True
     lines = [root if root.endswith("/") else root + "/"]
-    open_levels: list[bool] = []  # per ancestor depth: more siblings follow below
+    prefixes = [""]  # prefixes[k]: what precedes an entry below k open ancestors
     for entry, is_last in zip(entries, last, strict=True):
-        del open_levels[entry.depth - 1:]
-        prefix = "".join("│   " if more else "    " for more in open_levels)
+        del prefixes[entry.depth:]
+        prefix = prefixes[-1]
         label = entry.name + ("/" if entry.type == "directory" else "")
         if entry.type == "symlink":
             label += f" -> {entry.target}"
         lines.append(prefix + ("└── " if is_last else "├── ") + label)
-        open_levels.append(not is_last)
+        prefixes.append(prefix + ("    " if is_last else "│   "))
     return lines
 
 
