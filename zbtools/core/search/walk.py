@@ -11,7 +11,8 @@ always; everything skipped is counted in ``skipped`` (docs/search.md). Depth is 
 ``max_depth`` and ``MAX_DEPTH``, entries by ``max_entries``; an unreadable directory is counted
 and the walk goes on. The start fails with ``not_found``, ``not_a_directory`` or
 ``outside_workspace``. In a session's ``cache`` listings are kept and walks replayed
-(``walk_warm``).
+(``walk_warm``); in a process that runs one call (``split``), a large walk that stats its
+files forks a second scanner that starts from the other end (``walk_split``).
 
 Map: ``Walk`` (the iteration, ``notes()``, ``memo``/``keep_memo``), ``HELD_DIRS``; what it
 yields and counts is in ``entries``, the ignore files in ``layers``.
