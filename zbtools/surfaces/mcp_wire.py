@@ -8,8 +8,9 @@ and answers it, and reads on after; a call that runs longer than ``WATCH_DELAY``
 reading taken over by a watching thread, so pings, cancellations and further calls are read
 while it runs, and a quick call waits for no other thread to wake. It loads nothing but the
 standard library and the dispatcher before ``initialize`` is answered, and costs a call no
-validation of models: see docs/mcp.md#start-up-and-the-cost-of-a-call. A session that opens any other way (the
-2026-07-28 revision's ``server/discover``) goes to the SDK, with the line already read.
+validation of models: see docs/mcp.md#start-up-and-the-cost-of-a-call. A session that opens
+any other way (the 2026-07-28 revision's ``server/discover``) goes to the SDK, with the line
+already read.
 
 * ``handshake_era``: whether a first line opens a session this module serves.
 * ``WireSession``: one session: ``serve`` reads until the client closes its end.
