@@ -33,8 +33,10 @@ IGNORES = st.sampled_from(["*.log\n", "sub/\n", "*\n!*/\n!*.py\n", "b\n!c.py\n",
 
 @pytest.fixture(autouse=True)
 def forced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scanner starts after the first directory, whatever threads the test runner has."""
+    """The scanner starts after the first directory, whatever the limit and the threads the
+    test runner has."""
     monkeypatch.setattr(walk_split, "SPLIT_AFTER", 1)
+    monkeypatch.setattr(walk_split, "SPLIT_LEFT", 0)
     monkeypatch.setattr(walk_split, "may_split", lambda: True)
 
 
@@ -169,7 +171,7 @@ def test_a_walk_left_early_stops_and_reaps_its_scanner(ws: Path) -> None:
         space.close()
 
 
-def test_no_scanner_unasked_in_a_session_or_without_a_stat(
+def test_no_scanner_unasked_in_a_session_without_a_stat_or_for_a_short_walk(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from zbtools.core.search.cache import SearchCache
 
@@ -181,7 +183,10 @@ def test_no_scanner_unasked_in_a_session_or_without_a_stat(
         list(Walk(space, ".", max_depth=10))
         list(Walk(space, ".", max_depth=10, split=True, cache=SearchCache(1 << 20, 0)))
         list(Walk(space, ".", max_depth=10, split=True, with_stat=False))
+        monkeypatch.setattr(walk_split, "SPLIT_LEFT", 50)  # more than this walk may give:
+        list(Walk(space, ".", max_depth=10, split=True, max_entries=40))
         assert not started
+        monkeypatch.setattr(walk_split, "SPLIT_LEFT", 0)
         list(Walk(space, ".", max_depth=10, split=True))
         assert started
     finally:

@@ -380,7 +380,7 @@ class Walk(WarmWalk):
                 if split_left:
                     split_left -= 1
                     if not split_left:
-                        self._fork_ahead(stack[0])
+                        self._fork_ahead(stack[0], max_entries - produced)
             finished = True
         finally:
             if self._ahead is not None:
@@ -395,12 +395,12 @@ class Walk(WarmWalk):
                 recording.final = own
                 recording.complete = finished
 
-    def _fork_ahead(self, top: Frame) -> None:
+    def _fork_ahead(self, top: Frame, left: int) -> None:
         """Start the second scanner (walk_split.py) below the start frame ``top``, where this
-        process may fork."""
-        from zbtools.core.search.walk_split import Ahead, may_split
+        process may fork and the walk may still give ``left`` entries, enough for it."""
+        from zbtools.core.search.walk_split import SPLIT_LEFT, Ahead, may_split
 
-        if top.fd >= 0 and may_split():
+        if left >= SPLIT_LEFT and top.fd >= 0 and may_split():
             self._ahead = Ahead.start(self, top)
 
     def _pop(self, stack: list[Frame]) -> None:
