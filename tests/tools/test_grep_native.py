@@ -343,38 +343,44 @@ def test_a_log_larger_than_its_pipe_is_drained_while_ripgrep_runs(
 
 
 @needs_rg
-def test_a_failure_of_the_log_watcher_lets_the_python_walk_answer(
+def test_a_failure_while_looking_at_the_run_lets_the_python_walk_answer(
         ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The thread that drains ripgrep's log failing (here: its reads raise on that thread)
-    stops ripgrep and declines, instead of a traceback and a log nobody reads any more."""
-    import threading
-    import time
-
+    """A read of ripgrep's log failing (while ripgrep runs, or after) stops ripgrep and
+    declines: the python walk answers, instead of a traceback or a log nobody reads."""
     native_tree(ws)
-    drain = native.Spawned.drain
     broke: list[bool] = []
 
     def broken(self: native.Spawned) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            broke.append(True)
-            raise OSError("the log pipe broke")
-        drain(self)
-
-    import subprocess
-
-    wait = subprocess.Popen.wait
-
-    def late_wait(self: subprocess.Popen[bytes], timeout: float | None = None) -> int:
-        time.sleep(0.02)  # the watcher looks every 2 ms: it looks before rg is waited for
-        return wait(self, timeout)
+        broke.append(True)
+        raise OSError("the log pipe broke")
 
     monkeypatch.setattr(native.Spawned, "drain", broken)
-    monkeypatch.setattr(subprocess.Popen, "wait", late_wait)
     python, auto, engine = compare(cli, "--pattern", "TODO", "--head-limit", "10000",
                                    "--timeout", "20")
     assert broke
     assert engine == "python"
     assert auto == python
+
+
+@needs_rg
+def test_a_search_past_its_deadline_stops_ripgrep_and_says_so(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbtools.core.search.engine import Searcher
+
+    native_tree(ws)
+    monkeypatch.setattr(Searcher, "time_left", lambda self: -1.0)  # past it at once
+    call = cli("grep_search", "--pattern", "TODO", "--engine", "native")
+    assert call.code == 1 and call.error["code"] == "regex_timeout", call
+
+
+@needs_rg
+def test_the_end_of_ripgrep_is_seen_without_a_pidfd(
+        ws: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there are no pidfds the wait sleeps between looks, and answers the same."""
+    native_tree(ws)
+    with_pidfd = compare(cli, "--pattern", "TODO", "--head-limit", "10000")
+    monkeypatch.setattr(native, "exit_signal", lambda pid: None)
+    assert compare(cli, "--pattern", "TODO", "--head-limit", "10000") == with_pidfd
 
 
 @pytest.mark.parametrize("engine", ["rg", "native"])

@@ -24,6 +24,7 @@ import gc
 import os
 import re
 import stat
+import time
 
 from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTimeout
 from zbtools.core.search.entries import walk_order
@@ -61,7 +62,7 @@ class Spawned:
     ``drain`` empties (``log`` keeps what was read). The log is hundreds of small writes (one
     per entry left out), each far cheaper for ripgrep into a pipe than into a memory file
     (benchmarks/README.md#figures-behind-the-code). The pipe is made as large as allowed and
-    drained continually by ``wait``'s watcher, so ripgrep never waits on it."""
+    drained continually by ``wait``, so ripgrep never waits on it."""
 
     def __init__(self, proc: subprocess.Popen[bytes] | Child, out: int, err: int) -> None:
         self.proc = proc
@@ -107,6 +108,36 @@ class Spawned:
             if fd >= 0:
                 os.close(fd)
         self.out = self.err = -1
+
+
+LOOK_EVERY = 0.002  # seconds between two looks at a running search (its log, its output)
+
+
+class ExitSignal:
+    """A child's pidfd (Linux 5.3 and later): ``wait`` returns at the child's end, or after
+    the time given."""
+
+    def __init__(self, fd: int) -> None:
+        import select
+
+        self.fd = fd
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def wait(self, seconds: float) -> None:
+        self.poller.poll(max(1, int(seconds * 1000)))
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def exit_signal(pid: int) -> ExitSignal | None:
+    """The ``ExitSignal`` of the child ``pid``; None where there are no pidfds (the waiting
+    then sleeps between looks)."""
+    try:
+        return ExitSignal(os.pidfd_open(pid, 0))
+    except (AttributeError, OSError):
+        return None
 
 
 class Child:
@@ -296,39 +327,33 @@ class NativeSearch:
     def wait(self, spawned: Spawned, on_big: Callable[[], None] | None = None) -> Run | None:
         """The run's output, or None when the deadline passed (the process is then killed).
 
-        A watching thread looks at the output as it grows. ``on_big`` is called (once) as soon
-        as the output holds more lines than the limit (each row is a line), so that the
-        listing a cut search needs runs alongside. A log past ``LOG_LIMIT`` bytes (a tree with
-        thousands of ignored files, each logged at a cost to ripgrep)
-        stops the run, and ``Declined`` lets the python walk answer: it counts skipped entries
-        for free."""
-        import threading
-
+        This thread looks at the run every ``LOOK_EVERY`` while it waits for its end (woken at
+        once by the end where a pidfd tells it). No other thread: one started while ripgrep
+        runs waits for a core ripgrep holds, and a cold call pays for ``threading``. Each look
+        drains the log, and calls ``on_big`` (once) as soon as the output holds more lines than
+        the limit (each row is a line), so that the listing a cut search needs runs alongside.
+        A log past ``LOG_LIMIT`` bytes (a tree with thousands of ignored files, each logged at
+        a cost to ripgrep) stops the run, and ``Declined`` lets the python walk answer: it
+        counts skipped entries for free."""
         proc = spawned.proc
-        timer = threading.Timer(max(self.searcher.time_left(), 0.001), proc.kill)
-        timer.daemon = True  # cancelled below; nothing to wait for at exit (quick_exit)
-        timer.start()
-        done = threading.Event()
-        noisy: list[bool] = []
-
-        failed: list[BaseException] = []
-
-        def watch() -> None:
-            try:
-                look()
-            except BaseException as exc:  # told to the waiting thread, which declines
-                failed.append(exc)
-                proc.kill()
-
-        def look() -> None:
-            told = on_big is None
-            seen = lines = 0  # output bytes looked at, and the lines among them
-            while not done.wait(0.002):
+        ended = exit_signal(proc.pid)
+        told = on_big is None
+        seen = lines = 0  # output bytes looked at, and the lines among them
+        try:
+            while (code := proc.poll()) is None:
+                left = self.searcher.time_left()
+                if left <= 0:
+                    proc.kill()
+                    code = proc.wait()
+                    break
+                if ended is not None:
+                    ended.wait(min(LOOK_EVERY, left))
+                else:
+                    time.sleep(min(LOOK_EVERY, left))
                 spawned.drain()
                 if spawned.log_bytes > LOG_LIMIT:
-                    noisy.append(True)
                     proc.kill()
-                    return
+                    raise Declined("ripgrep's log grew past LOG_LIMIT")
                 if told:
                     continue
                 # every row is a line of its own: no more lines than the limit, no cut
@@ -340,22 +365,13 @@ class NativeSearch:
                     told = True
                     assert on_big is not None
                     on_big()
-
-        watcher = threading.Thread(target=watch, daemon=True)
-        watcher.start()
-        try:
-            code = proc.wait()
         finally:
-            timer.cancel()
-            done.set()
-            watcher.join()
-        if failed:  # (an error of the watcher: the log was no longer drained)
-            raise Declined(f"the output's watcher failed: {failed[0]!r}")
-        if noisy:
-            raise Declined("ripgrep's log grew past LOG_LIMIT")
+            if ended is not None:
+                ended.close()
         if code < 0:
             return None  # killed at the deadline
         return Run(spawned.read(spawned.out), spawned.read_log(), code)
+
     # -- containment and files searched again ----------------------------------------------
 
     def dir_fd(self, rel_dir: str) -> int:
