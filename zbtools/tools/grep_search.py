@@ -215,6 +215,7 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> list
 
 
 def run(params: Params, ctx: Context) -> GrepResult:
+    from zbtools.core.call.collector import Paused
     from zbtools.core.search.globs import split_globs
     from zbtools.core.search.request import SearchJob, SearchRequest
     from zbtools.core.search.tree import search
@@ -247,10 +248,11 @@ def run(params: Params, ctx: Context) -> GrepResult:
     engines = choose_engine(params, ctx, literal)
     if engines[0].name != "native":
         searcher.compile()  # an invalid pattern fails first (native: when it is needed)
-    outcome = search(job, engines)
+    with Paused():  # the hits, then a match for each: thousands of objects kept
+        outcome = search(job, engines)
+        result = to_result(outcome, params.output_mode)
     warn_walk_notes(outcome, ctx)
     warn_skips(outcome, ctx, params.max_filesize, multiline=params.multiline)
-    result = to_result(outcome, params.output_mode)
     if params.show_scope and params.output_mode == "content":
         label_scopes(result, ctx)
     return result

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 # signal's numbers without its enums (a cold call's import)
 import _signal  # type: ignore[import-not-found]
-import gc
 import os
 import re
 import stat
 import time
 
+from zbtools.core.call.collector import Paused
 from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTimeout
 from zbtools.core.search.entries import walk_order
 from zbtools.core.search.native_log import Declined, Events, LogReader, check_depth, rel_of
@@ -591,59 +591,54 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
     if job.tick is not None:
         job.tick(0)
     spawned: list[Spawned] = []
-    paused_gc = False
-    try:
-        listings: list[Spawned] = []
+    with Paused():  # thousands of long-lived hits: collections would only cost
+        try:
+            listings: list[Spawned] = []
 
-        def start_listing() -> None:
-            listings.append(native.spawn(native.list_args()))
-            spawned.append(listings[0])
+            def start_listing() -> None:
+                listings.append(native.spawn(native.list_args()))
+                spawned.append(listings[0])
 
-        if job.path_filter.active:
-            start_listing()
-        search = native.spawn(native.search_args())
-        spawned.append(search)
-        run = native.wait(search, None if listings else start_listing)
-        listing = listings[0] if listings else None
-        if run is None:
-            outcome = Outcome(start, Skipped(), job.request.max_count)
-            outcome.engine = ENGINE
-            outcome.timed_out = True
-            return outcome
-        if run.code not in (0, 1):
-            return None
-        events = native.log.events(run.err)
-        if gc.isenabled():  # thousands of long-lived hits: collections would only cost
-            gc.disable()
-            paused_gc = True
-        statuses = native.statuses(events, native.results(run))
-        listed = native.listed(listing) if listing is not None else None
-        outcome = Outcome(start, Skipped(), job.request.max_count)
-        outcome.engine = ENGINE
-        if not native.replay(outcome, events, statuses, listed):
-            if not listings:
+            if job.path_filter.active:
                 start_listing()
-            listed = native.listed(listings[0])
+            search = native.spawn(native.search_args())
+            spawned.append(search)
+            run = native.wait(search, None if listings else start_listing)
+            listing = listings[0] if listings else None
+            if run is None:
+                outcome = Outcome(start, Skipped(), job.request.max_count)
+                outcome.engine = ENGINE
+                outcome.timed_out = True
+                return outcome
+            if run.code not in (0, 1):
+                return None
+            events = native.log.events(run.err)
+            statuses = native.statuses(events, native.results(run))
+            listed = native.listed(listing) if listing is not None else None
             outcome = Outcome(start, Skipped(), job.request.max_count)
             outcome.engine = ENGINE
-            native.replay(outcome, events, statuses, listed)
-        elif listed is None and not outcome.timed_out:
-            # every file searched without a match is in ripgrep's count, not in its output
-            # --stats ends the output: looked for in its tail first (a megabyte of rows)
-            searched = STATS_SEARCHED.search(run.out, max(0, len(run.out) - 4096)) \
-                or STATS_SEARCHED.search(run.out)
-            if searched is None:
-                return None
-            ok_again = sum(1 for rel in events.binary if statuses[rel][0] == "ok")
-            outcome.files_searched = int(searched.group(1)) - len(events.binary) + ok_again
-        if job.tick is not None:
-            job.tick(outcome.files_searched)
-        return outcome
-    except (Declined, OSError):
-        return None
-    finally:
-        if paused_gc:
-            gc.enable()
-        native.close()
-        for one in spawned:
-            one.close()
+            if not native.replay(outcome, events, statuses, listed):
+                if not listings:
+                    start_listing()
+                listed = native.listed(listings[0])
+                outcome = Outcome(start, Skipped(), job.request.max_count)
+                outcome.engine = ENGINE
+                native.replay(outcome, events, statuses, listed)
+            elif listed is None and not outcome.timed_out:
+                # every file searched without a match is in ripgrep's count, not in its output
+                # --stats ends the output: looked for in its tail first (a megabyte of rows)
+                searched = STATS_SEARCHED.search(run.out, max(0, len(run.out) - 4096)) \
+                    or STATS_SEARCHED.search(run.out)
+                if searched is None:
+                    return None
+                ok_again = sum(1 for rel in events.binary if statuses[rel][0] == "ok")
+                outcome.files_searched = int(searched.group(1)) - len(events.binary) + ok_again
+            if job.tick is not None:
+                job.tick(outcome.files_searched)
+            return outcome
+        except (Declined, OSError):
+            return None
+        finally:
+            native.close()
+            for one in spawned:
+                one.close()
