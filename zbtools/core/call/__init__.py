@@ -5,7 +5,8 @@ in help, a flag's text as a value), ``config`` (limits and settings from default
 file and the environment), ``context`` (the per-call workspace, limits, state directory and
 warnings), ``fastjson`` (the hot-path JSON codec), ``truncate`` (head/tail
 cuts and spill files), ``optional`` (importing optional libraries with a clear error),
-``wording`` (an error's names put in a tool's own vocabulary).
+``wording`` (an error's names put in a tool's own vocabulary), ``collector`` (the cyclic
+collector paused around work that keeps thousands of objects).
 
 May import ``zbtools.core.files``.
 """
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         json_type_name,
         validate,
     )
+    from zbtools.core.call.collector import Paused
     from zbtools.core.call.config import (
         EXEC_DEFAULTS,
         LIMIT_KEYS,
@@ -46,25 +48,24 @@ if TYPE_CHECKING:
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["EXEC_DEFAULTS", "LIMIT_KEYS", "NAME_AFTER", "NAME_BEFORE", "Context", "Encoded",
-           "ExecSettings", "FieldSpec", "Limits", "Struct", "TypeSpec", "WebSettings", "Wording",
-           "alias_table", "coerce_flag", "count_lines", "cut_text", "did_you_mean", "dumps_ascii",
-           "encode_str", "field", "json_type_name",
-           "load_config", "load_exec_settings", "load_files_settings", "load_limits",
-           "load_web_settings", "loads_strict", "missing", "require", "validate", "value_name",
-           "visible", "visible_name"]
+           "ExecSettings", "FieldSpec", "Limits", "Paused", "Struct", "TypeSpec", "WebSettings",
+           "Wording", "alias_table", "coerce_flag", "count_lines", "cut_text", "did_you_mean",
+           "dumps_ascii", "encode_str", "field", "json_type_name", "load_config",
+           "load_exec_settings", "load_files_settings", "load_limits", "load_web_settings",
+           "loads_strict", "missing", "require", "validate", "value_name", "visible",
+           "visible_name"]
 
 _SUBMODULE = {"EXEC_DEFAULTS": "config", "LIMIT_KEYS": "config", "Context": "context",
-              "ExecSettings": "config", "FieldSpec": "args", "Limits": "config", "Struct": "args",
-              "TypeSpec": "args", "WebSettings": "config", "alias_table": "args",
-              "coerce_flag": "flags", "count_lines": "truncate", "cut_text": "truncate",
-              "did_you_mean": "args", "dumps_ascii": "fastjson", "Encoded": "fastjson",
-              "encode_str": "fastjson", "field": "args",
+              "ExecSettings": "config", "FieldSpec": "args", "Limits": "config",
+              "Paused": "collector", "Struct": "args", "TypeSpec": "args", "WebSettings": "config",
+              "alias_table": "args", "coerce_flag": "flags", "count_lines": "truncate",
+              "cut_text": "truncate", "did_you_mean": "args", "dumps_ascii": "fastjson",
+              "Encoded": "fastjson", "encode_str": "fastjson", "field": "args",
               "json_type_name": "args", "load_config": "config", "load_exec_settings": "config",
               "load_files_settings": "config", "load_limits": "config",
               "load_web_settings": "config", "loads_strict": "fastjson", "missing": "optional",
               "require": "optional", "validate": "args", "value_name": "flags",
-              "visible": "terminal",
-              "visible_name": "terminal", "Wording": "wording",
+              "visible": "terminal", "visible_name": "terminal", "Wording": "wording",
               "NAME_AFTER": "wording", "NAME_BEFORE": "wording"}
 
 __getattr__ = lazy_names(__name__, _SUBMODULE, globals())

@@ -1,7 +1,6 @@
 """The cyclic garbage collector paused around work that makes objects by the thousand and keeps
 them: a search's hits, a result's matches. A collection then would scan them all, again and
-again, to free nothing (a fifth of a first search of a 200,000-file tree in a session; 1.4 ms
-of the 3 that a cold grep of 3,300 matching lines spends making its result).
+again, to free nothing (benchmarks/README.md#figures-behind-the-code).
 
 ``Paused()`` is a context manager: the collector is off inside it, and back on after if it
 was on before; nested uses keep it off until the outermost ends.
