@@ -184,8 +184,8 @@ class Context:
     def spill_file(self, path: str) -> str | None:
         """``path``'s name when it names a spill file of this workspace (which read_file may
         read although it lies outside the workspace), else None."""
-        if not os.path.isabs(path):
-            return None
+        if not os.path.isabs(path) or "spill" not in os.path.normcase(path):
+            return None  # (most reads: no spill folder in the path, nothing to normalise)
         folder, name = os.path.split(os.path.normpath(path))
         spill = os.path.join(self.state_path(), "spill")
         if not name or os.path.normcase(folder) != os.path.normcase(spill):
