@@ -10,9 +10,9 @@ but ripgrep opens files by path: where untrusted processes write the workspace c
 use ``engine: python`` (or ``rg``). Which patterns run here is ``native_plan``'s; reading the log
 is ``native_log``'s.
 
-Map: ``NativeEngine`` and ``search_native`` (the search), ``NativeSearch`` (its arguments,
-processes, containment checks and replay), ``Spawned``/``Run`` (one ``rg`` process),
-``start_here``/``Child`` (started without ``subprocess``), ``LOG_LIMIT``,
+Map: ``NativeEngine`` and ``search_native`` (the search; ``walks_alike``: whether it may),
+``NativeSearch`` (its arguments, processes, containment checks and replay), ``Spawned``/``Run``
+(one ``rg`` process), ``start_here``/``Child`` (started without ``subprocess``), ``LOG_LIMIT``,
 ``nested_repository``, ``glob_escape``.
 """
 
@@ -30,7 +30,7 @@ from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTime
 from zbtools.core.search.entries import walk_order
 from zbtools.core.search.native_log import Declined, Events, LogReader, check_depth, rel_of
 from zbtools.core.search.outcome import Outcome, record
-from zbtools.core.search.ripgrep import Rows, rows_to_hits
+from zbtools.core.search.ripgrep import Rows, plain_hits, rows_to_hits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -470,9 +470,14 @@ class NativeSearch:
         if self.anchored and b"\xef\xbb\xbf" in body:
             got = statuses[rel] = self.search_here(rel)  # U+FEFF: maybe a dropped BOM
             return got
-        rows: Rows = {int(number): (sep == b":", text)
-                      for number, sep, text in BODY_ROW.findall(body)}
-        hits = rows_to_hits(self.searcher, rows, self.literal is not None)
+        verify = self.literal is not None
+        if not self.searcher.before and not self.searcher.after:  # rows in order, all matches
+            hits = plain_hits(self.searcher, ((int(number), text) for number, _, text
+                                              in BODY_ROW.findall(body)), verify)
+        else:
+            rows: Rows = {int(number): (sep == b":", text)
+                          for number, sep, text in BODY_ROW.findall(body)}
+            hits = rows_to_hits(self.searcher, rows, verify)
         if self.per_file:
             hits = [NO_HIT_ROW] * len(hits)
         elif len(hits) > self.limit + 1:
@@ -524,6 +529,27 @@ class NativeSearch:
 NO_HIT_ROW = Hit(0, [], [], [])
 
 
+def walks_alike(job: SearchJob, start: str) -> bool:
+    """Whether ripgrep's walk below ``start`` can be the python walk's: not when the start
+    lies in another root, is ignored by name, or has rules from above the workspace root or
+    above a repository's root (ripgrep applies none of those)."""
+    from zbtools.core.search.layers import repository_above
+    from zbtools.core.search.walk import Walk
+
+    request = job.request
+    workspace = job.workspace
+    walk = Walk(workspace, start, include_hidden=request.include_hidden,
+                include_ignored=request.include_ignored, exclude_dirs=request.exclude_dirs,
+                with_stat=False)
+    try:
+        if workspace.root_of(start)[1] or walk.start_ignored \
+                or repository_above(workspace.root) is not None:
+            return False
+        return start == "." or not nested_repository(workspace.root, start)
+    finally:
+        walk.close()
+
+
 def nested_repository(root: str, start: str) -> bool:
     """Whether ``start`` or a directory between it and the workspace root holds ``.git``."""
     parts = start.split("/")
@@ -561,9 +587,7 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
     """A directory search with ripgrep walking and matching, or None when the python walk must
     answer (see the module docstring)."""
     from zbtools.core.search.entries import DEFAULT_EXCLUDED_DIRS, Skipped
-    from zbtools.core.search.layers import repository_above
     from zbtools.core.search.native_plan import plan
-    from zbtools.core.search.walk import Walk
 
     request = job.request
     workspace = job.workspace
@@ -575,18 +599,8 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
     if request.include_hidden and not request.include_ignored and ".git" not in (
             DEFAULT_EXCLUDED_DIRS if exclude_dirs is None else exclude_dirs):
         return None  # a nested repository would be walked silently: see skip_event
-    walk = Walk(workspace, request.path, include_hidden=request.include_hidden,
-                include_ignored=request.include_ignored, exclude_dirs=request.exclude_dirs,
-                with_stat=False)
-    try:
-        start = walk.rel
-        if workspace.root_of(start)[1] or walk.start_ignored \
-                or repository_above(workspace.root) is not None:
-            return None  # another root, a start ignored by name, rules from above the root
-        if start != "." and nested_repository(workspace.root, start):
-            return None  # ripgrep applies no rule from above a repository's root
-    finally:
-        walk.close()
+    with workspace.resolve(request.path) as res:
+        start = res.rel
     native = NativeSearch(job, binary, start, how)
     if job.tick is not None:
         job.tick(0)
@@ -603,6 +617,8 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
                 start_listing()
             search = native.spawn(native.search_args())
             spawned.append(search)
+            if not walks_alike(job, start):  # asked while ripgrep starts
+                return None
             run = native.wait(search, None if listings else start_listing)
             listing = listings[0] if listings else None
             if run is None:

@@ -11,8 +11,8 @@ python. No ``rg`` binary or an incompatible pattern means ``engine: auto`` uses 
 ``engine: rg`` fails with ``invalid_arguments``; a batch whose ``rg`` fails is searched by the
 python engine; the timeout kills the running batches (``timed_out``).
 
-Map: ``RgEngine``, ``RgSearch``, ``find_rg``, ``compatible``, ``content_rows``, ``rows_to_hits``,
-``batch_size``.
+Map: ``RgEngine``, ``RgSearch``, ``find_rg``, ``compatible``, ``content_rows``, ``rows_to_hits``
+(``plain_hits`` without context), ``batch_size``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     import threading
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from zbtools.core.search.engine import FileStatus
     from zbtools.core.search.entries import Entry
@@ -283,6 +283,24 @@ def content_rows(data: bytes) -> dict[bytes, Rows]:
 ROW = rb"(?m)^([^\0\n]*)\0(\d+)([:-])(.*)$"
 
 
+def plain_hits(searcher: Searcher, rows: Iterable[tuple[int, bytes]],
+               verify: bool = False) -> list[Hit]:
+    """``rows_to_hits`` of a search without context: ``rows`` are (line number, text) of
+    matching lines, in order."""
+    hits: list[Hit] = []
+    for number, row in rows:
+        raw = row[3:] if number == 1 and row.startswith(b"\xef\xbb\xbf") else row
+        own = raw.decode("utf-8", "replace")
+        if verify or len(own) > 500:
+            m = searcher.regex.search(own)
+            if m is None and verify:
+                continue
+            if len(own) > 500:
+                own = cut_line(own, m.start() if m is not None else 0)
+        hits.append(Hit(number, [own], [], []))
+    return hits
+
+
 def rows_to_hits(searcher: Searcher, lines: Rows, verify: bool = False) -> list[Hit]:
     """One file's rows as the python engine's hits: BOM dropped from line 1, bad bytes as
     U+FFFD, long lines cut around the match, context lines attached to their match. With
@@ -302,17 +320,8 @@ def rows_to_hits(searcher: Searcher, lines: Rows, verify: bool = False) -> list[
     hits: list[Hit] = []
     before_n, after_n = searcher.before, searcher.after
     if not before_n and not after_n:  # no context: each row is a match, in order
-        for number, (_, row) in sorted(lines.items()):
-            raw = row[3:] if number == 1 and row.startswith(b"\xef\xbb\xbf") else row
-            own = raw.decode("utf-8", "replace")
-            if verify or len(own) > 500:
-                m = searcher.regex.search(own)
-                if m is None and verify:
-                    continue
-                if len(own) > 500:
-                    own = cut_line(own, m.start() if m is not None else 0)
-            hits.append(Hit(number, [own], [], []))
-        return hits
+        return plain_hits(searcher, ((n, row) for n, (_, row) in sorted(lines.items())),
+                          verify)
     for number in sorted(lines):
         if not (searcher.regex.search(line_text(number)) is not None if verify
                 else lines[number][0]):
