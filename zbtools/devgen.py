@@ -201,8 +201,8 @@ ENVIRONMENT: dict[str, str] = {
                          "``$XDG_STATE_HOME/zbtools``).",
     "ZBTOOLS_RG": "The ``rg`` (ripgrep) binary that ``grep_search`` uses for ``engine: rg`` or "
                   "``auto`` (default: ``PATH``, then the interpreter's scripts directory).",
-    "ZBTOOLS_SEARCH_WORKERS": "How many processes search large trees (1 or 2; default: by CPU "
-                              "count).",
+    "ZBTOOLS_SEARCH_WORKERS": "How many processes search or list large trees (1 or 2; "
+                              "default: by CPU count).",
     "ZBTOOLS_CODE_WORKERS": "How many processes parse files for ``outline``'s map (default: "
                             "the CPUs zbtools may run on, at most 16).",
     "ZBTOOLS_ALLOW_GIT_WRITES": "When true, the file tools may write, edit, patch, delete and "

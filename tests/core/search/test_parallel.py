@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from zbtools.core.files.workspace import Workspace
+from zbtools.core.search import helper
 from zbtools.core.search import parallel as parsearch
 from zbtools.core.search.engine import Searcher
 from zbtools.core.search.request import SearchJob, SearchRequest
@@ -86,7 +87,7 @@ def test_a_helper_that_answers_garbage_costs_time_not_results(
 
     def garbage(root_fd: int, searcher: Searcher, requests: int, results: int) -> None:
         os.read(requests, 100)
-        os.write(results, parsearch.HEADER.pack(5) + b"\xff\xff\xff\xff\xff")
+        os.write(results, helper.HEADER.pack(5) + b"\xff\xff\xff\xff\xff")
 
     monkeypatch.setattr(parsearch, "_serve", garbage)
     assert outcome_of(big_tree, 2) == expected
@@ -123,4 +124,4 @@ def test_worker_count_follows_the_environment_then_the_cpus(
         monkeypatch: pytest.MonkeyPatch, raw: str, cpus: int, expected: int) -> None:
     monkeypatch.setenv("ZBTOOLS_SEARCH_WORKERS", raw)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
-    assert parsearch.worker_count() == expected
+    assert helper.worker_count() == expected

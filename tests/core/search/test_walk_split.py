@@ -108,7 +108,7 @@ def patiently(monkeypatch: pytest.MonkeyPatch, skip: int) -> None:
             self.waited = True  # type: ignore[attr-defined]
             os.set_blocking(self.fd, True)
             while chunk := os.read(self.fd, 1 << 16):
-                self.buffer += chunk
+                self.frames.feed(chunk)
             os.set_blocking(self.fd, False)
         drain(self)
 
@@ -211,6 +211,18 @@ def test_a_process_with_threads_never_forks(monkeypatch: pytest.MonkeyPatch) -> 
     finally:
         done.set()
         other.join()
+
+
+def test_one_search_worker_means_no_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ZBTOOLS_SEARCH_WORKERS=1`` (or one CPU) keeps a walk to one process, as a search."""
+    import threading
+
+    monkeypatch.undo()
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # (the runner's own threads)
+    monkeypatch.setenv("ZBTOOLS_SEARCH_WORKERS", "1")
+    assert walk_split.may_split() is False
+    monkeypatch.setenv("ZBTOOLS_SEARCH_WORKERS", "2")
+    assert walk_split.may_split() is True
 
 
 @pytest.mark.slow  # two real processes

@@ -22,14 +22,18 @@ so an error costs time, never results. No helper is forked with one usable CPU, 
 
 from __future__ import annotations
 
-import marshal
 import os
 import select
-import signal
-import struct
 
 from zbtools.core.files.workspace import DIR_FLAGS
 from zbtools.core.search.engine import Hit
+from zbtools.core.search.helper import (
+    Frames,
+    fork_helper,
+    read_frame,
+    send_frame,
+    stop_helper,
+)
 from zbtools.core.search.outcome import Replay, Slot, evaluate, want
 
 TYPE_CHECKING = False
@@ -42,22 +46,6 @@ if TYPE_CHECKING:
 FORK_AFTER = 200
 RUN_FILES = 24
 BACKLOG = 8
-HEADER = struct.Struct("<I")
-
-
-def worker_count(requested: int | None = None) -> int:
-    """How many processes search (1 or 2): ``requested``, else the environment, else CPUs."""
-    if requested is None:
-        raw = os.environ.get("ZBTOOLS_SEARCH_WORKERS", "")
-        requested = int(raw) if raw.isdigit() else None
-    if requested is None:
-        try:
-            requested = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            requested = os.cpu_count() or 1
-    if not hasattr(os, "fork"):
-        return 1
-    return max(1, min(requested, 2))
 
 
 class _Run:
@@ -84,7 +72,7 @@ class Pool:
         self.pid = 0
         self.to_child = -1
         self.from_child = -1
-        self.inbox = bytearray()
+        self.inbox = Frames()
         self.sent: dict[int, _Run] = {}
         self.next_id = 0
         self.run: _Run | None = None  # the helper's run being filled
@@ -162,14 +150,7 @@ class Pool:
                 os.close(fd)
         self.to_child = self.from_child = -1
         if self.pid > 0:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                os.waitpid(self.pid, 0)
-            except OSError:
-                pass
+            stop_helper(self.pid)
             self.pid = -1
 
     # -- the helper ----------------------------------------------------------------------
@@ -181,24 +162,13 @@ class Pool:
         except OSError:
             self.pid = -1
             return False
-        try:
-            pid = os.fork()
-        except OSError:
+        pid = fork_helper(lambda: _serve(self.workspace.root_fd, self.searcher, req_r, res_w),
+                          close=(req_w, res_r))
+        if pid is None:
             for fd in (req_r, req_w, res_r, res_w):
                 os.close(fd)
             self.pid = -1
             return False
-        if pid == 0:  # the helper
-            code = 1
-            try:
-                os.close(req_w)
-                os.close(res_r)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-                _serve(self.workspace.root_fd, self.searcher, req_r, res_w)
-                code = 0
-            finally:
-                os._exit(code)
         os.close(req_r)
         os.close(res_w)
         self.pid = pid
@@ -210,10 +180,9 @@ class Pool:
         ident = self.next_id
         self.next_id += 1
         wanted = None if self.per_file else self.limit + 1
-        payload = marshal.dumps((ident, run.directory, run.names, wanted))
         self.sent[ident] = run
         try:
-            _write_all(self.to_child, HEADER.pack(len(payload)) + payload)
+            send_frame(self.to_child, (ident, run.directory, run.names, wanted))
         except OSError:
             self._search_orphans()
 
@@ -233,7 +202,7 @@ class Pool:
                 os.close(self.from_child)
                 self.from_child = -1
                 return False
-            self.inbox += chunk
+            self.inbox.feed(chunk)
             if not self._unpack():
                 return False
             if timeout is None:
@@ -241,21 +210,15 @@ class Pool:
             timeout = 0
 
     def _unpack(self) -> bool:
-        box = self.inbox
-        while len(box) >= HEADER.size:
-            (size,) = HEADER.unpack_from(box)
-            if len(box) < HEADER.size + size:
-                break
-            try:
-                ident, results = marshal.loads(bytes(box[HEADER.size:HEADER.size + size]))
+        try:
+            for ident, results in self.inbox.values():
                 run = self.sent.pop(ident)
                 for slot, (status, raw_hits) in zip(run.slots, results, strict=True):
                     slot.status = status
                     slot.hits = [Hit(*h) for h in raw_hits]
-            except (ValueError, EOFError, TypeError, KeyError):
-                del box[:]
-                return False
-            del box[:HEADER.size + size]
+        except (ValueError, EOFError, TypeError, KeyError):
+            self.inbox.clear()
+            return False
         self.replay.advance()
         return True
 
@@ -276,13 +239,6 @@ class Pool:
 
 def want_all(pool: Pool) -> int | None:
     return None if pool.per_file else pool.limit + 1
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
 
 
 def _open_directory(root_fd: int, directory: str) -> int:
@@ -307,28 +263,11 @@ def _open_directory(root_fd: int, directory: str) -> int:
     return fd
 
 
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks = []
-    while size:
-        chunk = os.read(fd, size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
 def _serve(root_fd: int, searcher: Searcher, requests: int, results: int) -> None:
     """The helper's loop: search each run it is sent, answer with the statuses and hits."""
     timed_out = False
-    while True:
-        header = _read_exact(requests, HEADER.size)
-        if header is None:
-            return
-        body = _read_exact(requests, HEADER.unpack(header)[0])
-        if body is None:
-            return
-        ident, directory, names, wanted = marshal.loads(body)
+    while (request := read_frame(requests)) is not None:
+        ident, directory, names, wanted = request
         answers: list[tuple[str, list[tuple[int, list[str], list[str], list[str]]]]] = []
         fd = _open_directory(root_fd, directory)
         for name in names:
@@ -343,5 +282,4 @@ def _serve(root_fd: int, searcher: Searcher, requests: int, results: int) -> Non
             answers.append((status, [(h.line, h.lines, h.before, h.after) for h in hits]))
         if fd >= 0:
             os.close(fd)
-        payload = marshal.dumps((ident, answers))
-        _write_all(results, HEADER.pack(len(payload)) + payload)
+        send_frame(results, (ident, answers))

@@ -42,7 +42,8 @@ class PythonEngine:
         self.workers = workers
 
     def search(self, job: SearchJob) -> Outcome:
-        from zbtools.core.search.parallel import Pool, worker_count
+        from zbtools.core.search.helper import worker_count
+        from zbtools.core.search.parallel import Pool
         from zbtools.core.search.warm import walk_files
 
         job.searcher.compile()  # before any file is read: an invalid pattern fails the call here

@@ -10,8 +10,9 @@ kept entries, the ignore files it holds, what it left out) through a pipe. The w
 from there whenever the child got to a directory first (``Ahead.fill``) and scans the others
 itself, so every choice (order, limits, counts) stays the walk's own and the answer is the same
 with or without the child. The child is stopped once the walk has passed everything it could
-still scan, and in any case when the walk ends; it never writes anything but its pipe, and
-leaves with ``os._exit``.
+still scan, and in any case when the walk ends. It is forked, stopped and talked to as the
+search's helper is (``helper``): only where that one may be, it writes nothing but its pipe,
+and leaves with ``os._exit``.
 
 Map: ``Ahead`` (the parent's side), ``scan_ahead`` (the child's), ``may_split``,
 ``SPLIT_AFTER``, ``SPLIT_LEFT``.
@@ -19,11 +20,11 @@ Map: ``Ahead`` (the parent's side), ``scan_ahead`` (the child's), ``may_split``,
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 
 from zbtools.core.search.entries import Entry, Frame, walk_order
+from zbtools.core.search.helper import Frames, fork_helper, send_frame, stop_helper, worker_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,12 +64,11 @@ Scan = tuple[str, tuple[str, ...], tuple[int, int, int, int], list[Sent]]
 
 
 def may_split() -> bool:
-    """Whether this process may fork a scanner now: a POSIX system that forks safely (Linux),
-    and no thread but this one (a fork copies no other thread, and whatever lock one held)."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
+    """Whether this process may fork a scanner now: where the search may fork its helper
+    (``helper.worker_count``: two CPUs, ``ZBTOOLS_SEARCH_WORKERS`` not 1), and with no thread
+    but this one (a fork copies no other thread, and whatever lock one held)."""
     threading = sys.modules.get("threading")
-    return threading is None or threading.active_count() <= 1
+    return worker_count() > 1 and (threading is None or threading.active_count() <= 1)
 
 
 class Ahead:
@@ -77,7 +77,7 @@ class Ahead:
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd = fd
-        self.buffer = bytearray()
+        self.frames = Frames()
         self.scans: dict[str, Scan] = {}
         self.last: tuple[str, str] | None = None  # the newest scan received, its walk order
         self.running = True
@@ -95,22 +95,11 @@ class Ahead:
             fcntl.fcntl(read, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except (OSError, AttributeError, ImportError):
             pass
-        try:
-            pid = os.fork()
-        except OSError:
+        pid = fork_helper(lambda: scan_ahead(walk, top, write), close=(read,))
+        if pid is None:
             os.close(read)
             os.close(write)
             return None
-        if pid == 0:  # the child: never returns
-            status = 1
-            try:
-                os.close(read)
-                scan_ahead(walk, top, write)
-                status = 0
-            except BaseException:  # nothing of the child may reach the caller's code
-                pass
-            finally:
-                os._exit(status)
         os.close(write)
         os.set_blocking(read, False)
         return cls(pid, read)
@@ -152,32 +141,21 @@ class Ahead:
                 os.close(self.fd)
                 self.fd = -1
                 break
-            self.buffer += chunk
-        buffer = self.buffer
-        at = 0
-        while len(buffer) - at >= 4:
-            size = int.from_bytes(buffer[at:at + 4], "little")
-            if len(buffer) - at - 4 < size:
-                break
-            scan: Scan = marshal.loads(buffer[at + 4:at + 4 + size])
-            self.scans[scan[0]] = scan
-            self.last = (scan[0], walk_order(scan[0]))
-            at += 4 + size
-        if at:
-            del buffer[:at]
+            self.frames.feed(chunk)
+        scan: Scan
+        try:
+            for scan in self.frames.values():
+                self.scans[scan[0]] = scan
+                self.last = (scan[0], walk_order(scan[0]))
+        except (ValueError, EOFError):  # not the child's frames: the walk goes on alone
+            self.frames.clear()
+            self.stop()
 
     def stop(self) -> None:
         """Stop the child (if it still runs) and reap it; the scans received stay."""
         if self.running:
             self.running = False
-            try:
-                os.kill(self.pid, 9)
-            except OSError:
-                pass
-            try:
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                pass
+            stop_helper(self.pid)
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -208,9 +186,8 @@ def scan_ahead(walk: Walk, top: Frame, out: int) -> None:
                     for e, descend in frame.children]
                 left_out = (after[0] - before[0], after[1] - before[1], after[2] - before[2],
                             after[3] - before[3])
-                data = marshal.dumps((frame.rel, tuple(sorted(frame.ignore_names)), left_out,
-                                      entries))
-                send(out, len(data).to_bytes(4, "little") + data)
+                send_frame(out, (frame.rel, tuple(sorted(frame.ignore_names)), left_out,
+                                 entries))
             below = [e for e, descend in frame.children
                      if descend and e.depth < walk.max_depth] if len(stack) < HELD else []
             stack.append((frame, below))
@@ -223,8 +200,3 @@ def scan_ahead(walk: Walk, top: Frame, out: int) -> None:
         parent, below = stack[-1]
         frame = walk._open_child(parent, below.pop())
 
-
-def send(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
