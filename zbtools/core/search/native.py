@@ -28,7 +28,7 @@ import time
 from zbtools.core.call.collector import Paused
 from zbtools.core.search.engine import BINARY_PROBE, FileStatus, Hit, SearchTimeout
 from zbtools.core.search.entries import walk_order
-from zbtools.core.search.native_log import Declined, Events, LogReader, check_depth, rel_of
+from zbtools.core.search.native_log import Declined, Events, LogReader
 from zbtools.core.search.outcome import Outcome, record
 from zbtools.core.search.ripgrep import Rows, plain_hits, rows_to_hits
 
@@ -254,7 +254,7 @@ class NativeSearch:
 
     def walk_flags(self) -> list[str]:
         # no depth limit: a path below the python walk's is declined where it shows
-        # (native_log.check_depth)
+        # (LogReader.walked)
         flags = ["--no-config", "--no-require-git", "--no-ignore-global"]
         if self.searcher.max_file_bytes is not None:  # a cap only when one was asked for
             flags += ["--max-filesize", str(self.searcher.max_file_bytes)]
@@ -421,10 +421,7 @@ class NativeSearch:
         run = self.wait(proc)
         if run is None or run.code not in (0, 1) or run.err:
             raise Declined("the listing failed, ran out of time or said something")
-        listed = [rel_of(raw) for raw in run.out.split(b"\0") if raw]
-        for rel in listed:
-            check_depth(rel, self.prefix)
-        return listed
+        return [self.log.walked(raw) for raw in run.out.split(b"\0") if raw]
 
     def close(self) -> None:
         for fd in self.dirs.values():
@@ -442,8 +439,7 @@ class NativeSearch:
             for line in run.out.split(b"\n"):
                 path, sep, count = line.partition(b"\0")
                 if sep and count.isdigit():
-                    rel = rel_of(path)
-                    check_depth(rel, self.prefix)
+                    rel = self.log.walked(path)
                     self.check_file(rel)
                     found[rel] = ("ok", [NO_HIT_ROW] * int(count))
             return found
@@ -451,8 +447,7 @@ class NativeSearch:
         for block in run.out.split(b"\n\n"):
             path, sep, body = block.partition(b"\0")
             if sep:
-                rel = rel_of(path)
-                check_depth(rel, self.prefix)
+                rel = self.log.walked(path)
                 self.bodies[rel] = body
         return found
 

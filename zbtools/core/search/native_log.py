@@ -9,7 +9,7 @@ binary data and its offset. Anything that could make the two walks disagree rais
 ``Declined`` (the python walk then answers): a message or log line not understood, an ignore
 file the python walk reads otherwise (``check_opened``), a repository nested below the start,
 a hidden entry whitelisted by a negation, a path below a directory the python walk does not
-enter (``MAX_DEPTH`` levels below the start: ``check_depth``). ripgrep walks without that limit
+enter (``MAX_DEPTH`` levels below the start: ``LogReader.walked``). ripgrep walks without that limit
 (a glob of as many levels costs every search milliseconds), so a tree that deep is declined
 where ripgrep reports or logs anything below the limit; where nothing there matches or is left
 out, ripgrep's answer has searched more than the python walk would, and says nothing of a
@@ -29,13 +29,6 @@ DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
 SIZE_REASON = re.compile(rb"^(\d+) bytes$")
 BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
 FS_ENCODING, FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
-
-
-def check_depth(rel: str, prefix: str) -> None:
-    """Decline a path (root-relative) below a directory the python walk does not enter: more
-    than ``MAX_DEPTH`` levels below the start (``prefix``: the start and a slash, or "")."""
-    if rel.count("/", len(prefix)) >= MAX_DEPTH:
-        raise Declined("a tree deeper than the python walk's limit: it says so")
 
 
 class Declined(Exception):
@@ -77,6 +70,15 @@ class LogReader:
         self.include_hidden = include_hidden
         self.exclude = exclude
 
+    def walked(self, raw: bytes) -> str:
+        """The root-relative path of an entry ripgrep reported or logged (``rel_of``);
+        ``Declined`` when it lies below a directory the python walk does not enter, more than
+        ``MAX_DEPTH`` levels below the start."""
+        rel = rel_of(raw)
+        if rel.count("/", len(self.prefix)) >= MAX_DEPTH:
+            raise Declined("a tree deeper than the python walk's limit: it says so")
+        return rel
+
     def events(self, err: bytes) -> Events:
         found = Events()
         for line in err.split(b"\n"):
@@ -103,8 +105,7 @@ class LogReader:
             path, sep, _reason = rest.partition(b": Whitelist(")
             if not sep:
                 raise Declined("a whitelist line not understood")
-            rel = rel_of(path)
-            check_depth(rel, self.prefix)
+            rel = self.walked(path)
             if not self.include_hidden and any(part.startswith(".")
                                                for part in rel[len(self.prefix):].split("/")):
                 raise Declined("a hidden entry whitelisted by a negation")
@@ -113,8 +114,7 @@ class LogReader:
             raise Declined("a walk line not understood")
         path, sep, reason = rest.partition(b": Ignore(IgnoreMatch(")
         if sep:
-            rel = rel_of(path)
-            check_depth(rel, self.prefix)
+            rel = self.walked(path)
             self.skip_event(found, rel, reason)
             return
         if b": failed to pass haystack filter" in rest:
@@ -122,8 +122,7 @@ class LogReader:
         path, sep, reason = rest.rpartition(b": ")
         if not sep:
             raise Declined("a walk line not understood")
-        rel = rel_of(path)
-        check_depth(rel, self.prefix)
+        rel = self.walked(path)
         size = SIZE_REASON.match(reason)
         if size is not None:
             found.too_large.append(rel)
