@@ -19,6 +19,7 @@ for a reader at a prompt; the code itself never imports a name from the package.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -212,8 +213,14 @@ def test_a_planted_use_of_an_undeclared_name_or_the_wrong_module_fails(tmp_path:
 
 # -- the package ----------------------------------------------------------------------------------
 
+@functools.cache
+def package_violations() -> tuple[list[str], set[tuple[str, str]]]:
+    """The package's own uses, parsed once per test process (twelve tests read them)."""
+    return surface_violations(python_files(PACKAGE))
+
+
 def test_every_core_name_used_outside_its_package_is_public_and_taken_from_its_module() -> None:
-    wrong, _ = surface_violations(python_files(PACKAGE))
+    wrong, _ = package_violations()
     assert not wrong, "\n".join(wrong)
 
 
@@ -224,7 +231,7 @@ def test_every_public_name_is_mapped_and_used_outside_its_package(surface: str) 
     if surface != "errors":  # ``from package import submodule`` must still find the module
         submodules = {p.stem for p in (PACKAGE / "core" / surface).iterdir()}
         assert not submodules & set(names), surface
-    _, used = surface_violations(python_files(PACKAGE))
+    _, used = package_violations()
     dead = sorted(name for name in names if (surface, name) not in used)
     assert not dead, f"{surface} exports names no module outside it uses: {dead}"
 

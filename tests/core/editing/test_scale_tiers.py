@@ -199,7 +199,7 @@ def _near_cases(text: str) -> list[tuple[str, str, str]]:
     with common lines (``return``, docstring quotes), and a block that stands twice."""
     lines = text.split("\n")
     out = []
-    for n, at in enumerate(range(LINES // 2, LINES // 2 + 6000, 2000)):
+    for n, at in enumerate(range(LINES // 2, LINES // 2 + 4000, 2000)):
         block = lines[at:at + 9]
         if sum(1 for x in block if x.strip()) < 5:
             continue
