@@ -5,6 +5,7 @@ no raw reStructuredText."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.conftest import CliRunner, run_inprocess
@@ -36,7 +37,21 @@ def test_path_errors_carry_the_path(ws: Path, proc: CliRunner) -> None:
 
 
 PATH_ERRORS = {"not_found", "outside_workspace", "is_directory", "not_a_directory",
-               "already_exists", "permission_denied", "protected_path", "dangling_symlink"}
+               "already_exists", "permission_denied", "protected_path", "dangling_symlink",
+               "binary_file", "special_file", "symlink_loop", "too_large"}
+
+
+def _odd_files(ws: Path) -> None:
+    """A binary file, a FIFO and a symlink loop, made again before each call (a tool may
+    have deleted or replaced one)."""
+    (ws / "bin.dat").write_bytes(b"ab\0cd")
+    if not (ws / "fifo").is_fifo():
+        if (ws / "fifo").exists():
+            (ws / "fifo").unlink()
+        os.mkfifo(ws / "fifo")
+    if not (ws / "loop").is_symlink():
+        (ws / "loop").unlink(missing_ok=True)
+        (ws / "loop").symlink_to("loop")
 
 
 def test_every_path_error_of_every_tool_names_its_path(ws: Path) -> None:
@@ -48,7 +63,8 @@ def test_every_path_error_of_every_tool_names_its_path(ws: Path) -> None:
 
     (ws / "a.txt").write_text("x\n")
     (ws / "d").mkdir()
-    bad = ["nope/x.txt", "d", "a.txt/x", str(ws.parent / "outside" / "secret.txt")]
+    bad = ["nope/x.txt", "d", "a.txt/x", str(ws.parent / "outside" / "secret.txt"),
+           "bin.dat", "fifo", "loop/x"]
     seen: set[str] = set()
     for spec in all_tools():
         fields = spec.params.fields()
@@ -58,6 +74,7 @@ def test_every_path_error_of_every_tool_names_its_path(ws: Path) -> None:
             if value_name(fspec) not in ("PATH", "DIR"):
                 continue
             for target in bad:
+                _odd_files(ws)
                 call = run_inprocess([spec.name, "--stdin"], workspace=ws,
                                      stdin=json.dumps({**required, name: target}))
                 error = call.json.get("error") or {}
@@ -69,7 +86,7 @@ def test_every_path_error_of_every_tool_names_its_path(ws: Path) -> None:
                 if not target.startswith("/"):  # the path the error is about, as given
                     assert details["path"] in (target, *required.values()), (spec.name, call)
     assert {"not_found", "is_directory", "not_a_directory", "outside_workspace",
-            "already_exists"} <= seen
+            "already_exists", "binary_file", "special_file", "symlink_loop"} <= seen, seen
 
 
 def test_a_limit_above_the_line_cap_is_lowered_with_a_warning(ws: Path,

@@ -708,3 +708,17 @@ def test_a_patch_of_2000_hunks_is_applied_and_its_diff_shows_each_hunk(
     assert (ws / "f.py").read_text() == "".join(expected)
     assert result["diff"].count("\n@@ ") == 2000
     assert result["diff"].count("\n-    value_") == 6000
+
+
+def test_one_line_nested_deeper_in_new_text_takes_a_tab_in_a_tab_indented_file(
+        ws: Path, cli: CliRunner) -> None:
+    """Old text of one line gives no indent step; new text's own (2 columns here) is one
+    level, a tab in a file indented with tabs: never tabs and spaces mixed in one indent."""
+    f = ws / "deploy.sh"
+    f.write_text("case $ENV in\n\tproduction)\n\t\tHOST=prod.example.com\n\t\t;;\nesac\n")
+    cli("apply_edit", stdin={"path": "deploy.sh", "old_text": "    HOST=prod.example.com\n",
+                             "new_text": "    if [ -n \"$F\" ]; then\n      HOST=prod.example.com"
+                                         "\n    fi\n"}).result
+    assert f.read_text() == ("case $ENV in\n\tproduction)\n\t\tif [ -n \"$F\" ]; then\n"
+                             "\t\t\tHOST=prod.example.com\n\t\tfi\n\t\t;;\nesac\n")
+

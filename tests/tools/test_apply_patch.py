@@ -293,3 +293,98 @@ def test_a_refused_patch_file_leaves_no_descriptor_open(ws: Path, cli: CliRunner
         for patch in refusals:
             assert cli("apply_edit", stdin={"patch": patch}).code == 1
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+# ---- git's copies, modes and quoted names; Codex's context lines ------------------------------
+
+
+@pytest.mark.parametrize("hunks", [True, False], ids=["with hunks", "whole copy"])
+def test_a_git_copy_writes_the_copy_and_keeps_the_source(ws: Path, cli: CliRunner,
+                                                         hunks: bool) -> None:
+    put(ws, "src.txt", "one\ntwo\n")
+    diff = ("diff --git a/src.txt b/dst.txt\nsimilarity index 50%\ncopy from src.txt\n"
+            "copy to dst.txt\n")
+    if hunks:
+        diff += "--- a/src.txt\n+++ b/dst.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n"
+    result = cli("apply_edit", stdin={"patch": diff}).result
+    assert (ws / "src.txt").read_text() == "one\ntwo\n"
+    assert (ws / "dst.txt").read_text() == ("ONE\ntwo\n" if hunks else "one\ntwo\n")
+    assert result["changed"] is True
+    assert result["files"] == [{"path": "src.txt", "action": "copied", "edits": int(hunks),
+                                "destination": "dst.txt"}]
+    undone = cli("undo", stdin={"path": "dst.txt"}).result  # the copy goes, the source stays
+    assert undone["action"] == "deleted"
+    assert not (ws / "dst.txt").exists() and (ws / "src.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_git_copy_onto_an_existing_file_is_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "src.txt", "one\n")
+    put(ws, "dst.txt", "mine\n")
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"patch": "diff --git a/src.txt b/dst.txt\ncopy from src.txt\n"
+                                             "copy to dst.txt\n"})
+    assert call.error["code"] == "already_exists" and "copies" in call.error["message"]
+    assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("now,asked", [(0o644, "100755"), (0o755, "100644")])
+def test_a_git_mode_change_is_refused_unless_the_file_has_that_mode(ws: Path, cli: CliRunner,
+                                                                    now: int,
+                                                                    asked: str) -> None:
+    """apply_edit changes contents, not modes: a patch asking for another mode is refused
+    whole (not answered ok with the mode left as it was); one whose mode the file already
+    has applies."""
+    f = put(ws, "run.sh", "echo hi\n")
+    f.chmod(now)
+    before = snapshot(ws)
+    diff = (f"diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode {asked}\n"
+            "--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-echo hi\n+echo ho\n")
+    call = cli("apply_edit", stdin={"patch": diff})
+    assert call.error["code"] == "patch_parse_error" and "chmod" in call.error["hint"]
+    assert snapshot(ws) == before and f.stat().st_mode & 0o777 == now
+    f.chmod(0o755 if asked == "100755" else 0o644)
+    cli("apply_edit", stdin={"patch": diff}).result
+    assert f.read_text() == "echo ho\n"
+
+
+def test_quoted_git_names_are_decoded(ws: Path, cli: CliRunner) -> None:
+    """git quotes names with non-ASCII bytes, quotes or backslashes, with octal escapes."""
+    diff = ('diff --git "a/na\\303\\257ve.txt" "b/na\\303\\257ve.txt"\nnew file mode 100644\n'
+            '--- /dev/null\n+++ "b/na\\303\\257ve.txt"\n@@ -0,0 +1 @@\n+hello\n')
+    cli("apply_edit", stdin={"patch": diff}).result
+    assert (ws / "na\u00efve.txt").read_text() == "hello\n"
+    assert sorted(p.name for p in ws.iterdir()) == ["na\u00efve.txt"]
+    put(ws, 'say "hi".txt', "x\n")
+    diff = ('--- "a/say \\"hi\\".txt"\n+++ "b/say \\"hi\\".txt"\n@@ -1 +1 @@\n-x\n+y\n')
+    cli("apply_edit", stdin={"patch": diff}).result
+    assert (ws / 'say "hi".txt').read_text() == "y\n"
+
+
+def test_a_codex_context_line_that_looks_like_a_header_is_context(ws: Path,
+                                                                   cli: CliRunner) -> None:
+    """In a hunk, a line starting with a space is context whatever follows (as Codex reads
+    it): the file's own `*** Update File:` line never switches the patch to another file."""
+    f = put(ws, "f.md", "intro\n*** Update File: g.txt\nold line\n")
+    g = put(ws, "g.txt", "old line\n")
+    text = ("*** Begin Patch\n*** Update File: f.md\n@@\n-intro\n+INTRO\n"
+            " *** Update File: g.txt\n-old line\n+new line\n*** End Patch\n")
+    cli("apply_edit", stdin={"patch": text}).result
+    assert f.read_text() == "INTRO\n*** Update File: g.txt\nnew line\n"
+    assert g.read_text() == "old line\n"
+    h = put(ws, "h.txt", "a\n*** End Patch\nb\n")
+    text = ("*** Begin Patch\n*** Update File: h.txt\n@@\n-a\n+A\n *** End Patch\n-b\n+B\n"
+            "*** End Patch\n")
+    cli("apply_edit", stdin={"patch": text}).result
+    assert h.read_text() == "A\n*** End Patch\nB\n"
+
+
+def test_a_codex_end_marker_before_the_end_is_refused(ws: Path, cli: CliRunner) -> None:
+    put(ws, "i.txt", "x\n")
+    put(ws, "j.txt", "y\n")
+    before = snapshot(ws)
+    text = ("*** Begin Patch\n*** Update File: i.txt\n@@\n-x\n+X\n*** End Patch\n"
+            "*** Update File: j.txt\n@@\n-y\n+Y\n*** End Patch\n")
+    call = cli("apply_edit", stdin={"patch": text})
+    assert call.error["code"] == "patch_parse_error"
+    assert "before the end" in call.error["message"]
+    assert snapshot(ws) == before

@@ -596,12 +596,28 @@ def test_a_line_longer_than_the_read_buffer_is_shown_cut_in_a_big_file(
         ws: Path, cli: CliRunner) -> None:
     put(ws, "one.txt", b"w" * (9 << 20) + b"\nnext\n")
     result = cli("read_file", "--path", "one.txt").result
-    assert re.fullmatch("w{2000}… \\[line cut: more than \\d+ more characters\\]",
+    # the cut line keeps its line ending, as a cut line of a smaller file does
+    assert re.fullmatch("w{2000}… \\[line cut: more than \\d+ more characters\\]\n",
                         result["content"])
     assert (result["start_line"], result["end_line"], result["lines_cut"]) == (1, 1, 1)
     assert (result["truncated"], result["next_offset"]) == (True, 2)
     result = cli("read_file", "--path", "one.txt", "--offset", "2").result
     assert (result["content"], result["total_lines"]) == ("next\n", 2)
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
+def test_a_last_line_longer_than_the_read_buffer_is_the_end_of_a_big_file(
+        ws: Path, cli: CliRunner, ending: bytes) -> None:
+    """Nothing follows the cut line: no next page is offered (offset 2 would be out of
+    range), the file's lines are counted and it is hashed, as for a smaller file."""
+    data = b"w" * (9 << 20) + ending
+    put(ws, "one.txt", data)
+    result = cli("read_file", "--path", "one.txt").result
+    assert (result["truncated"], result["next_offset"], result["total_lines"]) == \
+        (False, None, 1)
+    assert result["sha256"] == hashlib.sha256(data).hexdigest()
+    assert result["newline"] == {b"\n": "lf", b"\r\n": "crlf", b"": "none"}[ending]
+    assert result["content"].endswith("characters]" + ("\n" if ending else ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -675,3 +691,35 @@ def test_only_the_spill_folder_is_readable_outside_the_workspace(ws: Path, cli: 
                  f"{state}/spill/link.txt", f"{state}/spill"):
         call = cli("read_file", "--path", path)
         assert call.error["code"] in ("outside_workspace", "is_directory"), (path, call)
+
+
+def test_a_hashed_page_fits_the_byte_limit_in_its_text_rendering(ws: Path, cli: CliRunner) -> None:
+    """Each line's hash (":9f3a1c") is counted in max_bytes: the text shows the whole page,
+    every line once, and nothing is cut out of its middle."""
+    put(ws, "many.txt", b"".join(b"line %014d\n" % i for i in range(1, 3001)))
+    result = cli("read_file", "--path", "many.txt", "--hashes").result
+    out = cli("read_file", "--path", "many.txt", "--hashes", "--format", "text").out
+    shown = [line for line in out.splitlines() if not line.startswith("[")]
+    assert len(shown) == result["end_line"] == len(result["line_hashes"])
+    assert [int(line.split(":", 1)[0]) for line in shown] == list(range(1, len(shown) + 1))
+    assert "omitted" not in out and result["truncated"]
+    assert len("".join(line + "\n" for line in shown).encode()) <= 50 * 1024
+
+
+@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf"], ids=["empty", "bom only"])
+def test_an_empty_file_read_with_hashes_has_no_line_hash(ws: Path, cli: CliRunner,
+                                                        data: bytes) -> None:
+    put(ws, "e.txt", data)
+    result = cli("read_file", "--path", "e.txt", "--hashes").result
+    assert (result["end_line"], result["line_hashes"]) == (0, [])
+
+
+def test_a_page_the_byte_budget_cut_says_to_raise_max_bytes(ws: Path, cli: CliRunner) -> None:
+    """A limit above the line cap whose page stopped at max_bytes first: raising max_lines
+    would change nothing, so the warning names max_bytes."""
+    put(ws, "wide.txt", "".join("x" * 100 + f"{i:04d}\n" for i in range(3000)).encode())
+    call = cli("read_file", "--path", "wide.txt", "--limit", "2500")
+    (warning,) = call.json["warnings"]
+    returned = call.result["end_line"]
+    assert returned < 2000 and f"{returned} lines returned" in warning
+    assert "raise max_bytes" in warning and "raise max_lines" not in warning

@@ -596,3 +596,13 @@ def test_a_directory_that_refuses_new_entries_is_permission_denied(
     assert call.code == 1
     assert call.error["code"] == "permission_denied"
     assert snapshot(ws) == before
+
+
+def test_a_codec_that_is_not_a_text_encoding_is_an_argument_error(ws: Path,
+                                                                   cli: CliRunner) -> None:
+    (ws / "w.txt").write_text("x\n")
+    for name in ("rot13", "base64", "hex", "zlib"):
+        call = cli("write_file", stdin={"path": "w.txt", "content": "a", "encoding": name})
+        assert (call.code, call.error["code"]) == (2, "invalid_arguments"), name
+        assert "not a text encoding" in call.error["message"]
+    assert (ws / "w.txt").read_text() == "x\n"

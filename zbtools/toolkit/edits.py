@@ -29,7 +29,7 @@ class EditResult(SyntaxReport):
                                "null for files over 16 MiB edited on bytes)")
     dry_run: bool = field(help="Nothing was written")
     files: list[dict[str, Any]] = field(help="Per file: path, action (updated, created, "
-                                        "deleted, renamed), edits")
+                                        "deleted, renamed, copied), edits")
 
 
 def single_result(outcome: EditOutcome, dry_run: bool, *, matched_with: str | None = None,

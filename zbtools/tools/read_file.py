@@ -170,9 +170,13 @@ def run(params: Params, ctx: Context) -> Result:
     try:
         result = _read(params, ctx, workspace, spill_name, start, count, limits)
         if params.limit and params.limit > cap and result.truncated:
+            returned = result.end_line - result.start_line + 1
+            # what stopped the page is what to raise: the line cap, or the byte budget first
+            raise_what = "max_lines" if returned >= cap else \
+                f"max_bytes (the page reached its {limits.max_bytes} bytes first)"
             ctx.warn(f"limit {params.limit} is above the {cap}-line cap of one read (max_lines): "
-                     f"{result.end_line - result.start_line + 1} lines returned; continue "
-                     f"with offset={result.next_offset}, or raise max_lines")
+                     f"{returned} lines returned; continue with offset={result.next_offset}, "
+                     f"or raise {raise_what}")
         return result
     finally:
         if workspace is not ctx.workspace:
@@ -191,9 +195,14 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
         if kind is None and not spill_name and _media_suffix(res.rel):
             _refuse_media(res, params.path)
         if kind is None:
+            extra = 0
+            if params.hashes:  # the text shows each line as "  12:9f3a1c\t": a page fits
+                from zbtools.core.files.hashing import line_hash
+
+                extra = 1 + len(line_hash(""))
             try:
                 window = read_window(res, start, count, max_bytes=limits.max_bytes,
-                                     max_line_chars=limits.max_line_chars)
+                                     max_line_chars=limits.max_line_chars, line_extra=extra)
             except ToolError as exc:
                 if exc.code != "binary_file":
                     raise
@@ -249,7 +258,8 @@ def _refuse_media(res: Resolved, shown: str) -> None:
         mime = mime_type(head, res.rel)
         raise ToolError("binary_file", f"{shown}: is {mime} media, not text",
                         hint="pass as_base64: true for its bytes and MIME type, or use "
-                        "get_file_info for its size and type", details={"mime": mime})
+                        "get_file_info for its size and type",
+                        details={"path": shown, "mime": mime})
 
 
 def _read_rich(kind: str, res: Resolved, params: Params, ctx: Context, start: int,
@@ -269,6 +279,8 @@ def _read_rich(kind: str, res: Resolved, params: Params, ctx: Context, start: in
 
 
 def _lines(content: str) -> list[str]:
+    if not content:
+        return []  # an empty window holds no line (not one empty line)
     lines = content.split("\n")
     if content.endswith("\n"):
         lines.pop()

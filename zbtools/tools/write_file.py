@@ -81,10 +81,15 @@ def resolve_encoding(requested: str, fmt: FileFormat | None) -> FileFormat:
             return FileFormat()
         return fmt
     try:
-        name = codecs.lookup(requested).name
+        info = codecs.lookup(requested)
     except LookupError:
-        raise ToolError("invalid_arguments", f"unknown encoding {requested!r}",
-                        hint='use "auto" or a codec name such as "utf-8", "latin-1"') from None
+        info = None
+    # rot13, base64, hex...: codecs of bytes to bytes or of text to text, not text encodings
+    if info is None or not getattr(info, "_is_text_encoding", True):
+        raise ToolError("invalid_arguments", f"unknown encoding {requested!r}" if info is None
+                        else f"{requested!r} is not a text encoding",
+                        hint='use "auto" or a codec name such as "utf-8", "latin-1"')
+    name = info.name
     base = fmt or FileFormat()
     bom = b"\xef\xbb\xbf" if name == "utf-8-sig" else b""
     return FileFormat(encoding="utf-8" if name == "utf-8-sig" else name, bom=bom,

@@ -41,7 +41,7 @@ class FileChange:
 
     def __init__(self, shown: str, action: str) -> None:
         self.shown = shown
-        self.action = action  # updated | created | deleted | renamed
+        self.action = action  # updated | created | deleted | renamed | copied
         self.res: Resolved | None = None
         self.dest: Resolved | None = None
         self.rel = shown
@@ -138,17 +138,32 @@ def _prepare(ctx: Context, patch: Any, shown: str, label: str, changes: list[Fil
     change.reports = applied.reports if applied is not None else []
     for warning in applied.warnings if applied is not None else []:
         ctx.warn(warning)
+    if patch.new_mode is not None and _git_mode(change.mode, patch.new_mode) != change.mode:
+        raise ToolError("patch_parse_error", f"{label}the patch makes {shown} "
+                        f"{'executable' if patch.new_mode & 0o100 else 'not executable'} "
+                        "(new mode), which apply_edit does not do: nothing was changed",
+                        hint="drop the old mode/new mode lines and change the mode with a "
+                        "command (chmod)", details={"path": shown})
     if patch.new_path is not None:
-        change.action = "renamed"
+        change.action = "copied" if patch.copy else "renamed"
         change.dest = ctx.workspace.resolve(patch.new_path, follow_last=False,
                                             create_parents=True, write=True)
         if change.dest.exists:
-            raise already_exists(patch.new_path, what=f"the patch moves {shown} there, but it "
-                                 "exists", hint="move or delete it first, or move the file "
-                                 "elsewhere")
+            verb = "copies" if patch.copy else "moves"
+            raise already_exists(patch.new_path, what=f"the patch {verb} {shown} there, but it "
+                                 "exists", hint="move or delete it first, or send the patch "
+                                 "with another destination")
         change.dest_rel = change.dest.rel
     change.diff = unified_diff(change.rel, decoded.display_text(),
                                display(new_text, decoded))
+
+
+def _git_mode(mode: int, asked: int) -> int:
+    """The permission bits git's ``new mode`` would give a file of ``mode``: git keeps only
+    whether it is executable, so execute is added where it may be read (or taken away)."""
+    if asked & 0o100:
+        return mode | (mode & 0o444) >> 2
+    return mode & ~0o111
 
 
 def _commit(ctx: Context, change: FileChange) -> None:
@@ -197,10 +212,11 @@ def _commit_all(ctx: Context, changes: list[FileChange]) -> None:
         elif change.action == "updated":
             if change.after != change.before:
                 steps.append(Step(change.res, "write", change.after, before=change.before))
-        else:  # renamed: the new name, then the old one goes
+        else:  # renamed: the new name, then the old one goes; copied: the new name only
             assert change.dest is not None
             steps.append(Step(change.dest, "write", change.after, mode=change.mode))
-            steps.append(Step(change.res, "delete", before=change.before))
+            if change.action == "renamed":
+                steps.append(Step(change.res, "delete", before=change.before))
     if steps:
         run_transaction(ctx, steps, "apply_edit")
     for change in changes:
@@ -242,7 +258,7 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
                             if c.after is not None and c.action != "deleted"])
         if dry_run:
             return PatchOutcome(changes, True)
-        if len(changes) > 1 or any(c.action == "renamed" for c in changes):
+        if len(changes) > 1 or any(c.action in ("renamed", "copied") for c in changes):
             _commit_all(ctx, changes)  # several files: through the intent journal
         else:
             _commit(ctx, changes[0])
@@ -253,7 +269,10 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
             # a delete, a rename or a replace by a new file takes the name from its other hard
             # links: undo gives it back its inode
             links = other_names(ctx, change.res) if change.res is not None else None
-            if change.action == "renamed":
+            if change.action == "copied":
+                record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit",
+                       parents=list(change.dest.created) if change.dest is not None else None)
+            elif change.action == "renamed":
                 record(ctx, change.rel, change.before, None, "apply_edit", change.mode,
                        links=links)
                 record(ctx, change.dest_rel or change.rel, None, change.after, "apply_edit",

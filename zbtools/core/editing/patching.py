@@ -50,7 +50,9 @@ class FilePatch:
     def __init__(self, kind: str, path: str, new_path: str | None = None) -> None:
         self.kind = kind  # update | add | delete
         self.path = path
-        self.new_path = new_path  # rename target (update with a move)
+        self.new_path = new_path  # rename target (update with a move), or copy target
+        self.copy = False  # new_path is a copy: the file itself stays (git's copy from/to)
+        self.new_mode: int | None = None  # git's "new mode": the permission bits it asks for
         self.hunks: list[Hunk] = []
         self.add_lines: list[str] = []
         self.add_no_newline = False
@@ -95,10 +97,65 @@ def parse_patch(text: str) -> list[FilePatch]:
 
 
 def _strip_prefix(path: str) -> str:
-    path = path.split("\t", 1)[0].strip()
-    if path.startswith(("a/", "b/")):
-        return path[2:]
-    return path
+    return _drop_side(_unquote(path.split("\t", 1)[0].strip()))
+
+
+def _drop_side(path: str) -> str:
+    return path[2:] if path.startswith(("a/", "b/")) else path
+
+
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquote(name: str) -> str:
+    """A path as git writes it: ``"b/na\\303\\257ve.txt"`` (quoted, C escapes and octal
+    bytes, for names with non-ASCII bytes, quotes, backslashes or control characters) is
+    ``b/naïve.txt``; an unquoted name is itself. Bytes that are not UTF-8 stay as
+    surrogate escapes, as a listing shows them."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    out = bytearray()
+    body = name[1:-1]
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 == len(body):
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+        elif body[i + 1] in "01234567":
+            digits = body[i + 1:i + 4]
+            j = next((k for k, d in enumerate(digits) if d not in "01234567"), len(digits))
+            out.append(int(digits[:j], 8) & 0xFF)
+            i += 1 + j
+        else:
+            out.append(_C_ESCAPES.get(body[i + 1], ord(body[i + 1]) if body[i + 1].isascii()
+                                      else ord("?")))
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _git_names(rest: str) -> list[str]:
+    """The two names of a ``diff --git`` line (quoted ones read by ``_unquote``); a line whose
+    unquoted names hold spaces gives more or fewer than two, which the caller leaves to the
+    ``---``/``+++`` lines."""
+    names: list[str] = []
+    i = 0
+    while i < len(rest):
+        if rest[i] == " ":
+            i += 1
+            continue
+        if rest[i] == '"':
+            j = i + 1
+            while j < len(rest) and rest[j] != '"':
+                j += 2 if rest[j] == "\\" else 1
+            names.append(_unquote(rest[i:j + 1]))
+            i = j + 1
+        else:
+            j = rest.find(" ", i)
+            j = len(rest) if j < 0 else j
+            names.append(rest[i:j])
+            i = j
+    return names
 
 
 def _parse_unified(text: str) -> list[FilePatch]:
@@ -117,9 +174,9 @@ def _parse_unified(text: str) -> list[FilePatch]:
         no = i + 1
         if line.startswith("diff --git "):
             current, hunk, old_name, rename_from, pending_mode = None, None, None, None, None
-            parts = line[len("diff --git "):].split(" ")
+            parts = _git_names(line[len("diff --git "):])
             if len(parts) == 2:
-                current = FilePatch("update", check_patch_path(_strip_prefix(parts[0]), no))
+                current = FilePatch("update", check_patch_path(_drop_side(parts[0]), no))
                 patches.append(current)
         elif line.startswith(("new file mode", "deleted file mode")):
             pending_mode = "add" if line.startswith("new") else "delete"
@@ -133,15 +190,21 @@ def _parse_unified(text: str) -> list[FilePatch]:
             if " 120000" in line:
                 raise MatchError("patch_parse_error", f"symlink mode change (patch line {no}) is "
                                  "refused", hint="edit regular files only", details={"line": no})
-        elif line.startswith("rename from "):
-            rename_from = check_patch_path(line[len("rename from "):], no)
-        elif line.startswith("rename to "):
-            target = check_patch_path(line[len("rename to "):], no)
+            if line.startswith("new mode ") and current is not None:
+                try:
+                    current.new_mode = int(line[len("new mode "):].strip(), 8) & 0o7777
+                except ValueError:
+                    raise parse_error(f"unreadable mode {line[9:]!r}", no) from None
+        elif line.startswith(("rename from ", "copy from ")):
+            rename_from = check_patch_path(_unquote(line.split(" ", 2)[2]), no)
+        elif line.startswith(("rename to ", "copy to ")):
+            target = check_patch_path(_unquote(line.split(" ", 2)[2]), no)
             if current is None:
                 current = FilePatch("update", rename_from or target)
                 patches.append(current)
             current.path = rename_from or current.path
             current.new_path = target
+            current.copy = line.startswith("copy")
         elif line.startswith(("index ", "similarity index", "dissimilarity index",
                               "Binary files", "GIT binary patch")):
             if line.startswith(("Binary files", "GIT binary patch")):
@@ -240,7 +303,8 @@ def _parse_codex(text: str) -> list[FilePatch]:
     start = next((i for i, line in enumerate(lines) if line.strip() == "*** Begin Patch"), None)
     if start is None:
         raise parse_error("missing *** Begin Patch")
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip() == "*** End Patch"),
+    # the last marker ends the patch: one before it would drop what follows (Codex refuses it)
+    end = next((i for i in range(len(lines) - 1, start, -1) if lines[i].strip() == "*** End Patch"),
                None)
     if end is None:
         raise parse_error("missing *** End Patch", len(lines))
@@ -250,9 +314,19 @@ def _parse_codex(text: str) -> list[FilePatch]:
     for i in range(start + 1, end):
         line = lines[i]
         no = i + 1
-        # Headers are read with the line's surrounding blanks trimmed, as Codex reads them
-        # (models indent them); a file line that looks like one is taken as one by Codex too.
+        if hunk is not None and line.startswith(" "):
+            # in a hunk a space starts a context line whatever follows, as Codex reads it: a
+            # file line such as `*** Update File: x` or `*** End Patch` is the file's text
+            hunk.old.append(line[1:])
+            hunk.new.append(line[1:])
+            hunk.has_context = True
+            continue
+        # Elsewhere headers are read with the line's surrounding blanks trimmed, as Codex reads
+        # a section's first line (models indent them).
         header = line.strip() if line.startswith((" ", "\t")) else line
+        if header == "*** End Patch":
+            raise parse_error("*** End Patch before the end of the patch: what follows it would "
+                              "be dropped", no)
         if header.startswith("*** Add File: "):
             current = FilePatch("add", check_patch_path(header[len("*** Add File: "):], no))
             patches.append(current)

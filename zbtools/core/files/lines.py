@@ -52,6 +52,8 @@ class Window:
         self.capped_lines = 0  # lines shown cut at max_line_chars
         self.truncated = False  # stopped by max_bytes/max_lines before the requested end
         self.has_more = False  # lines exist after the window
+        # bytes each shown line carries beyond its ``cat -n`` prefix (a read's line hashes)
+        self.line_extra = 0
 
     @property
     def last(self) -> int:
@@ -84,7 +86,7 @@ def fill_window(window: Window, pieces: list[str], ends: list[bool], *, max_byte
             amount = f"more than {more}" if open_ended and index == len(pieces) - 1 else more
             line = f"{line[:max_line_chars]}… [line cut: {amount} more characters]"
             window.capped_lines += 1
-        cost = _nbytes(line) + max(LINE_PREFIX_DIGITS, len(str(number))) + 2
+        cost = _nbytes(line) + max(LINE_PREFIX_DIGITS, len(str(number))) + 2 + window.line_extra
         number += 1
         if shown and used + cost > max_bytes:
             window.truncated = True
@@ -99,17 +101,22 @@ def fill_window(window: Window, pieces: list[str], ends: list[bool], *, max_byte
 
 
 def read_window(res: Resolved, start: int, count: int | None, *, max_bytes: int,
-                max_line_chars: int, full_scan_bytes: int = FULL_SCAN_BYTES) -> Window:
-    """Read lines ``start .. start+count-1`` (``count=None``: to the end of the file)."""
+                max_line_chars: int, full_scan_bytes: int = FULL_SCAN_BYTES,
+                line_extra: int = 0) -> Window:
+    """Read lines ``start .. start+count-1`` (``count=None``: to the end of the file);
+    ``line_extra``: bytes each line's rendering carries beyond the ``cat -n`` prefix, counted
+    in ``max_bytes``."""
     fd, st = open_regular(res)
     try:
         head = os.read(fd, CHUNK)
         window = Window()
+        window.line_extra = line_extra
         bom = sniff_bom(head[:4])
         if bom is None and looks_binary(head):
             raise ToolError("binary_file", f"{res.requested}: is a binary file (it contains "
                             "NUL bytes)", hint="text tools do not read binary files; use "
-                            "get_file_info for its size", details={"size": st.st_size})
+                            "get_file_info for its size",
+                            details={"path": res.requested, "size": st.st_size})
         wide = bom is not None and bom[0] != "utf-8"
         if st.st_size <= full_scan_bytes or wide:
             limit = WIDE_TEXT_LIMIT if wide else None
@@ -169,7 +176,8 @@ def _fits(window: Window, pieces: list[str], last_end: bool, max_bytes: int,
     if not pieces or max(map(len, pieces)) > max_line_chars:
         return False
     text = "\n".join(pieces)
-    prefix = max(LINE_PREFIX_DIGITS, len(str(window.first + len(pieces) - 1))) + 2
+    prefix = max(LINE_PREFIX_DIGITS, len(str(window.first + len(pieces) - 1))) + 2 + \
+        window.line_extra
     if _nbytes(text) + len(pieces) * prefix > max_bytes:
         return False
     window.lines = [p[:-1] if p.endswith("\r") else p for p in pieces] if "\r" in text \
@@ -249,6 +257,13 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
         raise beyond_end_error(shown, start, total)
     raw = b"".join(collected)
     complete = b"\n" in raw
+    cut_short = window.truncated and not complete  # one line too long to read whole
+    line_end = b""
+    if cut_short and not eof:
+        line_end, more = _rest_of_line(fd)
+        if not more:  # nothing follows it: the window is the whole rest of the file
+            window.truncated = window.has_more = False
+            eof = True
     if window.truncated and not raw.endswith(b"\n"):
         # The cap cut a line short: drop it (it starts the next window), unless it is the only
         # line, which is then shown cut at max_line_chars instead; an incomplete UTF-8 sequence
@@ -259,11 +274,12 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
     except UnicodeDecodeError:
         text = raw.decode("utf-8", "replace")
         window.invalid_utf8 = True
-    window.newline = newline_style(raw)
+    window.newline = newline_style(raw + line_end)
     pieces = text.split("\n")
     final_newline = text.endswith("\n")
     if final_newline or not text:
         pieces.pop()
+    final_newline = final_newline or bool(line_end)  # (the cut line's own, read past)
     ends = [i < len(pieces) - 1 or final_newline for i in range(len(pieces))]
     window.first = start
     if eof:
@@ -274,7 +290,23 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
         window.sha256 = sha256_fd(fd)
         window.total_lines = start - 1 + len(pieces)
     fill_window(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars,
-          open_ended=window.truncated and not complete)
+          open_ended=cut_short)
+
+
+def _rest_of_line(fd: int) -> tuple[bytes, bool]:
+    """Read on past the end of a line too long to collect: (how it ends, ``b"\\n"``,
+    ``b"\\r\\n"`` or ``b""`` at the end of the file; whether anything follows it)."""
+    previous = b""
+    while True:
+        chunk = os.read(fd, CHUNK)
+        if not chunk:
+            return b"", False
+        at = chunk.find(b"\n")
+        if at >= 0:
+            before = chunk[at - 1:at] if at else previous
+            after = chunk[at + 1:] or os.read(fd, 1)
+            return (b"\r\n" if before == b"\r" else b"\n"), bool(after)
+        previous = chunk[-1:]
 
 
 def _trim_partial_utf8(data: bytes) -> bytes:

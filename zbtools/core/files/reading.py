@@ -64,7 +64,8 @@ def special_file_error(shown: str, st: os.stat_result) -> ToolError:
     kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
             else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
     return ToolError("special_file", f"{shown}: is a {kind}, not a regular file",
-                     hint="only regular files are read or written", details={"kind": kind})
+                     hint="only regular files are read or written",
+                     details={"path": shown, "kind": kind})
 
 
 def read_fd(fd: int, limit: int | None = None, size: int | None = None) -> bytes:

@@ -705,7 +705,8 @@ class Workspace:
                     hops += 1
                     if hops > MAX_SYMLINK_HOPS:
                         raise ToolError("symlink_loop", f"{path}: too many levels of symbolic "
-                                        "links", hint="the path contains a symlink loop")
+                                        "links", hint="the path contains a symlink loop",
+                                        details={"path": path})
                     try:
                         target = os.readlink(comp, dir_fd=dirs.top)
                     except OSError as exc:

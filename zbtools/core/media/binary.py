@@ -121,13 +121,13 @@ def read_base64(res: Resolved, shown: str, max_bytes: int) -> dict[str, Any]:
                             f"{max_bytes}-byte limit of as_base64",
                             hint=f"pass max_base64_bytes (up to {MAX_BASE64_BYTES}) to read "
                             "it whole, or use get_file_info for its size and type",
-                            details={"size": st.st_size, "limit": max_bytes})
+                            details={"path": shown, "size": st.st_size, "limit": max_bytes})
         raw = read_fd(fd, max_bytes + 1)
     finally:
         os.close(fd)
     if len(raw) > max_bytes:
         raise ToolError("too_large", f"{shown}: grew over the {max_bytes}-byte limit while "
-                        "being read", details={"limit": max_bytes})
+                        "being read", details={"path": shown, "limit": max_bytes})
     assert res.name is not None
     return {"path": res.rel, "content": "", "start_line": 1, "end_line": 0,
             "total_lines": None, "size": len(raw), "sha256": sha256_hex(raw),

@@ -122,7 +122,8 @@ def _too_large(shown: str, width: int, height: int, size: int, why: str,
             "max_image_bytes), or raise those limits" if can_downscale else
             "the image is too large to be decoded safely")
     return ToolError("too_large", f"{shown}: the image is too large to return ({why})",
-                     hint=hint, details={"width": width, "height": height, "size": size})
+                     hint=hint, details={"path": shown, "width": width, "height": height,
+                                         "size": size})
 
 
 def _downscale(image: Any, mime: str, shown: str, max_pixels: int, max_bytes: int) -> Picture:

@@ -48,8 +48,11 @@ def apply_requests(text: str, requests: list[Request], cr_ends_lines: bool = Fal
     model = FileModel(text, cr_ends_lines)
     located: list[Located] = []
     failures: list[tuple[int, MatchError]] = []
+    def present(old: str) -> bool:
+        return (old.replace("\r", "\n") if cr_ends_lines else old) in model.lf_view
+
     for i, request in enumerate(requests):
-        normalize_request(request)
+        normalize_request(request, present)
         if cr_ends_lines:  # CRLF is LF already: what CR is left ends a line
             request.old, request.new = request.old.replace("\r", "\n"), \
                 request.new.replace("\r", "\n")
@@ -282,7 +285,7 @@ def _combine_failures(requests: list[Request], failures: list[tuple[int, MatchEr
 def replace_all(text: str, request: Request, expected_count: int | None) -> Applied:
     """Replace every occurrence (exact, else trailing-whitespace tier only)."""
     model = FileModel(text)
-    normalize_request(request)
+    normalize_request(request, lambda old: old in model.lf_view)
     if request.old == request.new:
         raise MatchError("no_change", "old_text and new_text are identical",
                          hint="nothing to do")

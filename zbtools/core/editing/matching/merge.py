@@ -168,7 +168,7 @@ def _render(model: FileModel, located: Located) -> Edit:
             cand.start + i if cand.start + i < len(model.lines) else None
             for i in range(len(old_lines))])
         sent = old_lines[:len(sent)]
-        render = reindenter(model, cand.start, sent)
+        render = reindenter(model, cand.start, sent, new_lines=new_lines)
         if render(sent[0] if sent else "") != (sent[0] if sent else ""):
             transforms.append("reindented")
             if located.tier != "elision" and \

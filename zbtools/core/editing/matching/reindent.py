@@ -53,14 +53,18 @@ def _indent_for(cols: int, unit: str) -> str:
 
 
 def reindenter(model: FileModel, start: int, old_lines: list[str],
-                aligned: Sequence[int | None] | None = None) -> Callable[[str], str]:
+                aligned: Sequence[int | None] | None = None,
+                new_lines: Sequence[str] = ()) -> Callable[[str], str]:
     """Re-indent new lines from old's indentation into the file's (T3-T6, T8).
 
     A uniform shift moves every line by the same number of columns, keeping each line's own
     sub-indentation; a change of unit (tabs vs spaces, 2 vs 4) converts depths level by level.
     Lines are measured from old's first non-blank line, and may go shallower than it. Old line
     i stands at file line ``start + i``, or at ``aligned[i]`` when given (near misses and T8,
-    where old text may lack a line of the file or have one it lacks: None).
+    where old text may lack a line of the file or have one it lacks: None). A level of the
+    request is its old text's step, else its ``new_lines``' own (one line of old text nested
+    two columns deeper in new text is a level, a tab in a tab-indented file), else the unit
+    old text's indentation suggests.
     """
     sent = old_lines
     if aligned is not None:
@@ -86,7 +90,8 @@ def reindenter(model: FileModel, start: int, old_lines: list[str],
     file_tabs = any("\t" in leading_ws(line) for line in window if line.strip())
     if old_tabs != file_tabs:
         mode = "unit"  # tabs vs spaces: convert level by level, never mix them in one indent
-    old_w = relative_unit(old_depths) or unit_columns(infer_indent_unit(old_lines))
+    old_w = relative_unit(old_depths) or relative_unit(relative_depths(new_lines)) \
+        or unit_columns(infer_indent_unit(old_lines))
     file_w = unit_columns(file_unit)
     if mode == "unit" and len(window) == len(sent):
         # A level is what it is in the matched lines (as ``same_structure`` compared them):

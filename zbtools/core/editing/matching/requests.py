@@ -6,7 +6,8 @@ that prefixes messages, the tolerances it allows (``tiers``, ``allows``: ``ALL_T
 set: ``@@`` scope lines, an insertion point, hash anchors, the bounds of an elision segment)
 and ``normalize_request``: CRLF to LF, a leading BOM dropped, and ``cat -n`` (or
 read-with-hashes) line-number prefixes stripped when every non-blank line of old text carries
-consecutive ones (and ``line_numbers`` is allowed); the first number then becomes a
+consecutive ones, ``line_numbers`` is allowed and old text as sent is not in the file word for
+word (then the digits are the file's own); the first number then becomes a
 ``start_line`` hint and ``line_numbers_stripped`` is recorded in ``transforms``. Also the text
 tests the engine applies to a request: ``strip_line_numbers``, ``has_placeholder`` (an
 omission placeholder in new text that old text lacks), ``unescape_once`` (one level of
@@ -26,7 +27,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
 
 # Compiled on first use: ``re`` (with ``enum``) costs ~5 ms of a cold call, and a plain exact
 # edit never needs a regular expression.
@@ -180,13 +181,17 @@ def has_placeholder(new: str, old: str) -> str | None:
     return None
 
 
-def normalize_request(request: Request) -> Request:
+def normalize_request(request: Request, present: Callable[[str], bool] | None = None
+                      ) -> Request:
+    """Normalise ``request`` in place. ``present(old)`` tells whether old text as sent stands
+    word for word in the file: text that only looks numbered (``12:30 lunch``, a dict's
+    ``2: "two",`` rows, TSV) is then the file's own and keeps its digits."""
     old, new = _lf(request.old), _lf(request.new)
     if not request.allows("line_numbers"):
         request.old, request.new = old, new
         return request
     stripped, first = strip_line_numbers(old)
-    if first is not None and stripped != old:
+    if first is not None and stripped != old and (present is None or not present(old)):
         old = stripped
         new_stripped, new_first = strip_line_numbers(new)
         if new_first is not None:
