@@ -12,8 +12,10 @@ it), ``files_with_matches`` (the paths only) or ``count`` (matching lines per fi
 ``word_regexp`` keeps only whole-word matches (no word character just before or after, as
 ``rg -w``); ``max_count`` keeps at most that many matching lines per file (``rg -m``). Filter the
 files with ``glob`` (``*.py``, ``src/**/*.ts``, a comma-separated list, ``*.{ts,tsx}``, ``!``
-excludes; a glob without ``/`` matches the base name) and ``type`` (``py``, ``js``, ``ts``,
-``rust``, ``go``, ``java``, ``c``, ``cpp``, ``md``, ``json``, ``yaml``, ``toml``, ``sh``).
+excludes, also what lies under a directory it matches; read as ``rg -g`` reads them: ``*`` stays
+within one directory, ``**/`` spans any number, a glob without ``/`` matches the base name) and
+``type`` (``py``, ``js``, ``ts``, ``rust``, ``go``, ``java``, ``c``, ``cpp``, ``md``, ``json``,
+``yaml``, ``toml``, ``sh``).
 Results come in path order (sorted, directories depth-first), the same on every run. Text output
 is ripgrep's ``path:line:text`` (context lines ``path-line-text``, ``--`` between groups).
 

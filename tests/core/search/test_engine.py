@@ -3,12 +3,15 @@ cut lines, globs."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import run_inprocess
 from zbtools.contract import ToolError
 from zbtools.core.search.engine import (
     MAX_LINE_CHARS,
@@ -141,8 +144,8 @@ def test_a_file_is_searched_the_same_from_the_reused_buffer(data: bytes, literal
         [(h.line, h.lines, h.before, h.after) for h in expected]
 
 
-@given(text=st.text(alphabet="ab\n é.*x", max_size=80), needle=st.text(alphabet="ab é\nx",
-                                                                      min_size=0, max_size=4),
+@given(text=st.text(alphabet="ab\n é.*x", max_size=80),  # (a line break in a needle is refused)
+       needle=st.text(alphabet="ab éx", min_size=0, max_size=4),
        fixed=st.booleans())
 @settings(max_examples=300, deadline=None)
 def test_a_plain_pattern_finds_what_the_regex_module_finds(text: str, needle: str,
@@ -178,3 +181,26 @@ def test_a_search_request_is_a_frozen_keyword_value() -> None:
         request.limit = 20  # refused at run time (mypy does not see it frozen)
     with pytest.raises(TypeError):
         SearchRequest("TODO", 10)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("pattern,fixed", [("foo\\nbar", False), ("foo\nbar", False),
+                                           ("foo\nbar", True), ("[\\n]", False)])
+@pytest.mark.parametrize("engine", ["python", "native", "auto"])
+def test_a_line_break_without_multiline_is_a_regex_error(tmp_path: Path, pattern: str,
+                                                         fixed: bool, engine: str) -> None:
+    """As in ripgrep: a search line by line would never match it, and an empty answer (exit
+    1 with --exit-status: "not there") would be false."""
+    (tmp_path / "a.txt").write_text("foo\nbar\n")
+    call = run_inprocess(["grep_search"], workspace=tmp_path, stdin=json.dumps(
+        {"pattern": pattern, "fixed_strings": fixed, "engine": engine}))
+    assert (call.code, call.error["code"]) == (2, "regex_error"), call
+    assert "multiline" in call.error["hint"]
+    escaped = run_inprocess(["grep_search"], workspace=tmp_path, stdin=json.dumps(
+        {"pattern": "foo\\\\nbar", "engine": engine}))  # a backslash and an n: no line break
+    assert escaped.json["ok"] is True
+
+
+def test_groups_nested_too_deeply_are_a_regex_error(tmp_path: Path) -> None:
+    call = run_inprocess(["grep_search"], workspace=tmp_path,
+                         stdin=json.dumps({"pattern": "(" * 400 + "a" + ")" * 400}))
+    assert (call.code, call.error["code"]) == (2, "regex_error"), call

@@ -90,10 +90,54 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False, fixed_strings: b
     ``word``: whole-word matches only (``WORD_BEFORE``).
 
     Plain text searched case-sensitively (``fixed_strings``, or a pattern without any regex
-    syntax character) gets a ``LiteralPattern``, which finds exactly the same matches."""
+    syntax character) gets a ``LiteralPattern``, which finds exactly the same matches. A line
+    break in the pattern (``\\n``) without ``multiline`` is a ``regex_error``, as in ripgrep: a
+    search line by line would silently never match it."""
+    if not multiline and _holds_line_break(pattern, fixed_strings):
+        raise ToolError("regex_error", "the pattern holds a line break (\\n), which a search "
+                        "line by line never matches", hint="pass multiline: true to match "
+                        "across lines (as rg -U)", details={"pattern": pattern})
     if not ignore_case and not word and (fixed_strings
                                          or not REGEX_SYNTAX.intersection(pattern)):
         return LiteralPattern(pattern)
+    try:
+        return _compile_regex(pattern, ignore_case=ignore_case, fixed_strings=fixed_strings,
+                              multiline=multiline, word=word)
+    except RecursionError:  # groups nested hundreds deep
+        raise ToolError("regex_error", "invalid regular expression: nested too deeply",
+                        hint="use fewer nested groups", details={"pattern": pattern}) from None
+
+
+def _holds_line_break(pattern: str, fixed_strings: bool) -> bool:
+    """Whether ``pattern`` holds a line break: a newline (but in a regular expression with the
+    ``x`` flag, where it is blank space), or (a regular expression) ``\\n``."""
+    if fixed_strings:
+        return "\n" in pattern
+    if "\n" in pattern and not _verbose(pattern):
+        return True
+    i = pattern.find("\\")
+    while 0 <= i < len(pattern) - 1:
+        if pattern[i + 1] == "n":
+            return True
+        i = pattern.find("\\", i + 2)
+    return False
+
+
+def _verbose(pattern: str) -> bool:
+    """Whether ``pattern`` turns on the ``x`` flag (``(?x)``, ``(?ix:...)``)."""
+    at = pattern.find("(?")
+    while at >= 0:
+        end = at + 2
+        while end < len(pattern) and (pattern[end].isalpha() or pattern[end] == "-"):
+            end += 1
+        if "x" in pattern[at + 2:end].split("-", maxsplit=1)[0]:
+            return True
+        at = pattern.find("(?", end)
+    return False
+
+
+def _compile_regex(pattern: str, *, ignore_case: bool, fixed_strings: bool, multiline: bool,
+                   word: bool) -> Any:
     import regex
 
     flags = regex.MULTILINE | regex.VERSION0
@@ -545,6 +589,7 @@ class Searcher:
                 start = m.start()
             line_no += text.count("\n", counted_to, line_start)
             counted_to = line_start
+            first_end = line_end  # the end of the line the match starts on
             if self.multiline:
                 last_end = text.find("\n", max(m.end() - 1, start))
                 if last_end < 0:
@@ -557,7 +602,10 @@ class Searcher:
                 lines = [cut_line(text[line_start:line_end], start - line_start)]
             hits.append(Hit(line_no, lines, self._before(text, line_start),
                             self._after(text, line_end)))
-            pos = line_end + 1  # one hit per line; the next search starts on the next line
+            # one hit per line it starts on: the next search starts on the next line, or, after
+            # a match over several lines, where it ended (a match may start on that line, as in
+            # rg -U)
+            pos = m.end() if m.end() > first_end + 1 else first_end + 1
         return hits
 
     def _before(self, text: str, line_start: int) -> list[str]:

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.conftest import run_inprocess
@@ -78,6 +78,7 @@ def check(case: tuple[str, str, str], tool: str) -> None:
 
 def search() -> None:
     @invariant(examples=120)
+    @example(case=("meeting\n12:30 lunch\n", "12:30 lunch", "13:00 lunch"), tool="apply_edit")
     @given(case=numbered_files(), tool=st.sampled_from(["apply_edit", "edit_file", "patches"]))
     def numbered_text_is_replaced_exactly(case: tuple[str, str, str], tool: str) -> None:
         check(case, tool)
