@@ -388,3 +388,20 @@ def test_a_codex_end_marker_before_the_end_is_refused(ws: Path, cli: CliRunner) 
     assert call.error["code"] == "patch_parse_error"
     assert "before the end" in call.error["message"]
     assert snapshot(ws) == before
+
+
+def test_a_path_the_patch_does_not_change_is_refused(ws: Path, cli: CliRunner) -> None:
+    """path a.txt with a patch of b.txt: neither file is edited; the path the patch names (or
+    its rename target) is accepted, as is ./a.txt spelt otherwise."""
+    put(ws, "a.txt", "one\n")
+    put(ws, "b.txt", "one\n")
+    before = snapshot(ws)
+    diff = "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
+    call = cli("apply_edit", stdin={"path": "a.txt", "patch": diff})
+    assert call.error["code"] == "invalid_arguments" and call.error["details"]["files"] == \
+        ["b.txt"]
+    assert snapshot(ws) == before
+    for path in ("b.txt", "./b.txt", str(ws / "b.txt")):
+        (ws / "b.txt").write_text("one\n")
+        cli("apply_edit", stdin={"path": path, "patch": diff}).result
+        assert (ws / "b.txt").read_text() == "ONE\n"

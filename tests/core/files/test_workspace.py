@@ -193,6 +193,8 @@ def test_a_lone_surrogate_is_invalid_arguments(wsp: Workspace, path: str) -> Non
     err = refusal(wsp, path)
     assert err.code == "invalid_arguments"
     assert err.exit_code == ExitCode.USAGE
+    assert "rename it" in err.hint  # a listed name a tool cannot take: what to do instead
+    err.details["path"].encode("utf-8")  # shown escaped: the JSON stays valid UTF-8
 
 
 @pytest.mark.parametrize("path", ["~", "~/", "~/x", "~/.ssh/id_rsa"])

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from zbtools.core.call.context import Context
+    from zbtools.core.editing.patching import FilePatch
     from zbtools.core.files.workspace import Resolved
 
 
@@ -223,6 +224,22 @@ def _commit_all(ctx: Context, changes: list[FileChange]) -> None:
         change.done = True
 
 
+def _check_path_is_named(ctx: Context, path: str, patches: Sequence[FilePatch]) -> None:
+    """``path`` given with a patch that names its files must be one of them: a patch of
+    ``b.txt`` sent with ``path: a.txt`` is refused rather than applied to either file."""
+    import posixpath
+
+    wanted = os.path.relpath(path, ctx.workspace.root) if os.path.isabs(path) else path
+    wanted = posixpath.normpath(wanted)
+    named = sorted({posixpath.normpath(name) for p in patches
+                    for name in (p.path, p.new_path) if name})
+    if wanted not in named:
+        raise ToolError("invalid_arguments", f"path {path!r} is not a file the patch changes "
+                        f"(it changes {', '.join(named)})", hint="drop path (the patch names "
+                        "its files), or send a patch of that file",
+                        details={"path": path, "files": named})
+
+
 def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
                      dry_run: bool, tiers: Sequence[str] | None = None) -> PatchOutcome:
     """Parse a unified diff or Codex patch, validate every file, then write them all."""
@@ -239,6 +256,8 @@ def apply_patch_text(ctx: Context, text: str, default_path: str | None, *,
                 raise ToolError("invalid_arguments", "the patch has hunks but no file headers",
                                 hint="give path, or add --- a/FILE / +++ b/FILE headers")
             patch.path = default_path
+    if default_path is not None:
+        _check_path_is_named(ctx, default_path, patches)
     names = [p.path for p in patches]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -441,7 +441,8 @@ class Workspace:
     def _locate(self, path: str) -> tuple[int, list[str]]:
         """Validate the requested spelling: (index of its root, its components, ``..`` kept)."""
         if type(path) is not str:
-            raise ToolError("invalid_arguments", "path must be a string")
+            raise ToolError("invalid_arguments", "path must be a string",
+                            hint='give the path as a JSON string, e.g. "src/a.py"')
         if path == "":
             raise ToolError("invalid_arguments", "path is empty",
                             hint='use "." for the workspace root or a relative path')
@@ -452,8 +453,12 @@ class Workspace:
         try:
             path.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise ToolError("invalid_arguments", "path is not valid Unicode (lone surrogate)") \
-                from exc
+            raise ToolError("invalid_arguments", "path is not valid Unicode (lone surrogate)",
+                            hint="a name whose bytes are not UTF-8 is listed with \\udcXX for "
+                            "each such byte but cannot be named by a tool: rename it with a "
+                            "command (e.g. mv with a wildcard for that byte)",
+                            details={"path": path.encode("utf-8", "backslashreplace").decode()}
+                            ) from exc
         if path == "~" or path.startswith("~/"):
             raise ToolError("outside_workspace", f"{path}: '~' is not expanded and home "
                             "directories are outside the workspace",
