@@ -145,8 +145,14 @@ def _compile_regex(pattern: str, *, ignore_case: bool, fixed_strings: bool, mult
         flags |= regex.IGNORECASE
     if multiline:
         flags |= regex.DOTALL
-    inner = regex.escape(pattern) if fixed_strings else \
-        python_source(pattern, ignore_case=ignore_case, multiline=multiline)
+    if fixed_strings:
+        inner = regex.escape(pattern)
+        if ignore_case:  # ripgrep's simple case folding for the few the module folds more
+            from zbtools.core.search.rust_syntax import folded_apart
+
+            inner = "".join(folded_apart(c) or regex.escape(c) for c in pattern)
+    else:
+        inner = python_source(pattern, ignore_case=ignore_case, multiline=multiline)
     source = WORD_BEFORE + inner + WORD_AFTER if word else inner
     try:
         return regex.compile(source, flags)

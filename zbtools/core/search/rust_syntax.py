@@ -132,6 +132,24 @@ def _binary(op: str, lhs: _Set, rhs: _Set) -> _Set:
     return _Set(expr=f"(?:(?!{b}){a}|(?!{a}){b})")
 
 
+# The characters whose case-insensitive matches differ: the ``regex`` module's IGNORECASE
+# also pairs ``i`` with ``İ`` and ``I`` with ``ı`` (Turkish), and three Greek and ligature
+# pairs; ripgrep uses Unicode's simple case folding, which does not. Each is matched with
+# exactly the characters ripgrep's ``-i`` matches it with.
+FOLDS_APART = {"i": "iI", "I": "iI", "\u0130": "\u0130", "\u0131": "\u0131",
+               "\u0390": "\u0390", "\u1fd3": "\u1fd3", "\u03b0": "\u03b0",
+               "\u1fe3": "\u1fe3", "\ufb05": "\ufb05", "\ufb06": "\ufb06"}
+
+
+def folded_apart(c: str) -> str | None:
+    """``c`` under IGNORECASE as ripgrep's ``-i`` matches it (a case-sensitive group), for the
+    characters of ``FOLDS_APART``; None for any other."""
+    chars = FOLDS_APART.get(c)
+    if chars is None:
+        return None
+    return f"(?-i:[{chars}])" if len(chars) > 1 else f"(?-i:{chars})"
+
+
 def _lit(c: str) -> str:
     """One character as a ``regex`` literal."""
     if c.isalnum() or c == "_" or (ord(c) > 0x7f and c.isprintable()):
@@ -428,6 +446,8 @@ class _Parser:
         if not flags.u and c.lower() != c.upper():
             # ASCII case folding only, as Rust's (?-u)
             return self.exact(f"[{c.lower()}{c.upper()}]" if flags.i and c.isascii() else text)
+        if flags.i and c in FOLDS_APART:
+            return folded_apart(c) or text
         return self.wrap_case(text, flags) if c.lower() != c.upper() else text
 
     def exact(self, text: str) -> str:
