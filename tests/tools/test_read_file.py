@@ -723,3 +723,63 @@ def test_a_page_the_byte_budget_cut_says_to_raise_max_bytes(ws: Path, cli: CliRu
     returned = call.result["end_line"]
     assert returned < 2000 and f"{returned} lines returned" in warning
     assert "raise max_bytes" in warning and "raise max_lines" not in warning
+
+
+LINE_BYTES = st.lists(st.sampled_from([b"a", b"b ", b"\xc3\xa9", b"\xff", b"\t", b"\r",
+                                       b"x" * 40]), max_size=8).map(b"".join)
+
+
+def _edit_hashes(data: bytes) -> list[str]:
+    """Each line's hash as an edit's anchor check computes it (the engine's file model)."""
+    from zbtools.core.editing.matching.filemodel import FileModel
+    from zbtools.core.files.decoding import decode
+    from zbtools.core.files.hashing import line_hash
+
+    return [line_hash(line) for line in FileModel(decode(data).text).lines]
+
+
+@settings(max_examples=120, deadline=None)
+@given(lines=st.lists(LINE_BYTES, min_size=1, max_size=12), final_newline=st.booleans(),
+       count=st.integers(1, 5), max_line_chars=st.sampled_from([3, 10_000]),
+       streamed=st.booleans())
+def test_line_hashes_are_the_anchors_an_edit_checks(lines: list[bytes], final_newline: bool,
+                                                    count: int, max_line_chars: int,
+                                                    streamed: bool) -> None:
+    """Whatever is shown (U+FFFD for bytes that are not UTF-8, a line cut, a lone CR at the
+    end), the hash of each line read is the one apply_edit checks its anchor against."""
+    data = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    if b"\x00" in data or not data.strip(b"\n"):
+        return
+    from zbtools.core.files.decoding import decode
+
+    if streamed and decode(data).encoding != "utf-8":
+        return  # a file read in a stream (over 8 MiB) is read as UTF-8, not detected
+    expected = _edit_hashes(data)
+    with tempfile.TemporaryDirectory() as root:
+        Path(root, "f.txt").write_bytes(data)
+        workspace = Workspace(root)
+        try:
+            start = 1
+            while True:
+                with workspace.resolve("f.txt") as res:
+                    window = read_window(res, start, count, max_bytes=10_000,
+                                         max_line_chars=max_line_chars, hashes=True,
+                                         full_scan_bytes=0 if streamed else 1 << 23)
+                assert window.line_hashes == expected[start - 1:window.last], (start, data)
+                if not window.has_more:
+                    break
+                start = window.last + 1
+        finally:
+            workspace.close()
+
+
+def test_an_anchor_from_a_read_holds_for_the_lines_shown_otherwise(ws: Path,
+                                                                  cli: CliRunner) -> None:
+    put(ws, "inv.txt", b"h\xc3\xa9llo \xff bad\nok\n")
+    put(ws, "cr.txt", b"first\nlast\r")
+    put(ws, "long.txt", b"y" * 3000 + b"\nz\n")
+    for name, line, old in (("inv.txt", 1, "bad"), ("cr.txt", 2, "last"),
+                            ("long.txt", 1, "y" * 3000)):
+        hashes = cli("read_file", "--path", name, "--hashes").result["line_hashes"]
+        cli("apply_edit", stdin={"path": name, "anchor": f"{line}:{hashes[line - 1]}",
+                                 "old_text": old, "new_text": "NEW"}).result

@@ -202,7 +202,8 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
                 extra = 1 + len(line_hash(""))
             try:
                 window = read_window(res, start, count, max_bytes=limits.max_bytes,
-                                     max_line_chars=limits.max_line_chars, line_extra=extra)
+                                     max_line_chars=limits.max_line_chars, line_extra=extra,
+                                     hashes=params.hashes)
             except ToolError as exc:
                 if exc.code != "binary_file":
                     raise
@@ -222,11 +223,7 @@ def _read(params: Params, ctx: Context, workspace: Workspace, spill_name: str | 
     if window.invalid_utf8:
         ctx.warn("the file is not valid UTF-8: undecodable bytes are shown as U+FFFD; edits "
                  "keep the original bytes")
-    hashes = None
-    if params.hashes:
-        from zbtools.core.files.hashing import line_hash
-
-        hashes = [line_hash(line) for line in _lines(window.content)]
+    hashes = window.line_hashes if params.hashes else None
     return Result(
         path=rel, content=window.content, start_line=window.first, end_line=window.last,
         total_lines=window.total_lines, size=window.size, sha256=window.sha256,

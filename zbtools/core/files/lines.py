@@ -54,6 +54,9 @@ class Window:
         self.has_more = False  # lines exist after the window
         # bytes each shown line carries beyond its ``cat -n`` prefix (a read's line hashes)
         self.line_extra = 0
+        # with ``read_window(hashes=True)``: each line's ``line_hash`` as an edit sees the line
+        # (its exact text, before U+FFFD or a cut is shown), so its anchor holds
+        self.line_hashes: list[str] | None = None
 
     @property
     def last(self) -> int:
@@ -102,10 +105,10 @@ def fill_window(window: Window, pieces: list[str], ends: list[bool], *, max_byte
 
 def read_window(res: Resolved, start: int, count: int | None, *, max_bytes: int,
                 max_line_chars: int, full_scan_bytes: int = FULL_SCAN_BYTES,
-                line_extra: int = 0) -> Window:
+                line_extra: int = 0, hashes: bool = False) -> Window:
     """Read lines ``start .. start+count-1`` (``count=None``: to the end of the file);
     ``line_extra``: bytes each line's rendering carries beyond the ``cat -n`` prefix, counted
-    in ``max_bytes``."""
+    in ``max_bytes``; ``hashes``: fill ``line_hashes``."""
     fd, st = open_regular(res)
     try:
         head = os.read(fd, CHUNK)
@@ -125,16 +128,28 @@ def read_window(res: Resolved, start: int, count: int | None, *, max_bytes: int,
                 raise ToolError("too_large", f"{res.requested}: a {bom and bom[0]} file larger "
                                 f"than {limit} bytes cannot be read",
                                 details={"path": res.requested})
-            _whole(window, data, res.requested, start, count, max_bytes, max_line_chars)
+            _whole(window, data, res.requested, start, count, max_bytes, max_line_chars,
+                   hashes)
         else:
-            _stream(window, fd, head, res.requested, start, count, max_bytes, max_line_chars)
+            _stream(window, fd, head, res.requested, start, count, max_bytes, max_line_chars,
+                    hashes)
         return window
     finally:
         os.close(fd)
 
 
+def _hash_lines(window: Window, exact: str, skipped: int) -> None:
+    """``window.line_hashes`` of its lines in ``exact`` (the text as an edit decodes it, its
+    first ``skipped`` lines before the window's)."""
+    from zbtools.core.files.hashing import line_hash
+
+    lines = exact.replace("\r\n", "\n").split("\n")
+    begin = window.first - 1 - skipped
+    window.line_hashes = [line_hash(line) for line in lines[begin:begin + len(window.lines)]]
+
+
 def _whole(window: Window, data: bytes, shown: str, start: int, count: int | None,
-           max_bytes: int, max_line_chars: int) -> None:
+           max_bytes: int, max_line_chars: int, hashes: bool = False) -> None:
     decoded = decode(data, shown=shown)
     text = decoded.display_text()
     window.size = len(data)
@@ -144,6 +159,8 @@ def _whole(window: Window, data: bytes, shown: str, start: int, count: int | Non
     window.invalid_utf8 = decoded.invalid_utf8
     page_text(window, text, shown, start, count, max_bytes=max_bytes,
               max_line_chars=max_line_chars)
+    if hashes:
+        _hash_lines(window, decoded.text, 0)
 
 
 def page_text(window: Window, text: str, shown: str, start: int, count: int | None, *,
@@ -194,7 +211,7 @@ def beyond_end_error(shown: str, start: int, total: int) -> ToolError:
 
 
 def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count: int | None,
-            max_bytes: int, max_line_chars: int) -> None:
+            max_bytes: int, max_line_chars: int, hashes: bool = False) -> None:
     """Chunked scan for big files: skip ``start-1`` newlines, then collect the window."""
     window.size = os.fstat(fd).st_size
     bom = sniff_bom(head[:4])
@@ -291,6 +308,8 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
         window.total_lines = start - 1 + len(pieces)
     fill_window(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars,
           open_ended=cut_short)
+    if hashes:  # (a line too long to read whole is hashed as far as it was read)
+        _hash_lines(window, raw.decode("utf-8", "surrogateescape"), start - 1)
 
 
 def _rest_of_line(fd: int) -> tuple[bytes, bool]:
