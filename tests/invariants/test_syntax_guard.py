@@ -141,7 +141,7 @@ def search(examples: int, sources: list[Path] | None = None, **overrides: Any) -
 
 def test_the_python_guard_agrees_with_compile() -> None:
     assert len(SOURCES) >= 20
-    search(examples=150)
+    search(examples=100)
 
 
 SCOPED = [b"return 1", b"yield 1", b"await x", b"nonlocal y", b"global y", b"break",

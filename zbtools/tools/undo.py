@@ -160,6 +160,9 @@ def run(params: Params, ctx: Context) -> Result:
                 elif entry.get("links") and _relink(ctx, res, entry["links"], before, rel):
                     pass  # the name has its inode back, shared with its other hard links
                 else:
+                    if entry.get("links") == []:  # its other names lie outside the workspace
+                        ctx.warn(f"{rel} had hard links outside the workspace, which are "
+                                 "never written through: it is restored as a separate file")
                     res.ensure_parents()
                     if current is None:
                         create_file(res, before, mode=entry.get("mode"), shown=rel)

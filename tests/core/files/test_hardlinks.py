@@ -57,6 +57,12 @@ def test_edits_break_a_link_to_outside_and_say_so(ws: Path, cli: CliRunner, argv
     assert outside.read_bytes() == b"alpha\nbeta\n"
     assert (ws / "a.txt").read_bytes() == b"alpha\nBETA\n"
     assert any("hardlink_broken" in w for w in done.json["warnings"]), done
+    # undone: the bytes come back in a file of its own (never written through the name
+    # outside), and a warning says so
+    undone = cli("undo", stdin={"path": "a.txt"})
+    assert (ws / "a.txt").read_bytes() == b"alpha\nbeta\n"
+    assert (ws / "a.txt").stat().st_ino != outside.stat().st_ino
+    assert any("outside the workspace" in w for w in undone.json["warnings"]), undone
 
 
 def test_undo_of_an_in_place_edit_keeps_the_link(ws: Path, cli: CliRunner) -> None:

@@ -222,13 +222,14 @@ def other_names(ctx: Context, res: Resolved) -> list[str] | None:
     """The other names, in the workspace, of the file ``res`` had before a change that takes
     this name away from its inode (a delete, a rename, a replace that breaks the link), so that
     ``undo`` can give the name its inode back (``Workspace.link_names``: the walk the write
-    already made, cached). None for a file with one link."""
+    already made, cached). None for a file with one link; an empty list for one whose other
+    names all lie outside the workspace (``undo`` then says it restores a file of its own)."""
     st = res.st
     if st is None or res.missing or res.base or not stat.S_ISREG(st.st_mode) or \
             st.st_nlink < 2:
         return None
     names, _ = ctx.workspace.link_names(st)
-    return [n for n in names if n != res.rel] or None
+    return [n for n in names if n != res.rel]
 
 
 def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, tool: str,
@@ -260,7 +261,7 @@ def record(ctx: Context, rel: str, before: bytes | None, after: bytes | None, to
                     sha256_hex(after) if after is not None else None),
                 "mode": mode,
             }
-            if links:
+            if links is not None:
                 entry["links"] = links
             if parents:
                 entry["parents"] = parents
