@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,19 @@ def put(ws: Path, name: str, text: str | bytes) -> Path:
 
 def patch(cli: CliRunner, text: str, **extra: object) -> object:
     return cli("apply_edit", stdin={"patch": text, **extra})
+
+
+def refused(ws: Path, cli: CliRunner, text: str, code: str, *words: str) -> dict[str, Any]:
+    """Send the patch ``text``: refused with ``code``, its message naming ``words``, and the
+    workspace exactly as it was. Returns the error."""
+    before = snapshot(ws)
+    call = cli("apply_edit", stdin={"patch": text})
+    assert call.error["code"] == code, call
+    for word in words:
+        assert word in call.error["message"], call
+    assert snapshot(ws) == before
+    error: dict[str, Any] = call.error
+    return error
 
 
 SRC = "def f():\n    return 1\n\ndef g():\n    return 2\n"
@@ -82,14 +96,10 @@ def test_no_newline_at_end_of_file_markers_are_honoured(ws: Path, cli: CliRunner
 def test_a_failing_file_in_a_multi_file_patch_writes_nothing(ws: Path, cli: CliRunner) -> None:
     put(ws, "m.py", SRC)
     put(ws, "other.py", "x = 1\n")
-    before = snapshot(ws)
     diff = ("--- a/m.py\n+++ b/m.py\n@@\n-    return 1\n+    return 10\n"
             "--- a/other.py\n+++ b/other.py\n@@\n-y = 2\n+y = 3\n"
             "--- /dev/null\n+++ b/created.txt\n@@ -0,0 +1 @@\n+new\n")
-    call = cli("apply_edit", stdin={"patch": diff})
-    assert call.error["code"] == "no_match"
-    assert "other.py" in call.error["message"]
-    assert snapshot(ws) == before
+    refused(ws, cli, diff, "no_match", "other.py")
 
 
 def test_a_codex_patch_adds_updates_moves_and_deletes(ws: Path, cli: CliRunner) -> None:
@@ -320,11 +330,8 @@ def test_a_git_copy_writes_the_copy_and_keeps_the_source(ws: Path, cli: CliRunne
 def test_a_git_copy_onto_an_existing_file_is_refused(ws: Path, cli: CliRunner) -> None:
     put(ws, "src.txt", "one\n")
     put(ws, "dst.txt", "mine\n")
-    before = snapshot(ws)
-    call = cli("apply_edit", stdin={"patch": "diff --git a/src.txt b/dst.txt\ncopy from src.txt\n"
-                                             "copy to dst.txt\n"})
-    assert call.error["code"] == "already_exists" and "copies" in call.error["message"]
-    assert snapshot(ws) == before
+    refused(ws, cli, "diff --git a/src.txt b/dst.txt\ncopy from src.txt\ncopy to dst.txt\n",
+            "already_exists", "copies")
 
 
 @pytest.mark.parametrize("now,asked", [(0o644, "100755"), (0o755, "100644")])
@@ -381,13 +388,9 @@ def test_a_codex_context_line_that_looks_like_a_header_is_context(ws: Path,
 def test_a_codex_end_marker_before_the_end_is_refused(ws: Path, cli: CliRunner) -> None:
     put(ws, "i.txt", "x\n")
     put(ws, "j.txt", "y\n")
-    before = snapshot(ws)
     text = ("*** Begin Patch\n*** Update File: i.txt\n@@\n-x\n+X\n*** End Patch\n"
             "*** Update File: j.txt\n@@\n-y\n+Y\n*** End Patch\n")
-    call = cli("apply_edit", stdin={"patch": text})
-    assert call.error["code"] == "patch_parse_error"
-    assert "before the end" in call.error["message"]
-    assert snapshot(ws) == before
+    refused(ws, cli, text, "patch_parse_error", "before the end")
 
 
 def test_a_path_the_patch_does_not_change_is_refused(ws: Path, cli: CliRunner) -> None:
