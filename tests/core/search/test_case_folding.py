@@ -40,18 +40,26 @@ def rg_lines(root: Path, pattern: str, fixed: bool) -> list[int]:
     return [int(line.split(":", 1)[0]) for line in done.stdout.splitlines()]
 
 
+# classes: each character alone, ranges over the Latin and Greek letters, a negated class
+CLASSES = [f"[{c}]" for c in CHARS] + ["[a-z]", "[A-Z]", "[\u0100-\u017f]", "[^a]",
+                                       "[\u0370-\u03ff]", "[\ufb00-\ufb06]", "[hij]"]
+
+
 def check(root: Path, engine: str, fixed: bool) -> None:
     (root / "f.txt").write_text(TEXT)
-    for c in CHARS:
+    # (the native engine serves a class only through a literal: auto chooses for it)
+    classes = [] if fixed or engine == "native" else [f"<{k}>" for k in CLASSES]
+    patterns = [f"<{c}>" for c in CHARS] + classes
+    for pattern in patterns:
         call = run_inprocess(["grep_search"], workspace=root, stdin=json.dumps(
-            {"pattern": f"<{c}>", "case_insensitive": True, "fixed_strings": fixed,
+            {"pattern": pattern, "case_insensitive": True, "fixed_strings": fixed,
              "engine": engine, "path": "f.txt"}))
         got = [m["line"] for m in call.result["matches"]]
-        assert got == list(rg_answer(f"<{c}>", fixed)), (engine, fixed, c, hex(ord(c)))
+        assert got == list(rg_answer(pattern, fixed)), (engine, fixed, pattern)
 
 
 @pytest.mark.parametrize("fixed", [False, True], ids=["regex", "fixed"])
-@pytest.mark.parametrize("engine", ["python", "native"])
+@pytest.mark.parametrize("engine", ["python", "native", "auto"])
 def test_each_character_matches_what_rg_i_matches(tmp_path: Path, engine: str,
                                                   fixed: bool) -> None:
     check(tmp_path, engine, fixed)
@@ -64,6 +72,7 @@ def test_a_planted_bug_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from zbtools.core.search import rust_syntax
 
     monkeypatch.setattr(rust_syntax, "folded_apart", lambda c: None)
+    monkeypatch.setattr(rust_syntax, "fold_as_rg", lambda cls: cls)
     monkeypatch.setattr(rust_syntax, "FOLDS_APART", {})
     rust_syntax.translate.cache_clear()
     try:

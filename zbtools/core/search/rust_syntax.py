@@ -141,6 +141,30 @@ FOLDS_APART = {"i": "iI", "I": "iI", "\u0130": "\u0130", "\u0131": "\u0131",
                "\u1fe3": "\u1fe3", "\ufb05": "\ufb05", "\ufb06": "\ufb06"}
 
 
+# what the regex module's IGNORECASE pairs each of them with, beyond ripgrep's folding
+_EXTRA_FOLDS = {"\u0130": "iI", "\u0131": "iI", "\u0390": "\u1fd3", "\u1fd3": "\u0390",
+                "\u03b0": "\u1fe3", "\u1fe3": "\u03b0", "\ufb05": "\ufb06",
+                "\ufb06": "\ufb05"}
+
+
+def fold_as_rg(cls: str) -> str:
+    """A class (``regex`` syntax) under IGNORECASE, kept from matching what only the regex
+    module's folding adds: the characters of ``_EXTRA_FOLDS`` it does not hold as written, and
+    their extra partners when it does."""
+    import regex
+
+    held = regex.compile(cls, regex.VERSION0)
+    left_out: set[str] = set()
+    for special, partners in _EXTRA_FOLDS.items():
+        if held.fullmatch(special):
+            left_out.update(p for p in partners if not held.fullmatch(p))
+        else:
+            left_out.add(special)
+    if not left_out:
+        return cls
+    return f"(?:(?-i:(?![{''.join(sorted(left_out))}])){cls})"  # (the test itself exact)
+
+
 def folded_apart(c: str) -> str | None:
     """``c`` under IGNORECASE as ripgrep's ``-i`` matches it (a case-sensitive group), for the
     characters of ``FOLDS_APART``; None for any other."""
@@ -638,7 +662,7 @@ class _Parser:
         node = self.bracket_node(flags)
         if not flags.u:
             return self.ascii_class(node, flags)
-        return node.render()
+        return fold_as_rg(node.render()) if flags.i else node.render()
 
     def bracket_node(self, flags: _Flags) -> _Set:
         """One ``[...]``, nested classes and set operations included (the parser is at ``[``).
