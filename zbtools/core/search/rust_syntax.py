@@ -16,8 +16,13 @@ fails with ``regex_error``, never a silent miss.
 How ripgrep reads lines decides the anchors: in line mode each line is matched on its own, so
 ``\\A`` and ``\\z`` are the line's start and end; with ``multiline`` they are the file's.
 
+Under ``-i`` the characters the ``regex`` module folds more widely than ripgrep (``FOLDS_APART``)
+are matched as ripgrep matches them, in literals (``folded_apart``, also for fixed strings) and
+in classes (``fold_as_rg``).
+
 Map: ``translate`` (cached), ``Unsupported``; the parser ``_Parser`` (``alternation``,
-``group``, ``escape``, ``bracket``), the class sets ``_Set`` and ``_ascii_set``.
+``group``, ``escape``, ``bracket``), the class sets ``_Set`` and ``_ascii_set``;
+``FOLDS_APART``, ``folded_apart``, ``fold_as_rg``.
 """
 
 from __future__ import annotations
@@ -132,19 +137,14 @@ def _binary(op: str, lhs: _Set, rhs: _Set) -> _Set:
     return _Set(expr=f"(?:(?!{b}){a}|(?!{a}){b})")
 
 
-# The characters whose case-insensitive matches differ: the ``regex`` module's IGNORECASE
-# also pairs ``i`` with ``İ`` and ``I`` with ``ı`` (Turkish), and three Greek and ligature
-# pairs; ripgrep uses Unicode's simple case folding, which does not. Each is matched with
-# exactly the characters ripgrep's ``-i`` matches it with.
-FOLDS_APART = {"i": "iI", "I": "iI", "\u0130": "\u0130", "\u0131": "\u0131",
-               "\u0390": "\u0390", "\u1fd3": "\u1fd3", "\u03b0": "\u03b0",
-               "\u1fe3": "\u1fe3", "\ufb05": "\ufb05", "\ufb06": "\ufb06"}
-
-
-# what the regex module's IGNORECASE pairs each of them with, beyond ripgrep's folding
+# What the ``regex`` module's IGNORECASE pairs each of these with beyond Unicode's simple case
+# folding, which ripgrep's ``-i`` uses: the Turkish dotted and dotless i, three Greek and
+# ligature pairs.
 _EXTRA_FOLDS = {"\u0130": "iI", "\u0131": "iI", "\u0390": "\u1fd3", "\u1fd3": "\u0390",
                 "\u03b0": "\u1fe3", "\u1fe3": "\u03b0", "\ufb05": "\ufb06",
                 "\ufb06": "\ufb05"}
+# Every character those pairs involve, and exactly what ripgrep's ``-i`` matches it with.
+FOLDS_APART = {**{c: c for c in _EXTRA_FOLDS}, "i": "iI", "I": "iI"}
 
 
 def fold_as_rg(cls: str) -> str:
