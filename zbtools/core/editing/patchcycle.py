@@ -2,13 +2,15 @@
 
 ``apply_patch_text`` parses a unified diff or Codex patch (``patching.parse_patch``), prepares
 each file's change before writing anything (a file added, deleted, updated through the engine's
-``apply_requests`` on its hunks, or renamed), then commits them: a single atomic step directly,
-several (or a rename) through the intent journal (``txn``,
+``apply_requests`` on its hunks, renamed or copied), then commits them: a single atomic step
+directly, several (or a rename or copy) through the intent journal (``txn``,
 docs/internals/files.md#intent-journal). Each change is journaled for ``undo``, editor tabs
 follow a moved or deleted file, and every directory descriptor is closed whatever fails.
 Failure modes: ``patch_parse_error``, the engine's refusals, ``already_exists``,
-``invalid_arguments`` (hunks without a file and no default path), ``syntax_error`` (the syntax
-guard, ``syntaxguard``, over every file before any is written), and ``cycle``'s.
+``invalid_arguments`` (hunks without a file and no default path, or a default path the patch
+does not name), ``patch_parse_error`` also for a ``new mode`` that would change whether a file
+is executable (contents only are edited), ``syntax_error`` (the syntax guard, ``syntaxguard``,
+over every file before any is written), and ``cycle``'s.
 
 Map: ``FileChange``, ``PatchOutcome``, ``apply_patch_text``. Imports ``cycle``; ``matching``,
 ``patching``, ``txn``, ``undo`` and ``zbtools.core.state.store`` on use.

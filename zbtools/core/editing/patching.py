@@ -1,14 +1,17 @@
 """Parsing unified diffs and Codex ``*** Begin Patch`` envelopes into per-file edit plans.
 
-Both formats become ``FilePatch`` objects (update, add, delete, or rename with optional hunks);
+Both formats become ``FilePatch`` objects (update, add, delete, or rename or copy with optional
+hunks; git's quoted names read by ``_unquote``, its ``new mode`` kept for the caller to check);
 each hunk becomes a matcher ``Request`` (old text its context and ``-`` lines, new text its
 context and ``+`` lines), located by the same ladder as every other edit
 (docs/internals/matching.md#hunks). The parser is lenient where models are sloppy and strict
 where it matters: hunk counts are ignored and ``-a,b`` is only a hint; a context line that lost
 its leading space counts as context; absolute paths and ``..`` are refused, as GNU patch and
 ``git apply`` refuse them; a pure addition needs an anchor (a scope line, ``-N,0`` or
-``*** End of File``), else ``anchor_required``. It parses by hand because ``unidiff`` rejects
-miscounted hunks, the commonest defect of model-written diffs, and knows no Codex envelope.
+``*** End of File``), else ``anchor_required``. In a Codex hunk a line starting with a space is
+context whatever follows it, and only the last ``*** End Patch`` ends the patch. It parses by
+hand because ``unidiff`` rejects miscounted hunks, the commonest defect of model-written diffs,
+and knows no Codex envelope.
 
 Map: ``Hunk``, ``FilePatch``, ``parse_patch``, ``hunk_requests``, ``check_patch_path``,
 ``parse_error``. Failure modes: ``patch_parse_error``,
