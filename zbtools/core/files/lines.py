@@ -11,11 +11,14 @@ stops once it is complete, so the cost is proportional to the window's offset, n
 size, and memory is bounded by the chunk size plus the window. For those, ``total_lines`` and
 ``sha256`` are reported only when the scan reaches the end of the file (the window ends at or
 runs into it); otherwise they are ``null``. A single line longer than the collection cap (at
-least 1 MiB) is shown cut rather than read whole.
+least 1 MiB) is shown cut rather than read whole; the scan reads on to its end to tell
+whether another line follows (when none does, the file is counted and hashed as above).
 
 Shown lines longer than ``max_line_chars`` are cut with a marker; the window also stops early
-(``truncated``) once its ``cat -n`` rendering would exceed ``max_bytes``, and says which line to
-continue from.
+(``truncated``) once its ``cat -n`` rendering (with ``line_extra`` bytes more a line: a read's
+line hashes) would exceed ``max_bytes``, and says which line to continue from. With ``hashes``
+each line's ``line_hash`` is taken of its exact text, as an edit decodes it, not of what is
+shown.
 """
 
 from __future__ import annotations
