@@ -270,3 +270,31 @@ def test_access_and_creation_times_are_reported_where_the_platform_has_them(
     assert result["modified"] == "2020-09-13T12:26:40.500000Z"
     if sys.platform.startswith("linux"):
         assert result["created"] is None
+
+
+BIG_TEXT = "".join(f"l\u00e9ne {i} \u2019q\u2019\n" for i in range(700_000))  # over 8 MiB
+
+
+@pytest.mark.parametrize("encoding,label,prefix", [
+    ("cp1252", "cp1252", b""), ("utf-8", "utf-8", b""), ("utf-8", "utf-8-bom", b"\xef\xbb\xbf"),
+    ("utf-16-le", "utf-16-le", b"\xff\xfe"), ("utf-16-be", "utf-16-be", b"\xfe\xff")])
+def test_a_big_file_is_counted_and_labelled_as_read_file_reads_it(
+        ws: Path, cli: CliRunner, encoding: str, label: str, prefix: bytes) -> None:
+    """Over 8 MiB (not decoded whole) the encoding is judged on the first MiB, as read_file
+    judges it, and a UTF-16 file's lines are counted (they were null)."""
+    (ws / "big.txt").write_bytes(prefix + BIG_TEXT.encode(encoding))
+    assert (ws / "big.txt").stat().st_size > 8 << 20
+    info = cli("get_file_info", stdin={"path": "big.txt"}).result
+    assert (info["line_count"], info["encoding"]) == (700_000, label)
+    read = cli("read_file", stdin={"path": "big.txt", "limit": 1}).result
+    assert read["encoding"] == label and read["content"] == "l\u00e9ne 0 \u2019q\u2019\n"
+
+
+def test_a_big_file_whose_bom_lies_is_read_as_8_bit_text(ws: Path, cli: CliRunner) -> None:
+    """\\xff\\xfe then an odd number of bytes: not UTF-16 after all (it does not decode), so,
+    as decode does for a smaller file, it is judged as text without a BOM."""
+    (ws / "big.txt").write_bytes(b"\xff\xfe" + BIG_TEXT.encode("cp1252") + b"x")
+    info = cli("get_file_info", stdin={"path": "big.txt"}).result
+    read = cli("read_file", stdin={"path": "big.txt", "limit": 1}).result
+    assert info["encoding"] == read["encoding"] == "cp1252"
+    assert info["line_count"] == 700_001  # the last line, "x", has no line break

@@ -22,7 +22,7 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.errors import not_found
-from zbtools.core.files.decoding import decode, looks_binary, sniff_bom
+from zbtools.core.files.decoding import decode, looks_binary, sample_encoding, sniff_bom
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.reading import CHUNK, READ_FLAGS, read_fd
 from zbtools.core.files.workspace import DIR_FLAGS
@@ -82,8 +82,17 @@ def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
             text = decoded.text
             lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
             return lines, decoded.encoding_label, False
-        if size > COUNT_LINES_LIMIT or (bom is not None and bom[0] != "utf-8"):
-            return None, (bom[0] if bom else "utf-8"), False
+        if bom is not None and bom[0] != "utf-8":
+            wide = _wide_lines(fd, bom[0], len(bom[1])) if size <= COUNT_LINES_LIMIT else None
+            if wide is not None or size > COUNT_LINES_LIMIT:
+                return wide, bom[0], False
+            bom = None  # not that encoding after all: read as 8-bit text, as decode does
+        # judged on the first MiB, as read_file judges a file this size
+        codec = sample_encoding(fd) if bom is None else None
+        encoding = "utf-8-bom" if bom else (codec or "utf-8").replace("_", "-").lower()
+        if size > COUNT_LINES_LIMIT:
+            return None, encoding, False
+        os.lseek(fd, len(head), os.SEEK_SET)
         newlines = head.count(b"\n")
         last = head[-1:]
         while True:
@@ -92,10 +101,32 @@ def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
                 break
             newlines += chunk.count(b"\n")
             last = chunk[-1:]
-        return newlines + (0 if last in (b"\n", b"") else 1), "utf-8-bom" if bom else "utf-8", \
-            False
+        return newlines + (0 if last in (b"\n", b"") else 1), encoding, False
     finally:
         os.close(fd)
+
+
+def _wide_lines(fd: int, encoding: str, skip: int) -> int | None:
+    """The lines of a UTF-16 or UTF-32 file (``skip``: its BOM's bytes), decoded a chunk at a
+    time; None when it does not decode (a BOM that only looked like one)."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder(encoding)()
+    newlines = 0
+    last = ""
+    offset = skip
+    try:
+        while True:
+            chunk = os.pread(fd, CHUNK, offset)
+            text = decoder.decode(chunk, final=not chunk)
+            newlines += text.count("\n")
+            last = text[-1:] or last
+            if not chunk:
+                break
+            offset += len(chunk)
+    except UnicodeDecodeError:
+        return None
+    return newlines + (0 if last in ("\n", "") else 1)
 
 
 def run(params: Params, ctx: Context) -> Result:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         is_utf8,
         looks_binary,
         newline_style,
+        sample_encoding,
         sniff_bom,
     )
     from zbtools.core.files.fileformat import FileFormat, convert_newlines, probe_format
@@ -90,7 +91,8 @@ __all__ = ["BINARY_SNIFF_BYTES", "CHUNK", "DIR_FLAGS", "FAST_HASH_BYTES", "FOLDE
            "note_dir", "note_journal", "open_regular", "open_sync_group", "os_error", "own_host",
            "own_start", "page_text", "pause_point", "probe_format", "read_bytes", "read_bytes_stat",
            "read_fd", "read_window", "remove_tree", "rename_noreplace", "replace_parts",
-           "replace_whole", "sha256_for", "sha256_hex", "sniff_bom", "special_file_error",
+           "replace_whole", "sample_encoding", "sha256_for", "sha256_hex", "sniff_bom",
+           "special_file_error",
            "sweep_dead_dirs", "sweep_dead_temps", "sync_group", "temp_name", "use",
            "writeback_starter", "writer_alive"]
 
@@ -113,6 +115,7 @@ _SUBMODULE = {"BINARY_SNIFF_BYTES": "decoding", "CHUNK": "reading", "DIR_FLAGS":
               "own_host": "tempnames", "own_start": "tempnames", "page_text": "lines",
               "pause_point": "replacing", "probe_format": "fileformat", "read_bytes": "reading",
               "read_bytes_stat": "reading", "read_fd": "reading", "read_window": "lines",
+              "sample_encoding": "decoding",
               "remove_tree": "fsops", "rename_noreplace": "fsops", "replace_parts": "replacing",
               "replace_whole": "replacing", "sha256_for": "hashing", "sha256_hex": "hashing",
               "sniff_bom": "decoding", "special_file_error": "reading", "sweep_dead_dirs": "fsops",

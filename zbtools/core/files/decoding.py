@@ -178,6 +178,35 @@ def is_utf8(data: bytes) -> bool:
     return True
 
 
+SAMPLE_BYTES = 1 << 20  # what the encoding of a file too big to decode whole is judged on
+
+
+def sample_encoding(fd: int) -> str | None:
+    """The encoding of the open file ``fd``, too big to decode whole and without a BOM, judged
+    on its first MiB as ``decode`` judges a whole file (``_guess_encoding`` looks at as much):
+    None for UTF-8, valid or mostly, else the encoding it most likely is."""
+    import os
+
+    sample = os.pread(fd, SAMPLE_BYTES, 0)
+    if len(sample) == SAMPLE_BYTES:
+        sample = trim_partial_utf8(sample)  # a character the MiB cuts is no error
+    if is_utf8(sample):
+        return None
+    return _guess_encoding(sample)
+
+
+def trim_partial_utf8(data: bytes) -> bytes:
+    """``data`` without a UTF-8 sequence cut short at its end."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:  # ASCII: nothing is cut
+            return data
+        if byte >= 0xC0:  # a lead byte: does its sequence fit in what follows?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data
+
+
 def _guess_encoding(data: bytes) -> str | None:
     """The likely encoding of bytes that are neither UTF-8 nor marked by a BOM, or ``None``."""
     sample = data[: 1 << 20]

@@ -5,7 +5,8 @@ Lines are separated by ``\\n`` (a ``\\r`` before it belongs to the line ending);
 
 Files up to ``FULL_SCAN_BYTES`` (8 MiB), and every UTF-16/UTF-32 file, are read whole: the
 result then knows ``total_lines`` and ``sha256`` (the token edits can require), and the encoding
-is detected on the whole content. Larger files are streamed in 1 MiB chunks: newlines are counted
+is detected on the whole content. Larger files are streamed in 1 MiB chunks, their encoding
+judged on their first MiB (``decoding.sample_encoding``): newlines are counted
 with ``bytes.count``/``split`` until the window starts, only the window is decoded, and reading
 stops once it is complete, so the cost is proportional to the window's offset, not the file's
 size, and memory is bounded by the chunk size plus the window. For those, ``total_lines`` and
@@ -26,7 +27,14 @@ from __future__ import annotations
 import os
 
 from zbtools.contract import ToolError
-from zbtools.core.files.decoding import decode, looks_binary, newline_style, sniff_bom
+from zbtools.core.files.decoding import (
+    decode,
+    looks_binary,
+    newline_style,
+    sample_encoding,
+    sniff_bom,
+    trim_partial_utf8,
+)
 from zbtools.core.files.hashing import sha256_fd, sha256_hex
 from zbtools.core.files.reading import CHUNK, open_regular, read_fd
 
@@ -220,6 +228,9 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
     bom = sniff_bom(head[:4])
     offset = len(bom[1]) if bom else 0
     window.encoding = "utf-8-bom" if bom else "utf-8"
+    codec = None if bom else sample_encoding(fd)
+    if codec is not None:
+        window.encoding = codec.replace("_", "-").lower()
     last_byte = head[-1:]
     line_no = 1
     chunk = head[offset:]
@@ -288,12 +299,15 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
         # The cap cut a line short: drop it (it starts the next window), unless it is the only
         # line, which is then shown cut at max_line_chars instead; an incomplete UTF-8 sequence
         # at its end is no decoding error.
-        raw = raw[:raw.rindex(b"\n") + 1] if complete else _trim_partial_utf8(raw)
+        raw = raw[:raw.rindex(b"\n") + 1] if complete else trim_partial_utf8(raw)
+    exact = None  # the window as an edit decodes it, when that is not what is shown
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode(codec or "utf-8")
     except UnicodeDecodeError:
         text = raw.decode("utf-8", "replace")
+        exact = raw.decode("utf-8", "surrogateescape")
         window.invalid_utf8 = True
+        window.encoding = "utf-8"
     window.newline = newline_style(raw + line_end)
     pieces = text.split("\n")
     final_newline = text.endswith("\n")
@@ -312,7 +326,7 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
     fill_window(window, pieces, ends, max_bytes=max_bytes, max_line_chars=max_line_chars,
           open_ended=cut_short)
     if hashes:  # (a line too long to read whole is hashed as far as it was read)
-        _hash_lines(window, raw.decode("utf-8", "surrogateescape"), start - 1)
+        _hash_lines(window, text if exact is None else exact, start - 1)
 
 
 def _rest_of_line(fd: int) -> tuple[bytes, bool]:
@@ -329,15 +343,3 @@ def _rest_of_line(fd: int) -> tuple[bytes, bool]:
             after = chunk[at + 1:] or os.read(fd, 1)
             return (b"\r\n" if before == b"\r" else b"\n"), bool(after)
         previous = chunk[-1:]
-
-
-def _trim_partial_utf8(data: bytes) -> bytes:
-    """``data`` without a UTF-8 sequence cut short at its end."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte < 0x80:  # ASCII: nothing is cut
-            return data
-        if byte >= 0xC0:  # a lead byte: does its sequence fit in what follows?
-            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return data if back >= need else data[:-back]
-    return data
