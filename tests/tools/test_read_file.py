@@ -792,3 +792,11 @@ def test_a_big_file_in_another_encoding_is_read_in_it(ws: Path, cli: CliRunner) 
     assert (first["encoding"], first["invalid_utf8"]) == ("cp1252", False)
     last = cli("read_file", "--path", "big.txt", "--offset", "420000").result
     assert (last["content"], last["total_lines"]) == (line.format(419_999), 420_000)
+
+
+def test_a_big_file_with_a_bom_and_a_bad_byte_keeps_its_bom_label(ws: Path,
+                                                                  cli: CliRunner) -> None:
+    put(ws, "big.txt", b"\xef\xbb\xbf" + b"ok line\n" * 1_200_000 + b"bad \xff here\n")
+    last = cli("read_file", "--path", "big.txt", "--offset", "1200001").result
+    assert (last["content"], last["encoding"], last["invalid_utf8"]) == \
+        ("bad \ufffd here\n", "utf-8-bom", True)

@@ -22,7 +22,13 @@ import stat
 from zbtools.contract import ToolError
 from zbtools.core.call.args import Struct, field
 from zbtools.core.errors import not_found
-from zbtools.core.files.decoding import decode, looks_binary, sample_encoding, sniff_bom
+from zbtools.core.files.decoding import (
+    decode,
+    encoding_label,
+    looks_binary,
+    sample_encoding,
+    sniff_bom,
+)
 from zbtools.core.files.fsops import entry_kind
 from zbtools.core.files.reading import CHUNK, READ_FLAGS, read_fd
 from zbtools.core.files.workspace import DIR_FLAGS
@@ -89,7 +95,7 @@ def _text_facts(res: Resolved) -> tuple[int | None, str | None, bool]:
             bom = None  # not that encoding after all: read as 8-bit text, as decode does
         # judged on the first MiB, as read_file judges a file this size
         codec = sample_encoding(fd) if bom is None else None
-        encoding = "utf-8-bom" if bom else (codec or "utf-8").replace("_", "-").lower()
+        encoding = encoding_label(codec or "utf-8", bom is not None)
         if size > COUNT_LINES_LIMIT:
             return None, encoding, False
         os.lseek(fd, len(head), os.SEEK_SET)

@@ -15,6 +15,8 @@ Map: ``decode`` and ``Decoded``; ``sniff_bom``, ``looks_binary``, ``is_utf8``; n
 
 from __future__ import annotations
 
+import os
+
 from zbtools.contract import ToolError
 
 BINARY_SNIFF_BYTES = 8192
@@ -111,8 +113,7 @@ class Decoded:
 
     @property
     def encoding_label(self) -> str:
-        label = self.encoding.replace("_", "-").lower()
-        return f"{label}-bom" if self.bom and label == "utf-8" else label
+        return encoding_label(self.encoding, bool(self.bom))
 
 
 def decode(data: bytes, *, shown: str = "") -> Decoded:
@@ -178,6 +179,12 @@ def is_utf8(data: bytes) -> bool:
     return True
 
 
+def encoding_label(encoding: str, bom: bool = False) -> str:
+    """How results name an encoding: ``utf-8``, ``utf-8-bom``, ``cp1252``, ``utf-16-le``."""
+    label = encoding.replace("_", "-").lower()
+    return f"{label}-bom" if bom and label == "utf-8" else label
+
+
 SAMPLE_BYTES = 1 << 20  # what the encoding of a file too big to decode whole is judged on
 
 
@@ -185,8 +192,6 @@ def sample_encoding(fd: int) -> str | None:
     """The encoding of the open file ``fd``, too big to decode whole and without a BOM, judged
     on its first MiB as ``decode`` judges a whole file (``_guess_encoding`` looks at as much):
     None for UTF-8, valid or mostly, else the encoding it most likely is."""
-    import os
-
     sample = os.pread(fd, SAMPLE_BYTES, 0)
     if len(sample) == SAMPLE_BYTES:
         sample = trim_partial_utf8(sample)  # a character the MiB cuts is no error
@@ -209,7 +214,7 @@ def trim_partial_utf8(data: bytes) -> bytes:
 
 def _guess_encoding(data: bytes) -> str | None:
     """The likely encoding of bytes that are neither UTF-8 nor marked by a BOM, or ``None``."""
-    sample = data[: 1 << 20]
+    sample = data[:SAMPLE_BYTES]
     import re  # lazy: only non-UTF-8 files get here
 
     high = len(sample) - len(sample.translate(None, bytes(range(0x80, 0x100))))

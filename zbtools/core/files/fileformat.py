@@ -17,6 +17,7 @@ from zbtools.core.files.decoding import (
     apply_newline,
     decode,
     dominant_newline,
+    encoding_label,
     looks_binary,
     sniff_bom,
 )
@@ -50,8 +51,7 @@ class FileFormat:
 
     @property
     def label(self) -> str:
-        label = self.encoding.replace("_", "-").lower()
-        return f"{label}-bom" if self.bom and label == "utf-8" else label
+        return encoding_label(self.encoding, bool(self.bom))
 
     def encode(self, text: str, *, with_bom: bool) -> bytes:
         errors = "surrogateescape" if self.invalid_utf8 else "strict"

@@ -29,6 +29,7 @@ import os
 from zbtools.contract import ToolError
 from zbtools.core.files.decoding import (
     decode,
+    encoding_label,
     looks_binary,
     newline_style,
     sample_encoding,
@@ -151,12 +152,19 @@ def read_window(res: Resolved, start: int, count: int | None, *, max_bytes: int,
 
 def _hash_lines(window: Window, exact: str, skipped: int) -> None:
     """``window.line_hashes`` of its lines in ``exact`` (the text as an edit decodes it, its
-    first ``skipped`` lines before the window's)."""
+    first ``skipped`` lines before the window's), split no further than the window's end."""
     from zbtools.core.files.hashing import line_hash
 
-    lines = exact.replace("\r\n", "\n").split("\n")
     begin = window.first - 1 - skipped
-    window.line_hashes = [line_hash(line) for line in lines[begin:begin + len(window.lines)]]
+    stop = begin + len(window.lines)
+    pieces = exact.split("\n", stop)
+    hashes = []
+    for i in range(begin, stop):
+        line = pieces[i]
+        if line.endswith("\r") and i + 1 < len(pieces):  # a CRLF's CR: the line ending's
+            line = line[:-1]
+        hashes.append(line_hash(line))
+    window.line_hashes = hashes
 
 
 def _whole(window: Window, data: bytes, shown: str, start: int, count: int | None,
@@ -227,10 +235,8 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
     window.size = os.fstat(fd).st_size
     bom = sniff_bom(head[:4])
     offset = len(bom[1]) if bom else 0
-    window.encoding = "utf-8-bom" if bom else "utf-8"
     codec = None if bom else sample_encoding(fd)
-    if codec is not None:
-        window.encoding = codec.replace("_", "-").lower()
+    window.encoding = encoding_label(codec or "utf-8", bom is not None)
     last_byte = head[-1:]
     line_no = 1
     chunk = head[offset:]
@@ -307,7 +313,7 @@ def _stream(window: Window, fd: int, head: bytes, shown: str, start: int, count:
         text = raw.decode("utf-8", "replace")
         exact = raw.decode("utf-8", "surrogateescape")
         window.invalid_utf8 = True
-        window.encoding = "utf-8"
+        window.encoding = encoding_label("utf-8", bom is not None)  # (the sample misled)
     window.newline = newline_style(raw + line_end)
     pieces = text.split("\n")
     final_newline = text.endswith("\n")
