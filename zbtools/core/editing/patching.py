@@ -71,9 +71,7 @@ def parse_error(message: str, line_no: int | None = None) -> MatchError:
 
 
 def check_patch_path(path: str, line_no: int) -> str:
-    clean = path.strip()
-    if clean.startswith('"') and clean.endswith('"') and len(clean) >= 2:
-        clean = clean[1:-1]
+    clean = _unquote(path.strip())
     if not clean:
         raise parse_error("empty file name", line_no)
     if clean.startswith("/"):
@@ -199,9 +197,9 @@ def _parse_unified(text: str) -> list[FilePatch]:
                 except ValueError:
                     raise parse_error(f"unreadable mode {line[9:]!r}", no) from None
         elif line.startswith(("rename from ", "copy from ")):
-            rename_from = check_patch_path(_unquote(line.split(" ", 2)[2]), no)
+            rename_from = check_patch_path(line.split(" ", 2)[2], no)
         elif line.startswith(("rename to ", "copy to ")):
-            target = check_patch_path(_unquote(line.split(" ", 2)[2]), no)
+            target = check_patch_path(line.split(" ", 2)[2], no)
             if current is None:
                 current = FilePatch("update", rename_from or target)
                 patches.append(current)

@@ -145,12 +145,12 @@ def _compile_regex(pattern: str, *, ignore_case: bool, fixed_strings: bool, mult
         flags |= regex.IGNORECASE
     if multiline:
         flags |= regex.DOTALL
-    if fixed_strings:
-        inner = regex.escape(pattern)
-        if ignore_case:  # ripgrep's simple case folding for the few the module folds more
-            from zbtools.core.search.rust_syntax import folded_apart
+    if fixed_strings and ignore_case:  # rg's case folding for the few the module folds more
+        from zbtools.core.search.rust_syntax import folded_apart
 
-            inner = "".join(folded_apart(c) or regex.escape(c) for c in pattern)
+        inner = "".join(folded_apart(c) or regex.escape(c) for c in pattern)
+    elif fixed_strings:
+        inner = regex.escape(pattern)
     else:
         inner = python_source(pattern, ignore_case=ignore_case, multiline=multiline)
     source = WORD_BEFORE + inner + WORD_AFTER if word else inner
