@@ -6,6 +6,8 @@ with ripgrep in the same run (interleaved pairs, ratio = median of the per-pair 
 * ``find_files_glob '**/*.py'`` (text output, then JSON) vs ``rg --files -g '*.py' .``;
 * ``list_directory --max-depth 100`` (JSON, then text) vs ``rg --files .``;
 * ``grep_search`` (text output, the default engine) vs ``rg -n PAT .``, a literal and a regex;
+* the three rows with a goal again, each call handed to a running ``zbtools serve``
+  (``served:``), whose output is first checked against the call's own;
 * floor rows, vs ``rg --files .``: ``python -I -c pass`` (the interpreter's start-up), a bare
   ``os.scandir`` walk in a fresh interpreter (the issue's floor for glob), and the same walk
   with an ``lstat`` of every file (the floor for a listing that gives sizes).
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -156,6 +159,57 @@ def grep_cases(run: Runner, root: Path) -> None:
                 run.timed(label, zb, rg, GOAL_GREP, "capped" if capped else "")
 
 
+def served_cases(run: Runner, root: Path) -> None:
+    """The goal rows again, each call handed to a running ``zbtools serve`` (its warm session);
+    each served output is first compared with the same call's own (the search's ``engine``
+    aside), and the server's status printed, to show that every timed call was served."""
+    glob = ("find_files_glob", "--pattern", "**/*.py", "--path", ".", "--limit", str(LIMIT),
+            "--exclude-dirs", "[]", "--format", "text")
+    listing = ("list_directory", "--path", ".", "--max-depth", "100", "--limit", str(LIMIT),
+               "--exclude-dirs", "[]")
+    kind, pattern = GREPS[0]
+    grep = ("grep_search", "--pattern", pattern, "--path", ".", "--head-limit", str(LIMIT),
+            "--timeout", "120", "--exclude-dirs", "[]", "--format", "text")
+    cases = [("glob '**/*.py' --format text", glob, ("--files", "-g", "*.py", "."), GOAL_FILES),
+             ("list_directory --format json", listing, ("--files", "."), GOAL_FILES),
+             (f"grep {kind} '{pattern}' --format text", grep, ("-n", pattern, "."), GOAL_GREP)]
+    alone_env = run.env
+    with tempfile.TemporaryDirectory(prefix="zbbench-serve-") as home, \
+            working_directory(root):
+        os.chmod(home, 0o700)
+        env = dict(alone_env, ZBTOOLS_SERVER=os.path.join(home, "serve.sock"))
+        server = subprocess.Popen((str(run.venv.python), "-I", "-m", "zbtools", "serve",
+                                   "--idle", "900"), env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE)
+        try:
+            assert server.stdout is not None
+            print(f"# served: {server.stdout.readline().decode().strip()}", flush=True)
+            run.env = env
+            for label, argv, rg_args, goal in cases:
+                served = _comparable(check_ok(run.zb(*argv), env).stdout)
+                if served != _comparable(check_ok(run.zb(*argv), alone_env).stdout):
+                    run.mismatch(f"served: {label}", goal, ["the served output differs"])
+                    continue
+                run.timed(f"served: {label}", run.zb(*argv), Command((run.rg, *rg_args)),
+                          goal)
+            status = check_ok(run.zb("serve", "--status"), env).stdout.decode().strip()
+            print(f"# served: {status}", flush=True)
+        finally:
+            run.env = alone_env
+            server.terminate()
+            server.wait(30)
+
+
+def _comparable(out: bytes) -> object:
+    try:
+        value = json.loads(out)
+    except ValueError:
+        return out
+    if isinstance(value, dict) and isinstance(value.get("result"), dict):
+        value["result"].pop("engine", None)
+    return value
+
+
 def floor_cases(run: Runner, root: Path) -> None:
     rg_all = Command((run.rg, "--files", "."))
     python = str(run.venv.python)
@@ -210,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.TemporaryDirectory(prefix="zbbench-state-"))
         env["ZBTOOLS_MAX_LINES"] = str(10**8)  # print everything, as rg does
         env["ZBTOOLS_MAX_BYTES"] = str(10**10)
+        env["ZBTOOLS_SERVER"] = "off"  # each call in its own process, but in served_cases
         describe_run(venv)
         version = subprocess.run([rg, "--version"], capture_output=True, text=True,
                                  check=False).stdout.splitlines()[0]
@@ -221,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         glob_cases(run, root, files)
         list_cases(run, root, files)
         grep_cases(run, root)
+        served_cases(run, root)
         floor_cases(run, root)
         print()
         print(table(["case", "zbtools ms", "ref ms", "ratio", "goal", "verdict",

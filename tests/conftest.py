@@ -75,6 +75,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in list(os.environ):
         if var.startswith("ZBTOOLS_") and var not in ("ZBTOOLS_STATE_DIR", "ZBTOOLS_CONFIG"):
             monkeypatch.delenv(var)
+    # no subprocess of a test hands its call to a `zbtools serve` the developer runs
+    monkeypatch.setenv("ZBTOOLS_SERVER", "off")
     # each test starts as a new process would: no directory counts as swept of debris yet
     # (a deleted temporary directory's inode may come back for the next test's)
     from zbtools.core.files import tempnames

@@ -34,7 +34,7 @@ README_MAX_LINES = 250
 EXPECTED_PAGES = {"README.md", "contract.md", "editing.md", "search.md", "editor-state.md",
                   "commands.md", "dialects.md", "batch.md", "mcp.md", "media-and-web.md",
                   "configuration.md", "tools.md", "design.md", "shell.md", "architecture.md",
-                  "code.md", "python.md"}
+                  "code.md", "python.md", "serve.md"}
 
 _FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 _LINK = re.compile(r"(?<!!)\[(?:[^\]\\]|\\.)*\]\(([^)\s]+)\)")

@@ -203,6 +203,10 @@ ENVIRONMENT: dict[str, str] = {
                   "``auto`` (default: ``PATH``, then the interpreter's scripts directory).",
     "ZBTOOLS_SEARCH_WORKERS": "How many processes search or list large trees (1 or 2; "
                               "default: by CPU count).",
+    "ZBTOOLS_SERVER": "``off`` (or ``0``, ``no``, ``false``): this call never goes to a "
+                      "running ``zbtools serve``; a socket path: the server that ``zbtools "
+                      "serve`` and the calls use instead of the default (in "
+                      "``$XDG_RUNTIME_DIR/zbtools``, else ``/tmp/zbtools-UID``).",
     "ZBTOOLS_CODE_WORKERS": "How many processes parse files for ``outline``'s map (default: "
                             "the CPUs zbtools may run on, at most 16).",
     "ZBTOOLS_ALLOW_GIT_WRITES": "When true, the file tools may write, edit, patch, delete and "

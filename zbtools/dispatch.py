@@ -600,6 +600,8 @@ class ToolCall:
         self.prepare: Callable[[ToolSpec, Context], None] | None = None
         self.arguments: dict[str, Any] = {}  # the merged arguments, once read
         self.one_process = False  # the process exits after this call (``Context.may_fork``)
+        # gives the context a long-lived session's state (``zbtools serve``'s warm cache)
+        self.session: Callable[[Context], None] | None = None
 
     def run(self, command: str, rest: list[str], fmt: str) -> tuple[dict[str, Any], Struct]:
         """Run ``command`` with the tool arguments ``rest``: (success envelope, result)."""
@@ -621,6 +623,8 @@ class ToolCall:
                             "list_directory, find_files, find_files_glob, grep_search, "
                             "codebase_search")
         self.ctx = ctx = make_context(opts, self.env)
+        if self.session is not None:
+            self.session(ctx)
         shadowed = shadowed_global(rest, tables[0])
         if shadowed is not None:
             ctx.warn(shadowed)

@@ -43,7 +43,7 @@ from zbtools.options import COLORS, COMMANDS, COMPLETE_VAR, choice_list
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from zbtools.core.call.context import Context
@@ -51,13 +51,15 @@ if TYPE_CHECKING:
 
 
 def run(argv: list[str], streams: Streams, env: Mapping[str, str],
-        one_process: bool = False) -> int:
+        one_process: bool = False, session: Callable[[Context], None] | None = None) -> int:
     """One call of the program; returns the exit status. Never raises (but SystemExit).
-    ``one_process``: the process exits after it (``main``), so the call may fork."""
+    ``one_process``: the process exits after it (``main``), so the call may fork.
+    ``session``: gives a tool call's context a long-lived session's state (``zbtools serve``)."""
     opts = Options()
     fmt: str | None = None
     call = ToolCall(opts, streams, env)
     call.one_process = one_process
+    call.session = session
     try:
         command, rest = split_command_line(argv, opts, env)
         fmt = output_format(opts, streams, env)
@@ -202,8 +204,8 @@ def on_stderr(streams: Streams, text: str) -> str:
 
 def run_command_word(command: str, rest: list[str], opts: Options, streams: Streams,
                      env: Mapping[str, str], fmt: str) -> int:
-    """``tools``, ``schema``, ``prompt``, ``batch``, ``mcp`` and ``completion``: each is its
-    surface's."""
+    """``tools``, ``schema``, ``prompt``, ``batch``, ``mcp``, ``serve`` and ``completion``: each
+    is its surface's."""
     end_start_up()
     if command == "completion":
         from zbtools.surfaces.cli import completion_command
@@ -217,6 +219,10 @@ def run_command_word(command: str, rest: list[str], opts: Options, streams: Stre
         from zbtools.surfaces.batch import batch_command
 
         return batch_command(rest, opts, streams, env, fmt)
+    if command == "serve":
+        from zbtools.surfaces.server import serve_command
+
+        return serve_command(rest, opts, streams, env, run)
     from zbtools.surfaces import catalog
 
     if command == "tools" and fmt == "human":

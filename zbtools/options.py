@@ -176,6 +176,8 @@ class CommandWord:
         return self.summary + ("\n\n" + self.details if self.details else "")
 
 
+SERVE_IDLE_SECONDS = 1800  # how long ``zbtools serve`` waits for a call before it stops
+
 COMMAND_WORDS: tuple[CommandWord, ...] = (
     CommandWord("tools", "List every tool with its aliases and summary."),
     CommandWord(
@@ -192,6 +194,17 @@ COMMAND_WORDS: tuple[CommandWord, ...] = (
         'Register it with an MCP client, e.g. in .mcp.json: {"mcpServers": {"zbtools": '
         '{"command": "zbtools", "args": ["--workspace", "/path/to/repo", "mcp"]}}}.\n\n'
         "Tool failures are MCP tool errors (isError) with the error code, message and hint."),
+    CommandWord(
+        "serve", "Keep a warm process that runs this user's one-shot calls of the reading "
+        "tools.",
+        "While it runs, zbtools TOOL ... processes of the same installation hand the calls of "
+        "the search and file-reading tools (output not to a terminal) to it and print what it "
+        "answers, from caches kept warm between calls; any other call, or one that finds it "
+        "busy, runs in its own process as before. It prints one JSON line when it listens and "
+        f"stops after --idle SECONDS without a call ({SERVE_IDLE_SECONDS}), on SIGTERM, or "
+        "with zbtools serve --stop; zbtools serve --status describes it. ZBTOOLS_SERVER=off "
+        "turns the hand-off off for a call; ZBTOOLS_SERVER=/path.sock chooses another "
+        "socket."),
     CommandWord(
         "schema", "Print tool definitions ready for an API call (a JSON array), in the selected "
         "dialect.",

@@ -30,6 +30,7 @@ from zbtools.options import (
     COMMANDS,
     COMPLETE_VAR,
     GLOBAL_OPTIONS,
+    SERVE_IDLE_SECONDS,
     SHELLS,
     CommandWord,
     choice_list,
@@ -367,6 +368,19 @@ def build_app(run_argv: Callable[[list[str]], int], rich: bool = True,
     @app.command(name="batch", help=_word_help("batch"))
     def batch_command(ctx: typer.Context) -> None:
         raise typer.Exit(run_argv([*_globals(ctx), "batch"]))
+
+    @app.command(name="serve", help=_word_help("serve"))
+    def serve_command(
+        idle: Optional[float] = typer.Option(  # noqa: UP045
+            None, "--idle", metavar="SECONDS", help="Stop after this long without a call "
+            f"({SERVE_IDLE_SECONDS})"),
+        status: bool = typer.Option(False, "--status", help="Describe the running server "
+                                    "(exit 1: none)"),
+        stop: bool = typer.Option(False, "--stop", help="Stop the running server (exit 1: "
+                                  "none)"),
+    ) -> None:
+        argv = ["serve"] + (["--idle", repr(idle)] if idle is not None else [])
+        raise typer.Exit(run_argv(argv + ["--status"] * status + ["--stop"] * stop))
 
     @app.command(name="mcp", help=_word_help("mcp"))
     def mcp_command(ctx: typer.Context) -> None:
