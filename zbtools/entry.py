@@ -222,7 +222,7 @@ def run_command_word(command: str, rest: list[str], opts: Options, streams: Stre
     if command == "serve":
         from zbtools.surfaces.server import serve_command
 
-        return serve_command(rest, opts, streams, env, run)
+        return serve_command(rest, opts, streams, env, fmt, run)
     from zbtools.surfaces import catalog
 
     if command == "tools" and fmt == "human":

@@ -392,3 +392,24 @@ def test_idle_server_ends_by_itself(tmp_path: Path) -> None:
                          cwd=home, capture_output=True, timeout=30, check=False)
     assert bad.returncode == 2
     assert json.loads(bad.stdout)["error"]["code"] == "usage_error"
+
+
+def test_on_a_terminal_the_server_says_where_it_listens_in_words(tmp_path: Path) -> None:
+    import pty
+
+    home = tmp_path / "tty"
+    home.mkdir(mode=0o700)
+    env = base_env(home)
+    env["ZBTOOLS_SERVER"] = str(home / "s.sock")
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "zbtools", "serve", "--idle", "0.3"],
+                              env=env, cwd=home, stdin=subprocess.DEVNULL, stdout=slave,
+                              stderr=subprocess.PIPE, timeout=30, check=False)
+        shown = os.read(master, 4096).decode()
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert done.returncode == 0 and done.stderr == b""
+    assert shown.startswith(f"zbtools serve: listening on {home / 's.sock'} (pid ")
+    assert "Ctrl-C" in shown and "{" not in shown

@@ -488,7 +488,7 @@ def ask(path: str, message: bytes) -> bytes | None:
 
 
 def serve_command(rest: list[str], opts: Options, streams: Streams, env: Mapping[str, str],
-                  run_call: RunCall) -> int:
+                  fmt: str, run_call: RunCall) -> int:
     """``zbtools serve [--idle SECONDS]``, ``--status``, ``--stop``."""
     from zbtools.core.call.fastjson import dumps_ascii
     from zbtools.dispatch import write
@@ -528,8 +528,12 @@ def serve_command(rest: list[str], opts: Options, streams: Streams, env: Mapping
     server = Server(path, idle, run_call)
     server.listen()
     _stop_on_signals(server)
-    write(streams, dumps_ascii({"zbtools": 1, "serving": {
-        "socket": path, "pid": os.getpid(), "idle_seconds": idle}}) + "\n")
+    if fmt == "human":  # a person at a terminal
+        write(streams, f"zbtools serve: listening on {path} (pid {os.getpid()}); it stops after "
+                       f"{idle:g} s without a call, on Ctrl-C or with `zbtools serve --stop`\n")
+    else:
+        write(streams, dumps_ascii({"zbtools": 1, "serving": {
+            "socket": path, "pid": os.getpid(), "idle_seconds": idle}}) + "\n")
     server.run()
     return 0
 
