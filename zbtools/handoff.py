@@ -12,15 +12,20 @@ the exit status. If it does not, or nothing answers within ``ANSWER_SECONDS``, o
 before go, the call runs here as it always has; after go, a server that ends before the status
 is an internal error (exit 4). Only ``_socket`` is imported, and only where a socket exists.
 
-Map: ``hand_off`` (the client), ``socket_path``, ``identity``, ``encode``/``decode`` (one
-request), ``peer_uid``, the protocol's bytes (``CALL``, ``STOP``, ``STATUS``, ``ACCEPT``,
-``DECLINE``, ``GO``, ``DONE``), ``OFF_VALUES``.
+Map: ``hand_off`` (the client), ``socket_path``, ``identity``, ``connect`` (checked: the
+directory, the peer's user), ``encode``/``decode`` (one request), ``peer_uid``, the protocol's
+bytes (``CALL``, ``STOP``, ``STATUS``, ``ACCEPT``, ``DECLINE``, ``GO``, ``DONE``),
+``OFF_VALUES``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The request's first bytes, then the reply bytes (one each), then the status after DONE.
 CALL = b"zbtools-call 1\n"
@@ -94,6 +99,26 @@ def peer_uid(sock: object) -> int | None:
     return int.from_bytes(raw[4:8], sys.byteorder)
 
 
+def connect(path: str, timeout: float) -> Any:
+    """A ``_socket.socket`` connected to the server at ``path``; None where there is no socket,
+    it lies in a directory others may use, or another user's process answers."""
+    if not os.path.exists(path) or not safe_dir(os.path.dirname(path)):
+        return None
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    if peer_uid(sock) != os.getuid():
+        sock.close()
+        return None
+    return sock
+
+
 def encode(fields: list[bytes]) -> bytes:
     """Length-prefixed fields after a total length: no JSON on the client's side."""
     body = b"".join(len(f).to_bytes(4, "big") + f for f in fields)
@@ -136,27 +161,22 @@ def hand_off(argv: list[str]) -> int | None:
     env = os.environ
     if env.get("ZBTOOLS_SERVER", "").lower() in OFF_VALUES or "_ZBTOOLS_COMPLETE" in env:
         return None
-    ident = identity()
-    path = socket_path(env, ident)
     try:
-        if os.isatty(1) or not os.path.exists(path):  # a terminal's output is drawn here
+        if os.isatty(1):  # a terminal's output is drawn here
             return None
         for fd in (0, 1, 2):
             os.fstat(fd)
     except OSError:
         return None
-    if not safe_dir(os.path.dirname(path)):
+    ident = identity()
+    sock = connect(socket_path(env, ident), ANSWER_SECONDS)
+    if sock is None:
         return None
     import _socket
 
     cwd = -1
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         try:
-            sock.settimeout(ANSWER_SECONDS)
-            sock.connect(path)
-            if peer_uid(sock) != os.getuid():
-                return None
             cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             data = request(argv, ident)
             rights = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2, cwd))

@@ -35,6 +35,7 @@ from zbtools.handoff import (
     GO,
     STATUS,
     STOP,
+    connect,
     decode,
     identity,
     peer_uid,
@@ -173,13 +174,11 @@ class Server:
                 conn.close()
 
     def answer(self, conn: socket.socket) -> None:
-        import socket as socket_module
-
         conn.settimeout(2.0)
         if peer_uid(conn) != self.uid:
             conn.close()
             return
-        data, fds = self.receive(conn, socket_module)
+        data, fds = self.receive(conn)
         if data.startswith(STOP):
             conn.sendall(b"S")
             conn.close()
@@ -226,12 +225,12 @@ class Server:
         self.calls.put(call)
 
     @staticmethod
-    def receive(conn: socket.socket, socket_module: object) -> tuple[bytes, list[int]]:
+    def receive(conn: socket.socket) -> tuple[bytes, list[int]]:
         """The request's bytes and the descriptors that came with them."""
         import array
+        from socket import SCM_RIGHTS, SOL_SOCKET
 
-        sm: object = socket_module
-        level, kind = sm.SOL_SOCKET, sm.SCM_RIGHTS  # type: ignore[attr-defined]
+        level, kind = SOL_SOCKET, SCM_RIGHTS
         fds = array.array("i")
         data, ancillary, _flags, _addr = conn.recvmsg(1 << 16, 4096)
         for cmsg_level, cmsg_type, cmsg_data in ancillary:
@@ -466,16 +465,10 @@ class Server:
 
 def ask(path: str, message: bytes) -> bytes | None:
     """Send ``message`` to the server at ``path``; its whole answer, or None: no server."""
-    import socket as socket_module
-
-    if not os.path.exists(path) or not safe_dir(os.path.dirname(path)):
+    sock = connect(path, 5.0)
+    if sock is None:
         return None
-    sock = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
     try:
-        sock.settimeout(5.0)
-        sock.connect(path)
-        if peer_uid(sock) != os.getuid():
-            return None
         sock.sendall(message)
         chunks = []
         while chunk := sock.recv(1 << 16):
