@@ -1,12 +1,14 @@
 """What list_directory and get_workspace_structure share: the entry type and the tree drawing.
 
-``Entry`` is one listed entry (``to_entry`` from a walk entry); ``tree_lines`` draws entries as a
-tree; ``skipped_note`` says what was left out.
+``Entry`` is one listed entry (``to_entry`` from a walk entry); ``entries_json`` writes a walk's
+entries as the JSON of theirs (``entries_text``: a listing's ``render``); ``tree_lines`` draws
+entries as a tree; ``skipped_note`` says what was left out.
 """
 
 from __future__ import annotations
 
 from zbtools.core.call.args import Struct, field
+from zbtools.core.search.entries import Rendered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,20 +39,27 @@ def to_entry(e: WalkEntry) -> Entry:
     return entry
 
 
-def entries_json(entries: Iterable[WalkEntry]) -> str:
+def entries_json(entries: Iterable[WalkEntry | Rendered]) -> str:
     """``dumps_ascii([to_entry(e).to_json() for e in entries])``, written directly from the
-    walk's entries: an f-string per entry costs a quarter of a dict and its encoding, and no
-    ``Entry`` is made (docs/internals/performance.md#direct-json;
-    tests/toolkit/test_listing_json.py holds the two equal)."""
+    walk's entries (docs/internals/performance.md#direct-json); a ``Rendered`` item's texts,
+    from ``entries_text``, stand for its entries."""
+    return "[" + entries_text(entries) + "]"
+
+
+def entries_text(entries: Iterable[WalkEntry | Rendered]) -> str:
+    """The entries' JSON objects joined by ``", "``: an f-string per entry costs a quarter of a
+    dict and its encoding, and no ``Entry`` is made (tests/toolkit/test_listing_json.py holds
+    it equal to the JSON of their values). A listing's ``render`` (``Walk.written``)."""
     from zbtools.core.call.fastjson import encode_str as enc
 
     kinds = {"file": '"file"', "directory": '"directory"'}
-    return "[" + ", ".join([
+    return ", ".join([
+        ", ".join(e.texts) if isinstance(e, Rendered) else
         f'{{"path": {enc(e.rel)}, "name": {enc(e.name)}, '
         f'"type": {kinds.get(e.kind) or enc(e.kind)}, '
         f'"size": {"null" if e.size is None else int(e.size)}, "depth": {int(e.depth)}, '
         f'"target": {"null" if e.target is None else enc(e.target)}}}'
-        for e in entries]) + "]"
+        for e in entries])
 
 
 def tree_lines(root: str, entries: list[Entry]) -> list[str]:

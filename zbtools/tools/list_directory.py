@@ -22,7 +22,14 @@ from zbtools.core.call.args import Struct, field
 from zbtools.core.call.fastjson import Encoded
 from zbtools.core.search.entries import MAX_DEPTH, Skipped, WalkSwitches, derived
 from zbtools.core.search.walk import Walk
-from zbtools.toolkit.listing import Entry, entries_json, skipped_note, to_entry, tree_lines
+from zbtools.toolkit.listing import (
+    Entry,
+    entries_json,
+    entries_text,
+    skipped_note,
+    to_entry,
+    tree_lines,
+)
 from zbtools.toolkit.params import DEPTH_ALIASES, LIST_DIR_ALIASES
 from zbtools.toolspec import ToolSpec
 
@@ -71,21 +78,28 @@ class Result(Struct):
 
 
 class WalkListed(AnyList):
-    """The walk's own entries, standing for the ``Entry`` of each: given where only the JSON
-    text of the call's result is made (``Context.json_text``), which is written from them
-    directly."""
+    """The walk's own entries (and ``Rendered`` runs of them, ``Walk.written``), standing for
+    the ``Entry`` of each: given where only the JSON text of the call's result is made
+    (``Context.json_text``), which is written from them directly."""
 
 
 def run(params: Params, ctx: Context) -> Result:
     walk = Walk(ctx.workspace, params.path, max_depth=params.max_depth,
                 max_entries=params.limit or NO_CAP, include_hidden=params.include_hidden,
                 include_ignored=params.include_ignored, exclude_dirs=params.exclude_dirs,
-                cache=ctx.search_cache, split=ctx.may_fork)
+                cache=ctx.search_cache, split=ctx.may_fork,
+                render=entries_text if ctx.json_text else None)
     entries: list[Entry]
+    count = -1
     if walk.cache is None:  # one call: nothing to reuse
         if ctx.text_only:
             walk.with_stat = False  # the tree shows no sizes: no stat per file
-        entries = WalkListed(walk) if ctx.json_text else [to_entry(e) for e in walk]
+        if ctx.json_text:
+            # the walk's own entries, or the subtrees its second scanner wrote whole
+            entries = WalkListed(walk.written())
+            count = walk.produced
+        else:
+            entries = [to_entry(e) for e in walk]
     else:
         # a session replaying the same walk reuses each entry's result while its stat holds
         made: dict[str, tuple[object, Entry]] = walk.memo("list") or {}
@@ -93,8 +107,8 @@ def run(params: Params, ctx: Context) -> Result:
         walk.keep_memo("list", made, 400 * len(made) + 200)
     for note in walk.notes():
         ctx.warn(note)
-    return Result(path=walk.rel, entries=entries, count=len(entries), truncated=walk.truncated,
-                  skipped=walk.skipped)
+    return Result(path=walk.rel, entries=entries, count=len(entries) if count < 0 else count,
+                  truncated=walk.truncated, skipped=walk.skipped)
 
 
 def listed(result: Result) -> int:

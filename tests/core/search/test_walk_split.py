@@ -1,7 +1,8 @@
 """A one-shot walk's second scanner (zbtools/core/search/walk_split.py): on any tree, with any
 limit, depth and switches, the walk answers exactly as it does alone (entries, sizes, order,
-skipped counts, truncation, notes); the child is always reaped and leaves no descriptor; and
-the command line's listing is the same with it."""
+skipped counts, truncation, notes), also where it takes whole subtrees the child wrote with the
+listing's ``render`` (``Walk.written``: the same JSON, the same count); the child is always
+reaped and leaves no descriptor; and the command line's listing is the same with it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from tests.conftest import REPO
 from tests.invariants.budget import invariant
 from zbtools.core.files.workspace import Workspace
 from zbtools.core.search import walk_split
+from zbtools.core.search.entries import Entry, Rendered, Skipped
 from zbtools.core.search.walk import Walk
+from zbtools.toolkit.listing import entries_json, entries_text
 
 NAMES = st.sampled_from(["a", "b", "c.py", ".h", "node_modules", "x.log", "Z", "é", "sub",
                          "\udcff"])
@@ -78,6 +81,22 @@ def walked(ws: Path, split: bool, **options: Any) -> tuple[Any, ...]:
         space.close()
 
 
+def listed(ws: Path, split: bool, **options: Any) -> tuple[Any, ...]:
+    """A listing's JSON as ``list_directory`` writes it: from ``written()`` with the scanner
+    (and how many ``Rendered`` items it took), from the plain walk without."""
+    space = Workspace(str(ws))
+    try:
+        walk = Walk(space, ".", split=split, render=entries_text if split else None,
+                    **options)
+        items: list[Entry | Rendered] = list(walk.written() if split else walk)
+        wholes = sum(isinstance(item, Rendered) for item in items)
+        count = walk.produced if split else len(items)
+        return (entries_json(items), count, walk.skipped.to_json(), walk.truncated, walk.loops,
+                walk.depth_limited, walk.notes()), wholes
+    finally:
+        space.close()
+
+
 def children() -> bool:
     """Whether this process has a child, running or not reaped."""
     try:
@@ -87,21 +106,32 @@ def children() -> bool:
     return True
 
 
+def skipped_by_name(rel: str, skip: int) -> bool:
+    return bool(skip) and zlib.crc32(rel.encode("utf-8", "surrogateescape")) % skip == 0
+
+
 def patiently(monkeypatch: pytest.MonkeyPatch, skip: int) -> None:
     """The walk's first look at the pipe waits for the child to finish its whole walk, so the
-    walk takes every directory it can from the child (racing, a small tree is mostly scanned
-    by the walk itself before the child gets there), but for some that it scans itself
-    (``skip``: one in so many, by name; 0: none), below or above the child's."""
+    walk takes every directory (or whole subtree) it can from the child (racing, a small tree
+    is mostly scanned by the walk itself before the child gets there), but for some that it
+    scans itself (``skip``: one in so many, by name; 0: none), below or above the child's."""
     drain = walk_split.Ahead.drain
     fill = walk_split.Ahead.fill
+    subtree = walk_split.Ahead.subtree
 
     def some(self: walk_split.Ahead, walk: Walk, frame: Any) -> bool:
-        if skip and zlib.crc32(frame.rel.encode("utf-8", "surrogateescape")) % skip == 0:
+        if skipped_by_name(frame.rel, skip):
             self.drain()
             self.scans.pop(frame.rel, None)
         return fill(self, walk, frame)
 
+    def some_whole(self: walk_split.Ahead, walk: Walk, rel: str, left: int) -> Any:
+        if skipped_by_name(rel, skip):
+            return None
+        return subtree(self, walk, rel, left)
+
     monkeypatch.setattr(walk_split.Ahead, "fill", some)
+    monkeypatch.setattr(walk_split.Ahead, "subtree", some_whole)
 
     def waiting(self: walk_split.Ahead) -> None:
         if self.fd >= 0 and not getattr(self, "waited", False):
@@ -138,6 +168,85 @@ def test_the_walk_answers_the_same_with_a_second_scanner(
         monkeypatch.undo()
     assert not children()  # the scanner was reaped
     assert set(os.listdir("/proc/self/fd")) <= before  # and left no descriptor
+
+
+def seeing_loops(monkeypatch: pytest.MonkeyPatch, skip: int) -> None:
+    """The child meets some directories (one in so many, by name) as a loop: it cannot send
+    the subtrees holding them whole, and the walk, which enters them, lists them itself."""
+    scan_ahead = walk_split.scan_ahead
+
+    def looping(walk: Any, top: Any, out: int) -> None:
+        open_child = walk._open_child
+
+        def opened(parent: Any, entry: Any) -> Any:
+            if skipped_by_name(entry.rel, skip):
+                walk.loops += 1
+                return None
+            return open_child(parent, entry)
+
+        walk._open_child = opened  # this process's (the child's) walk only
+        scan_ahead(walk, top, out)
+
+    monkeypatch.setattr(walk_split, "scan_ahead", looping)
+
+
+@invariant(examples=40)
+@given(items=ITEMS, ignores=st.lists(IGNORES, max_size=7),
+       limit=st.one_of(st.integers(1, 60), st.just(10_000)), depth=st.integers(1, 6),
+       hidden=st.booleans(), ignored=st.booleans(), exclude=st.sampled_from([None, [], ["sub"]]),
+       patient=st.booleans(), skip=st.sampled_from([0, 2, 3]), loops=st.sampled_from([0, 3]))
+def test_a_listing_of_whole_subtrees_is_the_listing_of_the_walk_alone(
+        tmp_path_factory: Any, items: list[tuple[str, list[str]]], ignores: list[str],
+        limit: int, depth: int, hidden: bool, ignored: bool, exclude: list[str] | None,
+        patient: bool, skip: int, loops: int) -> None:
+    ws = tmp_path_factory.mktemp("tree")
+    build(ws, items, ignores)
+    monkeypatch = pytest.MonkeyPatch()
+    if patient:
+        patiently(monkeypatch, skip)
+    if loops:
+        seeing_loops(monkeypatch, loops)
+    options = {"max_depth": depth, "max_entries": limit, "include_hidden": hidden,
+               "include_ignored": ignored, "exclude_dirs": exclude}
+    before = set(os.listdir("/proc/self/fd"))
+    try:
+        assert listed(ws, True, **options)[0] == listed(ws, False, **options)[0]
+    finally:
+        monkeypatch.undo()
+    assert not children()
+    assert set(os.listdir("/proc/self/fd")) <= before
+
+
+def test_a_patient_listing_takes_the_subtrees_the_child_wrote(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The invariant above is not kept by never taking one: with the child done first, every
+    directory below the start comes whole (60 of them), the listing the same."""
+    wide_tree(ws)
+    patiently(monkeypatch, 0)
+    answer, wholes = listed(ws, True, max_depth=10, max_entries=10_000)
+    assert answer == listed(ws, False, max_depth=10, max_entries=10_000)[0]
+    assert wholes == 60 and answer[1] == 60 * 4
+
+
+def test_a_whole_subtree_holding_a_directory_already_walked_is_not_taken() -> None:
+    """A subtree is taken only if none of its directories is one the walk has been in (a
+    loop through a bind mount: the walk counts it, as it does alone), and only if it fits."""
+    ahead = walk_split.Ahead(-1, -1)
+    ahead.running = False
+    ahead.wholes = {"a": ("a", 3, (0, 0, 1, 0), (1, 10), ["A", ("a/b",), "C"]),
+                    "a/b": ("a/b", 1, (0, 0, 0, 0), (1, 11), ["B"])}
+
+    class Seen:
+        def __init__(self, visited: set[tuple[int, int]]) -> None:
+            self.skipped = Skipped()
+            self._visited = visited
+
+    assert ahead.subtree(Seen({(1, 11)}), "a", 10) is None  # type: ignore[arg-type]
+    walk = Seen(set())
+    assert ahead.subtree(walk, "a", 2) is None  # type: ignore[arg-type]  # 3 entries
+    got = ahead.subtree(walk, "a", 3)  # type: ignore[arg-type]
+    assert got is not None and (got.texts, got.count) == (["A", "B", "C"], 3)
+    assert walk._visited == {(1, 10), (1, 11)} and walk.skipped.hidden == 1
 
 
 def alive(ahead: walk_split.Ahead) -> bool:

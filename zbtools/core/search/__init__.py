@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         DEFAULT_EXCLUDED_DIRS,
         MAX_DEPTH,
         Entry,
+        Rendered,
         Skipped,
         WalkSwitches,
         derived,
@@ -40,14 +41,16 @@ if TYPE_CHECKING:
 
 # The public names, each with the submodule to import it from (see zbtools.core.lazy_names).
 __all__ = ["DEFAULT_EXCLUDED_DIRS", "MAX_DEPTH", "MAX_STREAM_LINE", "PYTHON", "Engine", "Entry",
-           "NativeEngine", "Outcome", "PathFilter", "RgEngine", "SearchCache", "SearchJob",
+           "NativeEngine", "Outcome", "PathFilter", "Rendered", "RgEngine", "SearchCache",
+           "SearchJob",
            "SearchRequest", "Skipped", "Walk", "WalkSwitches", "compatible", "compile_pattern",
            "derived", "find_rg", "plan", "required_literal", "search", "split_globs", "walk_notes"]
 
 _SUBMODULE = {"DEFAULT_EXCLUDED_DIRS": "entries", "MAX_DEPTH": "entries",
               "MAX_STREAM_LINE": "engine", "PYTHON": "tree", "Engine": "request",
               "Entry": "entries", "NativeEngine": "native", "Outcome": "outcome",
-              "PathFilter": "globs", "RgEngine": "ripgrep", "SearchCache": "cache",
+              "PathFilter": "globs", "Rendered": "entries", "RgEngine": "ripgrep",
+              "SearchCache": "cache",
               "SearchJob": "request", "SearchRequest": "request", "Skipped": "entries",
               "Walk": "walk", "WalkSwitches": "entries", "compatible": "ripgrep",
               "compile_pattern": "engine", "derived": "entries", "find_rg": "ripgrep",

@@ -1,7 +1,8 @@
 """The values a walk deals in: its entries, its counts, its switches and its frames.
 
 ``Entry`` is one entry a walk produces (path relative to the root, kind, size, mtime, and the
-stat signature a watched walk vouches for); ``Skipped`` counts what a walk or a search left out,
+stat signature a watched walk vouches for), ``Rendered`` entries it gives as its consumer wrote
+them; ``Skipped`` counts what a walk or a search left out,
 by kind; ``WalkSwitches`` are the walk options every listing and search tool accepts;
 ``Frame`` is one directory being listed. ``walk_order`` gives a path's place in walk order,
 ``walk_notes`` the warnings for loops and the depth cap, ``derived`` reuses what a tool made of
@@ -106,6 +107,21 @@ class Entry:
 
     def __repr__(self) -> str:
         return f"Entry({self.rel!r}, {self.kind})"
+
+
+class Rendered:
+    """Entries a walk gives already written by its consumer's ``render`` (``Walk(render=...)``):
+    the texts of ``count`` entries, in walk order, each text one or more entries as ``render``
+    wrote them. A one-shot listing's second scanner writes whole subtrees so (walk_split.py)."""
+
+    __slots__ = ("count", "texts")
+
+    def __init__(self, texts: list[str], count: int) -> None:
+        self.texts = texts
+        self.count = count
+
+    def __repr__(self) -> str:
+        return f"Rendered({self.count} entries)"
 
 
 class Frame:

@@ -12,7 +12,8 @@ always; everything skipped is counted in ``skipped`` (docs/search.md). Depth is 
 and the walk goes on. The start fails with ``not_found``, ``not_a_directory`` or
 ``outside_workspace``. In a session's ``cache`` listings are kept and walks replayed
 (``walk_warm``); in a process that runs one call (``split``), a large walk that stats its
-files forks a second scanner that starts from the other end (``walk_split``).
+files forks a second scanner that starts from the other end (``walk_split``); given the
+consumer's ``render``, ``written()`` takes whole subtrees the scanner wrote with it.
 
 Map: ``Walk`` (the iteration, ``notes()``, ``memo``/``keep_memo``), ``HELD_DIRS``; what it
 yields and counts is in ``entries``, the ignore files in ``layers``.
@@ -46,12 +47,14 @@ from zbtools.core.search.walk_warm import NONE_COUNTED, WarmWalk, walked
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from typing import Any
 
     from zbtools.core.files.workspace import Workspace
     from zbtools.core.search.cache import SearchCache
+    from zbtools.core.search.entries import Rendered
     from zbtools.core.search.layers import Layer, Print
     from zbtools.core.search.recording import Recording
-    from zbtools.core.search.walk_split import Ahead
+    from zbtools.core.search.walk_split import Ahead, Render
     from zbtools.core.search.watch import ChangeMonitor
 
 HELD_DIRS = 32
@@ -67,12 +70,17 @@ class Walk(WarmWalk):
                  max_entries: int = 100_000, include_hidden: bool = False,
                  include_ignored: bool = False,
                  exclude_dirs: Sequence[str] | None = None, with_stat: bool = True,
-                 cache: SearchCache | None = None, split: bool = False) -> None:
+                 cache: SearchCache | None = None, split: bool = False,
+                 render: Render | None = None) -> None:
         self.workspace = workspace
         self.cache = cache if cache is not None and cache.capacity > 0 else None
         # a large walk of a one-call process may fork a second scanner (walk_split.py)
         self._split = split and self.cache is None
         self._ahead: Ahead | None = None
+        # the consumer's writer of entries: the second scanner gives whole subtrees so written
+        # (``Rendered``), for a consumer that only writes them (walk_split.py)
+        self.render = render if self._split else None
+        self.produced = 0  # entries given, a Rendered item's counted (once the walk ends)
         self.with_stat = with_stat  # False: entries carry no size/mtime (``stat`` gets them)
         self.max_depth = min(max_depth, MAX_DEPTH)
         self.depth_capped = max_depth > MAX_DEPTH
@@ -301,8 +309,22 @@ class Walk(WarmWalk):
                     after = None
                     yield entry
 
-    def _walk(self, fd: int, recording: Recording[Entry] | None) -> Iterator[Entry]:
-        """The walk itself; with a ``recording``, what it yields and counts is recorded."""
+    def written(self) -> Iterator[Entry | Rendered]:
+        """The walk's entries, but for the subtrees the second scanner wrote whole with
+        ``render`` (a one-shot walk given ``render``): a ``Rendered`` item stands for the
+        entries of each, where iterating the walk would give them one by one."""
+        if self.render is None:
+            yield from self
+            return
+        fd, self._start_fd = self._start_fd, -1
+        if fd < 0:
+            raise RuntimeError("a Walk is iterated once")
+        yield from self._walk(fd, None, whole=True)
+
+    def _walk(self, fd: int, recording: Recording[Entry] | None,
+              whole: bool = False) -> Iterator[Any]:
+        """The walk itself; with a ``recording``, what it yields and counts is recorded. It
+        yields entries, and ``Rendered`` items only where ``whole`` (``written``)."""
         try:
             stack = [Frame(fd, self.rel, 0, self._start_layers, (), self._monitor)]
         except OSError:
@@ -336,10 +358,12 @@ class Walk(WarmWalk):
             while stack:
                 top = stack[-1]
                 if top.pos >= len(top.children):
+                    if steps is None:
+                        self._pop(stack)
+                        continue
                     before = self.state()
                     self._pop(stack)
-                    if steps is not None:
-                        own = walked(own, before, self.state())
+                    own = walked(own, before, self.state())
                     continue
                 entry, is_dir = top.children[top.pos]
                 top.pos += 1
@@ -358,7 +382,14 @@ class Walk(WarmWalk):
                         self.depth_limited = True
                         own = (*own[:5], True, own[6])
                     continue
-                before = self.state()
+                if whole and self._ahead is not None:
+                    below = self._ahead.subtree(self, entry.rel, max_entries - produced)
+                    if below is not None:  # its contents, written by the second scanner
+                        if below.count:
+                            produced += below.count
+                            yield below
+                        continue
+                before = self.state() if steps is not None else NONE_COUNTED
                 child = self._open_child(top, entry)
                 if child is None:
                     if steps is not None:
@@ -383,6 +414,7 @@ class Walk(WarmWalk):
                         self._fork_ahead(stack[0], max_entries - produced)
             finished = True
         finally:
+            self.produced = produced
             if self._ahead is not None:
                 self._ahead.stop()
                 self._ahead = None

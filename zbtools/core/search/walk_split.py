@@ -9,13 +9,17 @@ descending order, so it starts where the walk will end, and sends each directory
 kept entries, the ignore files it holds, what it left out) through a pipe. The walk takes a scan
 from there whenever the child got to a directory first (``Ahead.fill``) and scans the others
 itself, so every choice (order, limits, counts) stays the walk's own and the answer is the same
-with or without the child. The child is stopped once the walk has passed everything it could
-still scan, and in any case when the walk ends. It is forked, stopped and talked to as the
+with or without the child. Given the consumer's ``render`` (a listing that only writes its
+entries as JSON), the child also writes each subtree it finished whole, and the walk
+(``Walk.written``) takes a subtree so written in one piece where it fits in the walk's limit and
+holds no directory the walk has been in (``Ahead.subtree``): no entry of it is made, given or
+written again in the walk's process. The child is stopped once the walk has passed everything
+it could still scan, and in any case when the walk ends. It is forked, stopped and talked to as the
 search's helper is (``helper``): only where that one may be, it writes nothing but its pipe,
 and leaves with ``os._exit``.
 
-Map: ``Ahead`` (the parent's side), ``scan_ahead`` (the child's), ``may_split``,
-``SPLIT_AFTER``, ``SPLIT_LEFT``.
+Map: ``Ahead`` (the parent's side), ``scan_ahead`` (the child's, ``_Open`` a directory it is
+in), ``may_split``, ``SPLIT_AFTER``, ``SPLIT_LEFT``, ``Render``.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from __future__ import annotations
 import os
 import sys
 
-from zbtools.core.search.entries import Entry, Frame, walk_order
+from zbtools.core.search.entries import Entry, Frame, Rendered, walk_order
 from zbtools.core.search.helper import Frames, fork_helper, send_frame, stop_helper, worker_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Protocol
 
     from zbtools.core.search.entries import Skipped
@@ -38,6 +43,8 @@ if TYPE_CHECKING:
 
         skipped: Skipped
         max_depth: int
+        loops: int
+        render: Render | None
         _ahead: Ahead | None
         _visited: set[tuple[int, int]]
 
@@ -50,6 +57,9 @@ if TYPE_CHECKING:
         def adopt_rules(self, frame: Frame, names: frozenset[str],
                         own: list[Print] | None = None) -> None: ...
 
+    # the consumer's writer of a run of entries (one text for all of them)
+    Render = Callable[[list[Entry]], str]
+
 SPLIT_AFTER = 48  # directories the walk scans alone first: a small tree never forks
 # entries the walk may still give when it would fork: a walk cut sooner (a listing's default
 # limit of 1,000) ends before the child's scans are of use, and the fork costs it 3 ms
@@ -61,6 +71,10 @@ HELD = 64  # the child descends no deeper than this below the start (its open di
 # gives them, entries); an entry is (rel, name, kind, size, depth, target, mtime, descend)
 Sent = tuple[str, str, str, "int | None", int, "str | None", float, bool]
 Scan = tuple[str, tuple[str, ...], tuple[int, int, int, int], list[Sent]]
+# a subtree the child finished, written (sent after those of its subdirectories): (rel, entries
+# below it, counts left out below it, its (st_dev, st_ino), its pieces in walk order: a text
+# of some of its entries as ``render`` wrote them, or ``(rel,)`` for a subdirectory's subtree)
+Whole = tuple[str, int, tuple[int, int, int, int], tuple[int, int], list[str | tuple[str]]]
 
 
 def may_split() -> bool:
@@ -79,6 +93,7 @@ class Ahead:
         self.fd = fd
         self.frames = Frames()
         self.scans: dict[str, Scan] = {}
+        self.wholes: dict[str, Whole] = {}
         self.last: tuple[str, str] | None = None  # the newest scan received, its walk order
         self.running = True
 
@@ -126,6 +141,40 @@ class Ahead:
                           for e in entries]
         return True
 
+    def subtree(self, walk: Walk, rel: str, left: int) -> Rendered | None:
+        """What is below the directory ``rel`` as the child wrote it whole, if it did, it gives
+        at most ``left`` entries and none of its directories is one the walk has been in; its
+        counts and directories become the walk's. None: the walk enters it itself."""
+        self.drain()
+        top = self.wholes.get(rel)
+        if top is None or top[1] > left:
+            return None
+        texts: list[str] = []
+        idents: list[tuple[int, int]] = []
+        if not self._gather(top, texts, idents) or not walk._visited.isdisjoint(idents):
+            return None
+        walk._visited.update(idents)
+        sk = walk.skipped
+        left_out = top[2]
+        sk.unreadable += left_out[0]
+        sk.excluded_dirs += left_out[1]
+        sk.hidden += left_out[2]
+        sk.ignored += left_out[3]
+        return Rendered(texts, top[1])
+
+    def _gather(self, whole: Whole, texts: list[str], idents: list[tuple[int, int]]) -> bool:
+        """``whole``'s texts and directories, its subdirectories' in their places; False when
+        one is missing (never: the child sends a subtree after those below it)."""
+        idents.append(whole[3])
+        for piece in whole[4]:
+            if isinstance(piece, str):
+                texts.append(piece)
+                continue
+            below = self.wholes.get(piece[0])
+            if below is None or not self._gather(below, texts, idents):
+                return False
+        return True
+
     def drain(self) -> None:
         """Read what the pipe holds now, and each whole scan in it."""
         if self.fd < 0:
@@ -142,10 +191,13 @@ class Ahead:
                 self.fd = -1
                 break
             self.frames.feed(chunk)
-        scan: Scan
+        scan: Scan | Whole
         try:
             for scan in self.frames.values():
-                self.scans[scan[0]] = scan
+                if len(scan) == 5:
+                    self.wholes[scan[0]] = scan
+                else:
+                    self.scans[scan[0]] = scan
                 self.last = (scan[0], walk_order(scan[0]))
         except (ValueError, EOFError):  # not the child's frames: the walk goes on alone
             self.frames.clear()
@@ -161,25 +213,45 @@ class Ahead:
             self.fd = -1
 
 
+class _Open:
+    """A directory the child is in: its frame, the subdirectories still to enter (the last
+    one first), and, where it writes subtrees (``render``), the counts before its scan, the
+    entries below each subdirectory it finished whole, and whether it can still be whole."""
+
+    __slots__ = ("before", "below", "finished", "frame", "whole")
+
+    def __init__(self, frame: Frame, below: list[Entry], before: tuple[int, int, int, int]
+                 ) -> None:
+        self.frame = frame
+        self.below = below
+        self.before = before
+        self.finished: dict[str, int] = {}
+        self.whole = True
+
+
 def scan_ahead(walk: Walk, top: Frame, out: int) -> None:
     """The child: walk below ``top`` (the start, scanned already) with the walk's rules,
-    siblings in descending order, sending each directory's scan to ``out``. Only this
-    process's copy of ``walk`` changes; every directory is opened anew (a descriptor shared
-    with the parent shares its reading place)."""
+    siblings in descending order, sending each directory's scan to ``out``, or with
+    ``walk.render`` each subtree it finished whole instead (``_send_whole``; the walk scans
+    the few directories the child is still in when they meet). Only this process's copy
+    of ``walk`` changes; every directory is opened anew (a descriptor shared with the parent
+    shares its reading place)."""
     from zbtools.core.files.workspace import DIR_FLAGS
 
     walk._ahead = None
     walk._visited = set()
+    render = walk.render
     root = Frame(os.open(".", DIR_FLAGS, dir_fd=top.fd), top.rel, top.depth, top.layers)
     root.children = top.children
-    # each level: a frame and its subdirectories still to enter, the last one first
-    stack: list[tuple[Frame, list[Entry]]] = []
+    stack: list[_Open] = []
     frame: Frame | None = root
+    before = walk._counts()
     while True:
         if frame is not None:
             if frame is not root:
                 before = walk._counts()
                 walk._scan(frame)
+            if frame is not root and render is None:
                 after = walk._counts()
                 entries: list[Sent] = [
                     (e.rel, e.name, e.kind, e.size, e.depth, e.target, e.mtime, descend)
@@ -189,14 +261,50 @@ def scan_ahead(walk: Walk, top: Frame, out: int) -> None:
                 send_frame(out, (frame.rel, tuple(sorted(frame.ignore_names)), left_out,
                                  entries))
             below = [e for e, descend in frame.children
-                     if descend and e.depth < walk.max_depth] if len(stack) < HELD else []
-            stack.append((frame, below))
+                     if descend and e.depth < walk.max_depth]
+            opened = _Open(frame, below if len(stack) < HELD else [], before)
+            if below and len(stack) >= HELD:
+                opened.whole = False  # what is below it is not all walked
+            stack.append(opened)
         frame = None
-        while stack and not stack[-1][1]:
-            done, _ = stack.pop()
-            os.close(done.fd)
+        while stack and not stack[-1].below:
+            done = stack.pop()
+            os.close(done.frame.fd)
+            if render is None or not stack:
+                continue
+            if done.whole:  # (the root is never sent: the walk has it)
+                stack[-1].finished[done.frame.rel] = _send_whole(walk, done, render, out)
+            else:
+                stack[-1].whole = False
         if not stack:
             return
-        parent, below = stack[-1]
-        frame = walk._open_child(parent, below.pop())
+        parent = stack[-1]
+        loops = walk.loops
+        frame = walk._open_child(parent.frame, parent.below.pop())
+        if frame is None and walk.loops != loops:
+            parent.whole = False  # a directory met again: which one the walk lists is its own
 
+
+def _send_whole(walk: Walk, done: _Open, render: Render, out: int) -> int:
+    """Send the subtree of the directory ``done`` the child finished whole (a ``Whole``); the
+    number of entries below it."""
+    pieces: list[str | tuple[str]] = []
+    run: list[Entry] = []
+    count = 0
+    for entry, _ in done.frame.children:
+        run.append(entry)
+        below = done.finished.get(entry.rel)
+        if below:
+            pieces.append(render(run))
+            run = []
+            pieces.append((entry.rel,))
+            count += below
+    if run:
+        pieces.append(render(run))
+    count += len(done.frame.children)
+    after = walk._counts()
+    before = done.before
+    left_out = (after[0] - before[0], after[1] - before[1], after[2] - before[2],
+                after[3] - before[3])
+    send_frame(out, (done.frame.rel, count, left_out, done.frame.ident, pieces))
+    return count
