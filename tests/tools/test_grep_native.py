@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CliRunner
@@ -240,6 +240,7 @@ def test_a_deep_tree_with_nothing_to_report_below_the_limit_is_searched_whole(
     ("^import", False, True, True),  # count mode: rg finds "import", python decides
     ("^\\w+", False, True, False),  # count mode, anchored and no literal
     ("[\\w\\s]+x", False, False, True),
+    ("\\w+\\b", False, False, False),  # a word boundary, and no literal of 3 characters
     ("a.b", True, False, True),  # fixed strings: '.' is a dot
     ("\ufffd", True, False, False),
     ("(?<=a)b", False, False, False),
@@ -297,7 +298,7 @@ def test_a_native_search_never_imports_the_regex_module(ws: Path) -> None:
     """ripgrep matches the pattern: the 12 ms import of ``regex`` is left out of the call."""
     native_tree(ws)
     code = ("import sys\nfrom zbtools.entry import main_with_argv\n"
-            "code = main_with_argv(['grep_search', '--pattern', r'def get_\\w+\\b'])\n"
+            "code = main_with_argv(['grep_search', '--pattern', r'def get_\\w+\\('])\n"
             "sys.stderr.write('REGEX=%s CODE=%s' % ('regex' in sys.modules, code))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ws, capture_output=True, text=True,
                           check=False)
@@ -404,12 +405,17 @@ PATTERN_PIECES = ["a", "b", "ab", "\u00e9", "\u20ac", "\\w", "[a-c]", "\\d", "\\
                       max_size=12),
        pieces=st.lists(st.sampled_from(PATTERN_PIECES), min_size=1, max_size=4),
        start=st.booleans(), end=st.booleans(), ignore_case=st.booleans())
+# ripgrep reads a stray continuation byte as the end of the character before it
+@example(lines=[[b"a", b"\x80"]], pieces=["\\b"], start=False, end=True, ignore_case=False)
+# sent as ab(?-u:.)*b, ripgrep 14.1 with -i found "ab"
+@example(lines=[[b"a", b"b"]], pieces=["ab", ".*", "b"], start=False, end=False,
+         ignore_case=True)
 @settings(max_examples=120, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_unbounded_dots_read_alike_on_bytes_and_on_decoded_text(
         ws: Path, cli: CliRunner, lines: list[list[bytes]], pieces: list[str], start: bool,
         end: bool, ignore_case: bool) -> None:
-    """A ``.*`` or ``.+`` goes to ripgrep as the byte-wise ``(?-u:.)``: whatever the bytes
+    """A ``.*`` or ``.+`` goes to ripgrep as any byte but a newline: whatever the bytes
     around it (characters of several bytes, invalid sequences, a lone continuation byte, CR),
     ripgrep picks exactly the lines the python engine's ``.`` on the decoded text picks."""
     (ws / "f.txt").write_bytes(b"\n".join(b"".join(line) for line in lines) + b"\n")
@@ -426,16 +432,20 @@ def test_unbounded_dots_read_alike_on_bytes_and_on_decoded_text(
     assert got == python, (pattern, how.pattern)
 
 
+ANY_BYTE = "(?:.|(?-u:[\\x80-\\xff]))"  # but a newline: how ripgrep gets .* and .+
+
+
 @pytest.mark.parametrize(("pattern", "sent"), [
-    ("class \\w+\\(.*Error\\)", "class \\w+\\((?-u:.)*Error\\)"),
-    ("x.*y.*?z", "x(?-u:.)*y(?-u:.)*?z"),
-    ("^def .+:$", "^def (?-u:.)+:$"),
-    ("[.]x.*", "[.]x(?-u:.)*"),  # a dot in a class is a dot
-    ("\\.x.+", "\\.x(?-u:.)+"),
-    ("a.*b.+c", "a(?-u:.)*b(?-u:.)+c"),
+    ("class \\w+\\(.*Error\\)", f"class \\w+\\({ANY_BYTE}*Error\\)"),
+    ("x.*y.*?z", f"x{ANY_BYTE}*y{ANY_BYTE}*?z"),
+    ("^def .+:$", f"^def {ANY_BYTE}+:$"),
+    ("[.]x.*", f"[.]x{ANY_BYTE}*"),  # a dot in a class is a dot
+    ("\\.x.+", f"\\.x{ANY_BYTE}+"),
+    ("a.*b.+c", f"a{ANY_BYTE}*b{ANY_BYTE}+c"),
     ("a.+b.+", None),  # two runs of at least one: bytes and characters counted apart
     ("(a.+){2}", None),  # a run in a repeated group
     ("\\bdef .*x", None),  # a word boundary: the literal plan
+    ("def .*x\\b", None),
     ("ca.", None),  # a lone dot
     ("a.{2,}", None),
 ])
@@ -443,3 +453,23 @@ def test_unbounded_dots_are_sent_to_ripgrep_byte_wise_only_where_that_reads_alik
         pattern: str, sent: str | None) -> None:
     how = native_plan.plan(pattern, fixed_strings=False, multiline=False, per_file=False)
     assert (how.pattern if how is not None else None) == sent
+
+
+@needs_rg
+@pytest.mark.parametrize("args", [
+    ["--pattern", "\\babc"],
+    ["--pattern", "abc", "--word-regexp"],
+    ["--pattern", "abc", "--word-regexp", "--fixed-strings"],
+])
+def test_a_word_boundary_after_a_stray_continuation_byte_is_the_python_engines(
+        ws: Path, cli: CliRunner, args: list[str]) -> None:
+    """Before ``abc``: ``é`` and a stray continuation byte, U+FFFD to the python engine (no
+    word character, so a boundary) and the end of ``é`` to ripgrep (no boundary). The native
+    engine has ripgrep find the literal and the python regex decide the line."""
+    (ws / "f.txt").write_bytes("\u00e9".encode() + b"\x80abc\n")
+    python = cli("grep_search", *args, "--engine", "python").result
+    got = cli("grep_search", *args, "--engine", "native").result
+    python.pop("engine")
+    assert got.pop("engine") == "native"
+    assert got == python
+    assert python["total_matches"] == 1

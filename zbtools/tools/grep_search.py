@@ -197,7 +197,8 @@ def choose_engine(params: Params, ctx: Context, prefilter: bytes | None) -> list
                if binary is None else f"the pattern uses syntax the {params.engine} engine does "
                "not read the same way (lookaround, backreferences, inline flags, \\p{..}, "
                "\\A, multiline..." + ("; for native also a '.' other than one .* or .+ "
-                                       "(or several .*), negated classes, \\W \\S \\D "
+                                       "(or several .*), negated classes, \\W \\S \\D, "
+                                       "word boundaries (\\b, word_regexp) "
                                        "without a literal of 3 characters that every match "
                                        "holds)" if params.engine == "native" else ")"))
         raise ToolError("invalid_arguments", f"engine {params.engine}: {why}",

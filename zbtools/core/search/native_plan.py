@@ -2,9 +2,10 @@
 
 Only what both read the same way runs there (``plan``): line-local patterns (``line_local``).
 Those that cannot match a character the python engine decodes from an invalid byte (no ``.``,
-negated classes, ``\\W \\S \\D``, U+FFFD or U+FEFF in the pattern) go to ripgrep as they are,
-and so do those whose only such part is a ``.`` repeated without bound, sent as ripgrep's
-byte-wise ``(?-u:.)`` (``byte_dots`` says why a line then matches alike, and when not);
+negated classes, ``\\W \\S \\D``, U+FFFD or U+FEFF in the pattern) and ask for no word
+boundary (``\\b \\B``, whole words) go to ripgrep as they are, and so do those whose only such
+part is a ``.`` repeated without bound, sent as any byte but a newline (``BYTE_DOT``;
+``byte_dots`` says why a line then matches alike, and when not);
 a ``^`` pattern would miss line 1 of a file starting with a byte-order mark (the python engine
 drops it), so such patterns also search for U+FEFF, and every file with that character is
 searched again by the python engine (content mode only). The others go to ripgrep as a literal
@@ -41,8 +42,12 @@ class Plan:
 def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
          word: bool = False) -> Plan | None:
     """How the native engine searches for ``pattern``, or None where it cannot answer exactly
-    what the python engine would (see the module docstring). ``word`` (whole words, ripgrep's
-    ``--word-regexp``, which would also bind the U+FEFF probe): no ``anchored`` plan."""
+    what the python engine would (see the module docstring). ``word``: whole words only.
+
+    A word boundary (``\\b \\B``, ``word``) goes the literal way: ripgrep decodes the
+    character before a position from the last byte within 4 that can start one, so stray
+    continuation bytes are read as the end of the character before them (``a\\x80`` ends in
+    ``a``, ``é\\x80`` in ``é``), where the python engine's text has U+FFFD, no word character."""
     from zbtools.core.search.engine import line_local, required_literal
 
     if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
@@ -50,13 +55,15 @@ def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
     if "\ufffd" in pattern or "\ufeff" in pattern:
         return None
     if fixed_strings:
-        return Plan()
+        if not word:
+            return Plan()
+        return Plan(literal=pattern) if pattern else None
     read = reading(pattern)
-    if read is not None and not (read.anchored and (per_file or word)):
+    if read is not None and not read.boundary and not word and \
+            not (read.anchored and per_file):
         if read.dot_runs == 0:
             return Plan(anchored=read.anchored)
-        rewritten = None if read.boundary or read.plus_runs > 1 else \
-            byte_dots(pattern, read.dot_runs)
+        rewritten = None if read.plus_runs > 1 else byte_dots(pattern, read.dot_runs)
         if rewritten is not None:
             return Plan(anchored=read.anchored, pattern=rewritten)
     literal = required_literal(pattern)
@@ -121,12 +128,16 @@ def reading(pattern: str) -> Reading | None:
     return found if alike(parsed.data) else None
 
 
-BYTE_DOT = "(?-u:.)"  # ripgrep: any byte but a newline
+# Any byte but a newline: a character, or any byte past ASCII. Not the class of those same
+# bytes, (?-u:.): repeated, it makes ripgrep 14.1 report matches shorter than the pattern
+# allows next to a literal with several forms (``(?-u:.)+a[ab]`` finds "aa" in "aa1",
+# ``ab(?-u:.)*b`` with -i finds "ab").
+BYTE_DOT = "(?:.|(?-u:[\\x80-\\xff]))"
 
 
 def byte_dots(pattern: str, runs: int) -> str | None:
     """``pattern`` for ripgrep with each of its ``runs`` unbounded ``.`` repeats (``.*``,
-    ``.+``, greedy or lazy) written ``(?-u:.)``; None when the dots found in its text are not
+    ``.+``, greedy or lazy) written ``BYTE_DOT``; None when the dots found in its text are not
     exactly those (a ``.`` standing otherwise, or one the text scan misreads).
 
     Why this reads alike on both sides: the python engine decodes each invalid byte sequence
