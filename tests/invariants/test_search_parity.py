@@ -335,3 +335,28 @@ def test_a_planted_bug_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as planted:
         planted.setattr(IgnoreRules, "__init__", no_negations)
         planted_bug_is_caught(search_once)
+
+
+@invariant(examples=25)
+@given(tree=trees(big=BIG), how=switches, limit=st.sampled_from([1, 2, 3, 7]),
+       mode=st.sampled_from(["content", "files_with_matches", "count"]))
+# the limit reached by the last match, no cut: the file after it is searched, not counted
+# (ripgrep's count of files searched said 2)
+@example(tree=Tree(files={"a": b"needle", "b": b""}), how=PLAIN, limit=1, mode="content")
+def test_a_native_search_cut_at_its_limit_answers_as_the_python_engine(
+        tree: Tree, how: Switches, limit: int, mode: str) -> None:
+    """Cut at ``head_limit``, the native engine (ripgrep searches every file; the files before
+    the cut that hold no match are the python walk's) gives the python engine's answer: the
+    same matches, files searched, skipped counts and truncation."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        tree.build(root)
+        search = {"pattern": how.pattern, "case_insensitive": how.ignore_case,
+                  "output_mode": mode, "head_limit": limit, **how.args()}
+        python = zb(root, "grep_search", {**search, "engine": "python"})
+        native = zb(root, "grep_search", {**search, "engine": "native"})
+    assert python.pop("engine") == "python"
+    ran = native.pop("engine")
+    event(f"ran as {ran}, {'cut' if native.get('truncated') else 'whole'}")
+    assert native == python

@@ -66,21 +66,22 @@ class Result(Struct):
 
     def to_json(self) -> dict[str, Any]:
         entries = self.entries
-        if type(entries) is not WalkListed:
+        if type(entries) is not WrittenEntries:
             return super().to_json()
-        self.entries = []  # the other fields as ever, the entries as JSON text
-        try:
-            out = super().to_json()
-        finally:
-            self.entries = entries
-        out["entries"] = Encoded(entries_json(entries))
+        out = super().to_json()  # (no entry in the list: the other fields as ever)
+        out["entries"] = Encoded(entries.text)
         return out
 
 
-class WalkListed(AnyList):
-    """The walk's own entries (and ``Rendered`` runs of them, ``Walk.written``), standing for
-    the ``Entry`` of each: given where only the JSON text of the call's result is made
-    (``Context.json_text``), which is written from them directly."""
+class WrittenEntries(AnyList):
+    """The entries as their JSON text, written while the walk went (``entries_json`` of
+    ``Walk.written``: the second scanner's subtrees as it wrote them), where only the JSON
+    text of the call's result is made (``Context.json_text``). It holds no ``Entry``: the
+    result's ``count`` says how many it stands for."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
 
 
 def run(params: Params, ctx: Context) -> Result:
@@ -95,8 +96,8 @@ def run(params: Params, ctx: Context) -> Result:
         if ctx.text_only:
             walk.with_stat = False  # the tree shows no sizes: no stat per file
         if ctx.json_text:
-            # the walk's own entries, or the subtrees its second scanner wrote whole
-            entries = WalkListed(walk.written())
+            # written as they come: while the second scanner still walks, not after
+            entries = WrittenEntries(entries_json(walk.written()))
             count = walk.produced
         else:
             entries = [to_entry(e) for e in walk]
@@ -113,7 +114,7 @@ def run(params: Params, ctx: Context) -> Result:
 
 def listed(result: Result) -> int:
     """``--exit-status``: 0 when the listing shows something, 1 when it is empty."""
-    return 0 if result.entries else 1
+    return 0 if result.count else 1
 
 
 def entry_paths(result: Result) -> list[str]:

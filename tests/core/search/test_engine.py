@@ -13,12 +13,16 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_inprocess
 from zbtools.contract import ToolError
+from zbtools.core.search import engine, native_plan
 from zbtools.core.search.engine import (
     MAX_LINE_CHARS,
+    SYNTAX_CHARACTERS,
     Searcher,
     SearchTimeout,
     compile_pattern,
     cut_line,
+    line_local,
+    required_literal,
 )
 from zbtools.core.search.globs import PathFilter, expand_braces, split_globs
 
@@ -204,3 +208,52 @@ def test_groups_nested_too_deeply_are_a_regex_error(tmp_path: Path) -> None:
     call = run_inprocess(["grep_search"], workspace=tmp_path,
                          stdin=json.dumps({"pattern": "(" * 400 + "a" + ")" * 400}))
     assert (call.code, call.error["code"]) == (2, "regex_error"), call
+
+
+# text alone, and text with each syntax character (which the parse must then read)
+PATTERNS = st.text(st.characters(blacklist_categories=["Cs"]) | st.sampled_from(
+    [*sorted(SYNTAX_CHARACTERS), "a", "b", "é", "#", " ", "-", "&", "~"]), max_size=12) \
+    | st.sampled_from(["def get_", "ab", "a#b c", "x-y&&z~~w", "\x00ab", "\ufffd\ufffd\ufffd",
+                       "\ufeffab", "a|b", "abc|", "(abc)"])
+
+
+def planned(pattern: str, *, fixed: bool, word: bool, per_file: bool) -> tuple[object, ...]:
+    how = native_plan.plan(pattern, fixed_strings=fixed, multiline=False, per_file=per_file,
+                           word=word)
+    return (line_local(pattern, fixed_strings=fixed, multiline=False),
+            required_literal(pattern),
+            None if how is None else (how.anchored, how.literal, how.pattern))
+
+
+@settings(max_examples=400, deadline=None)
+@given(pattern=PATTERNS, fixed=st.booleans(), word=st.booleans(), per_file=st.booleans())
+def test_text_alone_is_planned_as_the_parse_of_its_syntax_plans_it(
+        pattern: str, fixed: bool, word: bool, per_file: bool) -> None:
+    """A pattern without syntax characters is known to be text without parsing it (the
+    native engine's ripgrep starts before ``re`` is imported): its line locality, required
+    literal and native plan are what the parse gives, and so for every pattern."""
+    known = planned(pattern, fixed=fixed, word=word, per_file=per_file)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(engine, "plain_text", lambda pattern: False)
+        assert known == planned(pattern, fixed=fixed, word=word, per_file=per_file)
+
+
+def test_a_plain_text_grep_starts_ripgrep_before_importing_re(tmp_path: Path) -> None:
+    """The point of the above: a cold one-off literal grep spawns ripgrep first."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    (tmp_path / "a.txt").write_text("def get_x\n")
+    code = ("import os, sys\nspawn = os.posix_spawn\n"
+            "def noted(*a, **k):\n    print('re' in sys.modules, file=sys.stderr)\n"
+            "    return spawn(*a, **k)\nos.posix_spawn = noted\n"
+            "sys.argv = ['zbtools', 'grep_search', '--pattern', 'def get_', '--engine', "
+            "'native']\nfrom zbtools.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, cwd=tmp_path,
+                          capture_output=True,
+                          text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+                                          "ZBTOOLS_SERVER": "off"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "False"

@@ -250,6 +250,18 @@ def read_open(fd: int, max_bytes: int = WHOLE_FILE_BYTES) -> bytes | str:
         return "unreadable"
 
 
+# What a pattern of text alone never holds: the characters either regex syntax (ripgrep's,
+# Python's) reads specially anywhere in a pattern, and line breaks
+SYNTAX_CHARACTERS = frozenset(".^$*+?{}[]()|\\\n\r")
+
+
+def plain_text(pattern: str) -> bool:
+    """Whether ``pattern`` is text alone, matching itself in ripgrep and in the python engine:
+    what the parse of its syntax would find is known without it (a cold call's ``re`` import
+    then waits until the search runs)."""
+    return SYNTAX_CHARACTERS.isdisjoint(pattern)
+
+
 def parse_stdlib(pattern: str) -> tuple[Any, Any] | None:
     """(``re._parser``, the pattern's parse tree), or None when the stdlib parser is missing
     or cannot read the pattern (``regex``-only syntax, too deep, invalid)."""
@@ -279,7 +291,7 @@ def line_local(pattern: str, *, fixed_strings: bool, multiline: bool) -> bool:
     These are also exactly the patterns ripgrep reads the same way (the rg engine's test)."""
     if multiline:
         return False
-    if fixed_strings:
+    if fixed_strings or plain_text(pattern):
         return True
     if not _reads_as_written(pattern):
         return False  # ripgrep syntax the python engine reads translated, or not Rust's
@@ -338,6 +350,8 @@ def required_literal(pattern: str) -> bytes | None:
     parser (``re._parser``). Patterns it cannot parse (``regex``-only syntax), alternations,
     inline flags and runs shorter than 3 characters give None: then every file is searched.
     """
+    if plain_text(pattern):
+        return pattern.encode("utf-8") if len(pattern) >= 3 else None
     try:
         pattern = python_source(pattern)  # the literal of what the python engine matches
     except ToolError:

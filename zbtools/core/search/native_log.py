@@ -18,16 +18,20 @@ limit it did not meet.
 
 from __future__ import annotations
 
-import re
 import sys
 
 from zbtools.core.search.entries import MAX_DEPTH, walk_order
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+
 # Debug lines from these modules say nothing about the file set.
 QUIET_MODULES = ("rg::flags", "globset", "grep_regex", "rg::search", "grep_searcher")
-DEBUG_LINE = re.compile(rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$")
-SIZE_REASON = re.compile(rb"^(\d+) bytes$")
-BINARY_REASON = re.compile(rb"^found binary data at offset (\d+)$")
+# compiled by ``LogReader.prepare``: a cold call imports ``re`` while ripgrep runs
+DEBUG_LINE = rb"^rg: DEBUG\|([^|]*)\|[^ ]*: (.*)$"
+SIZE_REASON = rb"^(\d+) bytes$"
+BINARY_REASON = rb"^found binary data at offset (\d+)$"
 FS_ENCODING, FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
@@ -69,6 +73,15 @@ class LogReader:
         self.prefix = "" if start == "." else start + "/"
         self.include_hidden = include_hidden
         self.exclude = exclude
+        self.patterns: tuple[re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes]] | None = None
+
+    def prepare(self) -> None:
+        """Compile what reading the log takes (a cold call's ``re`` import: done while
+        ripgrep runs, not before it starts or after it ends)."""
+        import re
+
+        self.patterns = (re.compile(DEBUG_LINE), re.compile(SIZE_REASON),
+                         re.compile(BINARY_REASON))
 
     def walked(self, raw: bytes) -> str:
         """The root-relative path of an entry ripgrep reported or logged (``rel_of``);
@@ -80,11 +93,15 @@ class LogReader:
         return rel
 
     def events(self, err: bytes) -> Events:
+        if self.patterns is None:
+            self.prepare()
+        assert self.patterns is not None
+        debug_line = self.patterns[0]
         found = Events()
         for line in err.split(b"\n"):
             if not line:
                 continue
-            m = DEBUG_LINE.match(line)
+            m = debug_line.match(line)
             if m is None:
                 raise Declined("an rg message")  # an error: unreadable, vanished...
             module, message = m.group(1), m.group(2)
@@ -123,11 +140,12 @@ class LogReader:
         if not sep:
             raise Declined("a walk line not understood")
         rel = self.walked(path)
-        size = SIZE_REASON.match(reason)
+        assert self.patterns is not None  # (events prepared them)
+        size = self.patterns[1].match(reason)
         if size is not None:
             found.too_large.append(rel)
             return
-        binary = BINARY_REASON.match(reason)
+        binary = self.patterns[2].match(reason)
         if binary is not None:
             found.binary[rel] = int(binary.group(1))
             return

@@ -48,8 +48,11 @@ def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
     character before a position from the last byte within 4 that can start one, so stray
     continuation bytes are read as the end of the character before them (``a\\x80`` ends in
     ``a``, ``é\\x80`` in ``é``), where the python engine's text has U+FFFD, no word character."""
-    from zbtools.core.search.engine import line_local, required_literal
+    from zbtools.core.search.engine import line_local, plain_text, required_literal
 
+    if not multiline and not word and plain_text(pattern) and "\ufffd" not in pattern \
+            and "\ufeff" not in pattern:
+        return Plan()  # what the parse below finds in text alone
     if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
         return None
     if "\ufffd" in pattern or "\ufeff" in pattern:
