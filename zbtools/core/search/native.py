@@ -33,6 +33,7 @@ from zbtools.core.search.ripgrep import Rows, plain_hits, rows_to_hits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     import subprocess
 
     from zbtools.core.search.native_plan import Plan
@@ -243,6 +244,7 @@ class NativeSearch:
         self.anchored = how.anchored
         self.literal = how.literal
         self.stopped = ""  # the walk order of the file a limit stopped the replay at
+        self.body_row: re.Pattern[bytes] | None = None  # BODY_ROW compiled (``prepare``)
         self.rg_pattern = how.pattern if how.pattern is not None else request.pattern
         # content rows are needed to decide each line, in count modes too
         self.count_rows = self.per_file and how.literal is None
@@ -399,6 +401,14 @@ class NativeSearch:
         except SearchTimeout:
             return "timeout", []
 
+    def prepare(self) -> None:
+        """Compile what reading ripgrep's answer takes (``LogReader.prepare``): done while it
+        runs, not before it starts."""
+        import re
+
+        self.log.prepare()
+        self.body_row = re.compile(BODY_ROW)
+
     def walked_before(self, stop: str, too_large: list[str]) -> list[str]:
         """The files below the start in walk order, up to the one at walk order ``stop`` (where
         a limit stopped the replay), as the python walk gives them: what a listing by ripgrep
@@ -483,15 +493,17 @@ class NativeSearch:
         if self.anchored and b"\xef\xbb\xbf" in body:
             got = statuses[rel] = self.search_here(rel)  # U+FEFF: maybe a dropped BOM
             return got
-        import re
-
+        if self.body_row is None:
+            self.prepare()
+        assert self.body_row is not None
+        rows_of = self.body_row.findall
         verify = self.literal is not None
         if not self.searcher.before and not self.searcher.after:  # rows in order, all matches
             hits = plain_hits(self.searcher, ((int(number), text) for number, _, text
-                                              in re.findall(BODY_ROW, body)), verify)
+                                              in rows_of(body)), verify)
         else:
             rows: Rows = {int(number): (sep == b":", text)
-                          for number, sep, text in re.findall(BODY_ROW, body)}
+                          for number, sep, text in rows_of(body)}
             hits = rows_to_hits(self.searcher, rows, verify)
         if self.per_file:
             hits = [NO_HIT_ROW] * len(hits)
@@ -637,7 +649,7 @@ def search_native(job: SearchJob, binary: str) -> Outcome | None:
                 spawned.append(listings[0])
             search = native.spawn(native.search_args())
             spawned.append(search)
-            native.log.prepare()  # while ripgrep starts, as is this:
+            native.prepare()  # while ripgrep starts, as is this:
             if not walks_alike(job, start):
                 return None
             run = native.wait(search)
