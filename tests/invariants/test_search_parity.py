@@ -360,3 +360,43 @@ def test_a_native_search_cut_at_its_limit_answers_as_the_python_engine(
     ran = native.pop("engine")
     event(f"ran as {ran}, {'cut' if native.get('truncated') else 'whole'}")
     assert native == python
+
+
+@invariant(examples=25)
+@given(tree=trees(big=BIG), how=switches, pick=st.integers(0, 10_000))
+# an ignored directory named explicitly: its entries were judged by its own rules only, so a
+# root "*.log" rule no longer left out build/b.log
+@example(tree=Tree(files={".gitignore": b"build/\n*.log\n", "build/a.txt": b"needle\n",
+                          "build/b.log": b"needle\n", "build/sub/c.log": b"needle\n"}),
+         how=PLAIN, pick=0)
+def test_a_start_named_explicitly_gives_what_rg_gives_below_it(
+        tree: Tree, how: Switches, pick: int) -> None:
+    """A directory given as the path (ignored, hidden or excluded by the walk from the root,
+    or not) is listed and searched, its entries judged by every rule that applies there (the
+    workspace's ignore files above it too), as ``rg --files DIR`` judges them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        tree.build(root)
+        dirs = sorted({str(p.relative_to(root)) for p in root.rglob("*")
+                       if p.is_dir() and not p.is_symlink()
+                       and ".git" not in p.relative_to(root).parts})
+        if not dirs:
+            return
+        start = dirs[pick % len(dirs)]
+        # the workspace's ignore files above the start apply (rg reads them as "parents"; the
+        # temporary directory has none above the workspace)
+        flags = [f for f in how.rg_walk(tree) if f != "--no-ignore-parent"]
+        out = rg(root, *flags, "--files", "--null", "--", start)
+        expected = {rel_of(p) for p in out.split(b"\0") if p}
+        walk = how.args()
+        listing = zb(root, "list_directory", {"path": start, "max_depth": 100, "limit": 0,
+                                              **walk})
+        assert {e["path"] for e in listing["entries"] if e["type"] == "file"} == expected
+        glob = zb(root, "find_files_glob", {"pattern": "**/*", "path": start, "limit": 0,
+                                            **walk})
+        assert {m["path"] for m in glob["matches"] if m["type"] == "file"} == expected
+        search = {"pattern": "", "path": start, "output_mode": "count", "head_limit": 0, **walk}
+        counted = zb(root, "grep_search", {**search, "engine": "python"})
+        assert {c["path"] for c in counted["counts"]} <= expected
+        event(f"start {'with' if expected else 'without'} files")

@@ -8,7 +8,7 @@ children only), siblings sorted by name, directories shown with a trailing ``/``
 (``.git``, ``node_modules``, ``target``, ``__pycache__``, ``vendor``...) are left out but counted in
 ``skipped``; ``include_hidden``, ``include_ignored`` and ``exclude_dirs`` (which replaces the
 default list; ``[]`` excludes nothing) bring them back. A directory named explicitly is listed even
-when it is ignored or excluded.
+when it is ignored or excluded, its entries judged by the ignore rules as anywhere else.
 
 Limits and failure modes: at most ``limit`` entries (default 1000, at most 10000, ``0`` for no
 cap; ``truncated`` tells); ``max_depth`` at most 512. Directories that cannot be read are counted in

@@ -172,10 +172,11 @@ class RuleFiles:
             pass  # changed under us: the walk itself will meet the same problem
         finally:
             os.close(fd)
-        if parts and any(ignored_by(layers, display_path(base, parts[:i]), True)
-                         for i in range(1, len(parts) + 1)):
-            self.start_ignored = True
-            return ()  # named explicitly: list it, with only the rules found inside it
+        # named explicitly, an ignored start is listed all the same; its entries are judged
+        # by every rule, as rg judges them below a path it is given
+        self.start_ignored = bool(parts) and any(
+            ignored_by(layers, display_path(base, parts[:i]), True)
+            for i in range(1, len(parts) + 1))
         return tuple(layers)
 
     def outer_rules(self, root: str) -> list[OuterRules] | None:
