@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,16 +154,27 @@ def test_the_walk_answers_the_same_with_a_second_scanner(
         tmp_path_factory: Any, items: list[tuple[str, list[str]]], ignores: list[str],
         limit: int, depth: int, hidden: bool, ignored: bool, exclude: list[str] | None,
         patient: bool, skip: int) -> None:
-    ws = tmp_path_factory.mktemp("tree")
+    options = {"max_depth": depth, "max_entries": limit, "include_hidden": hidden,
+               "include_ignored": ignored, "exclude_dirs": exclude}
+    alike_with_the_scanner(tmp_path_factory.mktemp("tree"), items, ignores, options, walked,
+                           patient=patient, skip=skip)
+
+
+def alike_with_the_scanner(ws: Path, items: list[tuple[str, list[str]]], ignores: list[str],
+                           options: dict[str, Any], answer: Callable[..., Any], *,
+                           patient: bool, skip: int, loops: int = 0) -> None:
+    """``answer`` on the tree built in ``ws`` is the same with the scanner (racing, or waited
+    for with ``skip``, meeting loops where ``loops``) as without; the scanner is reaped and
+    leaves no descriptor."""
     build(ws, items, ignores)
     monkeypatch = pytest.MonkeyPatch()
     if patient:
         patiently(monkeypatch, skip)
-    options = {"max_depth": depth, "max_entries": limit, "include_hidden": hidden,
-               "include_ignored": ignored, "exclude_dirs": exclude}
+    if loops:
+        seeing_loops(monkeypatch, loops)
     before = set(os.listdir("/proc/self/fd"))
     try:
-        assert walked(ws, True, **options) == walked(ws, False, **options)
+        assert answer(ws, True, **options) == answer(ws, False, **options)
     finally:
         monkeypatch.undo()
     assert not children()  # the scanner was reaped
@@ -199,22 +210,14 @@ def test_a_listing_of_whole_subtrees_is_the_listing_of_the_walk_alone(
         tmp_path_factory: Any, items: list[tuple[str, list[str]]], ignores: list[str],
         limit: int, depth: int, hidden: bool, ignored: bool, exclude: list[str] | None,
         patient: bool, skip: int, loops: int) -> None:
-    ws = tmp_path_factory.mktemp("tree")
-    build(ws, items, ignores)
-    monkeypatch = pytest.MonkeyPatch()
-    if patient:
-        patiently(monkeypatch, skip)
-    if loops:
-        seeing_loops(monkeypatch, loops)
     options = {"max_depth": depth, "max_entries": limit, "include_hidden": hidden,
                "include_ignored": ignored, "exclude_dirs": exclude}
-    before = set(os.listdir("/proc/self/fd"))
-    try:
-        assert listed(ws, True, **options)[0] == listed(ws, False, **options)[0]
-    finally:
-        monkeypatch.undo()
-    assert not children()
-    assert set(os.listdir("/proc/self/fd")) <= before
+
+    def listing(ws: Path, split: bool, **options: Any) -> Any:
+        return listed(ws, split, **options)[0]
+
+    alike_with_the_scanner(tmp_path_factory.mktemp("tree"), items, ignores, options, listing,
+                           patient=patient, skip=skip, loops=loops)
 
 
 def test_a_patient_listing_takes_the_subtrees_the_child_wrote(

@@ -276,8 +276,6 @@ class NativeSearch:
             args.append("--ignore-case")
         if self.request.fixed_strings or self.literal is not None:
             args.append("--fixed-strings")
-        if self.request.word and self.literal is None:
-            args.append("--word-regexp")  # (a literal's lines are decided by our regex)
         if self.count_rows:
             args.append("--count")
         else:
