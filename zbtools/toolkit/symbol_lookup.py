@@ -156,8 +156,9 @@ def _word_pattern(name: str) -> tuple[str, bool]:
 def _files_holding(ctx: Context, path: str, pattern: tuple[str, bool], *,
                    ignore_case: bool = False, limit: int = NO_CAP) -> list[str]:
     """The files under ``path`` with a line matching ``pattern``, in walk order, found by the
-    search engines grep_search uses (native in a one-shot call, where ripgrep reads the pattern
-    alike; the python engine and its warm cache in a session)."""
+    search engines grep_search uses (native in a one-shot call wherever it answers exactly,
+    ripgrep finding the name and the python regex judging each line's word boundaries; the
+    python engine and its warm cache in a session)."""
     from zbtools.core.search.request import SearchJob, SearchRequest
     from zbtools.core.search.tree import PYTHON, search
 
@@ -175,7 +176,7 @@ def _files_holding(ctx: Context, path: str, pattern: tuple[str, bool], *,
             from zbtools.core.search.native_plan import plan
 
             how = plan(text, fixed_strings=fixed, multiline=False, per_file=True)
-            if how is not None and how.literal is None:
+            if how is not None:
                 from zbtools.core.search.native import NativeEngine
 
                 engines.append(NativeEngine(binary))
