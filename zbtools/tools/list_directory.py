@@ -91,14 +91,12 @@ def run(params: Params, ctx: Context) -> Result:
                 cache=ctx.search_cache, split=ctx.may_fork,
                 render=entries_text if ctx.json_text else None)
     entries: list[Entry]
-    count = -1
     if walk.cache is None:  # one call: nothing to reuse
         if ctx.text_only:
             walk.with_stat = False  # the tree shows no sizes: no stat per file
         if ctx.json_text:
             # written as they come: while the second scanner still walks, not after
             entries = WrittenEntries(entries_json(walk.written()))
-            count = walk.produced
         else:
             entries = [to_entry(e) for e in walk]
     else:
@@ -108,8 +106,9 @@ def run(params: Params, ctx: Context) -> Result:
         walk.keep_memo("list", made, 400 * len(made) + 200)
     for note in walk.notes():
         ctx.warn(note)
-    return Result(path=walk.rel, entries=entries, count=len(entries) if count < 0 else count,
-                  truncated=walk.truncated, skipped=walk.skipped)
+    count = walk.produced if type(entries) is WrittenEntries else len(entries)
+    return Result(path=walk.rel, entries=entries, count=count, truncated=walk.truncated,
+                  skipped=walk.skipped)
 
 
 def listed(result: Result) -> int:

@@ -49,6 +49,8 @@ FileStatus = str
 
 
 REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+# what a pattern of text alone never holds (``plain_text``): that syntax, and line breaks
+SYNTAX_CHARACTERS = REGEX_SYNTAX | frozenset("\n\r")
 
 
 class LiteralPattern:
@@ -248,11 +250,6 @@ def read_open(fd: int, max_bytes: int = WHOLE_FILE_BYTES) -> bytes | str:
         return data
     except OSError:
         return "unreadable"
-
-
-# What a pattern of text alone never holds: the characters either regex syntax (ripgrep's,
-# Python's) reads specially anywhere in a pattern, and line breaks
-SYNTAX_CHARACTERS = frozenset(".^$*+?{}[]()|\\\n\r")
 
 
 def plain_text(pattern: str) -> bool:

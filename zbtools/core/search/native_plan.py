@@ -50,9 +50,6 @@ def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
     ``a``, ``é\\x80`` in ``é``), where the python engine's text has U+FFFD, no word character."""
     from zbtools.core.search.engine import line_local, plain_text, required_literal
 
-    if not multiline and not word and plain_text(pattern) and "\ufffd" not in pattern \
-            and "\ufeff" not in pattern:
-        return Plan()  # what the parse below finds in text alone
     if not line_local(pattern, fixed_strings=fixed_strings, multiline=multiline):
         return None
     if "\ufffd" in pattern or "\ufeff" in pattern:
@@ -61,6 +58,8 @@ def plan(pattern: str, *, fixed_strings: bool, multiline: bool, per_file: bool,
         if not word:
             return Plan()
         return Plan(literal=pattern) if pattern else None
+    if plain_text(pattern) and not word:
+        return Plan()  # what reading() finds in text alone, without its parse
     read = reading(pattern)
     if read is not None and not read.boundary and not word and \
             not (read.anchored and per_file):
